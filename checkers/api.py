@@ -1,0 +1,191 @@
+"""The contract between the verifier and a built-in checker.
+
+A checker is a pure function ``(inputs, params) -> Verdict``: it receives data the
+runner has already loaded (never paths), does no I/O and never prints. Everything a
+reviewer needs to trust it is declared next to it: its roles, params and the reason
+codes it may return. Codes are part of the format: bundles name them in
+``expect_reasons``, so a code never changes meaning within a checker version.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["pass", "fail", "error"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+_CODE = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_0-9<>]*)+$")
+
+
+class InputKind(enum.Enum):
+    """How the runner turns a role's file(s) into the value a checker receives."""
+
+    DATA = "data"  # one YAML or JSON document, parsed
+    JSONL = "jsonl"  # JSON Lines: a list of (line number, parsed value) pairs
+    TEXT = "text"  # UTF-8 text
+    BYTES = "bytes"  # raw bytes
+    TREE = "tree"  # a folder: mapping of relative path -> bytes
+
+
+@dataclass(frozen=True)
+class Role:
+    """One named input of a checker."""
+
+    name: str
+    kind: InputKind
+    doc: str
+    many: bool = False  # the role takes a list of paths; the checker gets a list
+    optional: bool = False
+
+
+_REQUIRED: Any = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One documented parameter. ``types`` is checked by the runner before the call."""
+
+    name: str
+    doc: str
+    types: tuple[type, ...]
+    default: Any = _REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a checker failed (or errored): a stable code, a sentence, optional data."""
+
+    code: str
+    message: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a checker returns."""
+
+    status: Status
+    message: str
+    reasons: tuple[Reason, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def passed(cls, message: str, **details: Any) -> Verdict:
+        return cls("pass", message, (), details)
+
+    @classmethod
+    def failed(cls, message: str, reasons: list[Reason], **details: Any) -> Verdict:
+        if not reasons:
+            raise ValueError("a failing verdict needs at least one reason")
+        return cls("fail", message, tuple(reasons), details)
+
+    @classmethod
+    def errored(cls, code: str, message: str, **details: Any) -> Verdict:
+        return cls("error", message, (Reason(code, message),), details)
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(sorted({r.code for r in self.reasons}))
+
+
+class CheckerInputError(Exception):
+    """Raised by a checker when its loaded input is not what its role documents.
+
+    The runner turns it into an ``error`` verdict with the given code: malformed
+    evidence is never a pass and never a fail.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
+
+# Error codes every checker may return; the runner produces them.
+COMMON_ERRORS: Mapping[str, str] = {
+    "input.unreadable": "an input file could not be read or parsed as its role requires",
+    "input.invalid": "an input parsed but does not have the documented shape",
+    "params.invalid": "a param is missing, unknown or of the wrong type",
+    "checker.raised": "the checker raised an unexpected exception (a bug, not a verdict)",
+    "checker.bad_verdict": "the checker returned something that is not a valid verdict",
+}
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A registered built-in checker: ``name@version`` plus its documentation."""
+
+    name: str
+    version: int
+    summary: str
+    doc: str
+    roles: tuple[Role, ...]
+    params: tuple[Param, ...]
+    reasons: Mapping[str, str]
+    function: CheckFunction
+    libraries: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def role(self, name: str) -> Role | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    @property
+    def all_reasons(self) -> Mapping[str, str]:
+        return {**self.reasons, **COMMON_ERRORS}
+
+
+def checker(
+    name: str,
+    version: int,
+    *,
+    roles: list[Role],
+    reasons: Mapping[str, str],
+    params: list[Param] | None = None,
+    libraries: tuple[str, ...] = (),
+) -> Callable[[CheckFunction], Checker]:
+    """Declare a built-in checker. The function's docstring is its user documentation:
+    first line a summary, the rest shown by ``reprobundle checkers``."""
+
+    if not _NAME.match(name) or version < 1:
+        raise ValueError(f"bad checker name or version: {name}@{version}")
+    for code in reasons:
+        if not _CODE.match(code):
+            raise ValueError(f"{name}@{version}: reason code {code!r} is not dotted lower case")
+
+    def wrap(function: CheckFunction) -> Checker:
+        text = (function.__doc__ or "").strip()
+        if not text:
+            raise ValueError(f"{name}@{version}: a checker needs a docstring")
+        summary, _, rest = text.partition("\n")
+        return Checker(
+            name=name,
+            version=version,
+            summary=summary.strip(),
+            doc=_dedent(rest),
+            roles=tuple(roles),
+            params=tuple(params or ()),
+            reasons=dict(reasons),
+            function=function,
+            libraries=libraries,
+        )
+
+    return wrap
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip()
