@@ -13,6 +13,7 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -139,13 +140,14 @@ def identity(manifest_bytes: bytes) -> str:
     return sha256_bytes(manifest_bytes)
 
 
-def _schema() -> Mapping[str, Any]:
+@cache
+def schema_validator() -> Draft202012Validator:
+    """The validator of the machine-readable v1 schema in ``manifests/``."""
     text = resources.files("manifests").joinpath("manifest-v1.schema.json").read_text("utf-8")
-    loaded: Mapping[str, Any] = json.loads(text)
-    return loaded
+    return Draft202012Validator(json.loads(text))
 
 
-def _dotted(parts: Iterator[Any] | list[Any] | tuple[Any, ...]) -> str:
+def dotted(parts: Iterator[Any] | list[Any] | tuple[Any, ...]) -> str:
     out = ""
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -157,16 +159,16 @@ def _depth_and_numbers(value: Any, where: tuple[Any, ...], problems: list[Proble
     while stack:
         item, at = stack.pop()
         if len(at) > MAX_DEPTH:
-            problems.append(Problem(_dotted(at), "manifest.too_deep", f"nested deeper than {MAX_DEPTH}"))
+            problems.append(Problem(dotted(at), "manifest.too_deep", f"nested deeper than {MAX_DEPTH}"))
             return
         if isinstance(item, float) and not math.isfinite(item):
-            problems.append(Problem(_dotted(at), "manifest.not_finite", "NaN or infinity is not allowed"))
+            problems.append(Problem(dotted(at), "manifest.not_finite", "NaN or infinity is not allowed"))
         elif isinstance(item, dict):
             stack.extend((v, (*at, k)) for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, (*at, i)) for i, v in enumerate(item))
         elif not isinstance(item, str | int | float | bool):
-            problems.append(Problem(_dotted(at), "manifest.type", f"a {type(item).__name__} is not allowed"))
+            problems.append(Problem(dotted(at), "manifest.type", f"a {type(item).__name__} is not allowed"))
 
 
 def parse(data: bytes) -> Manifest:
@@ -212,16 +214,16 @@ def parse(data: bytes) -> Manifest:
     if problems:
         raise BundleRejected("the manifest is not valid", problems)
 
-    for error in sorted(Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.path)):
+    for error in sorted(schema_validator().iter_errors(doc), key=lambda e: list(e.path)):
         if newer and error.validator == "additionalProperties":
-            warnings.append(f"{_dotted(list(error.path))}: {error.message} (ignored)")
+            warnings.append(f"{dotted(list(error.path))}: {error.message} (ignored)")
             continue
-        problems.append(Problem(_dotted(list(error.path)), "manifest.schema", error.message))
+        problems.append(Problem(dotted(list(error.path)), "manifest.schema", error.message))
     if problems:
         raise BundleRejected("the manifest does not follow the format", problems)
 
     problems = [
-        Problem(_dotted(where), f"manifest.{code}", message)
+        Problem(dotted(where), f"manifest.{code}", message)
         for where, code, message in consistency_problems(doc)
     ]
     if problems:

@@ -20,7 +20,7 @@ import checkers
 
 from . import yamlfile
 from .errors import Problem, SourceError
-from .manifest import FORMAT, MANIFEST_NAME, README_NAME, SIGNATURES_DIR, Locator
+from .manifest import FORMAT, MANIFEST_NAME, README_NAME, SIGNATURES_DIR, Locator, dotted, schema_validator
 from .manifest import consistency_problems as manifest_consistency
 from .paths import path_problem
 from .runner import params_problems
@@ -235,16 +235,11 @@ def _source_locator(where: Locator) -> Locator:
 
 
 def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
-    from jsonschema import Draft202012Validator
-
-    from .manifest import _schema
-
-    for error in sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda e: list(e.path)):
+    for error in sorted(schema_validator().iter_errors(document), key=lambda e: list(e.path)):
         if error.validator == "additionalProperties":
             continue  # reported by _unknown_keys with a "did you mean"
         where = _source_locator(tuple(error.path))
-        field = ".".join(str(p) for p in where) or "(top level)"
-        out.add(where, "source.schema", f"{field}: {error.message}")
+        out.add(where, "source.schema", f"{dotted(where)}: {error.message}")
 
 
 def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
