@@ -79,8 +79,12 @@ def main() -> None:
 # ---------------------------------------------------------------- build
 @main.command()
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="File to write (default: NAME-VERSION.bundle.tar.gz in the current folder).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="File to write (default: NAME-VERSION.bundle.tar.gz in the current folder).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the path of the new bundle.")
 @handle_errors
 def build(source: Path, output: Path | None, quiet: bool) -> None:
@@ -102,7 +106,9 @@ def build(source: Path, output: Path | None, quiet: bool) -> None:
 
     epoch_text = os.environ.get("SOURCE_DATE_EPOCH", "0")
     if not epoch_text.isdigit():
-        raise UsageError(f"SOURCE_DATE_EPOCH must be a whole number of seconds, observed {epoch_text!r}")
+        raise UsageError(
+            f"SOURCE_DATE_EPOCH must be a whole number of seconds, observed {epoch_text!r}"
+        )
     if output is None:
         output = Path.cwd() / default_name(read_source(source))
     result = build_bundle(source, output, int(epoch_text))
@@ -122,16 +128,41 @@ def build(source: Path, output: Path | None, quiet: bool) -> None:
 def limit_options(function: F) -> F:
     defaults = Limits()
     options = [
-        click.option("--max-archive-bytes", type=click.IntRange(1), default=defaults.archive_bytes,
-                     show_default=True, help="Largest bundle file accepted."),
-        click.option("--max-members", type=click.IntRange(1), default=defaults.members,
-                     show_default=True, help="Most archive members accepted."),
-        click.option("--max-file-bytes", type=click.IntRange(1), default=defaults.file_bytes,
-                     show_default=True, help="Largest single file accepted."),
-        click.option("--max-total-bytes", type=click.IntRange(1), default=defaults.total_bytes,
-                     show_default=True, help="Most bytes unpacked in all."),
-        click.option("--max-ratio", type=click.IntRange(1), default=defaults.ratio,
-                     show_default=True, help="Highest compression ratio accepted (bombs)."),
+        click.option(
+            "--max-archive-bytes",
+            type=click.IntRange(1),
+            default=defaults.archive_bytes,
+            show_default=True,
+            help="Largest bundle file accepted.",
+        ),
+        click.option(
+            "--max-members",
+            type=click.IntRange(1),
+            default=defaults.members,
+            show_default=True,
+            help="Most archive members accepted.",
+        ),
+        click.option(
+            "--max-file-bytes",
+            type=click.IntRange(1),
+            default=defaults.file_bytes,
+            show_default=True,
+            help="Largest single file accepted.",
+        ),
+        click.option(
+            "--max-total-bytes",
+            type=click.IntRange(1),
+            default=defaults.total_bytes,
+            show_default=True,
+            help="Most bytes unpacked in all.",
+        ),
+        click.option(
+            "--max-ratio",
+            type=click.IntRange(1),
+            default=defaults.ratio,
+            show_default=True,
+            help="Highest compression ratio accepted (bombs).",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -160,16 +191,28 @@ def _write_json(target: str, data: dict[str, Any]) -> None:
 
 @main.command(epilog=EXIT_HELP)
 @click.argument("bundle", type=click.Path(path_type=Path))
-@click.option("--workdir", type=click.Path(path_type=Path),
-              help="Folder to unpack into; must not exist or be empty (default: a new temporary one).")
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="Folder to unpack into; must not exist or be empty (default: a new temporary one).",
+)
 @click.option("--keep", is_flag=True, help="Keep the work directory afterwards (also on failure).")
-@click.option("--json", "json_target", metavar="FILE|-", help="Also write the JSON report (- for stdout).")
+@click.option(
+    "--json", "json_target", metavar="FILE|-", help="Also write the JSON report (- for stdout)."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every case with its reasons.")
 @limit_options
 @handle_errors
-def verify(bundle: Path, workdir: Path | None, keep: bool, json_target: str | None,
-           quiet: bool, verbose: bool, **limit_values: int) -> None:
+def verify(
+    bundle: Path,
+    workdir: Path | None,
+    keep: bool,
+    json_target: str | None,
+    quiet: bool,
+    verbose: bool,
+    **limit_values: int,
+) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
 
     Unpacks into an empty folder, refuses the bundle (exit 3) if any file is missing,
@@ -186,7 +229,9 @@ def verify(bundle: Path, workdir: Path | None, keep: bool, json_target: str | No
 
     text_to_stderr = json_target == "-"
     try:
-        verification = run_verify(bundle, workdir=workdir, keep=keep, limits=limits_from(limit_values))
+        verification = run_verify(
+            bundle, workdir=workdir, keep=keep, limits=limits_from(limit_values)
+        )
     except (BundleRejected, UsageError) as exc:
         if json_target:
             _write_json(json_target, rejection_json(exc, exc.exit_code))
@@ -225,8 +270,12 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
     click.echo(f"Identity  sha256:{extracted.identity}")
     click.echo(f"Format    {m.format}")
-    click.echo(f"Built     with {env.get('tool')}, Python {env.get('python')}, {env.get('platform')}")
-    click.echo(f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)")
+    click.echo(
+        f"Built     with {env.get('tool')}, Python {env.get('python')}, {env.get('platform')}"
+    )
+    click.echo(
+        f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
+    )
     if m.description.strip():
         click.echo("")
         click.echo(m.description.strip())
@@ -251,8 +300,12 @@ def inspect(bundle: Path, **limit_values: int) -> None:
 # ---------------------------------------------------------------- init
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option("--template", default="starter", show_default=True,
-              help="Which starter to copy (see --list-templates).")
+@click.option(
+    "--template",
+    default="starter",
+    show_default=True,
+    help="Which starter to copy (see --list-templates).",
+)
 @handle_errors
 def init(directory: Path, template: str) -> None:
     """Create a starter bundle source in DIRECTORY (new or empty).
@@ -300,7 +353,11 @@ def list_checkers(name: str | None) -> None:
         click.echo(found.doc)
         click.echo("\ninputs:")
         for role in found.roles:
-            shape = "list of paths" if role.many else ("folder" if role.kind.value == "tree" else "path")
+            shape = (
+                "list of paths"
+                if role.many
+                else ("folder" if role.kind.value == "tree" else "path")
+            )
             optional = ", optional" if role.optional else ""
             click.echo(f"  {role.name} ({role.kind.value}, {shape}{optional}): {role.doc}")
         click.echo("params:")

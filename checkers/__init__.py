@@ -6,9 +6,9 @@ semantics is a new version, never an edit of an old one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Mapping
 
 from . import structured
 from .api import Checker
