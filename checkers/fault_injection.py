@@ -282,7 +282,8 @@ def fault_report(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdic
     reasons = _check_causes(report, failing_tests, causes)
     if reasons:
         return Verdict.failed(
-            f"fault {report.fault!r}: {earned.name}, but not by the expected failures",
+            f"fault {report.fault!r}: {earned.name}, but not by the expected failures: "
+            + "; ".join(r.message for r in reasons),
             reasons,
             **details,
         )
@@ -686,7 +687,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         f"single-run {_describe('success_rate', figures, k)}"
     )
     if reasons:
-        message = f"{len(reasons)} problem(s); recomputed {summary}"
+        message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"
         return Verdict.failed(message, reasons, **details)
     return Verdict.passed(f"claimed figures match: {summary}", **details)
 
