@@ -294,10 +294,8 @@ def _summary(report: RunnerReport, earned: Judgement) -> str:
     ran = f"{report.executed} of {report.planned} scenarios executed"
     failed = report.failed_tests
     if earned.name == "defect_detected":
-        return (
-            f"fault {report.fault!r} detected: {ran}, {len(failed)} failed on an assertion "
-            f"(one injected fault, not {len(failed)} defects)"
-        )
+        one = f" (one injected fault, not {len(failed)} defects)" if len(failed) > 1 else ""
+        return f"fault {report.fault!r} detected: {ran}, {len(failed)} failed on an assertion{one}"
     return f"fault {report.fault!r}: {earned.name}; {ran}, {len(failed)} failed"
 
 
