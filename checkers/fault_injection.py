@@ -644,7 +644,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
             or (not is_count and abs(float(value) - float(actual)) > tolerance)
         )
         if off:
-            recomputed = _describe(name, figures, k)
+            recomputed = _describe(name, figures)
             reasons.append(
                 Reason(
                     "stats.mismatch",
@@ -680,9 +680,9 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         },
     }
     summary = (
-        f"pass@{k} {_describe('pass_at_k', figures, k)}, "
-        f"pass^{k} {_describe('pass_hat_k', figures, k)}, "
-        f"single-run {_describe('success_rate', figures, k)}"
+        f"pass@{k} {_describe('pass_at_k', figures)}, "
+        f"pass^{k} {_describe('pass_hat_k', figures)}, "
+        f"single-run {_describe('success_rate', figures)}"
     )
     if reasons:
         message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"
@@ -713,7 +713,7 @@ def _check_claimed(claimed: Mapping[str, Any]) -> None:
         raise CheckerInputError("params.invalid", "claimed: " + "; ".join(problems))
 
 
-def _describe(name: str, figures: Mapping[str, int | float | None], k: int) -> str:
+def _describe(name: str, figures: Mapping[str, int | float | None]) -> str:
     value = figures[name]
     if value is None:
         return "undefined (empty denominator)"
