@@ -97,7 +97,9 @@ def parse_report(value: Any) -> RunnerReport:
     planned = field_of("planned", (int,), "an integer")
     executed = field_of("executed", (int,), "an integer")
     complete = field_of("complete", (bool,), "true or false")
-    blocked_raw = field_of("blocked", (bool, list), "true/false or a list of blocked items")
+    blocked_raw = field_of(
+        "blocked", (bool, int, list), "true/false, a count or a list of blocked items"
+    )
     fault = field_of("fault", (str,), 'a fault name or "none"')
     raw_records = field_of("records", (list,), "a list of {test, status, traceback?}")
     records: list[TestRecord] = []
@@ -304,27 +306,29 @@ def _check_causes(
 ) -> list[Reason]:
     reasons: list[Reason] = []
     failed = report.failed_tests
-    if failing_tests:
-        extra = [t for t in failed if t not in failing_tests]
-        absent = [t for t in failing_tests if t not in failed]
-        if extra:
-            reasons.append(
-                Reason(
-                    "fault.other_cause",
-                    f"failed but not expected to: {', '.join(extra)}",
-                    {"unexpected": extra, "expected": failing_tests},
-                )
+    extra = [t for t in failed if t not in failing_tests] if failing_tests else []
+    # Every named test must have failed: those of failing_tests, else those of causes
+    # (a cause for a test that passed must not be silently skipped).
+    required = failing_tests or sorted(causes)
+    absent = [t for t in required if t not in failed]
+    if extra:
+        reasons.append(
+            Reason(
+                "fault.other_cause",
+                f"failed but not expected to: {', '.join(extra)}",
+                {"unexpected": extra, "expected": failing_tests},
             )
-        if absent:
-            statuses = {r.test: r.status for r in report.records}
-            shown = [f"{t} ({statuses.get(t, 'not in the report')})" for t in absent]
-            reasons.append(
-                Reason(
-                    "fault.expected_failure_absent",
-                    f"expected to fail but did not: {', '.join(shown)}",
-                    {"absent": absent, "expected": failing_tests},
-                )
+        )
+    if absent:
+        statuses = {r.test: r.status for r in report.records}
+        shown = [f"{t} ({statuses.get(t, 'not in the report')})" for t in absent]
+        reasons.append(
+            Reason(
+                "fault.expected_failure_absent",
+                f"expected to fail but did not: {', '.join(shown)}",
+                {"absent": absent, "expected": required},
             )
+        )
     traces = {r.test: r.traceback or "" for r in report.records if r.status == "failed"}
     for test, text in sorted(causes.items()):
         if test in traces and text not in traces[test]:

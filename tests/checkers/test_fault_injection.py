@@ -171,6 +171,7 @@ INCOMPLETE = {
     "not_complete": lambda v: {**v, "complete": False},
     "blocked_flag": lambda v: {**v, "blocked": True},
     "blocked_list": lambda v: {**v, "blocked": ["test_concurrent_reserves_do_not_oversell"]},
+    "blocked_count": lambda v: {**v, "blocked": 2},
     "executed_fewer_than_planned": lambda v: {**v, "planned": 12},
     "records_fewer_than_executed": _drop_last_record,
     "duplicate_test_names": _duplicate_a_name,
@@ -192,8 +193,9 @@ def test_incomplete_takes_precedence_over_an_execution_error() -> None:
     assert fault_verdict(value, "incomplete").status == "pass"
 
 
-def test_empty_blocked_list_is_not_blocked() -> None:
-    assert fault_verdict(report(blocked=[]), "baseline_pass").status == "pass"
+@pytest.mark.parametrize("blocked", [False, [], 0])
+def test_empty_or_zero_blocked_is_not_blocked(blocked: Any) -> None:
+    assert fault_verdict(report(blocked=blocked), "baseline_pass").status == "pass"
 
 
 @pytest.mark.parametrize("want", JUDGEMENTS)
@@ -283,6 +285,15 @@ def test_failure_whose_traceback_lacks_the_expected_assertion_is_other_cause() -
     assert "test_same_key_different_quantity_returns_409" in verdict.message
 
 
+def test_cause_named_for_a_test_that_passed_is_expected_failure_absent() -> None:
+    value = report("reject-writes", {SCENARIOS[7]: "failed"})
+    verdict = fault_verdict(
+        value, "defect_detected", failure_causes={SCENARIOS[1]: "available after a rejected"}
+    )
+    assert verdict.codes == ("fault.expected_failure_absent",)
+    assert f"{SCENARIOS[1]} (passed)" in verdict.message
+
+
 def test_failing_tests_are_checked_for_a_failing_baseline_too() -> None:
     value = report(failed={SCENARIOS[2]: "failed"})
     assert fault_verdict(value, "baseline_fail", failing_tests=[SCENARIOS[2]]).status == "pass"
@@ -369,7 +380,7 @@ reports = st.fixed_dictionaries(
         "planned": st.integers(-1, 5),
         "executed": st.integers(0, 5),
         "complete": st.booleans(),
-        "blocked": st.one_of(st.booleans(), st.lists(st.just("t1"), max_size=1)),
+        "blocked": st.one_of(st.booleans(), st.integers(0, 2), st.lists(st.just("t1"), max_size=1)),
         "records": st.lists(
             st.fixed_dictionaries(
                 {
