@@ -3,26 +3,20 @@ report status or expected verdict contradicts exactly the claim it supports."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import io
 import json
-import tarfile
-import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomli_w
 from click.testing import CliRunner
 
 from bundler.build import build
 from bundler.cli import main
 from bundler.templates import copy_template
 from bundler.verify import verify
+from tests.helpers import REPO, edit_manifest
 
-SOURCE = Path(__file__).resolve().parent.parent / "bundles" / "inventory-faults"
+SOURCE = REPO / "bundles" / "inventory-faults"
 CLAIMS = {
     "reference-scenarios-pass-on-normal-service",
     "reference-scenarios-detect-all-three-faults",
@@ -36,38 +30,6 @@ CLAIMS = {
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("built") / "inventory-faults.bundle.tar.gz"
     return build(SOURCE, out, 1700000000).path
-
-
-def edit_manifest(
-    bundle: Path,
-    target: Path,
-    edit: Callable[[dict[str, Any]], None],
-    files: dict[str, bytes] | None = None,
-) -> Path:
-    """Repack a bundle with an edited manifest and replaced files, hashes kept honest:
-    what an author would build from an edited source if build did not refuse it."""
-    with tarfile.open(bundle, "r:gz") as tar:
-        members = [(m, tar.extractfile(m).read() if m.isreg() else b"") for m in tar]  # type: ignore[union-attr]
-    top = members[0][0].name.split("/")[0]
-    doc = tomllib.loads(members[0][1].decode())
-    replaced = {f"{top}/{path}": data for path, data in (files or {}).items()}
-    for record in doc["files"]:
-        data = replaced.get(f"{top}/{record['path']}")
-        if data is not None:
-            record["sha256"] = hashlib.sha256(data).hexdigest()
-            record["size"] = len(data)
-    edit(doc)
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as out:
-        for index, (member, data) in enumerate(members):
-            if index == 0:
-                data = tomli_w.dumps(doc).encode()
-            elif member.name in replaced:
-                data = replaced[member.name]
-            member.size = len(data)
-            out.addfile(member, io.BytesIO(data) if member.isreg() else None)
-    target.write_bytes(gzip.compress(raw.getvalue(), mtime=0))
-    return target
 
 
 def statuses(bundle_file: Path) -> tuple[int, dict[str, str]]:

@@ -40,3 +40,14 @@ def test_trial_template_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not an empty folder"):
         copy_template("trial", tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_init_with_trial_template_creates_the_fixture(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bundler.cli import main
+
+    result = CliRunner().invoke(main, ["init", "--template", "trial", str(tmp_path / "t")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "t" / "task.txt").is_file()
+    assert (tmp_path / "t" / "evidence" / "reports" / "none.json").is_file()
