@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
 
-from . import structured
+from . import fault_injection, structured
 from .api import Checker
 
-FAMILIES = (structured,)
+FAMILIES = (structured, fault_injection)
 
 
 @cache
