@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..templates import names
 from ._shared import handle_errors
 
 
@@ -13,9 +14,10 @@ from ._shared import handle_errors
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option(
     "--template",
+    type=click.Choice(names()),
     default="starter",
     show_default=True,
-    help="Which starter to copy (see --list-templates).",
+    help="Which starter to copy: starter (one claim) or trial (one trial of an agent run).",
 )
 @handle_errors
 def init(directory: Path, template: str) -> None:
