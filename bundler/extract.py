@@ -17,7 +17,7 @@ import os
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -29,6 +29,13 @@ from .paths import fold, path_problem
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LISTED_PROBLEMS = 200
+# pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
+PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
+WINDOW = 4 << 20  # recent decompressed bytes kept to check tar padding is zero
+
+# Called once the manifest and the signatures are read, before any payload byte is
+# written: (manifest bytes, identity, signature files by name). Raises to reject.
+BeforePayload = Callable[[bytes, str, dict[str, bytes]], None]
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ class _GzipStream(io.RawIOBase):
         self._buffer = b""
         self.compressed = 0
         self.decompressed = 0
+        self.given = 0  # bytes handed to the tar reader
+        self._window = bytearray()
+        self._window_start = 0
 
     def readable(self) -> bool:
         return True
@@ -118,8 +128,28 @@ class _GzipStream(io.RawIOBase):
                 )
         n = min(len(target), len(self._buffer))
         target[:n] = self._buffer[:n]
+        self._window += self._buffer[:n]
+        self.given += n
         self._buffer = self._buffer[n:]
+        if len(self._window) > 2 * WINDOW:
+            cut = len(self._window) - WINDOW
+            del self._window[:cut]
+            self._window_start += cut
         return n
+
+    def all_zero(self, start: int, end: int) -> bool:
+        """Whether the bytes at stream offsets [start, end) already handed out are all zero.
+
+        ``tarfile`` skips the padding after each member and reads ahead, so whatever an
+        archive hides there is checked here, on the bytes actually decompressed.
+        """
+        end = min(end, self.given)
+        if start >= end:
+            return True
+        if start < self._window_start:
+            raise _Reject("archive.corrupt", "(archive)", "the tar stream jumps backwards")
+        chunk = self._window[start - self._window_start : end - self._window_start]
+        return not chunk.strip(b"\0")
 
     def _check_ratio(self) -> None:
         limits = self._limits
@@ -163,6 +193,9 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
         return "is a sparse file"
     if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
         return f"has an unsupported member type {member.type!r}"
+    unknown = sorted(set(member.pax_headers) - PAX_KEYS)
+    if unknown:
+        return f"has pax header fields this reader does not support: {unknown}"
     return None
 
 
@@ -226,8 +259,17 @@ def _data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> Iterator[bytes]:
         yield chunk
 
 
-def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extracted:
-    """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``."""
+def extract(
+    bundle: Path,
+    workdir: Path,
+    limits: Limits | None = None,
+    before_payload: BeforePayload | None = None,
+) -> Extracted:
+    """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``.
+
+    ``before_payload`` sees the manifest and signatures before any payload byte is
+    written (signature checks go there). On rejection the caller removes ``workdir``.
+    """
     limits = limits or Limits()
     try:
         raw = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
@@ -247,7 +289,7 @@ def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extrac
                 str(bundle.name),
                 f"is {kind}; a bundle is a gzip-compressed tar (*.bundle.tar.gz)",
             )
-        return _read(raw, _GzipStream(raw, limits), writer, workdir, limits)
+        return _read(_GzipStream(raw, limits), writer, workdir, limits, before_payload)
     except _Reject as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
@@ -256,7 +298,11 @@ def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extrac
 
 
 def _read(
-    raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, limits: Limits
+    stream: _GzipStream,
+    writer: _Writer,
+    workdir: Path,
+    limits: Limits,
+    before_payload: BeforePayload | None,
 ) -> Extracted:
     problems: list[Problem] = []
     manifest: Manifest | None = None
@@ -269,8 +315,21 @@ def _read(
     signatures: dict[str, bytes] = {}
     total = 0
     count = 0
+    payload_started = False
+    end_of_last = 0  # stream offset where the last member's data ended
+    folded_files: dict[str, str] = {}
+    folded_folders: dict[str, str] = {}
+
+    def start_payload() -> None:
+        nonlocal payload_started
+        if not payload_started and before_payload is not None and manifest is not None:
+            before_payload(manifest_bytes, identity(manifest_bytes), dict(signatures))
+        payload_started = True
+
     try:
-        tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 (closed with the stream)
+        tar = tarfile.open(  # noqa: SIM115 (closed with the stream)
+            fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape"
+        )
     except tarfile.ReadError as exc:
         raise _Reject(
             "archive.not_tar", "(archive)", f"the gzip stream does not hold a tar archive: {exc}"
@@ -283,6 +342,20 @@ def _read(
                     "limit.members",
                     "(archive)",
                     f"more than {limits.members} members (raise with --max-members)",
+                )
+            if not stream.all_zero(end_of_last, member.offset):
+                raise _Reject(
+                    "archive.hidden_data",
+                    member.name,
+                    "non-zero bytes hide in the padding before this member's header "
+                    "(a member larger than its declared size?)",
+                )
+            end_of_last = member.offset_data + (member.size if member.isreg() else 0)
+            if tar.pax_headers:
+                raise _Reject(
+                    "archive.global_header",
+                    member.name,
+                    "a pax global header precedes this member; bundles have none",
                 )
             name = member.name
             where = name
@@ -304,6 +377,10 @@ def _read(
                 )
                 continue
             seen[key] = name
+            clash = _clash(key, name, member.isreg(), folded_files, folded_folders)
+            if clash:
+                problems.append(Problem(where, "member.file_and_folder", clash))
+                continue
             if manifest is None:
                 if (
                     not name.endswith("/" + MANIFEST_NAME)
@@ -346,10 +423,23 @@ def _read(
                     )
                 continue
             if rel.startswith(SIGNATURES_DIR + "/") and rel.count("/") == 1:
+                if payload_started:
+                    raise _Reject(
+                        "archive.layout",
+                        where,
+                        "a signature after the payload began; signatures/*.json come "
+                        "right after the manifest",
+                    )
+                if not rel.endswith(".json"):
+                    problems.append(
+                        Problem(where, "member.unlisted", "signature files are named *.json")
+                    )
+                    continue
                 if member.size > limits.manifest_bytes:
                     raise _Reject("limit.signature_size", where, "the signature file is too large")
                 signatures[rel] = b"".join(_data(tar, member))
                 continue
+            start_payload()
             if rel not in expected:
                 problems.append(Problem(where, "member.unlisted", "is not listed in the manifest"))
                 continue
@@ -380,8 +470,10 @@ def _read(
             written[rel] = writer.write(f"{top}/{rel}", _data(tar, member))
         if manifest is None:
             raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
+        start_payload()
+        tail_ok = stream.all_zero(end_of_last, stream.given)
         tail = stream.drain()
-        if tail.strip(b"\0"):
+        if not tail_ok or tail.strip(b"\0"):
             raise _Reject(
                 "archive.trailing_data",
                 "(archive)",
@@ -429,6 +521,26 @@ def _read(
         total_bytes=total,
         signatures=signatures,
     )
+
+
+def _clash(
+    key: str, name: str, is_file: bool, files: dict[str, str], folders: dict[str, str]
+) -> str | None:
+    """Why a (folded) name is a file where another needs a folder, or the reverse."""
+    parts = key.split("/")
+    for i in range(1, len(parts)):
+        folder = "/".join(parts[:i])
+        if folder in files:
+            return f"needs a folder where {files[folder]!r} is a file"
+    if is_file and key in folders:
+        return f"is a file, but {folders[key]!r} needs it as a folder"
+    for i in range(1, len(parts)):
+        folders.setdefault("/".join(parts[:i]), name)
+    if is_file:
+        files[key] = name
+    else:
+        folders.setdefault(key, name)
+    return None
 
 
 def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:

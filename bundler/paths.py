@@ -36,6 +36,8 @@ def path_problem(path: str) -> str | None:
         return "empty path"
     if "\x00" in path:
         return "contains a NUL byte"
+    if any("\ud800" <= c <= "\udfff" for c in path):
+        return "is not valid UTF-8"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
         return "contains a control character"
     if any(c in _BIDI for c in path):
