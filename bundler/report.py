@@ -57,6 +57,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
             "bytes": verification.extracted.total_bytes,
         },
         "integrity": "every listed file is present with the SHA-256 and size the manifest gives",
+        "signature": verification.signature.to_dict(),
         "warnings": list(manifest.warnings),
         "build_environment": dict(manifest.environment),
         "verify_environment": verification.environment,
@@ -108,6 +109,9 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
         f"Integrity: all {len(manifest.files)} files ({verification.extracted.total_bytes} bytes) "
         "match the manifest's SHA-256 and sizes"
     )
+    out.append(f"Signature: {verification.signature.describe()}")
+    for note in verification.signature.notes:
+        out.append(f"  note: {note}")
     for warning in manifest.warnings:
         out.append(f"warning: {warning}")
 

@@ -11,7 +11,7 @@ import platform
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
@@ -19,6 +19,7 @@ from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
 from .runner import CaseResult, run_cases
+from .trust import Policy, SignatureCheck, check_signatures
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -34,6 +35,7 @@ class Verification:
     status: ClaimStatus
     environment: dict[str, str]
     workdir: Path | None  # set when the caller kept it
+    signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
 
     @property
     def exit_code(self) -> int:
@@ -84,14 +86,25 @@ def verify(
     workdir: Path | None = None,
     keep: bool = False,
     limits: Limits | None = None,
+    policy: Policy | None = None,
 ) -> Verification:
-    """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run."""
+    """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
+
+    Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
+    manifest is read and before any payload byte is written; a bad one always rejects.
+    """
+    policy = policy or Policy()
+    checked: list[SignatureCheck] = []
+
+    def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
+        checked.append(check_signatures(manifest_bytes, identity, found, policy))
+
     bundle_file = Path(bundle_file).absolute()
     if not bundle_file.is_file():
         raise UsageError(f"{bundle_file} is not a file")
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
     try:
-        extracted = extract(bundle_file, target, limits)
+        extracted = extract(bundle_file, target, limits, judge_signatures)
         cases = run_cases(extracted.manifest, extracted.root)
         claims = judge_claims(extracted.manifest, cases)
         return Verification(
@@ -102,6 +115,7 @@ def verify(
             status=overall(claims),
             environment=verifier_environment(),
             workdir=target if keep else None,
+            signature=checked[0],
         )
     except BundlerError as exc:
         if keep:

@@ -4,10 +4,45 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from, write_json
+
+if TYPE_CHECKING:
+    from ..trust import Policy
+
+
+def policy_from(
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    require_signature: bool,
+    expect_manifest_sha256: str | None,
+    detached: tuple[Path, ...],
+) -> Policy:
+    import re
+
+    from ..errors import UsageError
+    from ..trust import Policy, load_key_file, load_store
+
+    if expect_manifest_sha256 is not None and not re.fullmatch(
+        r"(sha256:)?[0-9a-fA-F]{64}", expect_manifest_sha256
+    ):
+        raise UsageError("--expect-manifest-sha256 takes 64 hex digits (sha256:HEX also works)")
+    keys = [load_key_file(p) for p in trust_files]
+    if trust_store is not None:
+        keys += load_store(trust_store)
+    if require_signature and not keys:
+        raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
+    signatures: dict[str, bytes] = {}
+    for path in detached:
+        try:
+            signatures[f"{path} (detached)"] = path.read_bytes()[: 1 << 20]
+        except OSError as exc:
+            raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
+    pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
+    return Policy(tuple(keys), require_signature, pin, signatures)
 
 
 @click.command(epilog=EXIT_HELP)
@@ -23,6 +58,35 @@ from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from, write
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every case with its reasons.")
+@click.option(
+    "--trust",
+    "trust_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A public key file you trust (repeatable).",
+)
+@click.option(
+    "--trust-store",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A trust store file: keys with names, validity, revocation, code permission.",
+)
+@click.option(
+    "--require-signature",
+    is_flag=True,
+    help="Reject the bundle unless a trusted key signed it.",
+)
+@click.option(
+    "--expect-manifest-sha256",
+    metavar="HEX",
+    help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
+)
+@click.option(
+    "--signature",
+    "detached",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A detached signature file (BUNDLE.sig.json) to check too (repeatable).",
+)
 @limit_options
 @handle_errors
 def verify(
@@ -32,6 +96,11 @@ def verify(
     json_target: str | None,
     quiet: bool,
     verbose: bool,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    require_signature: bool,
+    expect_manifest_sha256: str | None,
+    detached: tuple[Path, ...],
     **limit_values: int,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
@@ -40,9 +109,14 @@ def verify(
     unlisted, or differs from the manifest, re-runs each case with its checker, and
     prints per claim whether the evidence supports it, with what it cannot support.
 
+    Signatures are checked before any payload file is written: a bad signature always
+    rejects; --require-signature rejects all but a signature by a key you trust
+    (--trust, --trust-store); --expect-manifest-sha256 pins an unsigned bundle.
+
     \b
     Example:
       reprobundle verify quickstart-1.0.0.bundle.tar.gz --json report.json
+      reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json, to_text, verdict_line
@@ -50,8 +124,11 @@ def verify(
 
     text_to_stderr = json_target == "-"
     try:
+        policy = policy_from(
+            trust_files, trust_store, require_signature, expect_manifest_sha256, detached
+        )
         verification = run_verify(
-            bundle, workdir=workdir, keep=keep, limits=limits_from(limit_values)
+            bundle, workdir=workdir, keep=keep, limits=limits_from(limit_values), policy=policy
         )
     except (BundleRejected, UsageError) as exc:
         if json_target:
