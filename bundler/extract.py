@@ -343,6 +343,12 @@ def _read(
                     "(archive)",
                     f"more than {limits.members} members (raise with --max-members)",
                 )
+            if tar.pax_headers:
+                raise _Reject(
+                    "archive.global_header",
+                    member.name,
+                    "a pax global header precedes this member; bundles have none",
+                )
             if not stream.all_zero(end_of_last, member.offset):
                 raise _Reject(
                     "archive.hidden_data",
@@ -351,12 +357,6 @@ def _read(
                     "(a member larger than its declared size?)",
                 )
             end_of_last = member.offset_data + (member.size if member.isreg() else 0)
-            if tar.pax_headers:
-                raise _Reject(
-                    "archive.global_header",
-                    member.name,
-                    "a pax global header precedes this member; bundles have none",
-                )
             name = member.name
             where = name
             why = path_problem(name) or _member_problem(member)
@@ -545,7 +545,16 @@ def _clash(
 
 def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     while True:
-        member = tar.next()
+        try:
+            member = tar.next()
+        except (_Reject, tarfile.TarError, EOFError, OSError):
+            raise
+        except Exception as exc:  # tarfile's header parsing raises ValueError & co on hostile input
+            raise _Reject(
+                "archive.corrupt",
+                "(archive)",
+                f"a tar header cannot be parsed ({type(exc).__name__}: {exc})",
+            ) from None
         if member is None:
             return
         yield member

@@ -1,0 +1,98 @@
+"""Fuzz the untrusted-archive reader (``bundler.extract``), by hand.
+
+Every input must end in an accepted bundle or a ``BundleRejected``; any other exception,
+or a write beside the work directory, is a bug and stops the run.
+
+With atheris (``pip install atheris``; coverage-guided, libFuzzer options pass through):
+
+    python fuzz/fuzz_extract.py fuzz/corpus -atheris_runs=200000
+
+Without it, a plain mutation loop over a seed bundle (built from bundles/quickstart when
+none is given):
+
+    python fuzz/fuzz_extract.py --plain 20000 [SEED.bundle.tar.gz ...]
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bundler.errors import BundleRejected  # noqa: E402
+from bundler.extract import Limits, extract  # noqa: E402
+
+LIMITS = Limits(archive_bytes=4 << 20, total_bytes=16 << 20, ratio_floor=1 << 20)
+
+
+def one_input(data: bytes) -> None:
+    with tempfile.TemporaryDirectory(prefix="reprobundle-fuzz-") as tmp:
+        base = Path(tmp)
+        bundle, work, canary = base / "b.tar.gz", base / "work", base / "canary"
+        bundle.write_bytes(data)
+        canary.write_bytes(b"untouched")
+        work.mkdir()
+        try:
+            extract(bundle, work, LIMITS)
+        except BundleRejected as exc:
+            assert exc.exit_code == 3 and exc.problems, exc
+        assert canary.read_bytes() == b"untouched"
+        assert sorted(p.name for p in base.iterdir()) == ["b.tar.gz", "canary", "work"]
+
+
+def _seed() -> bytes:
+    from bundler.build import build
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return build(
+            REPO / "bundles" / "quickstart", Path(tmp) / "q.bundle.tar.gz"
+        ).path.read_bytes()
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    choice = rng.randrange(4)
+    if choice == 0:  # flip bits in the compressed file
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
+        return bytes(out)
+    raw = bytearray(gzip.decompress(data))
+    if choice == 1:  # flip bits in the tar stream (headers, names, padding)
+        for _ in range(rng.randint(1, 8)):
+            raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+    elif choice == 2:  # splice a block elsewhere
+        a, b = rng.randrange(0, len(raw), 512), rng.randrange(0, len(raw), 512)
+        raw[a : a + 512] = raw[b : b + 512]
+    else:  # truncate or extend
+        raw = raw[: rng.randrange(len(raw))] + bytes(rng.randrange(2048))
+    return gzip.compress(bytes(raw), mtime=0)
+
+
+def plain(runs: int, seeds: list[bytes]) -> None:
+    rng = random.Random(0)
+    for i in range(runs):
+        one_input(_mutate(rng.choice(seeds), rng))
+        if i % 1000 == 0:
+            print(f"{i} inputs, no crash", flush=True)
+    print(f"{runs} inputs, no crash")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--plain":
+        runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
+        seeds = [Path(p).read_bytes() for p in sys.argv[3:]] or [_seed()]
+        plain(runs, seeds)
+        return
+    import atheris  # type: ignore[import-not-found]
+
+    atheris.Setup(sys.argv, one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
