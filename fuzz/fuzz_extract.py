@@ -90,7 +90,25 @@ def main() -> None:
         return
     import atheris  # type: ignore[import-not-found]
 
-    atheris.Setup(sys.argv, one_input)
+    def mutator(data: bytes, max_size: int, seed: int) -> bytes:
+        """Mutate the tar stream inside the gzip, so mutations reach the tar parser."""
+        try:
+            raw = gzip.decompress(data)
+        except Exception:
+            raw = b""
+        raw = atheris.Mutate(raw, len(raw) + 4096)
+        return gzip.compress(raw, mtime=0)
+
+    atheris.instrument_all()
+    args = (
+        sys.argv
+        if any(a.startswith("-max_len") for a in sys.argv)
+        else [
+            *sys.argv,
+            "-max_len=262144",
+        ]
+    )
+    atheris.Setup(args, one_input, custom_mutator=mutator)
     atheris.Fuzz()
 
 
