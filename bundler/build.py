@@ -64,7 +64,9 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "source_date_epoch": source_date_epoch,
-        "checkers": {key: "built-in" for key in used},
+        "checkers": {
+            key: "bundled code" if key.startswith("bundle:") else "built-in" for key in used
+        },
         "libraries": dict(sorted(libraries.items())),
     }
 
@@ -120,7 +122,7 @@ def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
             write_tar_gz(stream, members, source_date_epoch)
             stream.flush()
             os.fsync(stream.fileno())
-        report = verify_at_home(tmp)
+        report = verify_at_home(tmp, allow_code=bool(manifest.code))
         _refuse_unless_supported(report)
         os.replace(tmp, out)
     except BaseException:
@@ -129,8 +131,10 @@ def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
     return BuildResult(out, manifest, identity(manifest_bytes), out.stat().st_size, report)
 
 
-def verify_at_home(bundle_file: Path) -> dict[str, Any]:
-    """Verify in a separate process whose working directory is a new empty folder."""
+def verify_at_home(bundle_file: Path, allow_code: bool = False) -> dict[str, Any]:
+    """Verify in a separate process whose working directory is a new empty folder.
+
+    The author's own bundled code (if any) is allowed to run here: it is theirs."""
     with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
         try:
             done = subprocess.run(
@@ -144,6 +148,7 @@ def verify_at_home(bundle_file: Path) -> dict[str, Any]:
                     "--json",
                     "-",
                     "--quiet",
+                    *(["--allow-code"] if allow_code else []),
                 ],
                 cwd=home,
                 capture_output=True,

@@ -25,8 +25,10 @@ from .hashing import sha256_bytes
 from .paths import fold, path_problem
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1
 FORMAT = f"reprobundle/{FORMAT_MAJOR}"
+FORMAT_WITH_CODE = f"reprobundle/{FORMAT_MAJOR}.1"  # bundles that declare bundled code
+BUNDLED_PREFIX = "bundle:"
 MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"
 SIGNATURES_DIR = "signatures"
@@ -61,6 +63,27 @@ class Case:
 
 
 @dataclass(frozen=True)
+class BundledChecker:
+    """A checker implemented by the bundle's own code (``path.py:function``)."""
+
+    name: str
+    entry: str
+    reasons: Mapping[str, str]
+
+    @property
+    def key(self) -> str:
+        return f"{BUNDLED_PREFIX}{self.name}"
+
+    @property
+    def path(self) -> str:
+        return self.entry.rpartition(":")[0]
+
+    @property
+    def function(self) -> str:
+        return self.entry.rpartition(":")[2]
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     statement: str
@@ -82,6 +105,7 @@ class Manifest:
     cannot_support: tuple[str, ...]
     format: str = FORMAT
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    code: tuple[BundledChecker, ...] = ()
 
     @property
     def top(self) -> str:
@@ -128,7 +152,19 @@ class Manifest:
             "files": [{"path": f.path, "sha256": f.sha256, "size": f.size} for f in self.files],
             "cases": [case_dict(c) for c in self.cases],
             "claims": [claim_dict(c) for c in self.claims],
-        }
+        } | (
+            {
+                "code": [
+                    {"name": b.name, "entry": b.entry, "reasons": dict(b.reasons)}
+                    for b in self.code
+                ]
+            }
+            if self.code
+            else {}
+        )
+
+    def bundled(self, key: str) -> BundledChecker | None:
+        return next((b for b in self.code if b.key == key), None)
 
     def to_bytes(self) -> bytes:
         """The exact manifest bytes: what is hashed, signed and packed."""
@@ -272,6 +308,9 @@ def _from_dict(doc: Mapping[str, Any], warnings: tuple[str, ...]) -> Manifest:
         ),
         cannot_support=tuple(doc["scope"]["cannot_support"]),
         warnings=warnings,
+        code=tuple(
+            BundledChecker(b["name"], b["entry"], dict(b["reasons"])) for b in doc.get("code", ())
+        ),
     )
 
 
@@ -338,6 +377,32 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
                             f"{path!r} is not one of the bundle's files or folders",
                         )
                     )
+    code_names: set[str] = set()
+    if doc.get("code") and doc.get("format") == FORMAT:
+        problems.append(
+            (("code",), "code.format", f"bundled code needs format {FORMAT_WITH_CODE!r}")
+        )
+    for i, code in enumerate(doc.get("code", ())):
+        if code["name"] in code_names:
+            problems.append(
+                (("code", i, "name"), "id.duplicate", f"code name {code['name']!r} is used twice")
+            )
+        code_names.add(code["name"])
+        path = code["entry"].rpartition(":")[0]
+        if path not in listed:
+            problems.append(
+                (
+                    ("code", i, "entry"),
+                    "code.unlisted",
+                    f"{path!r} is not one of the bundle's files",
+                )
+            )
+    for i, case in enumerate(doc["cases"]):
+        name = case["checker"]
+        if name.startswith(BUNDLED_PREFIX) and name[len(BUNDLED_PREFIX) :] not in code_names:
+            problems.append(
+                (("cases", i, "checker"), "code.unknown", f"no code entry is named {name!r}")
+            )
     claim_ids: set[str] = set()
     for i, claim in enumerate(doc["claims"]):
         if claim["id"] in claim_ids:

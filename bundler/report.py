@@ -22,11 +22,38 @@ _VERDICT_LINE = {
 }
 
 
+INDEPENDENT = "independently checked"
+OWN_CODE = "checked by the bundle's own code"
+
+
+def checked_by(checker: str) -> str:
+    return OWN_CODE if checker.startswith("bundle:") else INDEPENDENT
+
+
+def _claim_checked_by(verification: Verification, case_ids: tuple[str, ...]) -> str:
+    kinds = {checked_by(r.case.checker) for r in verification.cases if r.case.id in case_ids}
+    return kinds.pop() if len(kinds) == 1 else f"partly {OWN_CODE}"
+
+
+def _code_dict(verification: Verification) -> dict[str, Any] | None:
+    code = verification.code
+    if code is None:
+        return None
+    return {
+        "allowed": code.allowed,
+        "why": code.why,
+        "entries": [{"checker": c, "entry": e, "sha256": h} for c, e, h in code.entries],
+        "isolation": code.isolation,
+        "workers_started": code.workers_started,
+    }
+
+
 def _case_dict(result: CaseResult) -> dict[str, Any]:
     case, verdict = result.case, result.verdict
     return {
         "id": case.id,
         "checker": case.checker,
+        "checked_by": checked_by(case.checker),
         "expect": case.expect,
         "expect_reasons": list(case.expect_reasons),
         "verdict": verdict.status,
@@ -58,6 +85,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
         },
         "integrity": "every listed file is present with the SHA-256 and size the manifest gives",
         "signature": verification.signature.to_dict(),
+        "bundled_code": _code_dict(verification),
         "warnings": list(manifest.warnings),
         "build_environment": dict(manifest.environment),
         "verify_environment": verification.environment,
@@ -76,6 +104,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
                 "negative_controls": c.negative_controls,
                 "negative_control_waiver": c.waiver,
                 "limits": list(c.claim.limits),
+                "checked_by": _claim_checked_by(verification, c.claim.cases),
             }
             for c in verification.claims
         ],
@@ -114,6 +143,20 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
         out.append(f"  note: {note}")
     for warning in manifest.warnings:
         out.append(f"warning: {warning}")
+    if verification.code is not None:
+        code = verification.code
+        out.append(f"Bundled code: {code.why}")
+        for checker, entry, digest in code.entries:
+            verb = "ran" if code.allowed else "would run"
+            out.append(f"  {verb} {checker} = {entry} (sha256:{digest})")
+        if code.allowed:
+            iso = code.isolation
+            out.append(
+                "  in separate processes: python -I, scrubbed environment, fresh folders, "
+                f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
+                f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
+                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}; not a sandbox"
+            )
 
     counts = {k: sum(1 for r in verification.cases if r.outcome == k) for k in _MARK}
     out.append("")
@@ -144,6 +187,8 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
             denominators += f", {claim.diverged} diverged"
         out.append(f"  {claim.status:<13} {claim.claim.id:<{id_width}}  {denominators}")
         out.append(f"      {claim.claim.statement}")
+        if verification.code is not None:
+            out.append(f"      {_claim_checked_by(verification, claim.claim.cases)}")
         out.append(f"      why: {claim.why}")
         for limit in claim.claim.limits:
             out.append(f"      limit: {limit}")

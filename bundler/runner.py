@@ -8,7 +8,7 @@ checker does wrong (raises, returns garbage, names an undeclared code) becomes a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -17,7 +17,7 @@ import checkers
 from checkers.api import Checker, CheckerInputError, InputKind, Param, Reason, Verdict
 
 from . import yamlfile
-from .manifest import Case, Manifest
+from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
 
@@ -205,6 +205,8 @@ def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
     """Compare a verdict with the case's expectation."""
     observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
     if verdict.status == "error":
+        if set(verdict.codes) & {"code.not_allowed", "input.tampered"}:
+            return "inconclusive", verdict.message  # already says why, in the report's words
         return "inconclusive", f"the checker could not decide: {verdict.message}"
     if case.expect == "pass":
         if verdict.status == "pass":
@@ -217,11 +219,32 @@ def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
     return "reproduced", f"failed as expected {list(verdict.codes)}"
 
 
-def run_cases(manifest: Manifest, root: Path) -> list[CaseResult]:
+def not_allowed(manifest: Manifest, case: Case) -> Verdict:
+    code = manifest.bundled(case.checker)
+    entry = f" (it would run {code.entry})" if code else ""
+    return Verdict.errored(
+        "code.not_allowed",
+        f"bundled code not allowed{entry}; allow it with --allow-code or a trusted key "
+        "allowed to run code",
+    )
+
+
+def run_cases(
+    manifest: Manifest, root: Path, bundled: Callable[[Case], Verdict] | None = None
+) -> list[CaseResult]:
+    """Built-in checkers first, in-process; bundled code last, through ``bundled`` (when
+    allowed; otherwise those cases are inconclusive)."""
     listed = {f.path: f.size for f in manifest.files}
+    verdicts: dict[str, Verdict] = {}
+    for case in manifest.cases:
+        if not case.checker.startswith(BUNDLED_PREFIX):
+            verdicts[case.id] = run_case(case, root, listed)
+    for case in manifest.cases:
+        if case.checker.startswith(BUNDLED_PREFIX):
+            verdicts[case.id] = bundled(case) if bundled else not_allowed(manifest, case)
     results = []
     for case in manifest.cases:
-        verdict = run_case(case, root, listed)
+        verdict = verdicts[case.id]
         outcome, explanation = judge(case, verdict)
         results.append(CaseResult(case, verdict, outcome, explanation))
     return results

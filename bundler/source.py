@@ -21,7 +21,9 @@ import checkers
 from . import yamlfile
 from .errors import Problem, SourceError
 from .manifest import (
+    BUNDLED_PREFIX,
     FORMAT,
+    FORMAT_WITH_CODE,
     MANIFEST_NAME,
     README_NAME,
     SIGNATURES_DIR,
@@ -38,7 +40,8 @@ _BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER_HASH = "0" * 64
 
 _KEYS: Mapping[Locator, tuple[str, ...]] = {
-    (): ("name", "version", "title", "description", "files", "cases", "claims", "scope"),
+    (): ("name", "version", "title", "description", "files", "cases", "claims", "scope", "code"),
+    ("code", "*"): ("name", "entry", "reasons"),
     ("cases", "*"): ("id", "checker", "inputs", "params", "expect", "expect_reasons"),
     ("claims", "*"): ("id", "statement", "cases", "limits", "negative_control_waiver"),
     ("scope",): ("cannot_support",),
@@ -240,6 +243,9 @@ def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str,
         doc["cases"] = with_default(raw["cases"], "params", {})
     if "claims" in raw:
         doc["claims"] = with_default(raw["claims"], "limits", [])
+    if "code" in raw:
+        doc["format"] = FORMAT_WITH_CODE
+        doc["code"] = with_default(raw["code"], "reasons", {})
     return doc
 
 
@@ -261,7 +267,17 @@ def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
 
 
 def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    code = {c["name"]: c for c in document.get("code", ())}
     for i, case in enumerate(document["cases"]):
+        if case["checker"].startswith(BUNDLED_PREFIX):
+            declared = code.get(case["checker"][len(BUNDLED_PREFIX) :], {}).get("reasons", {})
+            for reason in sorted(set(case.get("expect_reasons", ())) - set(declared)):
+                out.add(
+                    ("cases", i, "expect_reasons"),
+                    "case.unknown_reason",
+                    f"{case['checker']} does not declare reason {reason!r} in its code entry",
+                )
+            continue
         found = checkers.get(case["checker"])
         if found is None:
             close = difflib.get_close_matches(case["checker"], list(checkers.registry()), n=1)

@@ -11,7 +11,7 @@ import platform
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import __version__
@@ -19,9 +19,21 @@ from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
 from .runner import CaseResult, run_cases
+from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """Whether bundled code ran, why, what it is, and what isolation was in force."""
+
+    allowed: bool
+    why: str
+    entries: tuple[tuple[str, str, str], ...]  # (checker, entry, sha256 of the entry file)
+    isolation: dict[str, object]
+    workers_started: int = 0
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,7 @@ class Verification:
     environment: dict[str, str]
     workdir: Path | None  # set when the caller kept it
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
+    code: CodeRun | None = None  # set when the bundle declares bundled code
 
     @property
     def exit_code(self) -> int:
@@ -87,6 +100,7 @@ def verify(
     keep: bool = False,
     limits: Limits | None = None,
     policy: Policy | None = None,
+    code: CodePolicy | None = None,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
 
@@ -105,7 +119,13 @@ def verify(
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
     try:
         extracted = extract(bundle_file, target, limits, judge_signatures)
-        cases = run_cases(extracted.manifest, extracted.root)
+        code_run, runner = _code(extracted, checked[0], code or CodePolicy())
+        try:
+            cases = run_cases(extracted.manifest, extracted.root, runner)
+        finally:
+            if runner is not None:
+                runner.close()
+                code_run = replace(code_run, workers_started=runner.started)
         claims = judge_claims(extracted.manifest, cases)
         return Verification(
             bundle_file=bundle_file,
@@ -116,6 +136,7 @@ def verify(
             environment=verifier_environment(),
             workdir=target if keep else None,
             signature=checked[0],
+            code=code_run if extracted.manifest.code else None,
         )
     except BundlerError as exc:
         if keep:
@@ -126,6 +147,27 @@ def verify(
     finally:
         if not keep:
             clean(target, created)
+
+
+def _code(
+    extracted: Extracted, signature: SignatureCheck, policy: CodePolicy
+) -> tuple[CodeRun, BundledCode | None]:
+    manifest = extracted.manifest
+    hashes = {f.path: f.sha256 for f in manifest.files}
+    entries = tuple((b.key, b.entry, hashes.get(b.path, "")) for b in manifest.code)
+    if policy.allow:
+        why = "allowed by --allow-code"
+    elif signature.allow_code:
+        why = (
+            f"allowed: signed by a trusted key allowed to run code ({', '.join(signature.signers)})"
+        )
+    else:
+        why = "not allowed: give --allow-code, or trust the signer with allow_code"
+    allowed = policy.allow or signature.allow_code
+    run = CodeRun(allowed, why, entries, isolation(policy.limits))
+    if not manifest.code or not allowed:
+        return run, None
+    return run, BundledCode(manifest, extracted.root, policy.limits)
 
 
 if sys.platform == "win32":  # pragma: no cover

@@ -87,6 +87,32 @@ def policy_from(
     type=click.Path(path_type=Path, dir_okay=False),
     help="A detached signature file (BUNDLE.sig.json) to check too (repeatable).",
 )
+@click.option(
+    "--allow-code",
+    is_flag=True,
+    help="Run the bundle's own checker code (in separate limited processes; not a sandbox).",
+)
+@click.option(
+    "--code-timeout",
+    type=click.FloatRange(0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds a bundled-code case may take.",
+)
+@click.option(
+    "--code-memory",
+    type=click.IntRange(16 << 20),
+    default=1 << 30,
+    show_default=True,
+    help="Address-space bytes of a bundled-code process.",
+)
+@click.option(
+    "--code-output",
+    type=click.IntRange(0),
+    default=64 << 10,
+    show_default=True,
+    help="Output bytes kept per bundled-code case.",
+)
 @limit_options
 @handle_errors
 def verify(
@@ -101,6 +127,10 @@ def verify(
     require_signature: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
+    allow_code: bool,
+    code_timeout: float,
+    code_memory: int,
+    code_output: int,
     **limit_values: int,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
@@ -112,6 +142,9 @@ def verify(
     Signatures are checked before any payload file is written: a bad signature always
     rejects; --require-signature rejects all but a signature by a key you trust
     (--trust, --trust-store); --expect-manifest-sha256 pins an unsigned bundle.
+
+    A bundle's own checker code runs only with --allow-code or when a trusted key that
+    may run code signed it; otherwise its cases are inconclusive.
 
     \b
     Example:
@@ -127,8 +160,24 @@ def verify(
         policy = policy_from(
             trust_files, trust_store, require_signature, expect_manifest_sha256, detached
         )
+        from ..sandbox import CodeLimits, CodePolicy
+
+        code = CodePolicy(
+            allow_code,
+            CodeLimits(
+                timeout=code_timeout,
+                cpu_seconds=max(1, int(code_timeout) + 1),
+                memory_bytes=code_memory,
+                output_bytes=code_output,
+            ),
+        )
         verification = run_verify(
-            bundle, workdir=workdir, keep=keep, limits=limits_from(limit_values), policy=policy
+            bundle,
+            workdir=workdir,
+            keep=keep,
+            limits=limits_from(limit_values),
+            policy=policy,
+            code=code,
         )
     except (BundleRejected, UsageError) as exc:
         if json_target:

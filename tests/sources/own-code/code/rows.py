@@ -1,0 +1,65 @@
+"""A bundled checker for the tests: counts a table's rows, or misbehaves on request."""
+
+import os
+import subprocess
+import sys
+import time
+
+TOKEN = os.urandom(8).hex()  # tells one worker process from another
+
+
+def ok(message="", **details):
+    return {"status": "pass", "message": message, "details": details}
+
+
+def check(inputs, params):
+    mode = params.get("mode", "count")
+    path = inputs["table"]
+    if mode == "count":
+        with open(path, encoding="utf-8") as table:
+            rows = [line for line in table if line.strip()][1:]
+        if len(rows) >= params["min"]:
+            return ok(f"{len(rows)} rows")
+        return {
+            "status": "fail",
+            "message": f"{len(rows)} rows",
+            "reasons": [{"code": "rows.too_few", "message": f"fewer than {params['min']}"}],
+        }
+    if mode == "grandchild":
+        pidfile = params["pidfile"]
+        script = (
+            "import os, time\n"
+            "os.setsid()\n"
+            f"open({pidfile!r} + '.tmp', 'w').write(open('/proc/self/stat').read().split()[0])\n"
+            f"os.rename({pidfile!r} + '.tmp', {pidfile!r})\n"
+            "time.sleep(600)\n"
+        )
+        subprocess.Popen([sys.executable, "-c", script])
+        while not os.path.exists(pidfile):
+            time.sleep(0.01)
+        time.sleep(600)
+    if mode == "memory":
+        hog = bytearray(params["bytes"])
+        return ok(str(len(hog)))
+    if mode == "output":
+        sys.stdout.write("x" * params["bytes"])
+        return ok("printed")
+    if mode == "tamper":
+        with open(path, "a", encoding="utf-8") as table:
+            table.write("4,d\n")
+        return ok("wrote")
+    if mode == "environment":
+        return ok(environ=sorted(os.environ), cwd=os.getcwd(), path=sys.path, files=os.listdir("."))
+    if mode == "token":
+        return ok(token=TOKEN)
+    if mode == "crash":
+        os._exit(3)
+    if mode == "network":
+        import socket
+
+        try:
+            socket.create_connection(("127.0.0.1", params["port"]), timeout=2).close()
+            return ok(connected=True)
+        except OSError as exc:
+            return ok(connected=False, error=str(exc))
+    raise ValueError(f"unknown mode {mode}")
