@@ -1,6 +1,8 @@
 """Build every example bundle in this folder, then verify each built file from a fresh,
-empty working directory, printing its claims table. Exits non-zero if any bundle does
-not build or any claim is not supported.
+empty working directory, printing its claims table; then sign the quickstart bundle
+with the committed DEMO key (bundles/demo-key: public on purpose, never trust it for
+real) and verify the signed copy with --require-signature against the demo public key.
+Exits non-zero if any bundle does not build or any claim is not supported.
 
     python bundles/run_examples.py [OUT_DIR]      (default OUT_DIR: ./out)
 """
@@ -14,6 +16,39 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+DEMO_KEY = HERE / "demo-key" / "DEMO-ONLY-not-secret.key"
+DEMO_PUB = HERE / "demo-key" / "DEMO-ONLY-not-secret.pub"
+
+
+def signed_example(out: Path, env: dict[str, str]) -> str | None:
+    """Sign the quickstart bundle with the demo key and verify it requiring a signature."""
+    built = out / "quickstart.bundle.tar.gz"
+    signed = out / "quickstart-signed.bundle.tar.gz"
+    print(f"=== sign {built.name} with the DEMO key (public; never trust it) -> {signed.name}")
+    sign = [sys.executable, "-m", "bundler", "sign", str(built), "--key", str(DEMO_KEY)]
+    if subprocess.run([*sign, "-o", str(signed)], env=env).returncode != 0:
+        return "quickstart: signing with the demo key failed"
+    with tempfile.TemporaryDirectory(prefix="reprobundle-fresh-") as fresh:
+        print(f"=== verify {signed.name} --require-signature --trust {DEMO_PUB.name}", flush=True)
+        verified = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "bundler",
+                "verify",
+                str(signed),
+                "--require-signature",
+                "--trust",
+                str(DEMO_PUB),
+                "--quiet",
+            ],
+            cwd=fresh,
+            env=env,
+        )
+    if verified.returncode != 0:
+        return f"quickstart-signed: verify --require-signature exited {verified.returncode}"
+    return None
 
 
 def main() -> int:
@@ -39,6 +74,10 @@ def main() -> int:
         if verified.returncode != 0:
             failed.append(f"{source.name}: verify exited {verified.returncode}")
         print(flush=True)
+    if (out / "quickstart.bundle.tar.gz").is_file():
+        problem = signed_example(out, env)
+        if problem:
+            failed.append(problem)
     print(f"{len(sources) - len(failed)} of {len(sources)} example bundles built and verified")
     for line in failed:
         print(f"  FAILED {line}")
