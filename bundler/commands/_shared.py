@@ -22,7 +22,7 @@ EXIT_INTERNAL = 5
 
 EXIT_HELP = """\b
 Exit codes: 0 every claim supported · 1 a claim contradicted · 2 usage error ·
-3 bundle rejected (integrity, format; nothing ran) · 4 inconclusive ·
+3 bundle rejected (integrity, format, signature, trust; nothing ran) · 4 inconclusive ·
 5 internal error (a bug in reprobundle)."""
 
 
