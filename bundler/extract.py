@@ -396,7 +396,8 @@ def _read(
                     raise _Reject(
                         "limit.manifest_size",
                         where,
-                        f"the manifest is larger than {limits.manifest_bytes} bytes",
+                        f"the manifest is larger than {limits.manifest_bytes} bytes "
+                        "(raise with --max-manifest-bytes)",
                     )
                 manifest_bytes = b"".join(_data(tar, member))
                 manifest = parse(manifest_bytes)
@@ -436,7 +437,11 @@ def _read(
                     )
                     continue
                 if member.size > limits.manifest_bytes:
-                    raise _Reject("limit.signature_size", where, "the signature file is too large")
+                    raise _Reject(
+                        "limit.signature_size",
+                        where,
+                        f"the signature file is larger than {limits.manifest_bytes} bytes",
+                    )
                 signatures[rel] = b"".join(_data(tar, member))
                 continue
             start_payload()

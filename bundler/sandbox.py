@@ -355,6 +355,7 @@ class BundledCode:
         self.base = Path(tempfile.mkdtemp(prefix="reprobundle-code-"))
         self.workers: dict[str, Worker] = {}
         self.started = 0
+        self.limits_applied: dict[str, bool] = {}  # as the last worker reported them
         self.count = 0
 
     def _code_root(self, checker: BundledChecker) -> Path:
@@ -380,6 +381,7 @@ class BundledCode:
             worker = Worker(checker, self._code_root(checker), self.base, self.limits)
             self.workers[checker.name] = worker
             self.started += 1
+            self.limits_applied = dict(worker.limits_applied)
         return worker
 
     def _inputs(self, case: Case) -> list[str]:

@@ -125,7 +125,11 @@ def verify(
         finally:
             if runner is not None:
                 runner.close()
-                code_run = replace(code_run, workers_started=runner.started)
+                code_run = replace(
+                    code_run,
+                    workers_started=runner.started,
+                    isolation={**code_run.isolation, "rlimits_applied": runner.limits_applied},
+                )
         claims = judge_claims(extracted.manifest, cases)
         return Verification(
             bundle_file=bundle_file,

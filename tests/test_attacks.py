@@ -498,3 +498,11 @@ def test_cli_rejects_without_traceback(
     assert result.exit_code == 3
     assert "[member.name]" in result.stderr and "Traceback" not in result.output + result.stderr
     assert canary.read_text() == "untouched"
+
+
+def test_cli_manifest_size_limit_has_a_flag(quickstart_bundle: Path, canary: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["verify", str(quickstart_bundle), "--max-manifest-bytes", "100"]
+    )
+    assert result.exit_code == 3 and "[limit.manifest_size]" in result.stderr
+    assert canary.read_text() == "untouched"

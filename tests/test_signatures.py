@@ -391,3 +391,33 @@ def test_private_key_pem_round_trip_needs_the_passphrase() -> None:
     assert public_of(load_private_key(data, b"pw")) == public_of(key)
     with pytest.raises(SignatureProblem):
         load_private_key(data, None)
+
+
+def test_weak_key_file_given_with_trust_is_refused(signed: Path, tmp_path: Path) -> None:
+    """An all-zero Ed25519 key in PEM form: `--trust` refuses to load it (exit 2)."""
+    der = bytes.fromhex("302a300506032b6570032100") + bytes(32)
+    pem = (
+        "-----BEGIN PUBLIC KEY-----\n"
+        + base64.b64encode(der).decode()
+        + "\n-----END PUBLIC KEY-----\n"
+    )
+    (tmp_path / "zero.pub").write_text(pem)
+    code, _, err = run("verify", str(signed), "--trust", str(tmp_path / "zero.pub"))
+    assert code == 2 and "key.weak" in err
+
+
+def test_non_ed25519_key_is_refused(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    pem = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    (tmp_path / "ec.pub").write_bytes(pem)
+    with pytest.raises(UsageError) as caught:
+        from bundler.trust import load_key_file
+
+        load_key_file(tmp_path / "ec.pub")
+    assert [p.code for p in caught.value.problems] == ["key.algorithm"]

@@ -86,6 +86,13 @@ def limit_options(function: F) -> F:
             help="Most bytes unpacked in all.",
         ),
         click.option(
+            "--max-manifest-bytes",
+            type=click.IntRange(1),
+            default=defaults.manifest_bytes,
+            show_default=True,
+            help="Largest manifest (and signature file) accepted.",
+        ),
+        click.option(
             "--max-ratio",
             type=click.IntRange(1),
             default=defaults.ratio,
@@ -105,6 +112,7 @@ def limits_from(options: dict[str, int]) -> Limits:
         file_bytes=options["max_file_bytes"],
         total_bytes=options["max_total_bytes"],
         ratio=options["max_ratio"],
+        manifest_bytes=options["max_manifest_bytes"],
     )
 
 
