@@ -236,7 +236,11 @@ class Worker:
         self._output = _Output(out_read, limits.output_bytes)
         self._output.start()
         self._buffer = b""
-        ready = self._read_line(timeout=max(limits.timeout, 30.0))
+        try:
+            ready = self._read_line(timeout=max(limits.timeout, 30.0))
+        except BaseException:
+            self.kill()  # never leave a half-started worker behind
+            raise
         self.limits_applied: dict[str, bool] = ready.get("limits", {})
 
     def _read_line(self, timeout: float) -> dict[str, Any]:

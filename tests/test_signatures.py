@@ -421,3 +421,15 @@ def test_non_ed25519_key_is_refused(tmp_path: Path) -> None:
 
         load_key_file(tmp_path / "ec.pub")
     assert [p.code for p in caught.value.problems] == ["key.algorithm"]
+
+
+def test_inspect_checks_signatures_too(signed: Path, tmp_path: Path) -> None:
+    code, out, _ = run("inspect", str(signed))
+    assert code == 0 and "Signature signed by a key you do not trust" in out
+
+    def flip(entries: list[Entry]) -> None:
+        entries[0].data = entries[0].data.replace(b'title = "A', b'title = "B', 1)
+
+    bad = rewrite(signed, tmp_path / "bad.bundle.tar.gz", flip)
+    code, _, err = run("inspect", str(bad))
+    assert code == 3 and "signature.bad" in err

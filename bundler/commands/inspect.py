@@ -23,14 +23,21 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     import tempfile
 
     from ..extract import extract
+    from ..trust import Policy, SignatureCheck, check_signatures
+
+    checked: list[SignatureCheck] = []
+
+    def signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
+        checked.append(check_signatures(manifest_bytes, identity, found, Policy()))
 
     with tempfile.TemporaryDirectory(prefix="reprobundle-inspect-") as work:
-        extracted = extract(bundle.absolute(), Path(work), limits_from(limit_values))
+        extracted = extract(bundle.absolute(), Path(work), limits_from(limit_values), signatures)
     m = extracted.manifest
     env = m.environment
     click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
     click.echo(f"Identity  sha256:{extracted.identity}")
     click.echo(f"Format    {m.format}")
+    click.echo(f"Signature {checked[0].describe()} (no keys are trusted by inspect)")
     click.echo(
         f"Built     with {env.get('tool')}, Python {env.get('python')}, {env.get('platform')}"
     )
@@ -47,6 +54,8 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     for case in m.cases:
         reasons = f" {list(case.expect_reasons)}" if case.expect_reasons else ""
         click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}")
+    for code in m.code:
+        click.echo(f"  bundled code {code.key} = {code.entry} (runs only when allowed)")
     click.echo("\nClaims")
     for claim in m.claims:
         click.echo(f"  {claim.id}: {claim.statement}")
