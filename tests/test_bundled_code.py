@@ -262,3 +262,14 @@ def test_source_naming_unknown_bundled_code_is_refused(tmp_path: Path) -> None:
         build(src, tmp_path / "x.bundle.tar.gz")
     assert "code.unknown" in [p.code for p in caught.value.problems]
     assert not os.path.exists(tmp_path / "x.bundle.tar.gz")
+
+
+def test_request_larger_than_a_pipe_buffer_reaches_bundled_code(
+    own_code: Path, tmp_path: Path
+) -> None:
+    bundle = with_cases(
+        own_code,
+        tmp_path / "b.bundle.tar.gz",
+        ("big", {"mode": "token", "blob": "x" * (300 << 10)}),
+    )
+    assert case(verify(bundle, code=ALLOW), "big").outcome == "reproduced"
