@@ -356,7 +356,9 @@ def _read(
                     "non-zero bytes hide in the padding before this member's header "
                     "(a member larger than its declared size?)",
                 )
-            end_of_last = member.offset_data + (member.size if member.isreg() else 0)
+            # where tarfile resumes after this member (it skips the data of these types)
+            has_data = member.isreg() or member.type not in tarfile.SUPPORTED_TYPES
+            end_of_last = member.offset_data + (member.size if has_data else 0)
             name = member.name
             where = name
             why = path_problem(name) or _member_problem(member)
