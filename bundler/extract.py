@@ -32,6 +32,7 @@ MAX_LISTED_PROBLEMS = 200
 # pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
 PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
 WINDOW = 4 << 20  # recent decompressed bytes kept to check tar padding is zero
+MAX_HEADER_DATA = 1 << 20  # pax and GNU long-name headers are read into memory whole
 
 # Called once the manifest and the signatures are read, before any payload byte is
 # written: (manifest bytes, identity, signature files by name). Raises to reject.
@@ -178,6 +179,26 @@ class _GzipStream(io.RawIOBase):
             if len(rest) > 1 << 20:
                 break
         return bytes(rest)
+
+
+class _StrictTarInfo(tarfile.TarInfo):
+    """Refuses extended headers too large to read into memory before tarfile reads them."""
+
+    def _too_large(self) -> None:
+        if self.size > MAX_HEADER_DATA:
+            raise _Reject(
+                "limit.header_size",
+                "(archive)",
+                f"an extended tar header of {self.size} bytes (at most {MAX_HEADER_DATA})",
+            )
+
+    def _proc_pax(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        self._too_large()
+        return super()._proc_pax(archive)  # type: ignore[misc, no-any-return]
+
+    def _proc_gnulong(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        self._too_large()
+        return super()._proc_gnulong(archive)  # type: ignore[misc, no-any-return]
 
 
 def _member_problem(member: tarfile.TarInfo) -> str | None:
@@ -328,7 +349,11 @@ def _read(
 
     try:
         tar = tarfile.open(  # noqa: SIM115 (closed with the stream)
-            fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape"
+            fileobj=stream,
+            mode="r|",
+            encoding="utf-8",
+            errors="surrogateescape",
+            tarinfo=_StrictTarInfo,
         )
     except tarfile.ReadError as exc:
         raise _Reject(

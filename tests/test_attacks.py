@@ -506,3 +506,15 @@ def test_cli_manifest_size_limit_has_a_flag(quickstart_bundle: Path, canary: Pat
     )
     assert result.exit_code == 3 and "[limit.manifest_size]" in result.stderr
     assert canary.read_text() == "untouched"
+
+
+@pytest.mark.parametrize(
+    "fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT], ids=["gnu-longname", "pax"]
+)
+def test_huge_extended_header_is_refused_before_it_is_read(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path, fmt: int
+) -> None:
+    """tarfile reads long-name and pax headers into memory whole: refuse them first."""
+    info = tarfile.TarInfo(f"{TOP}/" + "a/" * 600_000 + "x")
+    data = _splice_before_end(quickstart_bundle, info.tobuf(format=fmt))
+    check(put(tmp_path, data), tmp_path, canary, "limit.header_size")
