@@ -182,7 +182,8 @@ class _GzipStream(io.RawIOBase):
 
 
 class _StrictTarInfo(tarfile.TarInfo):
-    """Refuses extended headers too large to read into memory before tarfile reads them."""
+    """Refuses, before tarfile reads them into memory, extended headers that are too large
+    and GNU sparse headers."""
 
     def _too_large(self) -> None:
         if self.size > MAX_HEADER_DATA:
@@ -199,6 +200,10 @@ class _StrictTarInfo(tarfile.TarInfo):
     def _proc_gnulong(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
         self._too_large()
         return super()._proc_gnulong(archive)  # type: ignore[misc, no-any-return]
+
+    def _proc_sparse(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        # GNU sparse headers may chain any number of extension blocks: refuse at once
+        raise _Reject("member.type", self.name, "is a sparse file")
 
 
 def _member_problem(member: tarfile.TarInfo) -> str | None:
