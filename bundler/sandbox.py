@@ -379,6 +379,8 @@ class BundledCode:
         self.started = 0
         self.limits_applied: dict[str, bool] = {}  # as the last worker reported them
         self.count = 0
+        for checker in manifest.code:  # copied before any bundle code runs
+            self._code_root(checker)
 
     def _code_root(self, checker: BundledChecker) -> Path:
         """A private copy of the checker's folder (its entry file and its neighbours)."""
