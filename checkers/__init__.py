@@ -10,10 +10,10 @@ from functools import cache
 from types import MappingProxyType
 from typing import Mapping
 
-from . import structured
+from . import config_change, structured
 from .api import Checker
 
-FAMILIES = (structured,)
+FAMILIES = (structured, config_change)
 
 
 @cache
