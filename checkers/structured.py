@@ -52,7 +52,10 @@ def compare_documents(actual: Any, expected: Any) -> list[Reason]:
 
     ``expected`` is the reference: "added" means present in ``actual`` only.
     """
-    diff = DeepDiff(expected, actual, view="tree", verbose_level=2)
+    # threshold_to_diff_deeper=0: always name the deepest differing paths; the default
+    # (0.33) reports a whole mapping as one change when few keys are shared, which
+    # would turn "sections removed" into "root changed".
+    diff = DeepDiff(expected, actual, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
     reasons: list[tuple[str, str, Reason]] = []
     for kind, levels in diff.items():
         code = _KINDS.get(kind)
