@@ -109,6 +109,11 @@ def _lookup(document: Any, dotted: str, what: str) -> Any:
     return node
 
 
+def _ident(value: Any) -> str:
+    """An identifier as the API wrote it: an ETag keeps its own quotes (``"cfg-41"``)."""
+    return value if isinstance(value, str) else _brief(value)
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -739,8 +744,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
             reasons.append(
                 Reason(
                     "diff.stale",
-                    f"the reviewed diff was computed against {_brief(base)}, "
-                    f"but the server's current version is {_brief(current)}",
+                    f"the reviewed diff was computed against {_ident(base)}, "
+                    f"but the server's current version is {_ident(current)}",
                     _plain({"reviewed_base": base, "current": current}),
                 )
             )
@@ -750,8 +755,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
             reasons.append(
                 Reason(
                     "etag.mismatch",
-                    f"the server identified the submitted candidate as {_brief(returned)}, "
-                    f"the user reviewed {_brief(shown)}",
+                    f"the server identified the submitted candidate as {_ident(returned)}, "
+                    f"the user reviewed {_ident(shown)}",
                     _plain({"reviewed": shown, "returned": returned}),
                 )
             )
