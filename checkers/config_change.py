@@ -101,7 +101,14 @@ def _lookup(document: Any, dotted: str, what: str) -> Any:
     walked: list[str] = []
     for part in dotted.split("."):
         walked.append(part)
-        if not isinstance(node, Mapping) or part not in node:
+        if not isinstance(node, Mapping):
+            parent = ".".join(walked[:-1])
+            raise CheckerInputError(
+                "input.invalid",
+                f"{what}: no field {'.'.join(walked)!r}: {parent} is a {_json_type(node)}, "
+                "not a mapping",
+            )
+        if part not in node:
             raise CheckerInputError(
                 "input.invalid", f"{what}: no field {'.'.join(walked)!r} in the record"
             )
@@ -693,73 +700,45 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
     - the candidate identifier the server returned equals the reviewed
       ``candidate_etag`` (``etag.mismatch``).
 
-    A non-2xx response fails ``submission.failed`` (and the ETag checks are skipped:
-    there is nothing to compare). A pass says the three records agree; it does not
+    A non-2xx response fails ``submission.failed``; the ETag checks are then skipped
+    (the server identified nothing), and the content is compared only if the request
+    body has the documented shape. A pass says the three records agree; it does not
     say the candidate is correct (merge-reconstruct@1) or that nothing was saved.
     """
     review = _require_mapping(inputs["review"], "review")
     submission = _require_mapping(inputs["submission"], "submission")
     reviewed = _document(_lookup(review, "candidate", "review"), "review.candidate")
-    submitted = _document(
-        _lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
-    )
-    reasons: list[Reason] = []
-    for diff in compare_documents(submitted, reviewed):
-        reasons.append(
-            Reason(
-                "review.mismatch",
-                f"submitted candidate differs from the reviewed one: {diff.message}",
-                _plain({**diff.details, "kind": diff.code}),
-            )
-        )
     status = _lookup(submission, "response.status", "submission")
     if not isinstance(status, int) or isinstance(status, bool):
         raise CheckerInputError("input.invalid", "submission: response.status must be an integer")
     if not 200 <= status < 300:
-        request = submission.get("request")
-        method, path = (
-            (request.get("method", "?"), request.get("path", "?"))
-            if isinstance(request, Mapping)
-            else ("?", "?")
-        )
-        response = submission.get("response")
+        return _submission_failed(submission, status, reviewed, params["candidate_at"])
+    submitted = _document(
+        _lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
+    )
+    reasons = _review_differences(submitted, reviewed)
+    current = _lookup(submission, params["current_etag_at"], "submission")
+    base = _lookup(review, "diff.base_etag", "review")
+    if base != current:
         reasons.append(
             Reason(
-                "submission.failed",
-                f"the server answered {status} to {method} {path}: no server-checked candidate",
-                _plain(
-                    {
-                        "status": status,
-                        "response": _lookup(response, "body", "response")
-                        if isinstance(response, Mapping) and "body" in response
-                        else None,
-                    }
-                ),
+                "diff.stale",
+                f"the reviewed diff was computed against {_ident(base)}, "
+                f"but the server's current version is {_ident(current)}",
+                _plain({"reviewed_base": base, "current": current}),
             )
         )
-    else:
-        current = _lookup(submission, params["current_etag_at"], "submission")
-        base = _lookup(review, "diff.base_etag", "review")
-        if base != current:
-            reasons.append(
-                Reason(
-                    "diff.stale",
-                    f"the reviewed diff was computed against {_ident(base)}, "
-                    f"but the server's current version is {_ident(current)}",
-                    _plain({"reviewed_base": base, "current": current}),
-                )
+    returned = _lookup(submission, params["candidate_etag_at"], "submission")
+    shown = _lookup(review, "candidate_etag", "review")
+    if returned != shown:
+        reasons.append(
+            Reason(
+                "etag.mismatch",
+                f"the server identified the submitted candidate as {_ident(returned)}, "
+                f"the user reviewed {_ident(shown)}",
+                _plain({"reviewed": shown, "returned": returned}),
             )
-        returned = _lookup(submission, params["candidate_etag_at"], "submission")
-        shown = _lookup(review, "candidate_etag", "review")
-        if returned != shown:
-            reasons.append(
-                Reason(
-                    "etag.mismatch",
-                    f"the server identified the submitted candidate as {_ident(returned)}, "
-                    f"the user reviewed {_ident(shown)}",
-                    _plain({"reviewed": shown, "returned": returned}),
-                )
-            )
+        )
     if reasons:
         return Verdict.failed(
             f"the review does not match the submission ({len(reasons)} problem(s))", reasons
@@ -767,6 +746,50 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
     return Verdict.passed(
         "the submitted candidate is the reviewed one, the diff was against the current "
         "version and the server returned the reviewed candidate identifier"
+    )
+
+
+def _review_differences(submitted: Any, reviewed: Any) -> list[Reason]:
+    return [
+        Reason(
+            "review.mismatch",
+            f"submitted candidate differs from the reviewed one: {diff.message}",
+            _plain({**diff.details, "kind": diff.code}),
+        )
+        for diff in compare_documents(submitted, reviewed)
+    ]
+
+
+def _submission_failed(
+    submission: Mapping[str, Any], status: int, reviewed: Any, candidate_at: str
+) -> Verdict:
+    """A rejected submission: say so first; compare the content only if it is there
+    (a request whose body never had the documented shape has no candidate to compare)."""
+    request = submission.get("request")
+    method, path = (
+        (request.get("method", "?"), request.get("path", "?"))
+        if isinstance(request, Mapping)
+        else ("?", "?")
+    )
+    response = submission.get("response")
+    answer = response.get("body") if isinstance(response, Mapping) else None
+    reasons = [
+        Reason(
+            "submission.failed",
+            f"the server answered {status} to {method} {path}: there is no server-checked "
+            "candidate to match the review",
+            _plain({"status": status, "response": answer}),
+        )
+    ]
+    try:
+        submitted = _document(_lookup(submission, candidate_at, "submission"), candidate_at)
+    except CheckerInputError as exc:
+        compared = f"submitted candidate not compared: {exc.message}"
+    else:
+        reasons += _review_differences(submitted, reviewed)
+        compared = "submitted candidate compared with the review"
+    return Verdict.failed(
+        f"the submission was rejected ({status}); {compared}", reasons, status=status
     )
 
 

@@ -595,6 +595,21 @@ def test_rejected_submission_fails_without_comparing_etags() -> None:
     assert verdict.reasons[0].details["status"] == 400
 
 
+def test_rejected_submission_with_a_string_body_says_the_content_was_not_compared() -> None:
+    submission = submission_record(status=400)
+    submission["request"]["body"] = json.dumps({"yaml": CANDIDATE_YAML})
+    verdict = review(submission=submission)
+    assert verdict.codes == ("submission.failed",)
+    assert "not compared" in verdict.message
+    assert "request.body is a string" in verdict.message
+
+
+def test_rejected_submission_of_other_content_reports_both() -> None:
+    submission = submission_record(CANDIDATE_YAML.replace("deny", "allow"), status=422)
+    verdict = review(submission=submission)
+    assert verdict.codes == ("review.mismatch", "submission.failed")
+
+
 def test_etag_fields_can_be_read_from_another_place() -> None:
     submission = submission_record()
     submission["response"]["headers"] = {"ETag": '"cand-7c1e"'}
