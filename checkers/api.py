@@ -118,6 +118,7 @@ COMMON_ERRORS: Mapping[str, str] = {
     "params.invalid": "a param is missing, unknown or of the wrong type",
     "checker.raised": "the checker raised an unexpected exception (a bug, not a verdict)",
     "checker.bad_verdict": "the checker returned something that is not a valid verdict",
+    "checker.unavailable": "this verifier has no checker of that name and version",
 }
 
 

@@ -1,0 +1,167 @@
+"""Build a bundle from a source folder, then prove it verifies at home before keeping it.
+
+The new file is written beside its destination under a temporary name, verified in a
+separate process started in a fresh empty folder (so nothing can lean on the source
+folder or the current directory), and only then renamed into place. A bundle whose
+claims are not all supported at home is refused and removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import checkers
+
+from . import __version__
+from .errors import BuildRefused, Problem, SourceError
+from .hashing import sha256_file
+from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
+from .pack import Member, write_tar_gz
+from .readme import bundle_readme
+from .source import SourcePlan, read_source
+
+HOME_VERIFY_TIMEOUT = 3600
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    manifest: Manifest
+    identity: str
+    size: int
+    home_report: dict[str, Any]
+
+
+def default_name(manifest_or_plan: Manifest | SourcePlan) -> str:
+    if isinstance(manifest_or_plan, Manifest):
+        return f"{manifest_or_plan.top}.bundle.tar.gz"
+    bundle = manifest_or_plan.document["bundle"]
+    return f"{bundle['name']}-{bundle['version']}.bundle.tar.gz"
+
+
+def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
+    used = sorted({c["checker"] for c in plan.document["cases"]})
+    libraries: dict[str, str] = {}
+    for key in used:
+        found = checkers.get(key)
+        for library in found.libraries if found else ():
+            try:
+                libraries[library] = metadata.version(library)
+            except metadata.PackageNotFoundError:
+                libraries[library] = "unknown"
+    return {
+        "tool": f"reprobundle {__version__}",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "source_date_epoch": source_date_epoch,
+        "checkers": {key: "built-in" for key in used},
+        "libraries": dict(sorted(libraries.items())),
+    }
+
+
+def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, bytes]:
+    """Hash every file and assemble the manifest. Returns it and the generated README."""
+    entries = []
+    for rel in plan.files:
+        digest, size = sha256_file(plan.root / rel)
+        entries.append(FileEntry(rel, digest, size))
+    document = dict(plan.document)
+    document["environment"] = build_environment(plan, source_date_epoch)
+    document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
+    draft = _from_dict(document, ())
+    readme = bundle_readme(draft).encode("utf-8")
+    readme_entry = FileEntry(README_NAME, *_digest(readme))
+    document["files"] = [
+        {"path": e.path, "sha256": e.sha256, "size": e.size} for e in sorted([readme_entry, *entries], key=lambda e: e.path)
+    ]
+    return _from_dict(document, ()), readme
+
+
+def _digest(data: bytes) -> tuple[str, int]:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
+    """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused."""
+    plan = read_source(source)
+    manifest, readme = make_manifest(plan, source_date_epoch)
+    manifest_bytes = manifest.to_bytes()
+    top = manifest.top
+    members = [Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)]
+    for entry in manifest.files:
+        if entry.path == README_NAME:
+            members.append(Member(f"{top}/{README_NAME}", data=readme))
+        else:
+            members.append(Member(f"{top}/{entry.path}", source=plan.root / entry.path, size=entry.size))
+
+    out = out.absolute()
+    if out.is_dir():
+        raise SourceError(f"{out} is a folder; -o takes the path of the file to write")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            write_tar_gz(stream, members, source_date_epoch)
+            stream.flush()
+            os.fsync(stream.fileno())
+        report = verify_at_home(tmp)
+        _refuse_unless_supported(report)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return BuildResult(out, manifest, identity(manifest_bytes), out.stat().st_size, report)
+
+
+def verify_at_home(bundle_file: Path) -> dict[str, Any]:
+    """Verify in a separate process whose working directory is a new empty folder."""
+    with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-P", "-m", "bundler", "verify", str(bundle_file), "--json", "-", "--quiet"],
+                cwd=home,
+                capture_output=True,
+                timeout=HOME_VERIFY_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise BuildRefused("the new bundle did not verify at home within the time limit") from None
+    try:
+        report: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        detail = done.stderr.decode("utf-8", "replace").strip()[-2000:]
+        raise BuildRefused(
+            f"the new bundle could not be verified at home (exit {done.returncode})",
+            [Problem("verify", "build.home_verify", detail or "no output")],
+        ) from None
+    return report
+
+
+def _refuse_unless_supported(report: dict[str, Any]) -> None:
+    if report.get("result") == "supported":
+        return
+    problems = []
+    for case in report.get("cases", []):
+        if case["outcome"] != "reproduced":
+            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", case["explanation"]))
+    for claim in report.get("claims", []):
+        if claim["status"] != "supported":
+            problems.append(Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"]))
+    raise BuildRefused(
+        f"refusing to build: the bundle's claims are not all supported at home "
+        f"(result: {report.get('result')}); no file was written",
+        problems or [Problem("", "build.rejected", str(report.get("rejected", "")))],
+    )

@@ -1,0 +1,359 @@
+"""Strict reading of an untrusted bundle into a new, empty work directory.
+
+Nothing here trusts the archive: member names, types and sizes are checked before a
+byte is written; files are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to
+directory descriptors this module created itself, so no name or link can lead a write
+outside the work directory; limits are enforced on the bytes actually decompressed,
+not on what headers say. Every file is hashed while it is written, and every problem is
+collected before the bundle is rejected. ``tarfile`` is used only to parse headers; its
+extraction (and its filters) are never used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import BundleRejected, Problem
+from .hashing import CHUNK
+from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
+from .paths import fold, path_problem
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_LISTED_PROBLEMS = 200
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a verifier accepts before it refuses to read further. Raise them by flag."""
+
+    archive_bytes: int = 16 << 30
+    members: int = 200_000
+    file_bytes: int = 8 << 30
+    total_bytes: int = 32 << 30
+    manifest_bytes: int = 16 << 20
+    ratio: int = 200  # decompressed / compressed, checked once past ``ratio_floor``
+    ratio_floor: int = 64 << 20
+
+
+@dataclass
+class Extracted:
+    """A bundle whose every byte matched its manifest, unpacked under ``root``."""
+
+    root: Path
+    manifest: Manifest
+    manifest_bytes: bytes
+    identity: str
+    total_bytes: int
+    signatures: dict[str, bytes] = field(default_factory=dict)
+
+
+class _Reject(Exception):
+    """Stop reading at once (a limit, a corrupt stream)."""
+
+    def __init__(self, code: str, where: str, message: str) -> None:
+        super().__init__(message)
+        self.problem = Problem(where, code, message)
+
+
+class _GzipStream(io.RawIOBase):
+    """One gzip member, decompressed with bounded output and counted, with no bytes
+    allowed after its end."""
+
+    def __init__(self, raw: BinaryIO, limits: Limits) -> None:
+        self._raw = raw
+        self._limits = limits
+        self._z = zlib.decompressobj(wbits=31)
+        self._buffer = b""
+        self.compressed = 0
+        self.decompressed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: memoryview) -> int:  # type: ignore[override]
+        while not self._buffer:
+            if self._z.eof:
+                return 0
+            if self._z.unconsumed_tail:
+                chunk = self._z.unconsumed_tail
+            else:
+                chunk = self._raw.read(CHUNK)
+                self.compressed += len(chunk)
+                if self.compressed > self._limits.archive_bytes:
+                    raise _Reject("limit.archive_size", "(archive)",
+                                  f"the file is larger than {self._limits.archive_bytes} bytes "
+                                  "(raise with --max-archive-bytes)")
+                if not chunk:
+                    raise _Reject("archive.truncated", "(archive)",
+                                  "the gzip stream ends early: the file is truncated")
+            try:
+                self._buffer = self._z.decompress(chunk, CHUNK)
+            except zlib.error as exc:
+                raise _Reject("archive.corrupt", "(archive)", f"the gzip stream is corrupt: {exc}") from None
+            self.decompressed += len(self._buffer)
+            self._check_ratio()
+            if self._z.eof and (self._z.unused_data or self._raw.read(1)):
+                raise _Reject("archive.trailing_data", "(archive)",
+                              "there are bytes after the end of the gzip stream "
+                              "(a second stream, or another format appended)")
+        n = min(len(target), len(self._buffer))
+        target[:n] = self._buffer[:n]
+        self._buffer = self._buffer[n:]
+        return n
+
+    def _check_ratio(self) -> None:
+        limits = self._limits
+        if self.decompressed > limits.total_bytes + (1 << 20):
+            raise _Reject("limit.total_size", "(archive)",
+                          f"decompresses to more than {limits.total_bytes} bytes (raise with --max-total-bytes)")
+        if self.decompressed > limits.ratio_floor and self.decompressed > limits.ratio * max(self.compressed, 1):
+            raise _Reject("limit.ratio", "(archive)",
+                          f"decompresses more than {limits.ratio}:1 (a compression bomb?); "
+                          "raise with --max-ratio")
+
+    def drain(self) -> bytes:
+        """Whatever follows the tar end-of-archive marker (must be zero padding)."""
+        rest = bytearray()
+        while chunk := self.read(CHUNK):
+            rest += chunk
+            if len(rest) > 1 << 20:
+                break
+        return bytes(rest)
+
+
+def _member_problem(member: tarfile.TarInfo) -> str | None:
+    if member.issym():
+        return f"is a symbolic link (to {member.linkname!r}); bundles hold regular files only"
+    if member.islnk():
+        return f"is a hard link (to {member.linkname!r}); bundles hold regular files only"
+    if member.ischr() or member.isblk():
+        return "is a device file"
+    if member.isfifo():
+        return "is a FIFO"
+    if member.issparse():
+        return "is a sparse file"
+    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
+        return f"has an unsupported member type {member.type!r}"
+    return None
+
+
+class _Writer:
+    """Creates folders and files under one root without ever following a link."""
+
+    def __init__(self, root: Path) -> None:
+        self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self._dirs: dict[str, int] = {"": self.root_fd}
+
+    def _dir(self, rel: str) -> int:
+        if rel in self._dirs:
+            return self._dirs[rel]
+        parent, _, name = rel.rpartition("/")
+        parent_fd = self._dir(parent)
+        try:
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise _Reject("member.not_folder", rel, "is used as a folder but is not one")
+        self._dirs[rel] = fd
+        return fd
+
+    def write(self, rel: str, chunks: Iterator[bytes]) -> tuple[str, int]:
+        import hashlib
+
+        parent, _, name = rel.rpartition("/")
+        fd = os.open(
+            name,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            0o644,
+            dir_fd=self._dir(parent),
+        )
+        digest = hashlib.sha256()
+        size = 0
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        return digest.hexdigest(), size
+
+    def close(self) -> None:
+        for fd in self._dirs.values():
+            os.close(fd)
+        self._dirs.clear()
+
+
+def _chunks(stream: BinaryIO, size: int, limit: int, where: str) -> Iterator[bytes]:
+    left = size
+    while left:
+        chunk = stream.read(min(CHUNK, left))
+        if not chunk:
+            raise _Reject("archive.truncated", where, "the archive ends inside this member")
+        left -= len(chunk)
+        yield chunk
+
+
+def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extracted:
+    """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``."""
+    limits = limits or Limits()
+    try:
+        raw = open(bundle, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise BundleRejected(f"cannot read {bundle}: {exc.strerror}",
+                             [Problem(str(bundle), "archive.unreadable", str(exc.strerror))]) from None
+    writer = _Writer(workdir)
+    try:
+        magic = raw.read(2)
+        raw.seek(0)
+        if magic != GZIP_MAGIC:
+            kind = "a zip file" if magic == b"PK" else "not gzip-compressed"
+            raise _Reject("archive.not_gzip", str(bundle.name),
+                          f"is {kind}; a bundle is a gzip-compressed tar (*.bundle.tar.gz)")
+        return _read(raw, _GzipStream(raw, limits), writer, workdir, limits)
+    except _Reject as exc:
+        raise BundleRejected("the bundle was rejected", [exc.problem]) from None
+    finally:
+        writer.close()
+        raw.close()
+
+
+def _read(raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, limits: Limits) -> Extracted:
+    problems: list[Problem] = []
+    manifest: Manifest | None = None
+    manifest_bytes = b""
+    top = ""
+    expected: dict[str, tuple[str, int]] = {}
+    seen: dict[str, str] = {}
+    folders: set[str] = set()
+    written: dict[str, tuple[str, int]] = {}
+    signatures: dict[str, bytes] = {}
+    total = 0
+    count = 0
+    try:
+        tar = tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]
+    except tarfile.ReadError as exc:
+        raise _Reject("archive.not_tar", "(archive)", f"the gzip stream does not hold a tar archive: {exc}") from None
+    try:
+        for member in _members(tar):
+            count += 1
+            if count > limits.members:
+                raise _Reject("limit.members", "(archive)",
+                              f"more than {limits.members} members (raise with --max-members)")
+            name = member.name
+            where = name
+            why = path_problem(name) or _member_problem(member)
+            if why:
+                problems.append(Problem(where, "member.name" if path_problem(name) else "member.type", why))
+                continue
+            key = fold(name)
+            if key in seen:
+                same = "appears twice" if seen[key] == name else f"collides with {seen[key]!r}"
+                problems.append(Problem(where, "member.duplicate", f"{same} (case or Unicode folding)"
+                                        if seen[key] != name else same))
+                continue
+            seen[key] = name
+            if manifest is None:
+                if not name.endswith("/" + MANIFEST_NAME) or name.count("/") != 1 or not member.isreg():
+                    raise _Reject("archive.layout", where,
+                                  f"the first member must be NAME-VERSION/{MANIFEST_NAME}")
+                if member.size > limits.manifest_bytes:
+                    raise _Reject("limit.manifest_size", where,
+                                  f"the manifest is larger than {limits.manifest_bytes} bytes")
+                manifest_bytes = b"".join(_chunks(stream_of(tar, member), member.size, 0, where))
+                manifest = parse(manifest_bytes)
+                top = name.split("/")[0]
+                if top != manifest.top:
+                    raise _Reject("archive.layout", where,
+                                  f"the top folder is {top!r} but the manifest names {manifest.top!r}")
+                expected = {f.path: (f.sha256, f.size) for f in manifest.files}
+                for path in expected:
+                    for i in range(1, path.count("/") + 1):
+                        folders.add("/".join(path.split("/")[:i]))
+                continue
+            if not name.startswith(top + "/"):
+                problems.append(Problem(where, "member.outside_top", f"is not inside {top}/"))
+                continue
+            rel = name[len(top) + 1:]
+            if member.isdir():
+                if rel not in folders:
+                    problems.append(Problem(where, "member.unlisted", "is a folder the manifest does not list"))
+                continue
+            if rel.startswith(SIGNATURES_DIR + "/") and rel.count("/") == 1:
+                if member.size > limits.manifest_bytes:
+                    raise _Reject("limit.signature_size", where, "the signature file is too large")
+                signatures[rel] = b"".join(_chunks(stream_of(tar, member), member.size, 0, where))
+                continue
+            if rel not in expected:
+                problems.append(Problem(where, "member.unlisted", "is not listed in the manifest"))
+                continue
+            want_hash, want_size = expected[rel]
+            if member.size != want_size:
+                problems.append(Problem(where, "member.size",
+                                        f"observed {member.size} bytes, the manifest says {want_size}"))
+                continue
+            if member.size > limits.file_bytes:
+                raise _Reject("limit.file_size", where,
+                              f"larger than {limits.file_bytes} bytes (raise with --max-file-bytes)")
+            total += member.size
+            if total > limits.total_bytes:
+                raise _Reject("limit.total_size", where,
+                              f"the files add up to more than {limits.total_bytes} bytes (raise with --max-total-bytes)")
+            written[rel] = writer.write(f"{top}/{rel}", _chunks(stream_of(tar, member), member.size, 0, where))
+        if manifest is None:
+            raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
+        tail = stream.drain()
+        if tail.strip(b"\0"):
+            raise _Reject("archive.trailing_data", "(archive)", "there are bytes after the tar end-of-archive marker")
+    except tarfile.TarError as exc:
+        raise _Reject("archive.corrupt", "(archive)", f"the tar stream is corrupt or truncated: {exc}") from None
+    except EOFError:
+        raise _Reject("archive.truncated", "(archive)", "the file is truncated") from None
+    except OSError as exc:
+        raise _Reject("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
+
+    for rel, (want_hash, want_size) in expected.items():
+        if rel not in written:
+            if not any(p.where == f"{top}/{rel}" for p in problems):
+                problems.append(Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing"))
+        elif written[rel][0] != want_hash:
+            problems.append(Problem(f"{top}/{rel}", "file.hash",
+                                    f"SHA-256 is {written[rel][0]}, the manifest says {want_hash}"))
+    if problems:
+        shown = problems[:MAX_LISTED_PROBLEMS]
+        if len(problems) > len(shown):
+            shown.append(Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)"))
+        raise BundleRejected(f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown)
+    return Extracted(
+        root=workdir / top,
+        manifest=manifest,
+        manifest_bytes=manifest_bytes,
+        identity=identity(manifest_bytes),
+        total_bytes=total,
+        signatures=signatures,
+    )
+
+
+def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while True:
+        member = tar.next()
+        if member is None:
+            return
+        yield member
+
+
+def stream_of(tar: tarfile.TarFile, member: tarfile.TarInfo) -> BinaryIO:
+    """The data of a regular member of a streamed tar."""
+    data = tar.extractfile(member)
+    if data is None:
+        raise _Reject("member.type", member.name, "has no data")
+    return data  # type: ignore[return-value]

@@ -1,0 +1,215 @@
+"""Cases -> outcomes: load each case's inputs, call its checker, compare with the expectation.
+
+Built-in checkers run in-process and import nothing from the bundle. Whatever a
+checker does wrong (raises, returns garbage, names an undeclared code) becomes an
+``error`` verdict, and an error is never evidence: its outcome is ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import checkers
+from checkers.api import Checker, CheckerInputError, InputKind, Param, Reason, Verdict
+
+from . import yamlfile
+from .manifest import Case, Manifest
+
+Outcome = Literal["reproduced", "diverged", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    verdict: Verdict
+    outcome: Outcome
+    explanation: str
+
+
+def params_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
+    """Why ``params`` do not fit the checker's declared params (empty if they do)."""
+    problems = []
+    declared = {p.name: p for p in found.params}
+    for name in params:
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            problems.append(f"{found.key} has no param {name!r} (it takes: {known})")
+    for param in found.params:
+        if param.name not in params:
+            if param.required:
+                problems.append(f"{found.key} needs param {param.name!r}: {param.doc}")
+        elif not _fits(params[param.name], param):
+            wanted = " or ".join(t.__name__ for t in param.types)
+            observed = type(params[param.name]).__name__
+            problems.append(f"param {param.name!r} must be {wanted}, observed {observed}")
+    return problems
+
+
+def _fits(value: Any, param: Param) -> bool:
+    if isinstance(value, bool) and bool not in param.types:
+        return False  # True is an int in Python, never in a param
+    return isinstance(value, param.types)
+
+
+class _LoadError(Exception):
+    pass
+
+
+def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int]) -> Any:
+    if kind is InputKind.TREE:
+        prefix = path.rstrip("/") + "/"
+        return {
+            p[len(prefix):]: (root / p).read_bytes() for p in sorted(listed) if p.startswith(prefix)
+        }
+    if path not in listed:
+        raise _LoadError(f"{path} is not a file of the bundle")
+    data = (root / path).read_bytes()
+    if kind is InputKind.BYTES:
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LoadError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    if kind is InputKind.TEXT:
+        return text
+    if kind is InputKind.JSONL:
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append((number, _strict_json(line)))
+                except ValueError as exc:
+                    raise _LoadError(f"{path}:{number}: not a JSON value: {exc}") from None
+        return records
+    if path.endswith(".json"):
+        try:
+            return _strict_json(text)
+        except ValueError as exc:
+            raise _LoadError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        value, _ = yamlfile.load(text)
+    except yamlfile.YamlProblem as exc:
+        line = f":{exc.line}" if exc.line else ""
+        raise _LoadError(f"{path}{line}: {exc.message}") from None
+    return value
+
+
+def _strict_json(text: str) -> Any:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not allowed")
+
+    return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+
+
+def load_inputs(found: Checker, case: Case, root: Path, listed: Mapping[str, int]) -> dict[str, Any]:
+    """The loaded value of each role; raises _LoadError naming the file (and line)."""
+    loaded: dict[str, Any] = {}
+    for role_name, ref in case.inputs.items():
+        role = found.role(role_name)
+        if role is None:
+            raise _LoadError(f"{found.key} has no input {role_name!r}")
+        if role.many != (not isinstance(ref, str)):
+            raise _LoadError(f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}")
+        paths = [ref] if isinstance(ref, str) else list(ref)
+        values = [_load_one(root, p, role.kind, listed) for p in paths]
+        loaded[role_name] = values if role.many else values[0]
+    missing = [r.name for r in found.roles if not r.optional and r.name not in loaded]
+    if missing:
+        raise _LoadError(f"{found.key} needs input(s) {', '.join(missing)}")
+    return loaded
+
+
+def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Call a checker and police what comes back."""
+    problems = params_problems(found, params)
+    if problems:
+        return Verdict.errored("params.invalid", "; ".join(problems))
+    full = {p.name: p.default for p in found.params if not p.required}
+    full.update(params)
+    try:
+        verdict = found.function(inputs, full)
+    except CheckerInputError as exc:
+        code = exc.code if exc.code in found.all_reasons else "input.invalid"
+        return Verdict.errored(code, exc.message)
+    except RecursionError:
+        return Verdict.errored("input.invalid", "input nested too deeply to check")
+    except Exception as exc:  # a bug in the checker is never a verdict
+        return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
+    return _police(found, verdict)
+
+
+def _police(found: Checker, verdict: Any) -> Verdict:
+    if not isinstance(verdict, Verdict) or verdict.status not in ("pass", "fail", "error"):
+        return Verdict.errored("checker.bad_verdict", f"{found.key} returned {type(verdict).__name__}")
+    if verdict.status == "fail" and not verdict.reasons:
+        return Verdict.errored("checker.bad_verdict", f"{found.key} failed without a reason")
+    undeclared = sorted({r.code for r in verdict.reasons} - set(found.all_reasons))
+    if undeclared:
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned undeclared reason code(s) {undeclared}"
+        )
+    try:
+        return Verdict(
+            verdict.status,
+            verdict.message,
+            tuple(Reason(r.code, r.message, _plain(r.details)) for r in verdict.reasons),
+            _plain(verdict.details),
+        )
+    except ValueError as exc:
+        return Verdict.errored("checker.bad_verdict", f"{found.key} returned details that are not data: {exc}")
+
+
+def _plain(value: Any) -> Any:
+    """Details as plain JSON data (what reports carry); dates and the like become text."""
+    return json.loads(json.dumps(value, default=str, allow_nan=False, sort_keys=True))
+
+
+def run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
+    found = checkers.get(case.checker)
+    if found is None:
+        return Verdict.errored("checker.unavailable", f"this verifier has no checker {case.checker}")
+    try:
+        inputs = load_inputs(found, case, root, listed)
+    except _LoadError as exc:
+        return Verdict.errored("input.unreadable", str(exc))
+    except OSError as exc:
+        return Verdict.errored("input.unreadable", f"cannot read an input: {exc.strerror}")
+    return run_checker(found, inputs, case.params)
+
+
+def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
+    """Compare a verdict with the case's expectation."""
+    observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
+    if verdict.status == "error":
+        return "inconclusive", f"the checker could not decide: {verdict.message}"
+    if case.expect == "pass":
+        if verdict.status == "pass":
+            return "reproduced", "passed as expected"
+        return "diverged", f"expected pass, observed {observed}"
+    if verdict.status == "pass":
+        return "diverged", "expected fail, observed pass"
+    if case.expect_reasons and set(case.expect_reasons) != set(verdict.codes):
+        return "diverged", f"expected fail {sorted(case.expect_reasons)}, observed {observed}"
+    return "reproduced", f"failed as expected {list(verdict.codes)}"
+
+
+def run_cases(manifest: Manifest, root: Path) -> list[CaseResult]:
+    listed = {f.path: f.size for f in manifest.files}
+    results = []
+    for case in manifest.cases:
+        verdict = run_case(case, root, listed)
+        outcome, explanation = judge(case, verdict)
+        results.append(CaseResult(case, verdict, outcome, explanation))
+    return results

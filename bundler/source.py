@@ -1,0 +1,283 @@
+"""A bundle source (``bundle.yaml`` and the files it names) -> a checked build plan.
+
+Every problem is collected and reported at once, each with ``bundle.yaml:LINE``. The
+source is translated into the manifest's shape first, so the manifest schema and the
+manifest's consistency rules are the same rules the author meets at build time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import checkers
+
+from . import yamlfile
+from .errors import Problem, SourceError
+from .manifest import FORMAT, MANIFEST_NAME, README_NAME, SIGNATURES_DIR, Locator, dotted, schema_validator
+from .manifest import consistency_problems as manifest_consistency
+from .paths import path_problem
+from .runner import params_problems
+
+SOURCE_NAME = "bundle.yaml"
+_PLACEHOLDER_HASH = "0" * 64
+
+_KEYS: Mapping[Locator, tuple[str, ...]] = {
+    (): ("name", "version", "title", "description", "files", "cases", "claims", "scope"),
+    ("cases", "*"): ("id", "checker", "inputs", "params", "expect", "expect_reasons"),
+    ("claims", "*"): ("id", "statement", "cases", "limits", "negative_control_waiver"),
+    ("scope",): ("cannot_support",),
+}
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """What to pack: the source root, the files (relative paths) and the manifest-shaped
+    document without hashes or environment."""
+
+    root: Path
+    files: tuple[str, ...]
+    document: Mapping[str, Any]
+
+
+class _Collector:
+    def __init__(self, marks: Mapping[Locator, int]) -> None:
+        self.marks = marks
+        self.problems: list[Problem] = []
+
+    def add(self, where: Locator, code: str, message: str) -> None:
+        self.problems.append(Problem(self.where(where), code, message))
+
+    def where(self, where: Locator) -> str:
+        # the nearest enclosing node that has a line
+        for end in range(len(where), -1, -1):
+            line = self.marks.get(where[:end])
+            if line is not None:
+                return f"{SOURCE_NAME}:{line}"
+        return SOURCE_NAME
+
+
+def read_source(root: Path) -> SourcePlan:
+    """Read and check a bundle source folder. Raises ``SourceError`` with every problem."""
+    root = Path(root)
+    source_file = root / SOURCE_NAME
+    if not root.is_dir():
+        raise SourceError(f"{root} is not a folder holding a {SOURCE_NAME}")
+    if source_file.is_symlink() or not source_file.is_file():
+        raise SourceError(f"{source_file} is missing (or is not a regular file)")
+    try:
+        text = source_file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot read {source_file}: {exc}") from None
+    try:
+        raw, marks = yamlfile.load(text)
+    except yamlfile.YamlProblem as exc:
+        where = f"{SOURCE_NAME}:{exc.line}" if exc.line else SOURCE_NAME
+        raise SourceError(f"{source_file} cannot be read", [Problem(where, "yaml", exc.message)]) from None
+    if not isinstance(raw, dict):
+        raise SourceError(f"{source_file} must be a mapping of keys (name, version, ...)")
+
+    out = _Collector(marks)
+    _unknown_keys(raw, (), out)
+    files = _resolve_files(root, raw.get("files"), out)
+    document = _as_manifest_document(raw, files)
+    _schema_problems(document, out)
+    if not out.problems:
+        for where, code, message in manifest_consistency(document):
+            out.add(_source_locator(where), code, message)
+        _checker_problems(document, out)
+        _claim_problems(document, out)
+    if out.problems:
+        raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
+    return SourcePlan(root=root, files=tuple(files), document=document)
+
+
+def _unknown_keys(raw: Mapping[str, Any], where: Locator, out: _Collector) -> None:
+    for pattern, allowed in _KEYS.items():
+        for node_where, node in _match(raw, pattern):
+            if not isinstance(node, dict):
+                continue
+            for key in node:
+                if key not in allowed:
+                    close = difflib.get_close_matches(str(key), allowed, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(allowed)})"
+                    out.add((*node_where, key), "source.unknown_key", f"unknown key {key!r}{hint}")
+
+
+def _match(value: Any, pattern: Locator, at: Locator = ()) -> list[tuple[Locator, Any]]:
+    if not pattern:
+        return [(at, value)]
+    head, rest = pattern[0], pattern[1:]
+    if head == "*":
+        if isinstance(value, list):
+            return [m for i, v in enumerate(value) for m in _match(v, rest, (*at, i))]
+        return []
+    if isinstance(value, dict) and head in value:
+        return _match(value[head], rest, (*at, head))
+    return []
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    # a pattern naming a folder takes everything under it
+    return re.compile(f"^{out}(?:/.*)?$", re.DOTALL)
+
+
+def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
+    """Every regular file below root, and every entry that cannot be packed (with why)."""
+    files: list[str] = []
+    refused: dict[str, str] = {}
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        rel_folder = os.path.relpath(folder, root)
+        for name in sorted(dirs + names):
+            rel = name if rel_folder == "." else f"{rel_folder}/{name}"
+            rel = rel.replace(os.sep, "/")
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if stat.S_ISLNK(mode):
+                refused[rel] = "is a link; bundles hold regular files only"
+            elif stat.S_ISREG(mode):
+                files.append(rel)
+            elif not stat.S_ISDIR(mode):
+                refused[rel] = "is not a regular file"
+    return sorted(files), refused
+
+
+def _resolve_files(root: Path, patterns: Any, out: _Collector) -> list[str]:
+    if not isinstance(patterns, list) or not patterns:
+        out.add(("files",), "source.files", "files must be a non-empty list of glob patterns")
+        return []
+    present, refused = _walk(root)
+    chosen: set[str] = set()
+    for i, pattern in enumerate(patterns):
+        if not isinstance(pattern, str) or not pattern:
+            out.add(("files", i), "source.files", "each files entry must be a glob pattern")
+            continue
+        why = path_problem(pattern.replace("*", "x").replace("?", "x"))
+        if why:
+            out.add(("files", i), "path.invalid", f"pattern {pattern!r} {why}")
+            continue
+        regex = _glob_regex(pattern)
+        for rel, reason in refused.items():
+            if regex.match(rel):
+                out.add(("files", i), "path.not_regular", f"{rel!r} {reason}")
+        matched = [rel for rel in present if regex.match(rel) and rel != SOURCE_NAME]
+        if not matched:
+            out.add(("files", i), "source.files", f"pattern {pattern!r} matches no file")
+        chosen.update(matched)
+    for rel in sorted(chosen):
+        top = rel.split("/")[0]
+        if rel == README_NAME or top in (MANIFEST_NAME, SIGNATURES_DIR):
+            out.add(("files",), "path.reserved", f"{rel!r} is reserved for the bundle's own use; rename it")
+    return sorted(chosen)
+
+
+def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:
+    def listed(value: Any) -> Any:
+        return value if isinstance(value, list) else value
+
+    cases = raw.get("cases")
+    claims = raw.get("claims")
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "bundle": {k: raw.get(k) for k in ("name", "version", "title", "description") if k in raw},
+        "environment": {
+            "tool": "", "python": "", "implementation": "", "platform": "",
+            "source_date_epoch": 0, "checkers": {}, "libraries": {},
+        },
+        "files": [{"path": f, "sha256": _PLACEHOLDER_HASH, "size": 0} for f in files]
+        or [{"path": "(none)", "sha256": _PLACEHOLDER_HASH, "size": 0}],
+        "cases": [
+            {**c, "params": c.get("params", {}) if c.get("params") is not None else {}}
+            if isinstance(c, dict) else c
+            for c in listed(cases if cases is not None else [])
+        ] if isinstance(cases, list) else cases,
+        "claims": [
+            {**c, "limits": c.get("limits", [])} if isinstance(c, dict) else c
+            for c in claims
+        ] if isinstance(claims, list) else claims,
+        "scope": raw.get("scope", {"cannot_support": []}),
+    }
+    if "description" not in doc["bundle"]:
+        doc["bundle"]["description"] = ""
+    return doc
+
+
+def _source_locator(where: Locator) -> Locator:
+    """Map a manifest-document locator back onto bundle.yaml's structure."""
+    if where[:1] == ("bundle",):
+        return where[1:]
+    if where[:1] == ("files",):
+        return ("files",)
+    return where
+
+
+def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    for error in sorted(schema_validator().iter_errors(document), key=lambda e: list(e.path)):
+        if error.validator == "additionalProperties":
+            continue  # reported by _unknown_keys with a "did you mean"
+        where = _source_locator(tuple(error.path))
+        out.add(where, "source.schema", f"{dotted(where)}: {error.message}")
+
+
+def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    for i, case in enumerate(document["cases"]):
+        found = checkers.get(case["checker"])
+        if found is None:
+            close = difflib.get_close_matches(case["checker"], list(checkers.registry()), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see `reprobundle checkers`)"
+            out.add(("cases", i, "checker"), "case.unknown_checker",
+                    f"unknown checker {case['checker']!r}{hint}")
+            continue
+        for role in found.roles:
+            if role.name not in case["inputs"] and not role.optional:
+                out.add(("cases", i, "inputs"), "case.missing_role",
+                        f"{found.key} needs input {role.name!r} ({role.doc})")
+        for role_name, ref in case["inputs"].items():
+            role = found.role(role_name)
+            if role is None:
+                known = ", ".join(r.name for r in found.roles)
+                out.add(("cases", i, "inputs", role_name), "case.unknown_role",
+                        f"{found.key} has no input {role_name!r} (it takes: {known})")
+            elif role.many != (not isinstance(ref, str)):
+                want = "a list of paths" if role.many else "one path"
+                out.add(("cases", i, "inputs", role_name), "case.role_shape",
+                        f"input {role_name!r} of {found.key} takes {want}")
+        for message in params_problems(found, case["params"]):
+            out.add(("cases", i, "params"), "case.params", message)
+        unknown = set(case.get("expect_reasons", ())) - set(found.all_reasons)
+        for code in sorted(unknown):
+            out.add(("cases", i, "expect_reasons"), "case.unknown_reason",
+                    f"{found.key} never returns reason {code!r} (see `reprobundle checkers`)")
+
+
+def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    expect = {c["id"]: c["expect"] for c in document["cases"]}
+    for i, claim in enumerate(document["claims"]):
+        controls = [c for c in claim["cases"] if expect.get(c) == "fail"]
+        if not controls and not claim.get("negative_control_waiver"):
+            out.add(("claims", i), "claim.no_negative_control",
+                    f"claim {claim['id']!r} has no negative control (a case that expects fail) and "
+                    "no negative_control_waiver: nothing shows its checkers can fail")

@@ -1,0 +1,116 @@
+"""Verify a bundle: strict read, integrity, re-run every case, judge every claim.
+
+Each step refuses before the next starts. The work directory is new (or empty), is
+the only place anything is written, and is removed afterwards unless the caller keeps
+it. Nothing here depends on the current working directory.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .claims import ClaimResult, ClaimStatus, judge_claims, overall
+from .errors import BundlerError, Problem, UsageError
+from .extract import Extracted, Limits, extract
+from .runner import CaseResult, run_cases
+
+EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Everything a report needs about one verification."""
+
+    bundle_file: Path
+    extracted: Extracted
+    cases: list[CaseResult]
+    claims: list[ClaimResult]
+    status: ClaimStatus
+    environment: dict[str, str]
+    workdir: Path | None  # set when the caller kept it
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+def verifier_environment() -> dict[str, str]:
+    return {
+        "tool": f"reprobundle {__version__}",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+    }
+
+
+def prepare_workdir(workdir: Path | None) -> tuple[Path, bool]:
+    """A new empty folder to extract into, and whether we created it."""
+    if workdir is None:
+        return Path(tempfile.mkdtemp(prefix="reprobundle-")), True
+    if workdir.is_symlink():
+        raise UsageError(f"--workdir {workdir} is a link; give a new or empty folder")
+    if workdir.exists():
+        if not workdir.is_dir():
+            raise UsageError(f"--workdir {workdir} exists and is not a folder")
+        if any(workdir.iterdir()):
+            raise UsageError(
+                f"--workdir {workdir} is not empty: stale files could feed a checker; "
+                "give a new or empty folder"
+            )
+        return workdir, False
+    workdir.mkdir(parents=True)
+    return workdir, True
+
+
+def clean(workdir: Path, created: bool) -> None:
+    if created:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        for child in workdir.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+
+
+def verify(
+    bundle_file: Path,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+) -> Verification:
+    """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run."""
+    bundle_file = Path(bundle_file).absolute()
+    if not bundle_file.is_file():
+        raise UsageError(f"{bundle_file} is not a file")
+    target, created = prepare_workdir(workdir.absolute() if workdir else None)
+    try:
+        extracted = extract(bundle_file, target, limits)
+        cases = run_cases(extracted.manifest, extracted.root)
+        claims = judge_claims(extracted.manifest, cases)
+        return Verification(
+            bundle_file=bundle_file,
+            extracted=extracted,
+            cases=cases,
+            claims=claims,
+            status=overall(claims),
+            environment=verifier_environment(),
+            workdir=target if keep else None,
+        )
+    except BundlerError as exc:
+        if keep:
+            exc.problems.append(Problem("", "workdir.kept", f"the work directory is kept at {target}"))
+        raise
+    finally:
+        if not keep:
+            clean(target, created)
+
+
+if sys.platform == "win32":  # pragma: no cover
+    raise ImportError("reprobundle verifies on POSIX systems (it relies on O_NOFOLLOW and dir_fd)")

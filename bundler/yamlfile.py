@@ -1,0 +1,72 @@
+"""Strict YAML reading: duplicate keys and aliases are errors, and every node's line is kept.
+
+PyYAML's ``safe_load`` silently keeps the last of two duplicate keys and expands
+aliases (the "billion laughs" shape). Evidence must not be read differently from how
+its author wrote it, so both are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+Locator = tuple[str | int, ...]
+
+
+class YamlProblem(Exception):
+    def __init__(self, line: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def load(text: str) -> tuple[Any, dict[Locator, int]]:
+    """Parse one YAML document. Returns the data and a map of locator -> 1-based line."""
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else None
+            raise YamlProblem(line, f"not valid YAML: {exc.problem or exc}") from None
+        except yaml.YAMLError as exc:
+            raise YamlProblem(None, f"not valid YAML: {exc}") from None
+        if node is None:
+            return None, {}
+        marks: dict[Locator, int] = {}
+        _walk(node, (), marks, set())
+        try:
+            data = loader.construct_document(node)
+        except yaml.YAMLError as exc:
+            raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
+        return data, marks
+    finally:
+        loader.dispose()
+
+
+def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]) -> None:
+    line = node.start_mark.line + 1
+    if id(node) in seen:
+        raise YamlProblem(line, "YAML aliases (*name) are not allowed; write the value out")
+    seen.add(id(node))
+    marks[where] = line
+    if isinstance(node, yaml.MappingNode):
+        keys: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise YamlProblem(key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed")
+            key = key_node.value
+            key_line = key_node.start_mark.line + 1
+            if key in keys:
+                raise YamlProblem(
+                    key_line, f"duplicate key {key!r} (first on line {keys[key]})"
+                )
+            keys[key] = key_line
+            _walk(value_node, (*where, key), marks, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*where, index), marks, seen)

@@ -1,0 +1,49 @@
+"""Build every example bundle in this folder, then verify each built file from a fresh,
+empty working directory, printing its claims table. Exits non-zero if any bundle does
+not build or any claim is not supported.
+
+    python bundles/run_examples.py [OUT_DIR]      (default OUT_DIR: ./out)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "out").absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    sources = sorted(p for p in HERE.iterdir() if (p / "bundle.yaml").is_file())
+    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1700000000")}
+    failed = []
+    for source in sources:
+        target = out / f"{source.name}.bundle.tar.gz"
+        print(f"=== build {source.name} -> {target}", flush=True)
+        built = subprocess.run(
+            [sys.executable, "-m", "bundler", "build", str(source), "-o", str(target)], env=env
+        )
+        if built.returncode != 0:
+            failed.append(f"{source.name}: build exited {built.returncode}")
+            continue
+        with tempfile.TemporaryDirectory(prefix="reprobundle-fresh-") as fresh:
+            print(f"=== verify {target.name} from a fresh directory {fresh}", flush=True)
+            verified = subprocess.run(
+                [sys.executable, "-P", "-m", "bundler", "verify", str(target)], cwd=fresh, env=env
+            )
+        if verified.returncode != 0:
+            failed.append(f"{source.name}: verify exited {verified.returncode}")
+        print(flush=True)
+    print(f"{len(sources) - len(failed)} of {len(sources)} example bundles built and verified")
+    for line in failed:
+        print(f"  FAILED {line}")
+    return 1 if failed or not sources else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from bundler.build import build
+from bundler.errors import BuildRefused, SourceError
+from tests.helpers import QUICKSTART, copy_source
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_two_builds_with_same_epoch_are_byte_identical(tmp_path: Path) -> None:
+    first = build(QUICKSTART, tmp_path / "a.bundle.tar.gz", 1700000000).path
+    second = build(QUICKSTART, tmp_path / "b.bundle.tar.gz", 1700000000).path
+    assert sha(first) == sha(second)
+
+
+def test_one_changed_input_byte_changes_the_bundle(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    first = build(source, tmp_path / "a.bundle.tar.gz", 1700000000)
+    expected = source / "inputs" / "expected.yaml"
+    data = expected.read_bytes()
+    assert data.startswith(b"# The routing")
+    expected.write_bytes(b"# the routing" + data[len(b"# The routing"):])  # one byte, in a comment
+    second = build(source, tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert sha(first.path) != sha(second.path)
+    assert first.identity != second.identity
+
+
+def test_epoch_changes_only_timestamps(tmp_path: Path) -> None:
+    first = build(QUICKSTART, tmp_path / "a.bundle.tar.gz", 1).path
+    second = build(QUICKSTART, tmp_path / "b.bundle.tar.gz", 2).path
+    assert sha(first) != sha(second)
+
+
+def test_build_refuses_when_a_case_diverges_and_leaves_no_file(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    text = (source / "bundle.yaml").read_text()
+    (source / "bundle.yaml").write_text(text.replace("expect_reasons: [content.removed]",
+                                                     "expect_reasons: [content.changed]"))
+    out = tmp_path / "out" / "x.bundle.tar.gz"
+    with pytest.raises(BuildRefused) as caught:
+        build(source, out, 0)
+    report = "\n".join(str(p) for p in caught.value.problems)
+    assert "case dropped-rule-is-caught" in report
+    assert "expected fail ['content.changed'], observed fail ['content.removed']" in report
+    assert not out.exists()
+    assert os.listdir(out.parent) == []
+
+
+def test_build_refuses_escaping_path_before_writing(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    text = (source / "bundle.yaml").read_text()
+    (source / "bundle.yaml").write_text(text.replace("inputs/expected.yaml", "../expected.yaml", 1))
+    with pytest.raises(SourceError):
+        build(source, tmp_path / "x.bundle.tar.gz", 0)
+    assert not (tmp_path / "x.bundle.tar.gz").exists()
+
+
+def test_output_is_replaced_atomically(tmp_path: Path) -> None:
+    out = tmp_path / "q.bundle.tar.gz"
+    out.write_bytes(b"old")
+    build(QUICKSTART, out, 0)
+    assert out.read_bytes()[:2] == b"\x1f\x8b"
+    assert [p.name for p in tmp_path.iterdir()] == ["q.bundle.tar.gz"]
+
+
+def test_bundle_records_build_environment(tmp_path: Path) -> None:
+    result = build(QUICKSTART, tmp_path / "q.bundle.tar.gz", 0)
+    env = result.manifest.environment
+    assert env["checkers"] == {"structured-equal@1": "built-in"}
+    assert set(env["libraries"]) == {"deepdiff", "pyyaml"}
+    assert env["tool"].startswith("reprobundle ")
+    assert any(f.path == "README.md" for f in result.manifest.files)

@@ -1,0 +1,131 @@
+"""The command line as users meet it: exit codes, messages, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bundler.cli import main
+from tests.helpers import edit_manifest, read_entries, write_entries
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_installed_console_script_verifies_from_an_unrelated_directory(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    script = shutil.which("reprobundle") or str(Path(sys.executable).parent / "reprobundle")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([script, "verify", str(quickstart_bundle)], cwd=elsewhere,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert "supported     accepts-equivalent-content" in done.stdout
+    assert "What this bundle cannot support" in done.stdout
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_verify_json_report(quickstart_bundle: Path, tmp_path: Path) -> None:
+    code, out, _ = run("verify", str(quickstart_bundle), "--json", "-")
+    report = json.loads(out)
+    assert code == 0
+    assert report["report_format"] == "reprobundle-report/1"
+    assert report["result"] == "supported"
+    assert [c["status"] for c in report["claims"]] == ["supported", "supported"]
+    assert report["claims"][0]["total"] == 2 and report["claims"][0]["negative_controls"] == 1
+
+
+def test_tampered_bundle_exits_3_naming_the_file(quickstart_bundle: Path, tmp_path: Path) -> None:
+    entries = read_entries(quickstart_bundle)
+    entries[2].data += b" "  # one byte more: the size no longer matches
+    bad = write_entries(entries, tmp_path / "bad.bundle.tar.gz")
+    code, out, err = run("verify", str(bad))
+    assert code == 3
+    assert entries[2].name in err and "observed 625 bytes, the manifest says 624" in err
+    assert "Traceback" not in err + out
+
+
+def test_rejection_json_names_problems(tmp_path: Path) -> None:
+    bad = tmp_path / "x.bundle.tar.gz"
+    bad.write_bytes(b"garbage")
+    code, out, _ = run("verify", str(bad), "--json", "-")
+    assert code == 3
+    assert json.loads(out)["problems"][0]["code"] == "archive.not_gzip"
+
+
+def test_contradicted_exits_1(quickstart_bundle: Path, tmp_path: Path) -> None:
+    def flip(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["cases"][0]["expect"] = "fail"
+
+    bad = edit_manifest(quickstart_bundle, tmp_path / "x.bundle.tar.gz", flip)
+    code, out, _ = run("verify", str(bad))
+    assert code == 1
+    assert "contradicted" in out and "Result: a claim is contradicted" in out
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run("verify", str(tmp_path / "nope.bundle.tar.gz"))
+    assert code == 2 and "is not a file" in err
+
+
+def test_nonempty_workdir_exits_2(quickstart_bundle: Path, tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("x")
+    code, _, err = run("verify", str(quickstart_bundle), "--workdir", str(tmp_path))
+    assert code == 2 and "not empty" in err
+
+
+def test_build_reports_every_source_problem(tmp_path: Path) -> None:
+    (tmp_path / "bundle.yaml").write_text("name: x\nversoin: 1.0.0\n")
+    code, _, err = run("build", str(tmp_path), "-o", str(tmp_path / "x.bundle.tar.gz"))
+    assert code == 2
+    assert "bundle.yaml:2: unknown key 'versoin' (did you mean 'version'?)" in err
+    assert "Traceback" not in err
+
+
+def test_init_then_build_then_verify(tmp_path: Path) -> None:
+    source = tmp_path / "mine"
+    assert run("init", str(source))[0] == 0
+    out = tmp_path / "mine.bundle.tar.gz"
+    code, stdout, err = run("build", str(source), "-o", str(out))
+    assert code == 0, err
+    assert "1 of 1 claims supported" in stdout
+    assert run("verify", str(out))[0] == 0
+
+
+def test_init_refuses_a_non_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    code, _, err = run("init", str(tmp_path))
+    assert code == 2 and "never overwrites" in err
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_inspect_runs_nothing_and_shows_claims(quickstart_bundle: Path) -> None:
+    code, out, _ = run("inspect", str(quickstart_bundle))
+    assert code == 0
+    assert "Identity  sha256:" in out
+    assert "dropped-rule-is-caught: structured-equal@1, expects fail ['content.removed']" in out
+
+
+def test_checkers_lists_codes_and_params(tmp_path: Path) -> None:
+    code, out, _ = run("checkers")
+    assert code == 0 and "structured-equal@1" in out
+    code, out, _ = run("checkers", "structured-equal")
+    assert "content.removed:" in out and "actual (data, path)" in out
+    code, _, err = run("checkers", "nope")
+    assert code == 2 and "no built-in checker" in err
+
+
+def test_every_command_help_has_an_example() -> None:
+    for command in main.commands:
+        code, out, _ = run(command, "--help")
+        assert code == 0
+        assert "Example" in out, command

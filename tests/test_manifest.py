@@ -1,0 +1,124 @@
+"""The manifest reader is strict: it refuses, it never repairs."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+
+from bundler.errors import BundleRejected
+from bundler.manifest import identity, parse
+from tests.helpers import read_entries
+
+
+@pytest.fixture(scope="module")
+def good(quickstart_bundle: Path) -> bytes:
+    return read_entries(quickstart_bundle)[0].data
+
+
+def codes_of(data: bytes) -> list[str]:
+    with pytest.raises(BundleRejected) as caught:
+        parse(data)
+    return [p.code for p in caught.value.problems]
+
+
+def edited(good: bytes, edit: Any) -> bytes:
+    doc = tomllib.loads(good.decode())
+    edit(doc)
+    return tomli_w.dumps(doc).encode()
+
+
+def test_built_manifest_round_trips_exactly(good: bytes) -> None:
+    manifest = parse(good)
+    assert manifest.to_bytes() == good
+    assert good.startswith(b'format = "reprobundle/1"\n')
+    assert identity(good) == identity(manifest.to_bytes())
+
+
+def test_unknown_top_level_key(good: bytes) -> None:
+    assert codes_of(edited(good, lambda d: d.update(extra=1))) == ["manifest.schema"]
+
+
+def test_wrong_type(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"][0]["size"] = "12"
+    assert codes_of(edited(good, edit)) == ["manifest.schema"]
+
+
+def test_bad_hex(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"][0]["sha256"] = "Z" * 64
+    assert codes_of(edited(good, edit)) == ["manifest.schema"]
+
+
+def test_other_hash_algorithm_is_refused(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"][0]["sha1"] = d["files"][0].pop("sha256")[:40]
+    assert "manifest.schema" in codes_of(edited(good, edit))
+
+
+def test_duplicate_paths(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"].append(dict(d["files"][1]))
+    assert codes_of(edited(good, edit)) == ["manifest.path.duplicate"]
+
+
+def test_paths_equal_after_case_folding_collide(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"].append({**d["files"][1], "path": d["files"][1]["path"].upper()})
+    assert codes_of(edited(good, edit)) == ["manifest.path.duplicate"]
+
+
+@pytest.mark.parametrize("path", ["../x", "/abs", "a\\b", "cafe\u0301.txt", "CON", "a//b", "x\u202ey"])
+def test_non_portable_paths(good: bytes, path: str) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["files"].append({**d["files"][1], "path": path})
+    assert codes_of(edited(good, edit)) == ["manifest.path.invalid"]
+
+
+def test_unknown_major_version_names_both_versions(good: bytes) -> None:
+    with pytest.raises(BundleRejected) as caught:
+        parse(edited(good, lambda d: d.update(format="reprobundle/2")))
+    assert "reprobundle/2" in caught.value.headline and "reads reprobundle/1" in caught.value.headline
+
+
+def test_newer_minor_version_is_read_with_a_warning(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["format"] = "reprobundle/1.3"
+        d["future_field"] = {"x": 1}
+    manifest = parse(edited(good, edit))
+    assert any("newer" in w for w in manifest.warnings)
+    assert any("future_field" in w for w in manifest.warnings)
+
+
+def test_byte_order_mark(good: bytes) -> None:
+    assert codes_of(b"\xef\xbb\xbf" + good) == ["manifest.bom"]
+
+
+def test_not_utf8(good: bytes) -> None:
+    assert codes_of(good.replace(b"quickstart", b"quick\xffstart", 1)) == ["manifest.encoding"]
+
+
+def test_duplicate_toml_key(good: bytes) -> None:
+    assert codes_of(good.replace(b'format = "reprobundle/1"\n', b'format = "reprobundle/1"\nformat = "x"\n')) == [
+        "manifest.toml"
+    ]
+
+
+def test_nan_is_refused(good: bytes) -> None:
+    data = good.replace(b"[[files]]", b"[extra]\nv = nan\n\n[[files]]", 1)
+    assert codes_of(data) == ["manifest.not_finite"]
+
+
+def test_absurd_nesting_is_refused(good: bytes) -> None:
+    data = good.replace(b"[[files]]", b"deep = " + b"[" * 5000 + b"]" * 5000 + b"\n[[files]]", 1)
+    assert codes_of(data)[0] in ("manifest.too_deep", "manifest.toml")
+
+
+def test_claim_naming_unknown_case(good: bytes) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["claims"][0]["cases"].append("ghost")
+    assert codes_of(edited(good, edit)) == ["manifest.claim.unknown_case"]
