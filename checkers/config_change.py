@@ -29,9 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
+
+from bundler import yamlfile
 
 from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
 from .structured import compare_documents, format_path
@@ -161,37 +162,19 @@ def _jsonl_records(value: Any, role: str) -> list[tuple[int, Mapping[str, Any]]]
     return records
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML with the runner's rules: no aliases, no duplicate keys."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not allowed", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def _document(value: Any, what: str) -> Any:
-    """A config carried as YAML text (e.g. a request's ``yaml`` field) or as data."""
+    """A config carried as YAML text (e.g. a request's ``yaml`` field) or as data.
+
+    Text is read by the runner's own strict YAML reader (no aliases, no merge keys,
+    no duplicate keys), so embedded evidence is read exactly like a bundled file."""
     if not isinstance(value, str):
         return value
     try:
-        return yaml.load(value, Loader=_StrictLoader)
-    except yaml.YAMLError as exc:
-        raise CheckerInputError("input.invalid", f"{what} is not valid YAML: {exc}") from None
+        data, _ = yamlfile.load(value)
+    except yamlfile.YamlProblem as exc:
+        where = f" (line {exc.line})" if exc.line else ""
+        raise CheckerInputError("input.invalid", f"{what}{where}: {exc.message}") from None
+    return data
 
 
 # --------------------------------------------------------------------------- content
@@ -343,9 +326,7 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         if any(_overlaps(path, target) for target in intended):
             reasons.append(_target_reason(path, candidate, expected, original, diff))
         else:
-            reasons.append(
-                Reason(diff.code, f"collateral: {diff.message}", _plain(dict(diff.details)))
-            )
+            reasons.append(_collateral_reason(path, diff, params["list_key"]))
     details = {
         "reconstructed": _plain(candidate),
         "intended_paths": intended,
@@ -363,6 +344,32 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         f"the request reconstructs to the expected candidate ({len(intended)} intended "
         f"change(s), nothing else changed; mappings {mappings}, lists {lists})",
         **details,
+    )
+
+
+def _collateral_reason(path: str, diff: Reason, key: str) -> Reason:
+    """A difference outside the intended change, worded for the reconstructed candidate."""
+    expected, observed = diff.details.get("expected"), diff.details.get("actual")
+    if diff.code == "content.removed":
+        named = (
+            f"the item with {key} {_brief(expected[key])}"
+            if isinstance(expected, Mapping) and key in expected
+            else _brief(expected)
+        )
+        text = f"{path} was lost: expected {named}, absent from the reconstructed candidate"
+    elif diff.code == "content.added":
+        text = f"{path} was added: {_brief(observed)} is not in the expected candidate"
+    elif diff.code == "content.type_changed":
+        text = (
+            f"{path} changed type: expected {_json_type(expected)} {_brief(expected)}, "
+            f"reconstructed {_json_type(observed)} {_brief(observed)}"
+        )
+    else:
+        text = f"{path} changed: expected {_brief(expected)}, reconstructed {_brief(observed)}"
+    return Reason(
+        diff.code,
+        f"collateral (outside the intended change): {text}",
+        _plain(dict(diff.details)),
     )
 
 
