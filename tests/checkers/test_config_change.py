@@ -193,6 +193,12 @@ def test_by_key_list_merge_with_duplicate_keys_is_an_input_error() -> None:
     assert verdict.status == "error"
 
 
+def test_by_key_merge_still_replaces_lists_of_scalars_inside_a_rule() -> None:
+    original = {"d": [{"name": "a", "methods": ["GET", "POST"]}]}
+    merged = reconstruct(original, {"d": [{"name": "a", "methods": ["PUT"]}]}, lists="by_key")
+    assert merged == {"d": [{"name": "a", "methods": ["PUT"]}]}
+
+
 def test_replace_mode_makes_the_request_the_whole_candidate() -> None:
     verdict = content(ONLY_TARGET_REQUEST, mappings="replace")
     assert verdict.codes == ("content.removed",)
@@ -510,6 +516,13 @@ def test_trace_record_without_a_path_is_an_error_naming_the_line() -> None:
     assert "line 4" in verdict.message
 
 
+def test_non_integer_order_or_status_is_an_error_naming_the_line() -> None:
+    bad_order = {"order": "5", "method": "GET", "path": "/api/v1/config", "status": 200}
+    bad_status = {"order": 6, "method": "GET", "path": "/api/v1/config", "status": "200"}
+    assert "line 1" in behaviour(bad_order).message
+    assert "status" in behaviour(bad_status).message
+
+
 def test_malformed_rule_param_is_a_params_error() -> None:
     assert behaviour(*READS, writes=["PUT"]).codes == ("params.invalid",)
 
@@ -623,6 +636,16 @@ def test_review_without_diff_base_is_an_error_not_a_pass() -> None:
     verdict = review(record)
     assert verdict.codes == ("input.invalid",)
     assert "diff" in verdict.message
+
+
+def test_reviewed_candidate_given_as_yaml_text_is_compared_by_content() -> None:
+    assert review(review_record(candidate=CANDIDATE_YAML)).status == "pass"
+
+
+def test_response_without_integer_status_is_an_error() -> None:
+    submission = submission_record()
+    submission["response"]["status"] = "200 OK"
+    assert review(submission=submission).codes == ("input.invalid",)
 
 
 def test_submitted_yaml_with_an_alias_is_an_input_error() -> None:
@@ -754,6 +777,13 @@ def test_invalid_tool_schema_is_an_error_not_a_pass() -> None:
     tools = {"tools": [{"name": "http_request", "input_schema": {"type": "objekt"}}]}
     verdict = calls(call("local_receipt", PLAN_ARGS), tools=tools)
     assert verdict.codes == ("input.invalid",)
+
+
+def test_tool_declared_twice_or_without_schema_is_an_error() -> None:
+    twice = {"tools": [TOOLS["tools"][0], TOOLS["tools"][0]]}
+    assert "declared twice" in calls(call("local_receipt", PLAN_ARGS), tools=twice).message
+    bare = {"tools": [{"name": "http_request"}]}
+    assert calls(call("local_receipt", PLAN_ARGS), tools=bare).codes == ("input.invalid",)
 
 
 def test_empty_call_log_is_an_error_not_a_pass() -> None:
