@@ -319,9 +319,9 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     candidate = reconstruct(
         original, inputs["request"], mappings=mappings, lists=lists, list_key=params["list_key"]
     )
-    intended = [str(r.details["path"]) for r in compare_documents(expected, original)]
+    intended = [str(r.details["path"]) for r in compare_documents(expected, original, deepest=True)]
     reasons: list[Reason] = []
-    for diff in compare_documents(candidate, expected):
+    for diff in compare_documents(candidate, expected, deepest=True):
         path = str(diff.details["path"])
         if any(_overlaps(path, target) for target in intended):
             reasons.append(_target_reason(path, candidate, expected, original, diff))
@@ -451,7 +451,7 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
                 )
     reasons = []
     for name in names:
-        differences = compare_documents(af[name], bf[name])
+        differences = compare_documents(af[name], bf[name], deepest=True)
         if differences:
             reasons.append(
                 Reason(
@@ -763,7 +763,7 @@ def _review_differences(submitted: Any, reviewed: Any) -> list[Reason]:
             f"submitted candidate differs from the reviewed one: {diff.message}",
             _plain({**diff.details, "kind": diff.code}),
         )
-        for diff in compare_documents(submitted, reviewed)
+        for diff in compare_documents(submitted, reviewed, deepest=True)
     ]
 
 
