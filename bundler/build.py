@@ -82,7 +82,8 @@ def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, b
     readme = bundle_readme(draft).encode("utf-8")
     readme_entry = FileEntry(README_NAME, *_digest(readme))
     document["files"] = [
-        {"path": e.path, "sha256": e.sha256, "size": e.size} for e in sorted([readme_entry, *entries], key=lambda e: e.path)
+        {"path": e.path, "sha256": e.sha256, "size": e.size}
+        for e in sorted([readme_entry, *entries], key=lambda e: e.path)
     ]
     return _from_dict(document, ()), readme
 
@@ -104,7 +105,9 @@ def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
         if entry.path == README_NAME:
             members.append(Member(f"{top}/{README_NAME}", data=readme))
         else:
-            members.append(Member(f"{top}/{entry.path}", source=plan.root / entry.path, size=entry.size))
+            members.append(
+                Member(f"{top}/{entry.path}", source=plan.root / entry.path, size=entry.size)
+            )
 
     out = out.absolute()
     if out.is_dir():
@@ -131,14 +134,26 @@ def verify_at_home(bundle_file: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
         try:
             done = subprocess.run(
-                [sys.executable, "-P", "-m", "bundler", "verify", str(bundle_file), "--json", "-", "--quiet"],
+                [
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "bundler",
+                    "verify",
+                    str(bundle_file),
+                    "--json",
+                    "-",
+                    "--quiet",
+                ],
                 cwd=home,
                 capture_output=True,
                 timeout=HOME_VERIFY_TIMEOUT,
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise BuildRefused("the new bundle did not verify at home within the time limit") from None
+            raise BuildRefused(
+                "the new bundle did not verify at home within the time limit"
+            ) from None
     try:
         report: dict[str, Any] = json.loads(done.stdout)
     except ValueError:
@@ -156,10 +171,14 @@ def _refuse_unless_supported(report: dict[str, Any]) -> None:
     problems = []
     for case in report.get("cases", []):
         if case["outcome"] != "reproduced":
-            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", case["explanation"]))
+            problems.append(
+                Problem(f"case {case['id']}", f"case.{case['outcome']}", case["explanation"])
+            )
     for claim in report.get("claims", []):
         if claim["status"] != "supported":
-            problems.append(Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"]))
+            problems.append(
+                Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"])
+            )
     raise BuildRefused(
         f"refusing to build: the bundle's claims are not all supported at home "
         f"(result: {report.get('result')}); no file was written",

@@ -11,6 +11,7 @@ extraction (and its filters) are never used.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import stat
@@ -88,22 +89,33 @@ class _GzipStream(io.RawIOBase):
                 chunk = self._raw.read(CHUNK)
                 self.compressed += len(chunk)
                 if self.compressed > self._limits.archive_bytes:
-                    raise _Reject("limit.archive_size", "(archive)",
-                                  f"the file is larger than {self._limits.archive_bytes} bytes "
-                                  "(raise with --max-archive-bytes)")
+                    raise _Reject(
+                        "limit.archive_size",
+                        "(archive)",
+                        f"the file is larger than {self._limits.archive_bytes} bytes "
+                        "(raise with --max-archive-bytes)",
+                    )
                 if not chunk:
-                    raise _Reject("archive.truncated", "(archive)",
-                                  "the gzip stream ends early: the file is truncated")
+                    raise _Reject(
+                        "archive.truncated",
+                        "(archive)",
+                        "the gzip stream ends early: the file is truncated",
+                    )
             try:
                 self._buffer = self._z.decompress(chunk, CHUNK)
             except zlib.error as exc:
-                raise _Reject("archive.corrupt", "(archive)", f"the gzip stream is corrupt: {exc}") from None
+                raise _Reject(
+                    "archive.corrupt", "(archive)", f"the gzip stream is corrupt: {exc}"
+                ) from None
             self.decompressed += len(self._buffer)
             self._check_ratio()
             if self._z.eof and (self._z.unused_data or self._raw.read(1)):
-                raise _Reject("archive.trailing_data", "(archive)",
-                              "there are bytes after the end of the gzip stream "
-                              "(a second stream, or another format appended)")
+                raise _Reject(
+                    "archive.trailing_data",
+                    "(archive)",
+                    "there are bytes after the end of the gzip stream "
+                    "(a second stream, or another format appended)",
+                )
         n = min(len(target), len(self._buffer))
         target[:n] = self._buffer[:n]
         self._buffer = self._buffer[n:]
@@ -112,12 +124,21 @@ class _GzipStream(io.RawIOBase):
     def _check_ratio(self) -> None:
         limits = self._limits
         if self.decompressed > limits.total_bytes + (1 << 20):
-            raise _Reject("limit.total_size", "(archive)",
-                          f"decompresses to more than {limits.total_bytes} bytes (raise with --max-total-bytes)")
-        if self.decompressed > limits.ratio_floor and self.decompressed > limits.ratio * max(self.compressed, 1):
-            raise _Reject("limit.ratio", "(archive)",
-                          f"decompresses more than {limits.ratio}:1 (a compression bomb?); "
-                          "raise with --max-ratio")
+            raise _Reject(
+                "limit.total_size",
+                "(archive)",
+                f"decompresses to more than {limits.total_bytes} bytes "
+                "(raise with --max-total-bytes)",
+            )
+        if self.decompressed > limits.ratio_floor and self.decompressed > limits.ratio * max(
+            self.compressed, 1
+        ):
+            raise _Reject(
+                "limit.ratio",
+                "(archive)",
+                f"decompresses more than {limits.ratio}:1 (a compression bomb?); "
+                "raise with --max-ratio",
+            )
 
     def drain(self) -> bytes:
         """Whatever follows the tar end-of-archive marker (must be zero padding)."""
@@ -157,10 +178,8 @@ class _Writer:
             return self._dirs[rel]
         parent, _, name = rel.rpartition("/")
         parent_fd = self._dir(parent)
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(name, 0o755, dir_fd=parent_fd)
-        except FileExistsError:
-            pass
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             os.close(fd)
@@ -193,12 +212,16 @@ class _Writer:
         self._dirs.clear()
 
 
-def _chunks(stream: BinaryIO, size: int, limit: int, where: str) -> Iterator[bytes]:
-    left = size
+def _data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> Iterator[bytes]:
+    """The bytes of a regular member of a streamed tar, in bounded chunks."""
+    stream = tar.extractfile(member)
+    if stream is None:
+        raise _Reject("member.type", member.name, "has no data")
+    left = member.size
     while left:
         chunk = stream.read(min(CHUNK, left))
         if not chunk:
-            raise _Reject("archive.truncated", where, "the archive ends inside this member")
+            raise _Reject("archive.truncated", member.name, "the archive ends inside this member")
         left -= len(chunk)
         yield chunk
 
@@ -207,18 +230,23 @@ def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extrac
     """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``."""
     limits = limits or Limits()
     try:
-        raw = open(bundle, "rb")  # noqa: SIM115 (closed below)
+        raw = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
     except OSError as exc:
-        raise BundleRejected(f"cannot read {bundle}: {exc.strerror}",
-                             [Problem(str(bundle), "archive.unreadable", str(exc.strerror))]) from None
+        raise BundleRejected(
+            f"cannot read {bundle}: {exc.strerror}",
+            [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
+        ) from None
     writer = _Writer(workdir)
     try:
         magic = raw.read(2)
         raw.seek(0)
         if magic != GZIP_MAGIC:
             kind = "a zip file" if magic == b"PK" else "not gzip-compressed"
-            raise _Reject("archive.not_gzip", str(bundle.name),
-                          f"is {kind}; a bundle is a gzip-compressed tar (*.bundle.tar.gz)")
+            raise _Reject(
+                "archive.not_gzip",
+                str(bundle.name),
+                f"is {kind}; a bundle is a gzip-compressed tar (*.bundle.tar.gz)",
+            )
         return _read(raw, _GzipStream(raw, limits), writer, workdir, limits)
     except _Reject as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
@@ -227,7 +255,9 @@ def extract(bundle: Path, workdir: Path, limits: Limits | None = None) -> Extrac
         raw.close()
 
 
-def _read(raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, limits: Limits) -> Extracted:
+def _read(
+    raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, limits: Limits
+) -> Extracted:
     problems: list[Problem] = []
     manifest: Manifest | None = None
     manifest_bytes = b""
@@ -240,41 +270,66 @@ def _read(raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, li
     total = 0
     count = 0
     try:
-        tar = tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]
+        tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 (closed with the stream)
     except tarfile.ReadError as exc:
-        raise _Reject("archive.not_tar", "(archive)", f"the gzip stream does not hold a tar archive: {exc}") from None
+        raise _Reject(
+            "archive.not_tar", "(archive)", f"the gzip stream does not hold a tar archive: {exc}"
+        ) from None
     try:
         for member in _members(tar):
             count += 1
             if count > limits.members:
-                raise _Reject("limit.members", "(archive)",
-                              f"more than {limits.members} members (raise with --max-members)")
+                raise _Reject(
+                    "limit.members",
+                    "(archive)",
+                    f"more than {limits.members} members (raise with --max-members)",
+                )
             name = member.name
             where = name
             why = path_problem(name) or _member_problem(member)
             if why:
-                problems.append(Problem(where, "member.name" if path_problem(name) else "member.type", why))
+                problems.append(
+                    Problem(where, "member.name" if path_problem(name) else "member.type", why)
+                )
                 continue
             key = fold(name)
             if key in seen:
                 same = "appears twice" if seen[key] == name else f"collides with {seen[key]!r}"
-                problems.append(Problem(where, "member.duplicate", f"{same} (case or Unicode folding)"
-                                        if seen[key] != name else same))
+                problems.append(
+                    Problem(
+                        where,
+                        "member.duplicate",
+                        f"{same} (case or Unicode folding)" if seen[key] != name else same,
+                    )
+                )
                 continue
             seen[key] = name
             if manifest is None:
-                if not name.endswith("/" + MANIFEST_NAME) or name.count("/") != 1 or not member.isreg():
-                    raise _Reject("archive.layout", where,
-                                  f"the first member must be NAME-VERSION/{MANIFEST_NAME}")
+                if (
+                    not name.endswith("/" + MANIFEST_NAME)
+                    or name.count("/") != 1
+                    or not member.isreg()
+                ):
+                    raise _Reject(
+                        "archive.layout",
+                        where,
+                        f"the first member must be NAME-VERSION/{MANIFEST_NAME}",
+                    )
                 if member.size > limits.manifest_bytes:
-                    raise _Reject("limit.manifest_size", where,
-                                  f"the manifest is larger than {limits.manifest_bytes} bytes")
-                manifest_bytes = b"".join(_chunks(stream_of(tar, member), member.size, 0, where))
+                    raise _Reject(
+                        "limit.manifest_size",
+                        where,
+                        f"the manifest is larger than {limits.manifest_bytes} bytes",
+                    )
+                manifest_bytes = b"".join(_data(tar, member))
                 manifest = parse(manifest_bytes)
                 top = name.split("/")[0]
                 if top != manifest.top:
-                    raise _Reject("archive.layout", where,
-                                  f"the top folder is {top!r} but the manifest names {manifest.top!r}")
+                    raise _Reject(
+                        "archive.layout",
+                        where,
+                        f"the top folder is {top!r} but the manifest names {manifest.top!r}",
+                    )
                 expected = {f.path: (f.sha256, f.size) for f in manifest.files}
                 for path in expected:
                     for i in range(1, path.count("/") + 1):
@@ -283,56 +338,89 @@ def _read(raw: BinaryIO, stream: _GzipStream, writer: _Writer, workdir: Path, li
             if not name.startswith(top + "/"):
                 problems.append(Problem(where, "member.outside_top", f"is not inside {top}/"))
                 continue
-            rel = name[len(top) + 1:]
+            rel = name[len(top) + 1 :]
             if member.isdir():
                 if rel not in folders:
-                    problems.append(Problem(where, "member.unlisted", "is a folder the manifest does not list"))
+                    problems.append(
+                        Problem(where, "member.unlisted", "is a folder the manifest does not list")
+                    )
                 continue
             if rel.startswith(SIGNATURES_DIR + "/") and rel.count("/") == 1:
                 if member.size > limits.manifest_bytes:
                     raise _Reject("limit.signature_size", where, "the signature file is too large")
-                signatures[rel] = b"".join(_chunks(stream_of(tar, member), member.size, 0, where))
+                signatures[rel] = b"".join(_data(tar, member))
                 continue
             if rel not in expected:
                 problems.append(Problem(where, "member.unlisted", "is not listed in the manifest"))
                 continue
             want_hash, want_size = expected[rel]
             if member.size != want_size:
-                problems.append(Problem(where, "member.size",
-                                        f"observed {member.size} bytes, the manifest says {want_size}"))
+                problems.append(
+                    Problem(
+                        where,
+                        "member.size",
+                        f"observed {member.size} bytes, the manifest says {want_size}",
+                    )
+                )
                 continue
             if member.size > limits.file_bytes:
-                raise _Reject("limit.file_size", where,
-                              f"larger than {limits.file_bytes} bytes (raise with --max-file-bytes)")
+                raise _Reject(
+                    "limit.file_size",
+                    where,
+                    f"larger than {limits.file_bytes} bytes (raise with --max-file-bytes)",
+                )
             total += member.size
             if total > limits.total_bytes:
-                raise _Reject("limit.total_size", where,
-                              f"the files add up to more than {limits.total_bytes} bytes (raise with --max-total-bytes)")
-            written[rel] = writer.write(f"{top}/{rel}", _chunks(stream_of(tar, member), member.size, 0, where))
+                raise _Reject(
+                    "limit.total_size",
+                    where,
+                    f"the files add up to more than {limits.total_bytes} bytes "
+                    "(raise with --max-total-bytes)",
+                )
+            written[rel] = writer.write(f"{top}/{rel}", _data(tar, member))
         if manifest is None:
             raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
         tail = stream.drain()
         if tail.strip(b"\0"):
-            raise _Reject("archive.trailing_data", "(archive)", "there are bytes after the tar end-of-archive marker")
+            raise _Reject(
+                "archive.trailing_data",
+                "(archive)",
+                "there are bytes after the tar end-of-archive marker",
+            )
     except tarfile.TarError as exc:
-        raise _Reject("archive.corrupt", "(archive)", f"the tar stream is corrupt or truncated: {exc}") from None
+        raise _Reject(
+            "archive.corrupt", "(archive)", f"the tar stream is corrupt or truncated: {exc}"
+        ) from None
     except EOFError:
         raise _Reject("archive.truncated", "(archive)", "the file is truncated") from None
     except OSError as exc:
-        raise _Reject("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
+        raise _Reject(
+            "archive.write", "(work directory)", f"cannot write: {exc.strerror}"
+        ) from None
 
-    for rel, (want_hash, want_size) in expected.items():
+    for rel, (want_hash, _) in expected.items():
         if rel not in written:
             if not any(p.where == f"{top}/{rel}" for p in problems):
-                problems.append(Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing"))
+                problems.append(
+                    Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing")
+                )
         elif written[rel][0] != want_hash:
-            problems.append(Problem(f"{top}/{rel}", "file.hash",
-                                    f"SHA-256 is {written[rel][0]}, the manifest says {want_hash}"))
+            problems.append(
+                Problem(
+                    f"{top}/{rel}",
+                    "file.hash",
+                    f"SHA-256 is {written[rel][0]}, the manifest says {want_hash}",
+                )
+            )
     if problems:
         shown = problems[:MAX_LISTED_PROBLEMS]
         if len(problems) > len(shown):
-            shown.append(Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)"))
-        raise BundleRejected(f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown)
+            shown.append(
+                Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)")
+            )
+        raise BundleRejected(
+            f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown
+        )
     return Extracted(
         root=workdir / top,
         manifest=manifest,
@@ -349,11 +437,3 @@ def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
         if member is None:
             return
         yield member
-
-
-def stream_of(tar: tarfile.TarFile, member: tarfile.TarInfo) -> BinaryIO:
-    """The data of a regular member of a streamed tar."""
-    data = tar.extractfile(member)
-    if data is None:
-        raise _Reject("member.type", member.name, "has no data")
-    return data  # type: ignore[return-value]

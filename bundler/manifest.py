@@ -159,16 +159,22 @@ def _depth_and_numbers(value: Any, where: tuple[Any, ...], problems: list[Proble
     while stack:
         item, at = stack.pop()
         if len(at) > MAX_DEPTH:
-            problems.append(Problem(dotted(at), "manifest.too_deep", f"nested deeper than {MAX_DEPTH}"))
+            problems.append(
+                Problem(dotted(at), "manifest.too_deep", f"nested deeper than {MAX_DEPTH}")
+            )
             return
         if isinstance(item, float) and not math.isfinite(item):
-            problems.append(Problem(dotted(at), "manifest.not_finite", "NaN or infinity is not allowed"))
+            problems.append(
+                Problem(dotted(at), "manifest.not_finite", "NaN or infinity is not allowed")
+            )
         elif isinstance(item, dict):
             stack.extend((v, (*at, k)) for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, (*at, i)) for i, v in enumerate(item))
         elif not isinstance(item, str | int | float | bool):
-            problems.append(Problem(dotted(at), "manifest.type", f"a {type(item).__name__} is not allowed"))
+            problems.append(
+                Problem(dotted(at), "manifest.type", f"a {type(item).__name__} is not allowed")
+            )
 
 
 def parse(data: bytes) -> Manifest:
@@ -193,7 +199,9 @@ def parse(data: bytes) -> Manifest:
     fmt = doc.get("format")
     match = _FORMAT_RE.match(fmt) if isinstance(fmt, str) else None
     if match is None:
-        raise reject("manifest.format", f"format is {fmt!r}; expected 'reprobundle/<major>[.<minor>]'")
+        raise reject(
+            "manifest.format", f"format is {fmt!r}; expected 'reprobundle/<major>[.<minor>]'"
+        )
     major, minor = int(match.group(1)), int(match.group(2) or 0)
     if major != FORMAT_MAJOR:
         raise BundleRejected(
@@ -296,7 +304,9 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
         listed.add(path)
     dirs = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
     for clash in sorted(listed & dirs):
-        problems.append((("files",), "path.file_and_folder", f"{clash!r} is both a file and a folder"))
+        problems.append(
+            (("files",), "path.file_and_folder", f"{clash!r} is both a file and a folder")
+        )
 
     case_ids: dict[str, int] = {}
     for i, case in enumerate(doc["cases"]):
@@ -307,18 +317,26 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
         case_ids.setdefault(case["id"], i)
         if case.get("expect_reasons") and case["expect"] != "fail":
             problems.append(
-                (("cases", i, "expect_reasons"), "case.expect_reasons",
-                 "only a case that expects fail can name the reasons it must fail with")
+                (
+                    ("cases", i, "expect_reasons"),
+                    "case.expect_reasons",
+                    "only a case that expects fail can name the reasons it must fail with",
+                )
             )
         for role, ref in case["inputs"].items():
             for path in [ref] if isinstance(ref, str) else ref:
                 why = path_problem(path)
                 if why:
-                    problems.append((("cases", i, "inputs", role), "path.invalid", f"{path!r} {why}"))
+                    problems.append(
+                        (("cases", i, "inputs", role), "path.invalid", f"{path!r} {why}")
+                    )
                 elif path not in listed and path not in dirs:
                     problems.append(
-                        (("cases", i, "inputs", role), "case.unlisted_input",
-                         f"{path!r} is not one of the bundle's files or folders")
+                        (
+                            ("cases", i, "inputs", role),
+                            "case.unlisted_input",
+                            f"{path!r} is not one of the bundle's files or folders",
+                        )
                     )
     claim_ids: set[str] = set()
     for i, claim in enumerate(doc["claims"]):

@@ -13,8 +13,20 @@ MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 1024
 
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
-_BIDI = {"\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
-         "\u2066", "\u2067", "\u2068", "\u2069", "\u061c"}
+_BIDI = {
+    "\u200e",
+    "\u200f",
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u061c",
+}
 _FORBIDDEN_CHARS = set('\\:*?"<>|')
 
 
@@ -52,7 +64,7 @@ def path_problem(path: str) -> str | None:
         if part[-1] in " .":
             return "has a component ending in a space or a dot"
         if any(c in _FORBIDDEN_CHARS for c in part):
-            return "has a character not portable to Windows (\\:*?\"<>|)"
+            return 'has a character not portable to Windows (\\:*?"<>|)'
     return None
 
 

@@ -30,7 +30,9 @@ def _case_dict(result: CaseResult) -> dict[str, Any]:
         "expect": case.expect,
         "expect_reasons": list(case.expect_reasons),
         "verdict": verdict.status,
-        "reasons": [{"code": r.code, "message": r.message, "details": r.details} for r in verdict.reasons],
+        "reasons": [
+            {"code": r.code, "message": r.message, "details": r.details} for r in verdict.reasons
+        ],
         "message": verdict.message,
         "details": verdict.details,
         "outcome": result.outcome,
@@ -87,7 +89,9 @@ def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
         "result": "rejected" if exit_code == 3 else "error",
         "exit_code": exit_code,
         "message": error.headline,
-        "problems": [{"where": p.where, "code": p.code, "message": p.message} for p in error.problems],
+        "problems": [
+            {"where": p.where, "code": p.code, "message": p.message} for p in error.problems
+        ],
     }
 
 
@@ -126,9 +130,8 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
 
     out.append("")
     out.append("Claims")
-    header = f"  {'STATUS':<13} {'CLAIM':<{max(5, *(len(c.claim.id) for c in verification.claims))}}  CASES"
-    out.append(header)
-    id_width = max(5, *(len(c.claim.id) for c in verification.claims))
+    id_width = max([5, *(len(c.claim.id) for c in verification.claims)])
+    out.append(f"  {'STATUS':<13} {'CLAIM':<{id_width}}  CASES")
     for claim in verification.claims:
         denominators = f"{claim.reproduced}/{claim.total} reproduced"
         if claim.inconclusive:
@@ -154,7 +157,10 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
     )
     out.append("")
     supported = sum(1 for c in verification.claims if c.status == "supported")
-    out.append(verdict_line(verification) + f" ({supported} of {len(verification.claims)} claims supported)")
+    out.append(
+        verdict_line(verification)
+        + f" ({supported} of {len(verification.claims)} claims supported)"
+    )
     return "\n".join(out)
 
 

@@ -63,7 +63,9 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
     if kind is InputKind.TREE:
         prefix = path.rstrip("/") + "/"
         return {
-            p[len(prefix):]: (root / p).read_bytes() for p in sorted(listed) if p.startswith(prefix)
+            p[len(prefix) :]: (root / p).read_bytes()
+            for p in sorted(listed)
+            if p.startswith(prefix)
         }
     if path not in listed:
         raise _LoadError(f"{path} is not a file of the bundle")
@@ -113,7 +115,9 @@ def _strict_json(text: str) -> Any:
     return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
 
 
-def load_inputs(found: Checker, case: Case, root: Path, listed: Mapping[str, int]) -> dict[str, Any]:
+def load_inputs(
+    found: Checker, case: Case, root: Path, listed: Mapping[str, int]
+) -> dict[str, Any]:
     """The loaded value of each role; raises _LoadError naming the file (and line)."""
     loaded: dict[str, Any] = {}
     for role_name, ref in case.inputs.items():
@@ -121,7 +125,9 @@ def load_inputs(found: Checker, case: Case, root: Path, listed: Mapping[str, int
         if role is None:
             raise _LoadError(f"{found.key} has no input {role_name!r}")
         if role.many != (not isinstance(ref, str)):
-            raise _LoadError(f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}")
+            raise _LoadError(
+                f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}"
+            )
         paths = [ref] if isinstance(ref, str) else list(ref)
         values = [_load_one(root, p, role.kind, listed) for p in paths]
         loaded[role_name] = values if role.many else values[0]
@@ -152,7 +158,9 @@ def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, 
 
 def _police(found: Checker, verdict: Any) -> Verdict:
     if not isinstance(verdict, Verdict) or verdict.status not in ("pass", "fail", "error"):
-        return Verdict.errored("checker.bad_verdict", f"{found.key} returned {type(verdict).__name__}")
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned {type(verdict).__name__}"
+        )
     if verdict.status == "fail" and not verdict.reasons:
         return Verdict.errored("checker.bad_verdict", f"{found.key} failed without a reason")
     undeclared = sorted({r.code for r in verdict.reasons} - set(found.all_reasons))
@@ -168,7 +176,9 @@ def _police(found: Checker, verdict: Any) -> Verdict:
             _plain(verdict.details),
         )
     except ValueError as exc:
-        return Verdict.errored("checker.bad_verdict", f"{found.key} returned details that are not data: {exc}")
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned details that are not data: {exc}"
+        )
 
 
 def _plain(value: Any) -> Any:
@@ -179,7 +189,9 @@ def _plain(value: Any) -> Any:
 def run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
     found = checkers.get(case.checker)
     if found is None:
-        return Verdict.errored("checker.unavailable", f"this verifier has no checker {case.checker}")
+        return Verdict.errored(
+            "checker.unavailable", f"this verifier has no checker {case.checker}"
+        )
     try:
         inputs = load_inputs(found, case, root, listed)
     except _LoadError as exc:

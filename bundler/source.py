@@ -20,12 +20,21 @@ import checkers
 
 from . import yamlfile
 from .errors import Problem, SourceError
-from .manifest import FORMAT, MANIFEST_NAME, README_NAME, SIGNATURES_DIR, Locator, dotted, schema_validator
+from .manifest import (
+    FORMAT,
+    MANIFEST_NAME,
+    README_NAME,
+    SIGNATURES_DIR,
+    Locator,
+    dotted,
+    schema_validator,
+)
 from .manifest import consistency_problems as manifest_consistency
 from .paths import path_problem
 from .runner import params_problems
 
 SOURCE_NAME = "bundle.yaml"
+_BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER_HASH = "0" * 64
 
 _KEYS: Mapping[Locator, tuple[str, ...]] = {
@@ -79,7 +88,9 @@ def read_source(root: Path) -> SourcePlan:
         raw, marks = yamlfile.load(text)
     except yamlfile.YamlProblem as exc:
         where = f"{SOURCE_NAME}:{exc.line}" if exc.line else SOURCE_NAME
-        raise SourceError(f"{source_file} cannot be read", [Problem(where, "yaml", exc.message)]) from None
+        raise SourceError(
+            f"{source_file} cannot be read", [Problem(where, "yaml", exc.message)]
+        ) from None
     if not isinstance(raw, dict):
         raise SourceError(f"{source_file} must be a mapping of keys (name, version, ...)")
 
@@ -89,8 +100,8 @@ def read_source(root: Path) -> SourcePlan:
     document = _as_manifest_document(raw, files)
     _schema_problems(document, out)
     if not out.problems:
-        for where, code, message in manifest_consistency(document):
-            out.add(_source_locator(where), code, message)
+        for locator, code, message in manifest_consistency(document):
+            out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
         _claim_problems(document, out)
     if out.problems:
@@ -106,7 +117,11 @@ def _unknown_keys(raw: Mapping[str, Any], where: Locator, out: _Collector) -> No
             for key in node:
                 if key not in allowed:
                     close = difflib.get_close_matches(str(key), allowed, n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(allowed)})"
+                    hint = (
+                        f" (did you mean {close[0]!r}?)"
+                        if close
+                        else f" (known: {', '.join(allowed)})"
+                    )
                     out.add((*node_where, key), "source.unknown_key", f"unknown key {key!r}{hint}")
 
 
@@ -190,38 +205,41 @@ def _resolve_files(root: Path, patterns: Any, out: _Collector) -> list[str]:
     for rel in sorted(chosen):
         top = rel.split("/")[0]
         if rel == README_NAME or top in (MANIFEST_NAME, SIGNATURES_DIR):
-            out.add(("files",), "path.reserved", f"{rel!r} is reserved for the bundle's own use; rename it")
+            out.add(
+                ("files",),
+                "path.reserved",
+                f"{rel!r} is reserved for the bundle's own use; rename it",
+            )
     return sorted(chosen)
 
 
 def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:
-    def listed(value: Any) -> Any:
-        return value if isinstance(value, list) else value
+    """The source in the manifest's shape, with the source's defaults filled in."""
 
-    cases = raw.get("cases")
-    claims = raw.get("claims")
+    def with_default(items: Any, key: str, default: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        return [{key: default, **item} if isinstance(item, dict) else item for item in items]
+
     doc: dict[str, Any] = {
         "format": FORMAT,
-        "bundle": {k: raw.get(k) for k in ("name", "version", "title", "description") if k in raw},
+        "bundle": {"description": "", **{k: raw[k] for k in _BUNDLE_KEYS if k in raw}},
         "environment": {
-            "tool": "", "python": "", "implementation": "", "platform": "",
-            "source_date_epoch": 0, "checkers": {}, "libraries": {},
+            "tool": "",
+            "python": "",
+            "implementation": "",
+            "platform": "",
+            "source_date_epoch": 0,
+            "checkers": {},
+            "libraries": {},
         },
-        "files": [{"path": f, "sha256": _PLACEHOLDER_HASH, "size": 0} for f in files]
-        or [{"path": "(none)", "sha256": _PLACEHOLDER_HASH, "size": 0}],
-        "cases": [
-            {**c, "params": c.get("params", {}) if c.get("params") is not None else {}}
-            if isinstance(c, dict) else c
-            for c in listed(cases if cases is not None else [])
-        ] if isinstance(cases, list) else cases,
-        "claims": [
-            {**c, "limits": c.get("limits", [])} if isinstance(c, dict) else c
-            for c in claims
-        ] if isinstance(claims, list) else claims,
+        "files": [{"path": f, "sha256": _PLACEHOLDER_HASH, "size": 0} for f in files],
         "scope": raw.get("scope", {"cannot_support": []}),
     }
-    if "description" not in doc["bundle"]:
-        doc["bundle"]["description"] = ""
+    if "cases" in raw:
+        doc["cases"] = with_default(raw["cases"], "params", {})
+    if "claims" in raw:
+        doc["claims"] = with_default(raw["claims"], "limits", [])
     return doc
 
 
@@ -236,8 +254,8 @@ def _source_locator(where: Locator) -> Locator:
 
 def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
     for error in sorted(schema_validator().iter_errors(document), key=lambda e: list(e.path)):
-        if error.validator == "additionalProperties":
-            continue  # reported by _unknown_keys with a "did you mean"
+        if error.validator == "additionalProperties" or list(error.path)[:1] == ["files"]:
+            continue  # reported with more help by _unknown_keys and _resolve_files
         where = _source_locator(tuple(error.path))
         out.add(where, "source.schema", f"{dotted(where)}: {error.message}")
 
@@ -248,29 +266,44 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
         if found is None:
             close = difflib.get_close_matches(case["checker"], list(checkers.registry()), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else " (see `reprobundle checkers`)"
-            out.add(("cases", i, "checker"), "case.unknown_checker",
-                    f"unknown checker {case['checker']!r}{hint}")
+            out.add(
+                ("cases", i, "checker"),
+                "case.unknown_checker",
+                f"unknown checker {case['checker']!r}{hint}",
+            )
             continue
-        for role in found.roles:
-            if role.name not in case["inputs"] and not role.optional:
-                out.add(("cases", i, "inputs"), "case.missing_role",
-                        f"{found.key} needs input {role.name!r} ({role.doc})")
+        for needed in found.roles:
+            if needed.name not in case["inputs"] and not needed.optional:
+                out.add(
+                    ("cases", i, "inputs"),
+                    "case.missing_role",
+                    f"{found.key} needs input {needed.name!r} ({needed.doc})",
+                )
         for role_name, ref in case["inputs"].items():
             role = found.role(role_name)
             if role is None:
                 known = ", ".join(r.name for r in found.roles)
-                out.add(("cases", i, "inputs", role_name), "case.unknown_role",
-                        f"{found.key} has no input {role_name!r} (it takes: {known})")
+                out.add(
+                    ("cases", i, "inputs", role_name),
+                    "case.unknown_role",
+                    f"{found.key} has no input {role_name!r} (it takes: {known})",
+                )
             elif role.many != (not isinstance(ref, str)):
                 want = "a list of paths" if role.many else "one path"
-                out.add(("cases", i, "inputs", role_name), "case.role_shape",
-                        f"input {role_name!r} of {found.key} takes {want}")
+                out.add(
+                    ("cases", i, "inputs", role_name),
+                    "case.role_shape",
+                    f"input {role_name!r} of {found.key} takes {want}",
+                )
         for message in params_problems(found, case["params"]):
             out.add(("cases", i, "params"), "case.params", message)
         unknown = set(case.get("expect_reasons", ())) - set(found.all_reasons)
         for code in sorted(unknown):
-            out.add(("cases", i, "expect_reasons"), "case.unknown_reason",
-                    f"{found.key} never returns reason {code!r} (see `reprobundle checkers`)")
+            out.add(
+                ("cases", i, "expect_reasons"),
+                "case.unknown_reason",
+                f"{found.key} never returns reason {code!r} (see `reprobundle checkers`)",
+            )
 
 
 def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
@@ -278,6 +311,9 @@ def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
     for i, claim in enumerate(document["claims"]):
         controls = [c for c in claim["cases"] if expect.get(c) == "fail"]
         if not controls and not claim.get("negative_control_waiver"):
-            out.add(("claims", i), "claim.no_negative_control",
-                    f"claim {claim['id']!r} has no negative control (a case that expects fail) and "
-                    "no negative_control_waiver: nothing shows its checkers can fail")
+            out.add(
+                ("claims", i),
+                "claim.no_negative_control",
+                f"claim {claim['id']!r} has no negative control (a case that expects fail) and "
+                "no negative_control_waiver: nothing shows its checkers can fail",
+            )

@@ -16,7 +16,11 @@ def _root() -> Traversable:
 
 
 def names() -> list[str]:
-    return sorted(entry.name for entry in _root().iterdir() if entry.is_dir() and not entry.name.startswith("_"))
+    return sorted(
+        entry.name
+        for entry in _root().iterdir()
+        if entry.is_dir() and not entry.name.startswith("_")
+    )
 
 
 def copy_template(name: str, dest: Path) -> list[Path]:

@@ -105,7 +105,9 @@ def verify(
         )
     except BundlerError as exc:
         if keep:
-            exc.problems.append(Problem("", "workdir.kept", f"the work directory is kept at {target}"))
+            exc.problems.append(
+                Problem("", "workdir.kept", f"the work directory is kept at {target}")
+            )
         raise
     finally:
         if not keep:

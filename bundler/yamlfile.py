@@ -58,13 +58,13 @@ def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[
             if not isinstance(key_node, yaml.ScalarNode):
                 raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise YamlProblem(key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed")
+                raise YamlProblem(
+                    key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed"
+                )
             key = key_node.value
             key_line = key_node.start_mark.line + 1
             if key in keys:
-                raise YamlProblem(
-                    key_line, f"duplicate key {key!r} (first on line {keys[key]})"
-                )
+                raise YamlProblem(key_line, f"duplicate key {key!r} (first on line {keys[key]})")
             keys[key] = key_line
             _walk(value_node, (*where, key), marks, seen)
     elif isinstance(node, yaml.SequenceNode):

@@ -6,14 +6,14 @@ semantics is a new version, never an edit of an old one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Mapping
 
-from . import config_change, structured
+from . import config_change, fault_injection, structured
 from .api import Checker
 
-FAMILIES = (structured, config_change)
+FAMILIES = (structured, config_change, fault_injection)
 
 
 @cache

@@ -58,14 +58,18 @@ def write_entries(entries: list[Entry], target: Path, fmt: int = tarfile.PAX_FOR
     return target
 
 
-def edit_manifest(bundle: Path, target: Path, edit: Callable[[dict[str, Any]], None],
-                  files: dict[str, bytes] | None = None) -> Path:
+def edit_manifest(
+    bundle: Path,
+    target: Path,
+    edit: Callable[[dict[str, Any]], None],
+    files: dict[str, bytes] | None = None,
+) -> Path:
     """Rewrite a bundle with an edited manifest (and replaced files), hashes kept honest."""
     entries = read_entries(bundle)
     manifest_entry = entries[0]
     doc = tomllib.loads(manifest_entry.data.decode())
     top = manifest_entry.name.split("/")[0]
-    by_path = {e.name[len(top) + 1:]: e for e in entries[1:]}
+    by_path = {e.name[len(top) + 1 :]: e for e in entries[1:]}
     for path, data in (files or {}).items():
         if path in by_path:
             by_path[path].data = data

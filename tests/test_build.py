@@ -27,7 +27,7 @@ def test_one_changed_input_byte_changes_the_bundle(tmp_path: Path) -> None:
     expected = source / "inputs" / "expected.yaml"
     data = expected.read_bytes()
     assert data.startswith(b"# The routing")
-    expected.write_bytes(b"# the routing" + data[len(b"# The routing"):])  # one byte, in a comment
+    expected.write_bytes(b"# the routing" + data[len(b"# The routing") :])  # one byte, in a comment
     second = build(source, tmp_path / "b.bundle.tar.gz", 1700000000)
     assert sha(first.path) != sha(second.path)
     assert first.identity != second.identity
@@ -42,8 +42,9 @@ def test_epoch_changes_only_timestamps(tmp_path: Path) -> None:
 def test_build_refuses_when_a_case_diverges_and_leaves_no_file(tmp_path: Path) -> None:
     source = copy_source(tmp_path)
     text = (source / "bundle.yaml").read_text()
-    (source / "bundle.yaml").write_text(text.replace("expect_reasons: [content.removed]",
-                                                     "expect_reasons: [content.changed]"))
+    (source / "bundle.yaml").write_text(
+        text.replace("expect_reasons: [content.removed]", "expect_reasons: [content.changed]")
+    )
     out = tmp_path / "out" / "x.bundle.tar.gz"
     with pytest.raises(BuildRefused) as caught:
         build(source, out, 0)

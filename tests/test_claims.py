@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from checkers.api import Reason, Verdict
 from bundler.claims import judge_claim, overall
 from bundler.manifest import Case, Claim
 from bundler.runner import CaseResult, judge
+from checkers.api import Reason, Verdict
 
 PASS_CASE = Case("p", "structured-equal@1", {"actual": "a", "expected": "b"}, {}, "pass")
-FAIL_CASE = Case("f", "structured-equal@1", {"actual": "a", "expected": "b"}, {}, "fail",
-                 ("content.removed",))
+FAIL_CASE = Case(
+    "f", "structured-equal@1", {"actual": "a", "expected": "b"}, {}, "fail", ("content.removed",)
+)
 PASSED = Verdict.passed("ok")
 REMOVED = Verdict.failed("no", [Reason("content.removed", "x")])
 CHANGED = Verdict.failed("no", [Reason("content.changed", "x")])
@@ -63,7 +64,7 @@ def test_inconclusive_never_counts_as_support_or_contradiction() -> None:
     judged = judge_claim(claim, {"p": result(PASS_CASE, ERROR), "f": result(FAIL_CASE, REMOVED)})
     assert judged.status == "inconclusive"
     assert (judged.reproduced, judged.inconclusive, judged.diverged) == (1, 1, 0)
-    assert "1 of 2 cases reproduced; 1 inconclusive (p)" == judged.why
+    assert judged.why == "1 of 2 cases reproduced; 1 inconclusive (p)"
 
 
 def test_diverged_beats_inconclusive() -> None:

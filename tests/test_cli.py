@@ -26,8 +26,13 @@ def test_installed_console_script_verifies_from_an_unrelated_directory(
     script = shutil.which("reprobundle") or str(Path(sys.executable).parent / "reprobundle")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    done = subprocess.run([script, "verify", str(quickstart_bundle)], cwd=elsewhere,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    done = subprocess.run(
+        [script, "verify", str(quickstart_bundle)],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     assert done.returncode == 0, done.stderr
     assert "supported     accepts-equivalent-content" in done.stdout
     assert "What this bundle cannot support" in done.stdout

@@ -45,50 +45,61 @@ def test_unknown_top_level_key(good: bytes) -> None:
 def test_wrong_type(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"][0]["size"] = "12"
+
     assert codes_of(edited(good, edit)) == ["manifest.schema"]
 
 
 def test_bad_hex(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"][0]["sha256"] = "Z" * 64
+
     assert codes_of(edited(good, edit)) == ["manifest.schema"]
 
 
 def test_other_hash_algorithm_is_refused(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"][0]["sha1"] = d["files"][0].pop("sha256")[:40]
+
     assert "manifest.schema" in codes_of(edited(good, edit))
 
 
 def test_duplicate_paths(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"].append(dict(d["files"][1]))
+
     assert codes_of(edited(good, edit)) == ["manifest.path.duplicate"]
 
 
 def test_paths_equal_after_case_folding_collide(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"].append({**d["files"][1], "path": d["files"][1]["path"].upper()})
+
     assert codes_of(edited(good, edit)) == ["manifest.path.duplicate"]
 
 
-@pytest.mark.parametrize("path", ["../x", "/abs", "a\\b", "cafe\u0301.txt", "CON", "a//b", "x\u202ey"])
+@pytest.mark.parametrize(
+    "path", ["../x", "/abs", "a\\b", "cafe\u0301.txt", "CON", "a//b", "x\u202ey"]
+)
 def test_non_portable_paths(good: bytes, path: str) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["files"].append({**d["files"][1], "path": path})
+
     assert codes_of(edited(good, edit)) == ["manifest.path.invalid"]
 
 
 def test_unknown_major_version_names_both_versions(good: bytes) -> None:
     with pytest.raises(BundleRejected) as caught:
         parse(edited(good, lambda d: d.update(format="reprobundle/2")))
-    assert "reprobundle/2" in caught.value.headline and "reads reprobundle/1" in caught.value.headline
+    assert (
+        "reprobundle/2" in caught.value.headline and "reads reprobundle/1" in caught.value.headline
+    )
 
 
 def test_newer_minor_version_is_read_with_a_warning(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["format"] = "reprobundle/1.3"
         d["future_field"] = {"x": 1}
+
     manifest = parse(edited(good, edit))
     assert any("newer" in w for w in manifest.warnings)
     assert any("future_field" in w for w in manifest.warnings)
@@ -103,9 +114,9 @@ def test_not_utf8(good: bytes) -> None:
 
 
 def test_duplicate_toml_key(good: bytes) -> None:
-    assert codes_of(good.replace(b'format = "reprobundle/1"\n', b'format = "reprobundle/1"\nformat = "x"\n')) == [
-        "manifest.toml"
-    ]
+    assert codes_of(
+        good.replace(b'format = "reprobundle/1"\n', b'format = "reprobundle/1"\nformat = "x"\n')
+    ) == ["manifest.toml"]
 
 
 def test_nan_is_refused(good: bytes) -> None:
@@ -121,4 +132,5 @@ def test_absurd_nesting_is_refused(good: bytes) -> None:
 def test_claim_naming_unknown_case(good: bytes) -> None:
     def edit(d: dict[str, Any]) -> None:
         d["claims"][0]["cases"].append("ghost")
+
     assert codes_of(edited(good, edit)) == ["manifest.claim.unknown_case"]

@@ -59,7 +59,11 @@ def test_number_written_as_string_is_a_type_change() -> None:
 
 def test_one_reason_per_difference() -> None:
     verdict = run({"a": 2, "c": 3}, {"a": 1, "b": 2})
-    assert sorted(r.code for r in verdict.reasons) == ["content.added", "content.changed", "content.removed"]
+    assert sorted(r.code for r in verdict.reasons) == [
+        "content.added",
+        "content.changed",
+        "content.removed",
+    ]
 
 
 def test_format_path_quotes_keys_that_are_not_identifiers() -> None:
@@ -69,7 +73,9 @@ def test_format_path_quotes_keys_that_are_not_identifiers() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -94,5 +100,5 @@ def test_any_reordering_of_distinct_items_is_detected(items: list[int]) -> None:
 @given(st.lists(st.integers(), min_size=1, max_size=6), st.data())
 def test_dropping_any_item_is_detected(items: list[int], data: st.DataObject) -> None:
     index = data.draw(st.integers(0, len(items) - 1))
-    shorter = items[:index] + items[index + 1:]
+    shorter = items[:index] + items[index + 1 :]
     assert compare_documents({"l": shorter}, {"l": items}) != []

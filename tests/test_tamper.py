@@ -38,17 +38,23 @@ def attack(tmp_path: Path, entries: list[Entry]) -> tuple[Path, Path]:
     return write_entries(entries, tmp_path / "bad.bundle.tar.gz"), workdir
 
 
-def test_flipped_payload_byte_is_named(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:
+def test_flipped_payload_byte_is_named(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path
+) -> None:
     entries = read_entries(quickstart_bundle)
     target = next(e for e in entries if e.name.endswith("inputs/expected.yaml"))
     target.data = bytes([target.data[0] ^ 1]) + target.data[1:]
     bundle, workdir = attack(tmp_path, entries)
     error = rejected(bundle, workdir)
-    assert [(p.where, p.code) for p in error.problems] == [(f"{TOP}/inputs/expected.yaml", "file.hash")]
+    assert [(p.where, p.code) for p in error.problems] == [
+        (f"{TOP}/inputs/expected.yaml", "file.hash")
+    ]
     assert_contained(tmp_path, canary, workdir)
 
 
-def test_every_mismatch_is_listed_not_just_the_first(quickstart_bundle: Path, tmp_path: Path) -> None:
+def test_every_mismatch_is_listed_not_just_the_first(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
     entries = read_entries(quickstart_bundle)
     for entry in entries[1:]:
         entry.data = entry.data.replace(b"e", b"E")
@@ -58,10 +64,16 @@ def test_every_mismatch_is_listed_not_just_the_first(quickstart_bundle: Path, tm
 
 
 def test_removed_file(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:
-    entries = [e for e in read_entries(quickstart_bundle) if not e.name.endswith("candidate-reordered.yaml")]
+    entries = [
+        e
+        for e in read_entries(quickstart_bundle)
+        if not e.name.endswith("candidate-reordered.yaml")
+    ]
     bundle, workdir = attack(tmp_path, entries)
     error = rejected(bundle, workdir)
-    assert [(p.where, p.code) for p in error.problems] == [(f"{TOP}/inputs/candidate-reordered.yaml", "file.missing")]
+    assert [(p.where, p.code) for p in error.problems] == [
+        (f"{TOP}/inputs/candidate-reordered.yaml", "file.missing")
+    ]
     assert_contained(tmp_path, canary, workdir)
 
 
@@ -69,7 +81,9 @@ def test_unlisted_file(quickstart_bundle: Path, tmp_path: Path, canary: Path) ->
     entries = [*read_entries(quickstart_bundle), Entry(f"{TOP}/inputs/extra.yaml", b"a: 1\n")]
     bundle, workdir = attack(tmp_path, entries)
     error = rejected(bundle, workdir)
-    assert [(p.where, p.code) for p in error.problems] == [(f"{TOP}/inputs/extra.yaml", "member.unlisted")]
+    assert [(p.where, p.code) for p in error.problems] == [
+        (f"{TOP}/inputs/extra.yaml", "member.unlisted")
+    ]
     assert_contained(tmp_path, canary, workdir)
 
 
@@ -82,7 +96,9 @@ def test_duplicate_member(quickstart_bundle: Path, tmp_path: Path, canary: Path)
     assert_contained(tmp_path, canary, workdir)
 
 
-def test_member_names_differing_only_in_case_collide(quickstart_bundle: Path, tmp_path: Path) -> None:
+def test_member_names_differing_only_in_case_collide(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
     entries = read_entries(quickstart_bundle)
     entries.append(Entry(entries[2].name.upper().replace(TOP.upper(), TOP), b"x"))
     bundle, workdir = attack(tmp_path, entries)
@@ -91,10 +107,22 @@ def test_member_names_differing_only_in_case_collide(quickstart_bundle: Path, tm
 
 @pytest.mark.parametrize(
     "name",
-    ["/tmp/evil.txt", "//tmp/evil.txt", f"{TOP}/../evil.txt", "../evil.txt", f"{TOP}/inputs/..\\evil",
-     f"{TOP}/C:evil", f"{TOP}/in\x01puts", f"{TOP}/./inputs/x", f"{TOP}/cafe\u0301", f"{TOP}/aux.txt"],
+    [
+        "/tmp/evil.txt",
+        "//tmp/evil.txt",
+        f"{TOP}/../evil.txt",
+        "../evil.txt",
+        f"{TOP}/inputs/..\\evil",
+        f"{TOP}/C:evil",
+        f"{TOP}/in\x01puts",
+        f"{TOP}/./inputs/x",
+        f"{TOP}/cafe\u0301",
+        f"{TOP}/aux.txt",
+    ],
 )
-def test_hostile_member_names(quickstart_bundle: Path, tmp_path: Path, canary: Path, name: str) -> None:
+def test_hostile_member_names(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path, name: str
+) -> None:
     entries = [*read_entries(quickstart_bundle), Entry(name, b"owned")]
     bundle, workdir = attack(tmp_path, entries)
     error = rejected(bundle, workdir)
@@ -106,17 +134,29 @@ def test_hostile_member_names(quickstart_bundle: Path, tmp_path: Path, canary: P
 
 @pytest.mark.parametrize(
     ("kind", "linkname"),
-    [(tarfile.SYMTYPE, "/etc/passwd"), (tarfile.SYMTYPE, "../../canary.txt"), (tarfile.LNKTYPE, f"{TOP}/README.md"),
-     (tarfile.CHRTYPE, ""), (tarfile.FIFOTYPE, "")],
+    [
+        (tarfile.SYMTYPE, "/etc/passwd"),
+        (tarfile.SYMTYPE, "../../canary.txt"),
+        (tarfile.LNKTYPE, f"{TOP}/README.md"),
+        (tarfile.CHRTYPE, ""),
+        (tarfile.FIFOTYPE, ""),
+    ],
 )
-def test_links_devices_and_fifos(quickstart_bundle: Path, tmp_path: Path, canary: Path, kind: bytes, linkname: str) -> None:
-    entries = [*read_entries(quickstart_bundle), Entry(f"{TOP}/inputs/link", type=kind, linkname=linkname)]
+def test_links_devices_and_fifos(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path, kind: bytes, linkname: str
+) -> None:
+    entries = [
+        *read_entries(quickstart_bundle),
+        Entry(f"{TOP}/inputs/link", type=kind, linkname=linkname),
+    ]
     bundle, workdir = attack(tmp_path, entries)
     assert [p.code for p in rejected(bundle, workdir).problems] == ["member.type"]
     assert_contained(tmp_path, canary, workdir)
 
 
-def test_symlink_then_file_through_it(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:
+def test_symlink_then_file_through_it(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path
+) -> None:
     """The classic chain: a link to outside, then a file written 'inside' the link."""
     entries = [
         *read_entries(quickstart_bundle),
@@ -147,13 +187,18 @@ def test_truncated_archive(quickstart_bundle: Path, tmp_path: Path) -> None:
 def test_bytes_after_the_gzip_stream(quickstart_bundle: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "bad.bundle.tar.gz"
     bundle.write_bytes(quickstart_bundle.read_bytes() + b"PK\x05\x06 zip trailer")
-    assert [p.code for p in rejected(bundle, tmp_path / "work").problems] == ["archive.trailing_data"]
+    assert [p.code for p in rejected(bundle, tmp_path / "work").problems] == [
+        "archive.trailing_data"
+    ]
 
 
 def test_gzip_that_is_not_tar(tmp_path: Path) -> None:
     bundle = tmp_path / "bad.bundle.tar.gz"
     bundle.write_bytes(gzip.compress(b"hello, not a tar" * 100))
-    assert rejected(bundle, tmp_path / "work").problems[0].code in ("archive.not_tar", "archive.corrupt")
+    assert rejected(bundle, tmp_path / "work").problems[0].code in (
+        "archive.not_tar",
+        "archive.corrupt",
+    )
 
 
 def test_manifest_must_come_first(quickstart_bundle: Path, tmp_path: Path) -> None:
@@ -189,4 +234,7 @@ def test_archive_ending_inside_a_member(quickstart_bundle: Path, tmp_path: Path)
         last = tar.getmembers()[-1]
     bundle = tmp_path / "bad.bundle.tar.gz"
     bundle.write_bytes(gzip.compress(raw[: last.offset_data + last.size // 2]))
-    assert rejected(bundle, tmp_path / "work").problems[0].code in ("archive.truncated", "archive.corrupt")
+    assert rejected(bundle, tmp_path / "work").problems[0].code in (
+        "archive.truncated",
+        "archive.corrupt",
+    )

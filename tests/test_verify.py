@@ -23,7 +23,9 @@ def test_quickstart_verifies_with_every_claim_supported(quickstart_bundle: Path)
     assert all(r.outcome == "reproduced" for r in result.cases)
 
 
-def test_wrong_expected_verdict_contradicts_the_claim(quickstart_bundle: Path, tmp_path: Path) -> None:
+def test_wrong_expected_verdict_contradicts_the_claim(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
     def flip(doc: dict[str, Any]) -> None:
         case_of(doc, "reformatted-candidate-passes")["expect"] = "fail"
 
@@ -66,8 +68,12 @@ def test_checker_that_raises_is_inconclusive_not_evidence(
 
 
 def test_unreadable_input_is_inconclusive(quickstart_bundle: Path, tmp_path: Path) -> None:
-    bundle = edit_manifest(quickstart_bundle, tmp_path / "x.bundle.tar.gz", lambda d: None,
-                           files={"inputs/candidate-dropped-rule.yaml": b"a: [unclosed\n"})
+    bundle = edit_manifest(
+        quickstart_bundle,
+        tmp_path / "x.bundle.tar.gz",
+        lambda d: None,
+        files={"inputs/candidate-dropped-rule.yaml": b"a: [unclosed\n"},
+    )
     result = verify(bundle)
     dropped = next(r for r in result.cases if r.case.id == "dropped-rule-is-caught")
     assert dropped.outcome == "inconclusive"
@@ -86,7 +92,9 @@ def test_unknown_checker_version_is_inconclusive(quickstart_bundle: Path, tmp_pa
     assert result.status == "inconclusive"
 
 
-def test_claim_without_negative_control_in_a_hand_made_bundle(quickstart_bundle: Path, tmp_path: Path) -> None:
+def test_claim_without_negative_control_in_a_hand_made_bundle(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
     def strip(doc: dict[str, Any]) -> None:
         doc["claims"][0]["cases"] = ["reformatted-candidate-passes"]
 

@@ -1,0 +1,1 @@
+"""One module per command of the CLI; ``bundler.cli`` assembles them."""

@@ -1,0 +1,118 @@
+"""What every command shares: error handling, exit codes, limit options, JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import BundlerError
+from ..extract import Limits
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_INTERNAL = 5
+
+EXIT_HELP = """\b
+Exit codes: 0 every claim supported · 1 a claim contradicted · 2 usage error ·
+3 bundle rejected (integrity, format; nothing ran) · 4 inconclusive ·
+5 internal error (a bug in reprobundle)."""
+
+
+def handle_errors(function: F) -> F:
+    """Map library errors to messages and exit codes; no traceback for any input."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except BundlerError as exc:
+            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("reprobundle: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get("REPROBUNDLE_VERBOSE") or kwargs.get("verbose"):
+                traceback.print_exc()
+            click.echo(
+                f"reprobundle: internal error ({type(exc).__name__}: {exc}); this is a bug in "
+                "reprobundle, not a verdict on the bundle. Re-run with --verbose for details.",
+                err=True,
+            )
+            sys.exit(EXIT_INTERNAL)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def limit_options(function: F) -> F:
+    defaults = Limits()
+    options = [
+        click.option(
+            "--max-archive-bytes",
+            type=click.IntRange(1),
+            default=defaults.archive_bytes,
+            show_default=True,
+            help="Largest bundle file accepted.",
+        ),
+        click.option(
+            "--max-members",
+            type=click.IntRange(1),
+            default=defaults.members,
+            show_default=True,
+            help="Most archive members accepted.",
+        ),
+        click.option(
+            "--max-file-bytes",
+            type=click.IntRange(1),
+            default=defaults.file_bytes,
+            show_default=True,
+            help="Largest single file accepted.",
+        ),
+        click.option(
+            "--max-total-bytes",
+            type=click.IntRange(1),
+            default=defaults.total_bytes,
+            show_default=True,
+            help="Most bytes unpacked in all.",
+        ),
+        click.option(
+            "--max-ratio",
+            type=click.IntRange(1),
+            default=defaults.ratio,
+            show_default=True,
+            help="Highest compression ratio accepted (bombs).",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def limits_from(options: dict[str, int]) -> Limits:
+    return Limits(
+        archive_bytes=options["max_archive_bytes"],
+        members=options["max_members"],
+        file_bytes=options["max_file_bytes"],
+        total_bytes=options["max_total_bytes"],
+        ratio=options["max_ratio"],
+    )
+
+
+def write_json(target: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    if target == "-":
+        click.echo(text, nl=False)
+    else:
+        from ..atomic import write_atomic
+
+        write_atomic(Path(target), text.encode("utf-8"))

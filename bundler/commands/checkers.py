@@ -1,0 +1,56 @@
+"""The `checkers` command."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+import checkers as builtin_checkers
+
+from ._shared import handle_errors
+
+
+@click.command("checkers")
+@click.argument("name", required=False)
+@handle_errors
+def list_checkers(name: str | None) -> None:
+    """List the built-in checkers with their inputs, params and reason codes.
+
+    NAME (e.g. structured-equal or structured-equal@1) shows one in full.
+
+    \b
+    Example:
+      reprobundle checkers structured-equal@1
+    """
+    from ..errors import UsageError
+
+    registry = builtin_checkers.registry()
+    chosen = [c for key, c in registry.items() if name in (None, key, c.name)]
+    if not chosen:
+        raise UsageError(f"no built-in checker {name!r}; known: {', '.join(registry)}")
+    for found in chosen:
+        click.echo(f"{found.key}  {found.summary}")
+        if name is None:
+            continue
+        click.echo("")
+        click.echo(found.doc)
+        click.echo("\ninputs:")
+        for role in found.roles:
+            shape = (
+                "list of paths"
+                if role.many
+                else ("folder" if role.kind.value == "tree" else "path")
+            )
+            optional = ", optional" if role.optional else ""
+            click.echo(f"  {role.name} ({role.kind.value}, {shape}{optional}): {role.doc}")
+        click.echo("params:")
+        for param in found.params:
+            default = "required" if param.required else f"default {json.dumps(param.default)}"
+            click.echo(f"  {param.name} ({default}): {param.doc}")
+        if not found.params:
+            click.echo("  (none)")
+        click.echo("reason codes:")
+        for code, meaning in found.reasons.items():
+            click.echo(f"  {code}: {meaning}")
+        click.echo("")

@@ -1,0 +1,58 @@
+"""The `inspect` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("bundle", type=click.Path(path_type=Path))
+@limit_options
+@handle_errors
+def inspect(bundle: Path, **limit_values: int) -> None:
+    """Show what BUNDLE holds and claims, after checking its integrity; runs no case.
+
+    \b
+    Example:
+      reprobundle inspect quickstart-1.0.0.bundle.tar.gz
+    """
+    import tempfile
+
+    from ..extract import extract
+
+    with tempfile.TemporaryDirectory(prefix="reprobundle-inspect-") as work:
+        extracted = extract(bundle.absolute(), Path(work), limits_from(limit_values))
+    m = extracted.manifest
+    env = m.environment
+    click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
+    click.echo(f"Identity  sha256:{extracted.identity}")
+    click.echo(f"Format    {m.format}")
+    click.echo(
+        f"Built     with {env.get('tool')}, Python {env.get('python')}, {env.get('platform')}"
+    )
+    click.echo(
+        f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
+    )
+    if m.description.strip():
+        click.echo("")
+        click.echo(m.description.strip())
+    click.echo("\nFiles")
+    for entry in m.files:
+        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {entry.path}")
+    click.echo("\nCases")
+    for case in m.cases:
+        reasons = f" {list(case.expect_reasons)}" if case.expect_reasons else ""
+        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}")
+    click.echo("\nClaims")
+    for claim in m.claims:
+        click.echo(f"  {claim.id}: {claim.statement}")
+        click.echo(f"    cases: {', '.join(claim.cases)}")
+        for limit in claim.limits:
+            click.echo(f"    limit: {limit}")
+    click.echo("\nWhat this bundle cannot support")
+    for item in m.cannot_support:
+        click.echo(f"  - {item}")

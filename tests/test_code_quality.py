@@ -1,0 +1,27 @@
+"""ruff and mypy (strict) are part of the test command, so CI enforces them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ruff", "check", "bundler", "checkers", "tests", "bundles"],
+        [sys.executable, "-m", "mypy"],
+    ],
+    ids=["ruff", "mypy"],
+)
+def test_tool_is_clean(command: list[str]) -> None:
+    if command[0] == "ruff" and shutil.which("ruff") is None:
+        command = [sys.executable, "-m", "ruff", *command[1:]]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
