@@ -94,3 +94,19 @@ def test_negative_control_failing_for_another_reason_is_contradicted(
     stale = next(r for r in result.cases if r.case.id == "plan-stale-diff")
     assert stale.outcome == "diverged"
     assert result.exit_code == 1
+
+
+def test_malformed_trace_line_is_inconclusive_naming_the_line(bundle: Path, tmp_path: Path) -> None:
+    trace = (SOURCE / "inputs/traces/read-only.jsonl").read_bytes()
+    broken = trace + b'{"order": 5, "method": "PUT", "path": "/api/v1/config"\n'
+    copy = edit_manifest(
+        bundle,
+        tmp_path / "x.bundle.tar.gz",
+        lambda doc: None,
+        files={"inputs/traces/read-only.jsonl": broken},
+    )
+    result = verify(copy)
+    case = next(r for r in result.cases if r.case.id == "trace-read-only-passes")
+    assert case.outcome == "inconclusive"
+    assert "inputs/traces/read-only.jsonl:5" in case.verdict.message
+    assert result.exit_code == 4
