@@ -757,14 +757,24 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
 
 
 def _review_differences(submitted: Any, reviewed: Any) -> list[Reason]:
-    return [
-        Reason(
-            "review.mismatch",
-            f"submitted candidate differs from the reviewed one: {diff.message}",
-            _plain({**diff.details, "kind": diff.code}),
+    reasons = []
+    for diff in compare_documents(submitted, reviewed, deepest=True):
+        path = diff.details["path"]
+        was, sent = diff.details.get("expected"), diff.details.get("actual")
+        if diff.code == "content.removed":
+            text = f"{path}: in the review ({_brief(was)}) but not in the submission"
+        elif diff.code == "content.added":
+            text = f"{path}: submitted ({_brief(sent)}) but never reviewed"
+        else:
+            text = f"{path}: reviewed {_brief(was)}, submitted {_brief(sent)}"
+        reasons.append(
+            Reason(
+                "review.mismatch",
+                f"the submitted candidate is not the reviewed one: {text}",
+                _plain({**diff.details, "kind": diff.code}),
+            )
         )
-        for diff in compare_documents(submitted, reviewed, deepest=True)
-    ]
+    return reasons
 
 
 def _submission_failed(
