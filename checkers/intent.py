@@ -179,7 +179,11 @@ class CaseResult:
 
     @property
     def codes(self) -> list[str]:
-        return sorted({r.code for r in self.reasons})
+        """The reason codes; for an inconclusive case, the environment code (run.timeout)."""
+        codes = {r.code for r in self.reasons}
+        if self.result == "inconclusive":
+            codes.add(ENVIRONMENT_FAILURES[self.output.status])
+        return sorted(codes)
 
     def to_dict(self) -> dict[str, Any]:
         """The per-case row of the report: which expectation held and which did not."""
