@@ -24,7 +24,7 @@ from checkers.intent import (
 
 # --------------------------------------------------------------------------- helpers
 
-TREE = {
+TREE: dict[str, bytes] = {
     "user-api/README.md": b"# user-api\n",
     "user-api/src/cache/redis.ts": b"".join(b"line %d\n" % i for i in range(1, 31)),
     "user-api/src/routes/users.ts": b"".join(b"line %d\n" % i for i in range(1, 81)),
@@ -32,7 +32,7 @@ TREE = {
     "other/src/main.py": b"print()\n",
 }
 
-GOOD_CASE = {
+GOOD_CASE: dict[str, Any] = {
     "id": "add-caching-auto",
     "prompt": "add caching to the user API",
     "mode": "auto",
@@ -48,7 +48,7 @@ GOOD_CASE = {
     },
 }
 
-GOOD_OUTPUT = {
+GOOD_OUTPUT: dict[str, Any] = {
     "case": "add-caching-auto",
     "status": "completed",
     "state": "ASK",
