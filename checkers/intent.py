@@ -595,12 +595,12 @@ def judge_suite(
     states: Sequence[str] = DEFAULT_STATES,
     *,
     only: str = "",
-    require_all: bool = True,
 ) -> list[CaseResult]:
     """Parse the three inputs and judge every case (or only the case ``only``).
 
-    Every output must name a known case. With ``require_all`` every case must have an
-    output: a suite with a missing output is not judged (it is not a fail either).
+    Every output must name a known case, and every judged case must have an output: a
+    case without one is not judged at all (an error, never a pass nor a fail). With
+    ``only``, the outputs document may hold just that case's record.
     """
     states = parse_states(states)
     cases = parse_cases(cases_doc, states)
@@ -614,13 +614,9 @@ def judge_suite(
             raise _invalid(f"case {only!r} is not in the cases document")
         cases = [c for c in cases if c.id == only]
     missing = [c.id for c in cases if c.id not in outputs]
-    if missing and (require_all or only):
+    if missing:
         raise _invalid(f"outputs: no recorded output for case(s) {missing}")
-    return [
-        judge_case(c, outputs[c.id], fixture_files(tree, c.fixture))
-        for c in cases
-        if c.id in outputs
-    ]
+    return [judge_case(c, outputs[c.id], fixture_files(tree, c.fixture)) for c in cases]
 
 
 def suite_counts(results: Sequence[CaseResult]) -> dict[str, Any]:
@@ -681,7 +677,7 @@ def diagnostics(results: Sequence[CaseResult]) -> dict[str, Any]:
     params=[
         Param(
             "case",
-            "the id of the one case to judge; empty judges every case that has an output",
+            "the id of the one case to judge; empty judges every case (each needs an output)",
             (str,),
             "",
         ),
@@ -710,7 +706,7 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     with one reason per expectation that does not hold, per malformed pointer
     (``evidence.form``) and per invented one (``evidence.hallucinated``); an ``error``
     (inconclusive) for a timeout or a harness error. With ``case`` empty, judges every
-    case with an output and fails if any case fails. The details carry, per case,
+    case (each must have an output) and fails if any case fails. The details carry, per case,
     each expectation with ``held`` true/false, expected and observed values.
 
     ``question_keywords``: at least one question, and every question mentions one of
@@ -726,7 +722,6 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
         inputs["fixture"],
         params["states"],
         only=params["case"],
-        require_all=False,
     )
     rows = [r.to_dict() for r in results]
     counts = suite_counts(results)
@@ -741,9 +736,13 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
             )
         if one.result == "fail":
             held = sum(1 for e in one.expectations.values() if e["held"])
+            judged = (
+                f"{held} of {len(one.expectations)} expectation(s) held"
+                if one.output.status == "completed"
+                else f"run {one.output.status}, expectations not evaluated"
+            )
             return Verdict.failed(
-                f"{one.case.id}: {held} of {len(one.expectations)} expectation(s) held; "
-                f"failed on {', '.join(one.codes)}",
+                f"{one.case.id}: {judged}; failed on {', '.join(one.codes)}",
                 one.reasons,
                 case=rows[0],
             )
@@ -947,7 +946,8 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
             raise _invalid(f"transcripts: {name} is not UTF-8 text ({exc})") from None
         if text is None:
             raise _invalid(f"transcripts: {name} is not bytes")
-        for number, line in enumerate(text.splitlines(), start=1):
+        # split on "\n" only, so file:line matches what an editor shows
+        for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
             lines_scanned += 1
             for marker, rx in markers:
                 found = len(rx.findall(line))

@@ -751,3 +751,24 @@ def test_every_declared_reason_code_is_produced_by_some_input() -> None:
         for code in registry()[key].reasons
     }
     assert produced == declared
+
+
+def test_judging_every_case_needs_an_output_for_every_case() -> None:
+    other = {**copy.deepcopy(GOOD_CASE), "id": "other"}
+    inputs = {"cases": [GOOD_CASE, other], "outputs": [GOOD_OUTPUT], "fixture": TREE}
+    assert "no recorded output for case(s) ['other']" in _refused("input.invalid", inputs)
+    assert call(intent_expectations, inputs, case="add-caching-auto").status == "pass"
+
+
+def test_not_triggered_message_does_not_claim_expectations_failed() -> None:
+    verdict = one({"status": "not_triggered", "evidence": []})
+    assert "expectations not evaluated" in verdict.message
+    assert "held" not in verdict.message
+
+
+def test_contamination_locations_are_editor_line_numbers() -> None:
+    # \x0b and \x1c are line breaks for str.splitlines but not for an editor
+    dirty = {"run.log": b"a\x0bb\x1cc\nunavailable tool 'bash'\n"}
+    verdict = call(contamination, {"transcripts": dirty}, markers=SKILL_MARKERS)
+    assert verdict.reasons[0].details["locations"] == ["run.log:2"]
+    assert verdict.details["lines_scanned"] == 2
