@@ -22,9 +22,9 @@ Three rules from the seed are built in and cannot be switched off by a param:
 
 ``suite-threshold@1`` cannot see the verdicts of other bundle cases (a checker only
 sees its own inputs), so it takes the same three inputs as ``intent-expectations@1``
-and recomputes every per-case result with the same function, :func:`judge_suite`,
-before applying the threshold. One function, two views: a per-case result can never
-differ between the two checkers.
+and recomputes every per-case result with the same function, ``judge_suite`` in
+``checkers/intent_cases.py``, before applying the threshold. One function, two views:
+a per-case result can never differ between the two checkers.
 """
 
 from __future__ import annotations
