@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
 
-from . import fault_injection, structured
+from . import fault_injection, metrics, structured, trajectory
 from .api import Checker
 
-FAMILIES = (structured, fault_injection)
+FAMILIES = (structured, fault_injection, trajectory, metrics)
 
 
 @cache
