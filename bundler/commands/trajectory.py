@@ -1,0 +1,169 @@
+"""``reprobundle trajectory``: learn a skeleton from reference traces, check a trace.
+
+A thin shell: read files, call :mod:`checkers.skeleton`, write the model atomically,
+echo the explanation. Exit codes: 0 pass (or learned), 1 the trace fails, 2 usage
+error or unreadable/invalid input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from checkers.api import CheckerInputError
+from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_trace
+from checkers.skeleton_draw import RENDERERS
+
+
+class InputProblem(click.ClickException):
+    """An input file that cannot be used: exit 2, one line, no traceback."""
+
+    exit_code = 2
+
+
+def load_document(path: Path) -> Any:
+    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputProblem(f"{path}: cannot read: {exc}") from None
+    try:
+        if path.suffix == ".jsonl":
+            return [
+                (number, json.loads(line))
+                for number, line in enumerate(text.splitlines(), start=1)
+                if line.strip()
+            ]
+        if path.suffix == ".json":
+            return json.loads(text)
+        if path.suffix in (".yaml", ".yml"):
+            return yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise InputProblem(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    raise InputProblem(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+
+
+def _trace(path: Path) -> Trace:
+    try:
+        return parse_trace(load_document(path))
+    except CheckerInputError as exc:
+        raise InputProblem(f"{path}: {exc.message}") from None
+
+
+def _model(path: Path) -> Model:
+    try:
+        return Model.from_dict(load_document(path))
+    except CheckerInputError as exc:
+        raise InputProblem(f"{path}: {exc.message}") from None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+_FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="text: what was learned; mermaid or dot: a drawing of the skeleton "
+    "(essential states bold, optional ones dashed).",
+)
+
+
+@click.group()
+def trajectory() -> None:
+    """Learn the skeleton of successful runs from reference traces and check a trace."""
+
+
+@trajectory.command("learn")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the model (JSON).")
+@click.option("--params", "params_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML/JSON file {identity: [...], normalise: [{field, pattern, replace}]}.")
+@click.option("--identity", multiple=True, metavar="FIELD",
+              help="A field that defines a state (label or an attribute); repeatable. "
+              "Default: label.")
+@click.option("--normalise", multiple=True, nargs=2, metavar="FIELD PATTERN",
+              help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
+              "identity field) before comparing; repeatable.")
+@_FORMAT
+def learn_command(
+    traces: tuple[Path, ...],
+    output: Path,
+    params_file: Path | None,
+    identity: tuple[str, ...],
+    normalise: tuple[tuple[str, str], ...],
+    fmt: str,
+) -> None:
+    """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines)."""
+    base: dict[str, Any] = {"identity": ["label"], "normalise": []}
+    if params_file is not None:
+        loaded = load_document(params_file)
+        if not isinstance(loaded, dict):
+            raise InputProblem(f"{params_file}: expected a mapping with identity and normalise")
+        base.update(loaded)
+    if identity:
+        base["identity"] = list(identity)
+    rules = list(base.get("normalise") or [])
+    rules += [{"field": field, "pattern": pattern} for field, pattern in normalise]
+    try:
+        equivalence = Equivalence.from_params(base.get("identity"), rules)
+        model = learn([_trace(path) for path in traces], equivalence)
+    except CheckerInputError as exc:
+        raise InputProblem(exc.message) from None
+    _write_atomically(output, json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    click.echo(RENDERERS[fmt](model))
+    if fmt == "text":
+        click.echo(f"model written to {output}")
+
+
+@trajectory.command("check")
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
+    """Check that TRACE reaches the essential states of MODEL in order (exit 1 if not)."""
+    result = match(_model(model_path), _trace(trace_path))
+    if fmt == "json":
+        report = {
+            "status": "pass" if result.passed else "fail",
+            "message": result.explain(),
+            "reasons": [
+                {"code": p.code, "message": p.message, "details": dict(p.details)}
+                for p in result.problems
+            ],
+            **result.details(),
+        }
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(("PASS: " if result.passed else "FAIL: ") + result.explain())
+        for problem in result.problems:
+            click.echo(f"  {problem.code}: {problem.message}")
+    if not result.passed:
+        raise SystemExit(1)
+
+
+@trajectory.command("show")
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
+@_FORMAT
+def show_command(model_path: Path, fmt: str) -> None:
+    """Explain or draw a learned MODEL."""
+    click.echo(RENDERERS[fmt](_model(model_path)))
