@@ -8,17 +8,18 @@ error or unreadable/invalid input.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from checkers.api import CheckerInputError
 from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_trace
 from checkers.skeleton_draw import RENDERERS
+
+from ..atomic import write_atomic
+from ..yamlfile import YamlProblem
+from ..yamlfile import load as load_yaml
 
 
 class InputProblem(click.ClickException):
@@ -33,20 +34,39 @@ def load_document(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputProblem(f"{path}: cannot read: {exc}") from None
-    try:
-        if path.suffix == ".jsonl":
-            return [
-                (number, json.loads(line))
-                for number, line in enumerate(text.splitlines(), start=1)
-                if line.strip()
-            ]
-        if path.suffix == ".json":
-            return json.loads(text)
-        if path.suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise InputProblem(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    if path.suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append((number, _strict_json(line)))
+                except ValueError as exc:
+                    raise InputProblem(f"{path}:{number}: not a JSON value: {exc}") from None
+        return records
+    if path.suffix == ".json":
+        try:
+            return _strict_json(text)
+        except ValueError as exc:
+            raise InputProblem(f"{path}: not valid JSON: {exc}") from None
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            return load_yaml(text)[0]
+        except YamlProblem as exc:
+            line = f":{exc.line}" if exc.line else ""
+            raise InputProblem(f"{path}{line}: {exc.message}") from None
     raise InputProblem(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+
+
+def _strict_json(text: str) -> Any:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=no_duplicates)
 
 
 def _trace(path: Path) -> Trace:
@@ -61,18 +81,6 @@ def _model(path: Path) -> Model:
         return Model.from_dict(load_document(path))
     except CheckerInputError as exc:
         raise InputProblem(f"{path}: {exc.message}") from None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 _FORMAT = click.option(
@@ -128,7 +136,8 @@ def learn_command(
         model = learn([_trace(path) for path in traces], equivalence)
     except CheckerInputError as exc:
         raise InputProblem(exc.message) from None
-    _write_atomically(output, json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    write_atomic(output, text.encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
         click.echo(f"model written to {output}")
