@@ -9,6 +9,7 @@ few successful reference traces; the learning and matching live in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,14 @@ from .skeleton import Equivalence, Model, learn, match, parse_trace
 from .structured import compare_documents
 
 _MAX_SHOWN = 20
+
+
+def _field_rank(path: str, document: Mapping[str, Any]) -> int:
+    """Differences in the model's own field order: sources and params (the likely cause)
+    before the skeleton, before the bookkeeping."""
+    top = re.split(r"[.\[]", path, maxsplit=1)[0]
+    fields = list(document)
+    return fields.index(top) if top in fields else len(fields)
 
 
 @checker(
@@ -107,7 +116,11 @@ def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
         if references:
             model = learn(references, stored.equivalence)
             source = "model re-learned from the references"
-            diffs = compare_documents(stored_doc, model.to_dict())
+            relearned = model.to_dict()
+            diffs = sorted(
+                compare_documents(stored_doc, relearned),
+                key=lambda r: _field_rank(r.details.get("path", ""), relearned),
+            )
             if diffs:
                 shown = [d.message for d in diffs[:_MAX_SHOWN]]
                 reasons.append(Reason(
