@@ -99,6 +99,10 @@ def confusions(
             )
         for method in methods:
             verdict = item["predictions"].get(method)
+            if verdict is None:
+                raise CheckerInputError(
+                    "input.invalid", f"{where} ({ident}): no verdict from method {method!r}"
+                )
             if verdict not in labels:
                 raise CheckerInputError(
                     "input.invalid",

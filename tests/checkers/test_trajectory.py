@@ -345,9 +345,9 @@ def test_tampered_model_is_refused_with_model_mismatch() -> None:
 
 def test_model_from_other_references_is_refused() -> None:
     refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
-    verdict = run({"model": search_model().to_dict(), "references": refs[:2] + [
-        doc("r2", ["editor", "search dialog", "loading", "search results", "x"])],
-        "trace": doc("t", ["editor", "search dialog", "search results"])})
+    changed = doc("r2", ["editor", "search dialog", "loading", "search results", "x"])
+    verdict = run({"model": search_model().to_dict(), "references": [*refs[:2], changed],
+                   "trace": doc("t", ["editor", "search dialog", "search results"])})
     assert verdict.codes == ("trajectory.model_mismatch",)
     assert verdict.reasons[0].details["differences"][0].startswith("sources[2]")
 
