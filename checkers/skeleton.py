@@ -39,6 +39,7 @@ precede it).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import re
@@ -59,8 +60,17 @@ _RULE_KEYS = frozenset({"field", "pattern", "replace"})
 
 
 def canonical(value: Any) -> str:
-    """The canonical JSON text of a value: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The canonical JSON text of a value: sorted keys, no spaces, UTF-8 kept. YAML
+    timestamps become ISO 8601 text; any other non-JSON value its ``repr``."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_as_text
+    )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, datetime.date):  # also datetime.datetime
+        return value.isoformat()
+    return repr(value)
 
 
 def _invalid(message: str) -> CheckerInputError:
@@ -120,6 +130,9 @@ def parse_trace(value: Any) -> Trace:
         places = [f"states[{i}]" for i in range(count)]
     else:
         raise _invalid("a trace is a mapping with 'trace' and 'states' (or JSON Lines records)")
+    # plain JSON data from here on: YAML timestamps become text, so the model file, the
+    # hash and the comparison with a stored model see the same values
+    document = json.loads(canonical(document))
     name = document.get("trace")
     if not isinstance(name, str) or not name.strip():
         raise _invalid("a trace needs a non-empty 'trace' name")

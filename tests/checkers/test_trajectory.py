@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -467,3 +468,16 @@ def test_every_reference_passes_the_model_learned_from_it(refs: list[list[str]])
     # and the learned model does not depend on the order of the references
     traces = [trace(f"r{i}", labels) for i, labels in enumerate(refs)]
     assert learn(traces[::-1], LABEL).to_dict() == model.to_dict()
+
+
+def test_yaml_timestamps_in_a_trace_are_hashed_and_compared_as_text() -> None:
+    when = datetime.datetime(2026, 11, 24, 9, 14, tzinfo=datetime.UTC)
+    refs = [{"trace": n, "states": [{"label": "a", "at": when, "attrs": {"day": when.date()}},
+                                    {"label": "b"}]} for n in ("r1", "r2")]
+    eq = Equivalence.from_params(["label", "day"], [])
+    verdict = run({"references": refs, "trace": refs[0]}, identity=["label", "day"])
+    assert verdict.status == "pass", verdict.message
+    model = learn([parse_trace(r) for r in refs], eq)
+    assert model.state("a").identity["day"] == "2026-11-24"
+    stored = json.loads(json.dumps(model.to_dict()))
+    assert run({"model": stored, "references": refs, "trace": refs[1]}).status == "pass"
