@@ -132,7 +132,7 @@ def parse_trace(value: Any) -> Trace:
         raise _invalid("a trace is a mapping with 'trace' and 'states' (or JSON Lines records)")
     # plain JSON data from here on: YAML timestamps become text, so the model file, the
     # hash and the comparison with a stored model see the same values
-    document = json.loads(canonical(document))
+    document = json.loads(json.dumps(document, ensure_ascii=False, default=_as_text))
     name = document.get("trace")
     if not isinstance(name, str) or not name.strip():
         raise _invalid("a trace needs a non-empty 'trace' name")
