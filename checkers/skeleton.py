@@ -411,6 +411,12 @@ class Model:
         order = {s: i for i, s in enumerate(skeleton)}
         if any(order[p] >= order[q] for p, q in precedence):
             raise _invalid("the model's skeleton order contradicts its precedence")
+        if not skeleton:
+            raise _invalid("the model's skeleton is empty: it would pass any trace")
+        fields = set(equivalence.identity)
+        odd = [s.id for s in states if set(s.identity) != fields]
+        if odd:
+            raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
         keys = [canonical(dict(s.identity)) for s in states]
         if len(set(keys)) != len(keys):
             raise _invalid("two states of the model have the same identity")
@@ -515,6 +521,11 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
             ),
         })
     essential = set(chain) | {g["state"] for g in guard}
+    if not essential:
+        raise _invalid(
+            f"the {len(ordered)} reference traces share no state (identity: "
+            f"{', '.join(equivalence.identity)}): an empty skeleton would pass any trace"
+        )
 
     # 5. order: p before q when p is first reached before q in every reference
     first: dict[str, dict[str, int]] = {}
