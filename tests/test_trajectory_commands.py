@@ -145,3 +145,12 @@ def test_malformed_model_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> N
     result = CliRunner().invoke(trajectory, ["check", str(model), str(refs[0])])
     assert result.exit_code == 2
     assert "format = 'trajectory-model/1'" in result.output
+
+
+def test_params_file_with_a_misspelt_key_is_refused(tmp_path: Path, refs: list[Path]) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("identiy: [label]\n")
+    result = CliRunner().invoke(trajectory, ["learn", *map(str, refs), "--params", str(params),
+                                             "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 2
+    assert "expected a mapping with identity and normalise" in result.output

@@ -2,12 +2,13 @@
 
 A thin shell: read files, call :mod:`checkers.skeleton`, write the model atomically,
 echo the explanation. Exit codes: 0 pass (or learned), 1 the trace fails, 2 usage
-error or unreadable/invalid input.
+error or unreadable/invalid input, 5 a bug (``handle_errors``).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,10 @@ from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_tra
 from checkers.skeleton_draw import RENDERERS
 
 from ..atomic import write_atomic
+from ..errors import UsageError
 from ..yamlfile import YamlProblem
 from ..yamlfile import load as load_yaml
-
-
-class InputProblem(click.ClickException):
-    """An input file that cannot be used: exit 2, one line, no traceback."""
-
-    exit_code = 2
+from ._shared import handle_errors
 
 
 def load_document(path: Path) -> Any:
@@ -33,7 +30,7 @@ def load_document(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputProblem(f"{path}: cannot read: {exc}") from None
+        raise UsageError(f"{path}: cannot read: {exc}") from None
     if path.suffix == ".jsonl":
         records = []
         for number, line in enumerate(text.splitlines(), start=1):
@@ -41,20 +38,20 @@ def load_document(path: Path) -> Any:
                 try:
                     records.append((number, _strict_json(line)))
                 except ValueError as exc:
-                    raise InputProblem(f"{path}:{number}: not a JSON value: {exc}") from None
+                    raise UsageError(f"{path}:{number}: not a JSON value: {exc}") from None
         return records
     if path.suffix == ".json":
         try:
             return _strict_json(text)
         except ValueError as exc:
-            raise InputProblem(f"{path}: not valid JSON: {exc}") from None
+            raise UsageError(f"{path}: not valid JSON: {exc}") from None
     if path.suffix in (".yaml", ".yml"):
         try:
             return load_yaml(text)[0]
         except YamlProblem as exc:
             line = f":{exc.line}" if exc.line else ""
-            raise InputProblem(f"{path}{line}: {exc.message}") from None
-    raise InputProblem(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+            raise UsageError(f"{path}{line}: {exc.message}") from None
+    raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
 
 
 def _strict_json(text: str) -> Any:
@@ -73,14 +70,14 @@ def _trace(path: Path) -> Trace:
     try:
         return parse_trace(load_document(path))
     except CheckerInputError as exc:
-        raise InputProblem(f"{path}: {exc.message}") from None
+        raise UsageError(f"{path}: {exc.message}") from None
 
 
 def _model(path: Path) -> Model:
     try:
         return Model.from_dict(load_document(path))
     except CheckerInputError as exc:
-        raise InputProblem(f"{path}: {exc.message}") from None
+        raise UsageError(f"{path}: {exc.message}") from None
 
 
 _FORMAT = click.option(
@@ -112,6 +109,7 @@ def trajectory() -> None:
               help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
               "identity field) before comparing; repeatable.")
 @_FORMAT
+@handle_errors
 def learn_command(
     traces: tuple[Path, ...],
     output: Path,
@@ -120,12 +118,21 @@ def learn_command(
     normalise: tuple[tuple[str, str], ...],
     fmt: str,
 ) -> None:
-    """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines)."""
+    """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines).
+
+    Prints the essential states in order, the optional ones, and every state the merge
+    guard kept essential; the model file records the merge decisions.
+
+    \b
+    Example:
+      reprobundle trajectory learn runs/r*.yaml --params equivalence.yaml -o model.json
+      reprobundle trajectory learn runs/r*.yaml -o model.json --format mermaid > skeleton.mmd
+    """
     base: dict[str, Any] = {"identity": ["label"], "normalise": []}
     if params_file is not None:
         loaded = load_document(params_file)
-        if not isinstance(loaded, dict):
-            raise InputProblem(f"{params_file}: expected a mapping with identity and normalise")
+        if not isinstance(loaded, dict) or not set(loaded) <= {"identity", "normalise"}:
+            raise UsageError(f"{params_file}: expected a mapping with identity and normalise")
         base.update(loaded)
     if identity:
         base["identity"] = list(identity)
@@ -135,7 +142,7 @@ def learn_command(
         equivalence = Equivalence.from_params(base.get("identity"), rules)
         model = learn([_trace(path) for path in traces], equivalence)
     except CheckerInputError as exc:
-        raise InputProblem(exc.message) from None
+        raise UsageError(exc.message) from None
     text = json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n"
     write_atomic(output, text.encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
@@ -148,8 +155,14 @@ def learn_command(
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@handle_errors
 def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
-    """Check that TRACE reaches the essential states of MODEL in order (exit 1 if not)."""
+    """Check that TRACE reaches the essential states of MODEL in order (exit 1 if not).
+
+    \b
+    Example:
+      reprobundle trajectory check model.json runs/new.yaml
+    """
     result = match(_model(model_path), _trace(trace_path))
     if fmt == "json":
         report = {
@@ -167,12 +180,18 @@ def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
         for problem in result.problems:
             click.echo(f"  {problem.code}: {problem.message}")
     if not result.passed:
-        raise SystemExit(1)
+        sys.exit(1)
 
 
 @trajectory.command("show")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
 @_FORMAT
+@handle_errors
 def show_command(model_path: Path, fmt: str) -> None:
-    """Explain or draw a learned MODEL."""
+    """Explain or draw a learned MODEL.
+
+    \b
+    Example:
+      reprobundle trajectory show model.json --format dot | dot -Tsvg > skeleton.svg
+    """
     click.echo(RENDERERS[fmt](_model(model_path)))
