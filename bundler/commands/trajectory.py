@@ -93,7 +93,13 @@ _FORMAT = click.option(
 
 @click.group()
 def trajectory() -> None:
-    """Learn the skeleton of successful runs from reference traces and check a trace."""
+    """Learn the skeleton of successful runs from reference traces and check a trace.
+
+    \b
+    Example:
+      reprobundle trajectory learn refs/*.yaml -o model.json --format mermaid
+      reprobundle trajectory check model.json new-run.yaml
+    """
 
 
 @trajectory.command("learn")
