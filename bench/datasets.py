@@ -72,3 +72,33 @@ def make(ds: Dataset, root: Path) -> Path:
     (checks / "b.yaml").write_text("a: 1\nb: [2, 1]\n")
     (root / "bundle.yaml").write_text(BUNDLE_YAML.format(name=ds.name.lower()))
     return root
+
+
+def make_cases(root: Path, cases: int) -> Path:
+    """A bundle source with ``cases`` structured-equal@1 cases, each on its own pair of
+    small YAML documents (every 10th one a negative control)."""
+    rng = random.Random(cases)
+    inputs = root / "inputs"
+    inputs.mkdir(parents=True, exist_ok=True)
+    lines = [f"name: bench-cases-{cases}", "version: 1.0.0", "title: Case throughput",
+             "files:", "  - inputs/**", "cases:"]
+    ids = []
+    for i in range(cases):
+        doc = {f"k{j}": rng.randint(0, 1000) for j in range(8)}
+        doc["items"] = [rng.randint(0, 9) for _ in range(6)]
+        expected = "\n".join(f"{k}: {v}" for k, v in doc.items()) + "\n"
+        negative = i % 10 == 0
+        actual = expected.replace("k0:", "k0x:") if negative else expected
+        sub = inputs / f"{i // 1000:03d}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"e{i}.yaml").write_text(expected)
+        (sub / f"a{i}.yaml").write_text(actual)
+        rel = f"inputs/{i // 1000:03d}"
+        lines += [f"  - id: c{i}", "    checker: structured-equal@1",
+                  f"    inputs: {{actual: {rel}/a{i}.yaml, expected: {rel}/e{i}.yaml}}",
+                  f"    expect: {'fail' if negative else 'pass'}"]
+        ids.append(f"c{i}")
+    lines += ["claims:", "  - id: throughput", "    statement: Every case reproduces.",
+              f"    cases: [{', '.join(ids)}]"]
+    (root / "bundle.yaml").write_text("\n".join(lines) + "\n")
+    return root
