@@ -143,7 +143,9 @@ def diff(
         after = _input_paths(new_cases[case_id], new_hashes)
         content = sorted(p for p in before if p in after and before[p] != after[p])
         if found or content:
-            cases_changed.append({"case": case_id, "changes": found, "input_content_changed": content})
+            cases_changed.append(
+                {"case": case_id, "changes": found, "input_content_changed": content}
+            )
 
     old_claims = {c.id: c for c in old.claims}
     new_claims = {c.id: c for c in new.claims}
@@ -156,15 +158,28 @@ def diff(
                 claims_changed.append({"claim": claim_id, "changes": found})
 
     def about(m: Manifest) -> dict[str, Any]:
-        return {"name": m.name, "version": m.version, "title": m.title,
-                "description": m.description, "format": m.format}
+        return {
+            "name": m.name,
+            "version": m.version,
+            "title": m.title,
+            "description": m.description,
+            "format": m.format,
+        }
 
     result: dict[str, Any] = {
         "diff_format": DIFF_FORMAT,
-        "old": {"file": old_file, "name": old.name, "version": old.version,
-                "identity": old_identity},
-        "new": {"file": new_file, "name": new.name, "version": new.version,
-                "identity": new_identity},
+        "old": {
+            "file": old_file,
+            "name": old.name,
+            "version": old.version,
+            "identity": old_identity,
+        },
+        "new": {
+            "file": new_file,
+            "name": new.name,
+            "version": new.version,
+            "identity": new_identity,
+        },
         "identical": old_identity == new_identity,
         "expectations_changed": expectations,
         "cases": {"added": cases_added, "removed": cases_removed, "changed": cases_changed},

@@ -219,9 +219,7 @@ def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
     return "reproduced", f"failed as expected {list(verdict.codes)}"
 
 
-def run_cases(
-    manifest: Manifest, root: Path, progress: Progress | None = None
-) -> list[CaseResult]:
+def run_cases(manifest: Manifest, root: Path, progress: Progress | None = None) -> list[CaseResult]:
     listed = {f.path: f.size for f in manifest.files}
     results = []
     for done, case in enumerate(manifest.cases):

@@ -38,7 +38,9 @@ def supported(quickstart_bundle: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def contradicted(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def contradicted(
+    quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     def flip(doc: dict[str, Any]) -> None:
         doc["cases"][1]["expect"] = "pass"  # dropped-rule-is-caught now expects pass
         del doc["cases"][1]["expect_reasons"]
@@ -48,7 +50,9 @@ def contradicted(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture(scope="module")
-def inconclusive(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def inconclusive(
+    quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     def unknown_checker(doc: dict[str, Any]) -> None:
         doc["cases"][2]["checker"] = "no-such-checker@1"
 
@@ -282,9 +286,17 @@ def test_html_of_a_rejection_names_the_problems(rejected: dict[str, Any]) -> Non
 def test_verify_writes_every_format(quickstart_bundle: Path, tmp_path: Path) -> None:
     out = {k: tmp_path / f"r.{k}" for k in ("json", "md", "xml", "html")}
     code, stdout, _ = run(
-        "verify", str(quickstart_bundle), "-q",
-        "--json", str(out["json"]), "--markdown", str(out["md"]),
-        "--junit", str(out["xml"]), "--html", str(out["html"]),
+        "verify",
+        str(quickstart_bundle),
+        "-q",
+        "--json",
+        str(out["json"]),
+        "--markdown",
+        str(out["md"]),
+        "--junit",
+        str(out["xml"]),
+        "--html",
+        str(out["html"]),
     )
     assert code == 0 and stdout == "Result: every claim supported\n"
     report = json.loads(out["json"].read_text())

@@ -156,13 +156,15 @@ class ProgressDisplay:
         )
         self._task = self._progress.add_task("starting", total=None)
         self._timer: Any = None
+        self._shown = False
+        self._steps = 0
         self.delay = delay
 
     def __enter__(self) -> ProgressDisplay:
         if self.enabled:
             import threading
 
-            self._timer = threading.Timer(self.delay, self._progress.start)
+            self._timer = threading.Timer(self.delay, self.show)
             self._timer.daemon = True
             self._timer.start()
         return self
@@ -171,13 +173,28 @@ class ProgressDisplay:
         if self._timer is not None:
             self._timer.cancel()
             self._timer.join()
-        self._progress.stop()
+        if self._shown:
+            self._progress.stop()
+
+    def show(self) -> None:
+        """Draw the bar now rather than after the delay."""
+        if self.enabled and not self._shown:
+            self._shown = True
+            self._progress.start()
 
     def cases(self, done: int, total: int, case_id: str) -> None:
         """For ``verify(progress=...)``: cases done of total."""
         label = f"verifying: case {case_id}" if case_id else "verifying: done"
         self._progress.update(self._task, completed=done, total=total, description=label)
 
+    BUILD_STEPS = 4  # reading, hashing, packing, verifying at home
+
     def step(self, name: str) -> None:
-        """For ``build(progress=...)``: the step now running."""
-        self._progress.update(self._task, description=f"building: {name}")
+        """For ``build(progress=...)``: the step now starting."""
+        self._steps += 1
+        self._progress.update(
+            self._task,
+            completed=self._steps - 1,
+            total=max(self.BUILD_STEPS, self._steps),
+            description=f"building: {name}",
+        )

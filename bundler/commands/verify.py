@@ -67,9 +67,7 @@ def check_targets(targets: dict[str, str | None]) -> None:
     metavar="FILE|-",
     help="Also write the Markdown block for a report's appendix.",
 )
-@click.option(
-    "--junit", "junit_target", metavar="FILE|-", help="Also write JUnit XML for CI."
-)
+@click.option("--junit", "junit_target", metavar="FILE|-", help="Also write JUnit XML for CI.")
 @click.option(
     "--html",
     "html_target",
@@ -78,7 +76,10 @@ def check_targets(targets: dict[str, str | None]) -> None:
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option(
-    "--verbose", "-v", is_flag=True, help="Show every case with its reasons (and tracebacks of bugs)."
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show every case with its reasons (and tracebacks of bugs).",
 )
 @limit_options
 @handle_errors

@@ -31,7 +31,7 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
 
 def _expect(e: Mapping[str, Any]) -> str:
     reasons = e["expect_reasons"]
-    return e["expect"] + (f" [{', '.join(reasons)}]" if reasons else "")
+    return str(e["expect"]) + (f" [{', '.join(reasons)}]" if reasons else "")
 
 
 def to_text(result: Mapping[str, Any], verbose: bool = False) -> str:

@@ -154,23 +154,23 @@ def _banner(report: Mapping[str, Any]) -> str:
     counts = case_counts(report)
     supported = sum(1 for c in claims if c["status"] == "supported")
     warnings = "".join(f'<p class="warning">warning: {e(w)}</p>' for w in report["warnings"])
-    return f"""<header class="{e(report['result'])}" id="summary"><div>
-<p class="verdict">Result: {e(STATUS_WORDS[report['result']])}</p>
-<h1>{e(bundle['title'])}</h1>
-<p><strong>{e(bundle['name'])} {e(bundle['version'])}</strong> ·
+    return f"""<header class="{e(report["result"])}" id="summary"><div>
+<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
+<h1>{e(bundle["title"])}</h1>
+<p><strong>{e(bundle["name"])} {e(bundle["version"])}</strong> ·
 {supported} of {len(claims)} claims supported ·
-{counts['reproduced']} of {len(report['cases'])} cases reproduced, {counts['diverged']} diverged,
-{counts['inconclusive']} inconclusive</p>{warnings}
+{counts["reproduced"]} of {len(report["cases"])} cases reproduced, {counts["diverged"]} diverged,
+{counts["inconclusive"]} inconclusive</p>{warnings}
 </div></header>"""
 
 
 def _bundle_section(report: Mapping[str, Any], expect_identity: bool) -> str:
     bundle = report["bundle"]
     return f"""<section id="bundle"><h2>Bundle</h2><dl class="facts">
-<dt>Identity</dt><dd class="mono">sha256:{e(bundle['identity'])}</dd>
-<dt>File</dt><dd class="mono">{e(bundle['file'])}</dd>
-<dt>Format</dt><dd class="mono">{e(bundle['format'])}</dd>
-<dt>Contents</dt><dd>{bundle['files']} files, {bundle['bytes']} bytes: {e(report['integrity'])}</dd>
+<dt>Identity</dt><dd class="mono">sha256:{e(bundle["identity"])}</dd>
+<dt>File</dt><dd class="mono">{e(bundle["file"])}</dd>
+<dt>Format</dt><dd class="mono">{e(bundle["format"])}</dd>
+<dt>Contents</dt><dd>{bundle["files"]} files, {bundle["bytes"]} bytes: {e(report["integrity"])}</dd>
 <dt>Signatures</dt><dd>{e(signature_text(report))}</dd>
 <dt>Verify it</dt><dd><pre>{e(verify_command(report, expect_identity))}</pre></dd>
 </dl></section>"""
@@ -184,13 +184,13 @@ def _claims_section(report: Mapping[str, Any]) -> str:
             limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"])
         rows.append(
-            f"""<tr class="claim {e(claim['status'])}" id="claim-{e(claim['id'])}" \
-data-status="{e(claim['status'])}">
-<td><span class="badge">{e(claim['status'])}</span></td>
-<td><strong class="mono">{e(claim['id'])}</strong><p class="statement">{e(claim['statement'])}</p>
-<p class="why">why: {e(claim['why'])}</p><ul class="limits">{limits}</ul></td>
+            f"""<tr class="claim {e(claim["status"])}" id="claim-{e(claim["id"])}" \
+data-status="{e(claim["status"])}">
+<td><span class="badge">{e(claim["status"])}</span></td>
+<td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
+<p class="why">why: {e(claim["why"])}</p><ul class="limits">{limits}</ul></td>
 <td><span class="denominators">{e(denominators(claim))}</span>,
-{claim['negative_controls']} negative control(s)<br><span class="muted">{cases}</span></td></tr>"""
+{claim["negative_controls"]} negative control(s)<br><span class="muted">{cases}</span></td></tr>"""
         )
     return f"""<section id="claims"><h2>Claims</h2>
 <table class="claims"><thead><tr><th>Status</th><th>Claim</th><th>Cases</th></tr></thead>
@@ -221,13 +221,13 @@ def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRen
             reasons += f"<li>… and {more} more</li>"
         message = f"<p>{e(case['message'])}</p>" if case.get("message") else ""
         articles.append(
-            f"""<article class="case {e(case['outcome'])}" id="case-{e(case['id'])}">
-<h3><span class="badge">{e(case['outcome'])}</span> <span class="mono">{e(case['id'])}</span></h3>
-<div class="cols"><div><strong>checker</strong> <code>{e(case['checker'])}</code></div>
+            f"""<article class="case {e(case["outcome"])}" id="case-{e(case["id"])}">
+<h3><span class="badge">{e(case["outcome"])}</span> <span class="mono">{e(case["id"])}</span></h3>
+<div class="cols"><div><strong>checker</strong> <code>{e(case["checker"])}</code></div>
 <div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
 <div><strong>observed</strong> <code>{e(observed_text(case))}</code></div></div>
-<p class="explanation">{e(case['explanation'])}</p>{message}
-{f'<ul class="reasons">{reasons}</ul>' if reasons else ''}{_drawing(case, renderers)}
+<p class="explanation">{e(case["explanation"])}</p>{message}
+{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}
 </article>"""
         )
     return f'<section id="cases"><h2>Cases</h2>\n{chr(10).join(articles)}\n</section>'
@@ -277,10 +277,10 @@ def _scope_section(report: Mapping[str, Any]) -> str:
 def _rejection(report: Mapping[str, Any]) -> str:
     problems = "".join(
         f"<li>{'<code>' + e(p['where']) + '</code>: ' if p['where'] else ''}{e(p['message'])} "
-        f"<span class=\"muted\">[{e(p['code'])}]</span></li>"
+        f'<span class="muted">[{e(p["code"])}]</span></li>'
         for p in report.get("problems", [])
     )
-    return f"""<header class="{e(report['result'])}" id="summary"><div>
-<p class="verdict">Result: {e(STATUS_WORDS[report['result']])}</p>
-<h1>{e(report['message'])}</h1><p>exit {e(report['exit_code'])}</p></div></header>
+    return f"""<header class="{e(report["result"])}" id="summary"><div>
+<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
+<h1>{e(report["message"])}</h1><p>exit {e(report["exit_code"])}</p></div></header>
 <main><section id="problems"><h2>Problems</h2><ul>{problems}</ul></section></main>"""

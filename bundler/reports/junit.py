@@ -53,9 +53,7 @@ def _reasons_text(case: Mapping[str, Any]) -> str:
 
 
 def _testcase(suite: ET.Element, claim_id: str, case: Mapping[str, Any]) -> str:
-    element = _element(
-        suite, "testcase", name=case["id"], classname=f"claim.{claim_id}", time="0"
-    )
+    element = _element(suite, "testcase", name=case["id"], classname=f"claim.{claim_id}", time="0")
     outcome = case["outcome"]
     if outcome == "diverged":
         failure = _element(
@@ -104,11 +102,16 @@ def to_junit(report: Mapping[str, Any]) -> str:
         counted = []
         for i, problem in enumerate(report.get("problems", []) or [{}], start=1):
             case = _element(
-                suite, "testcase", name=problem.get("where") or f"problem {i}",
-                classname="bundle.integrity", time="0",
+                suite,
+                "testcase",
+                name=problem.get("where") or f"problem {i}",
+                classname="bundle.integrity",
+                time="0",
             )
             error = _element(
-                case, "error", message=problem.get("message", report["message"]),
+                case,
+                "error",
+                message=problem.get("message", report["message"]),
                 type=problem.get("code", "bundle.rejected"),
             )
             error.text = clean(report["message"])

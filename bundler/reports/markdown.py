@@ -96,8 +96,7 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         limits = [escape(limit) for limit in claim["limits"]] or ["(none stated)"]
         if claim.get("negative_control_waiver"):
             limits.append(
-                "no negative control; waived because: "
-                + escape(claim["negative_control_waiver"])
+                "no negative control; waived because: " + escape(claim["negative_control_waiver"])
             )
         if claim["status"] != "supported":
             limits.append(f"{claim['status']}: {escape(claim['why'])}")

@@ -30,17 +30,21 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     bundle = report["bundle"]
     env = report.get("build_environment", {})
     console.print(
-        Text.assemble(("Bundle   ", "bold"), f"{bundle['name']} {bundle['version']}: ",
-                      bundle["title"])
+        Text.assemble(
+            ("Bundle   ", "bold"), f"{bundle['name']} {bundle['version']}: ", bundle["title"]
+        )
     )
     console.print(Text.assemble(("Identity ", "bold"), f"sha256:{bundle['identity']}"))
     console.print(
-        Text(f"Built    with {env.get('tool')} on Python {env.get('python')} "
-             f"({env.get('platform')})")
+        Text(
+            f"Built    with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})"
+        )
     )
     console.print(
-        Text(f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
-             "manifest's SHA-256 and sizes")
+        Text(
+            f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
+            "manifest's SHA-256 and sizes"
+        )
     )
     for warning in report.get("warnings", []):
         console.print(Text(f"warning: {warning}", style="yellow"))
@@ -49,8 +53,10 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     shown = [c for c in report["cases"] if verbose or c["outcome"] != "reproduced"]
     console.print()
     console.print(
-        Text(f"Cases: {counts['reproduced']} of {len(report['cases'])} reproduced, "
-             f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive")
+        Text(
+            f"Cases: {counts['reproduced']} of {len(report['cases'])} reproduced, "
+            f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive"
+        )
     )
     if shown:
         cases = Table(show_lines=True, expand=True)
