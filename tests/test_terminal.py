@@ -122,3 +122,17 @@ def test_progress_bar_stays_silent_off_a_terminal_or_when_quiet() -> None:
             progress.step("packing")
             progress.show()
         assert stream.getvalue() == ""
+
+
+def test_escape_sequences_in_a_bundle_are_shown_not_obeyed(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    def inject(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["claims"][0]["statement"] = "clears\x1b[2J the screen\x1b]0;pwned\x07"
+
+    bad = edit_manifest(quickstart_bundle, tmp_path / "esc.bundle.tar.gz", inject)
+    screen = in_terminal("verify", str(bad), NO_COLOR="1")
+    assert "\x1b[2J" not in screen and "\x1b]0;" not in screen
+    assert "clears\\x1b[2J the screen\\x1b]0;pwned\\x07" in screen
+    piped = CliRunner().invoke(main, ["verify", str(bad)])
+    assert "\x1b" not in piped.stdout and "clears\\x1b[2J" in piped.stdout

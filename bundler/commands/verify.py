@@ -145,7 +145,9 @@ def verify(
 
         render(report, Console(file=stream), verbose=verbose)
     else:
-        click.echo(to_text(verification, verbose=verbose), err=text_to_stderr)
+        from ..reports.common import printable
+
+        click.echo(printable(to_text(verification, verbose=verbose)), err=text_to_stderr)
     if verification.workdir and not quiet:
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr)
     sys.exit(verification.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -78,3 +79,13 @@ def signature_text(report: Mapping[str, Any]) -> str:
         )
         return f"{status}" + (f" ({names})" if names else "")
     return str(signatures)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """Text from a bundle made safe for a terminal: control characters (escape sequences
+    that could move the cursor, clear the screen or retitle the window) are shown as
+    ``\\xNN`` instead of being obeyed. Newlines and tabs stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diff import summary_counts
+from .common import printable
 
 
 def _value(value: Any) -> str:
@@ -35,6 +36,11 @@ def _expect(e: Mapping[str, Any]) -> str:
 
 
 def to_text(result: Mapping[str, Any], verbose: bool = False) -> str:
+    """The diff for a person; text from the bundles is made ``printable``."""
+    return printable(_to_text(result, verbose))
+
+
+def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
     old, new = result["old"], result["new"]
     out = [
         f"Old  {old['name']} {old['version']}  sha256:{old['identity']}",

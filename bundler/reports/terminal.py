@@ -14,7 +14,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .common import STATUS_WORDS, WHAT_IT_SHOWS, case_counts, denominators, expected_text
+from .common import (
+    STATUS_WORDS,
+    WHAT_IT_SHOWS,
+    case_counts,
+    denominators,
+    expected_text,
+    printable,
+)
 
 STYLE = {
     "supported": "bold green",
@@ -26,7 +33,9 @@ STYLE = {
 
 
 def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -> None:
-    """Print the verification: identity, the cases that need a look, claims, scope."""
+    """Print the verification: identity, the cases that need a look, claims, scope.
+    Every text from the bundle passes through ``printable`` (no escape sequences)."""
+    report = _printable(report)
     bundle = report["bundle"]
     env = report.get("build_environment", {})
     console.print(
@@ -108,3 +117,13 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
             f" ({supported} of {len(report['claims'])} claims supported)",
         )
     )
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, Mapping):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
