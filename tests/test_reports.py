@@ -5,6 +5,7 @@ browser: tests/test_html_browser.py; goldens: tests/test_golden.py.)"""
 from __future__ import annotations
 
 import copy
+import html
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 import xmlschema
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bundler.cli import main
 from bundler.errors import BundleRejected
@@ -364,3 +367,27 @@ def test_inspect_and_report_agree_on_identity(quickstart_bundle: Path, tmp_path:
     extracted = extract(quickstart_bundle, tmp_path)
     _, out, _ = run("report", str(quickstart_bundle))
     assert f"sha256:{extracted.identity}" in out
+
+
+# --- any text from a bundle, in every format ----------------------------------------
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(min_size=1, max_size=40))
+def test_any_text_renders_safely_in_every_format(text: str, supported: dict[str, Any]) -> None:
+    report = copy.deepcopy(supported)
+    report["bundle"]["title"] = text
+    report["claims"][0]["statement"] = text
+    report["claims"][0]["limits"] = [text]
+    report["cases"][1]["reasons"][0]["message"] = text
+    report["cases"][1]["explanation"] = text
+    JUNIT.validate(to_junit(report))
+    markdown = to_markdown(report)
+    row = next(x for x in markdown.splitlines() if x.startswith("| `accepts-equivalent"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 6  # still five cells
+    page = to_html(report)
+    assert "<script" not in page.lower()
+    assert html.escape(text, quote=True) in page
+    assert page.count('<tr class="claim ') == len(report["claims"])
