@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .commands import build, checkers, init, inspect, trajectory, verify
+from .commands import build, checkers, diff, init, inspect, report, trajectory, verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -34,5 +34,7 @@ for command in (
     inspect.inspect,
     checkers.list_checkers,
     trajectory.trajectory,
+    report.report,
+    diff.diff,
 ):
     main.add_command(command)
