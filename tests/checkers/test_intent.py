@@ -177,6 +177,25 @@ def test_too_few_items_resolved_by_probe_fails_probe() -> None:
     assert verdict.details["case"]["expectations"]["min_resolved_by_probe"]["observed"] == 1
 
 
+
+@pytest.mark.parametrize(
+    "padded",
+    [
+        ["cache backend: shared Redis", "cache backend: shared Redis"],
+        ["cache backend: shared Redis", "cache backend:  shared Redis "],
+        ["cache backend: shared Redis", ""],
+        ["cache backend: shared Redis", None],
+        ["cache backend: shared Redis", "   ", [], {}],
+    ],
+)
+def test_a_padded_probe_list_does_not_meet_min_resolved_by_probe(padded: list[Any]) -> None:
+    """One fact listed twice, or a blank entry, is not a second fact settled by probing."""
+    verdict = one({"resolved_by_probe": padded})
+    assert verdict.codes == ("expect.probe",)
+    row = verdict.details["case"]["expectations"]["min_resolved_by_probe"]
+    assert row["observed"] == 1
+    assert "repeated or blank" in row["ignored"]
+
 def test_forty_questions_fail_max_asked() -> None:
     questions = [f"What should happen on cache failure, variant {i}?" for i in range(40)]
     verdict = one({"questions": questions})
