@@ -652,6 +652,16 @@ def test_locations_are_capped_but_the_count_is_not() -> None:
         ({"transcripts": CLEAN}, {"markers": ["x*"]}, "params.invalid"),
         ({"transcripts": {}}, {"markers": SKILL_MARKERS}, "input.invalid"),
         ({"transcripts": {"a.log": b"\xff\xfe"}}, {"markers": SKILL_MARKERS}, "input.invalid"),
+        # an empty transcript shows nothing, so it cannot show a clean run
+        ({"transcripts": {"a.log": b""}}, {"markers": SKILL_MARKERS}, "input.invalid"),
+        ({"transcripts": {**CLEAN, "b.log": b" \n\n"}}, {"markers": SKILL_MARKERS},
+         "input.invalid"),
+        # lines are searched one at a time: a marker spanning a line break never hits
+        ({"transcripts": CLEAN}, {"markers": ["## Intent\ncontract"]}, "params.invalid"),
+        ({"transcripts": CLEAN}, {"markers": ["## Intent\\ncontract"]}, "params.invalid"),
+        # the same marker twice would count every hit twice
+        ({"transcripts": CLEAN}, {"markers": ["intent-router", "intent-router"]},
+         "params.invalid"),
     ],
 )
 def test_a_contamination_check_that_cannot_fail_is_refused(
