@@ -309,13 +309,13 @@ def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Patt
             "params.invalid",
             "markers is empty: a contamination check with nothing to look for can never fail",
         )
-    compiled = []
+    compiled: list[tuple[str, re.Pattern[str]]] = []
     for marker in markers:
         if not isinstance(marker, str):
             raise CheckerInputError("params.invalid", f"markers: {marker!r} is not a string")
         if marker in (m for m, _ in compiled):
             raise CheckerInputError(
-                "params.invalid", f"markers: {marker!r} is listed twice (its hits would count twice)"
+                "params.invalid", f"markers: {marker!r} is listed twice (hits would count twice)"
             )
         if "\n" in marker or _NEWLINE_ESCAPE.search(marker):
             raise CheckerInputError(

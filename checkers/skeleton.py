@@ -420,7 +420,45 @@ class Model:
         keys = [canonical(dict(s.identity)) for s in states]
         if len(set(keys)) != len(keys):
             raise _invalid("two states of the model have the same identity")
+        problem = _bookkeeping_problem(model)
+        if problem:
+            raise _invalid(f"the model file is malformed: {problem}")
         return model
+
+
+# The record-keeping fields of a model file: what each entry must hold (the drawings and
+# summaries read them), as field -> (key, accepted types).
+_RECORDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "edges": (("from", str), ("to", str), ("traces", list), ("actions", list)),
+    "merges": (("state", str), ("merged", bool), ("decision", str)),
+    "guard": (("state", str), ("label", str), ("bypass", list), ("message", str)),
+    "kept_apart": (("label", str), ("states", list), ("decision", str)),
+}
+
+
+def _bookkeeping_problem(model: Model) -> str | None:
+    """The first malformed record-keeping entry, named; None if all are well formed."""
+    entries: dict[str, tuple[Mapping[str, Any], ...]] = {
+        "edges": model.edges,
+        "merges": model.merges,
+        "guard": model.guard,
+        "kept_apart": model.kept_apart,
+    }
+    for name, wanted in _RECORDS.items():
+        for i, entry in enumerate(entries[name]):
+            for key, kind in wanted:
+                value = entry.get(key)
+                if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                    return f"{name}[{i}].{key} is missing or not {_kind_name(kind)}"
+    for key in ("nodes", "observations", "states"):
+        value = model.prefix_tree.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"prefix_tree.{key} is missing or not a whole number"
+    return None
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "text", bool: "true/false", list: "a list"}.get(kind, kind.__name__)
 
 
 def _text(value: Any) -> str:
