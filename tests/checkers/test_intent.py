@@ -591,7 +591,10 @@ def test_turning_a_failed_case_into_a_timeout_never_fails_a_suite(
     after = threshold(["timeout" if k != "pass" else k for k in kinds], n)
     if before.status == "pass":
         assert after.status == "pass"
-    assert after.status != "fail" or after.codes == ("suite.below_threshold",)
+    # every case either passed or timed out: the suite can be unsure, never failed
+    assert after.status in ("pass", "error")
+    if after.status == "error":
+        assert after.codes == ("suite.inconclusive",)
     assert after.details["counts"]["failed"] == 0
 
 
