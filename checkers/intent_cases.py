@@ -483,7 +483,9 @@ def _expectation(
         return n <= want, row, f"asked {n} question(s), expected at most {want}"
     if key == "evidence_must_include":
         cited = {p.path for p in pointers if p.verdict == "ok"}
-        missing = [path for path in want if path not in cited]
+        # judge_case has checked each required path is a file pointer; "./" is its only
+        # spelling variant, as for the cited pointers
+        missing = [path for path in want if path.removeprefix("./") not in cited]
         row = {"expected": want, "observed": sorted(p for p in cited if p), "missing": missing}
         return not missing, row, f"evidence does not cite {missing}"
     raise AssertionError(key)  # pragma: no cover - EXPECTATIONS is closed

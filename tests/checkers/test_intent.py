@@ -224,6 +224,16 @@ def test_pointer_with_line_range_counts_for_its_file() -> None:
     assert verdict.status == "pass", verdict.reasons
 
 
+def test_required_file_written_with_a_leading_dot_slash_is_the_same_file() -> None:
+    """The case's ./src/cache/redis.ts and the cited src/cache/redis.ts name one file,
+    as they do for pointers; otherwise the expectation could never hold."""
+    verdict = one(evidence_must_include=["./src/cache/redis.ts", "src/routes/users.ts"])
+    assert verdict.status == "pass", verdict.reasons
+    assert one({"evidence": ["src/routes/users.ts"]},
+               evidence_must_include=["./src/cache/redis.ts"]).codes == (
+        "expect.evidence_missing",)
+
+
 def test_every_failed_expectation_is_its_own_reason() -> None:
     verdict = one(
         {"state": "ROUTE", "questions": ["a", "b"], "open_fields": [], "resolved_by_probe": []}
