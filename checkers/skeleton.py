@@ -417,6 +417,9 @@ class Model:
         odd = [s.id for s in states if set(s.identity) != fields]
         if odd:
             raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
+        blank = [s.id for s in states if _blank(s.identity)]
+        if blank:
+            raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
         keys = [canonical(dict(s.identity)) for s in states]
         if len(set(keys)) != len(keys):
             raise _invalid("two states of the model have the same identity")
@@ -461,6 +464,11 @@ def _kind_name(kind: type) -> str:
     return {str: "text", bool: "true/false", list: "a list"}.get(kind, kind.__name__)
 
 
+def _blank(identity: Mapping[str, Any]) -> bool:
+    """No identity field holds anything (null or empty text): not a state one can name."""
+    return all(v is None or (isinstance(v, str) and not v.strip()) for v in identity.values())
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected text, got {type(value).__name__}")
@@ -500,6 +508,13 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
         keys: list[str] = []
         for step in trace.steps:
             identity = equivalence.identify(step)
+            if _blank(identity):
+                raise _invalid(
+                    f"trace {trace.name!r} step {step.number} ({step.label!r}): after "
+                    f"normalisation its identity {canonical(identity)} has nothing left to "
+                    "identify a state by, so every such screen would be one state and the "
+                    "skeleton could pass any trace; check 'identity' and 'normalise'"
+                )
             key = canonical(identity)
             identities.setdefault(key, identity)
             keys.append(key)
