@@ -181,3 +181,24 @@ def test_model_with_malformed_bookkeeping_is_a_usage_error_not_a_bug(
     assert result.exit_code == 2, result.output
     assert "internal error" not in result.output
     assert field in result.output
+
+
+@pytest.mark.parametrize("role", ["trace", "model"])
+def test_deeply_nested_input_is_a_usage_error_not_a_bug(tmp_path: Path, role: str) -> None:
+    deep = tmp_path / "deep.yaml"
+    nested = "[" * 5000 + "]" * 5000
+    deep.write_text(f"trace: t\nstates:\n- label: a\n  attrs: {{x: {nested}}}\n")
+    model = str(SEARCH / "model.json")
+    args = ["check", model, str(deep)] if role == "trace" else ["check", str(deep), model]
+    result = CliRunner().invoke(trajectory, args)
+    assert result.exit_code == 2, result.output
+    assert "nested too deeply" in result.output
+
+
+def test_deeply_nested_params_file_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("identity: " + "[" * 5000 + "]" * 5000 + "\n")
+    result = CliRunner().invoke(trajectory, ["learn", *map(str, refs), "--params", str(params),
+                                             "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 2, result.output
+    assert "nested too deeply" in result.output
