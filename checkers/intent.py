@@ -299,16 +299,30 @@ def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
 # --------------------------------------------------------------------------- contamination
 
 
+# an unescaped ``\n`` in a regex (``\\n`` is a literal backslash and an n: fine in JSONL)
+_NEWLINE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\n")
+
+
 def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Pattern[str]]]:
     if not isinstance(markers, list | tuple) or not markers:
         raise CheckerInputError(
             "params.invalid",
             "markers is empty: a contamination check with nothing to look for can never fail",
         )
-    compiled = []
+    compiled: list[tuple[str, re.Pattern[str]]] = []
     for marker in markers:
         if not isinstance(marker, str):
             raise CheckerInputError("params.invalid", f"markers: {marker!r} is not a string")
+        if marker in (m for m, _ in compiled):
+            raise CheckerInputError(
+                "params.invalid", f"markers: {marker!r} is listed twice (hits would count twice)"
+            )
+        if "\n" in marker or _NEWLINE_ESCAPE.search(marker):
+            raise CheckerInputError(
+                "params.invalid",
+                f"markers: {marker!r} spans a line break, but transcripts are searched line "
+                "by line: it could never hit",
+            )
         try:
             rx = re.compile(marker, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
@@ -356,8 +370,9 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
     Every line of every transcript is searched for every marker (a regex); ``fail``
     with one ``contamination.detected`` reason per marker that hit, giving the number
     of hits, the number per file and the first ``file:line`` locations. An empty
-    marker list or an empty transcript folder is an error, never a clean pass: a
-    contamination check that cannot fail is decoration. A pass means none of the
+    marker list, a marker listed twice or spanning a line break, an empty transcript
+    folder or an empty transcript is an error, never a clean pass: a contamination
+    check that cannot fail is decoration. A pass means none of the
     listed markers occurs, not that the run was clean in every other way.
     """
     markers = _compile_markers(params["markers"], params["ignore_case"])
@@ -379,6 +394,10 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
             raise input_invalid(f"transcripts: {name} is not UTF-8 text ({exc})") from None
         if text is None:
             raise input_invalid(f"transcripts: {name} is not bytes")
+        if not text.strip():
+            raise input_invalid(
+                f"transcripts: {name} is empty: an empty transcript cannot show a clean run"
+            )
         # split on "\n" only, so file:line matches what an editor shows
         for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
             lines_scanned += 1

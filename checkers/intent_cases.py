@@ -9,6 +9,7 @@ the threshold. Pure: loaded data in, values out; malformed input raises
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -417,6 +418,21 @@ def classify_pointer(value: Any, files: Mapping[str, bytes]) -> Pointer:
 # --------------------------------------------------------------------------- judging
 
 
+def _distinct_items(items: Sequence[Any]) -> list[Any]:
+    """The items resolved by probing, each counted once: a repeated item or a blank one
+    (null, empty or whitespace-only text, an empty list or mapping) is not another fact
+    the agent settled, so padding the list cannot meet ``min_resolved_by_probe``."""
+    seen: dict[str, Any] = {}
+    for item in items:
+        if isinstance(item, str):
+            item = " ".join(item.split())  # "TTL:  300 s" and "TTL: 300 s" are one item
+        if item is None or (isinstance(item, str | list | dict) and not item):
+            continue
+        key = json.dumps(_plain(item), sort_keys=True, ensure_ascii=False)
+        seen.setdefault(key, item)
+    return list(seen.values())
+
+
 def _hits(question: str, keywords: Sequence[str]) -> list[str]:
     low = question.casefold()
     return [k for k in keywords if k.casefold() in low]
@@ -454,8 +470,12 @@ def _expectation(
             f"no open field matches /{want}/ (open fields: {list(out.open_fields)})",
         )
     if key == "min_resolved_by_probe":
-        n = len(out.resolved_by_probe)
+        items = _distinct_items(out.resolved_by_probe)
+        n = len(items)
         row = {"expected": f">= {want}", "observed": n}
+        ignored = len(out.resolved_by_probe) - n
+        if ignored:
+            row["ignored"] = f"{ignored} repeated or blank item(s)"
         return n >= want, row, f"resolved {n} item(s) by probing, expected at least {want}"
     if key == "max_asked":
         n = len(out.questions)
@@ -463,7 +483,9 @@ def _expectation(
         return n <= want, row, f"asked {n} question(s), expected at most {want}"
     if key == "evidence_must_include":
         cited = {p.path for p in pointers if p.verdict == "ok"}
-        missing = [path for path in want if path not in cited]
+        # judge_case has checked each required path is a file pointer; "./" is its only
+        # spelling variant, as for the cited pointers
+        missing = [path for path in want if path.removeprefix("./") not in cited]
         row = {"expected": want, "observed": sorted(p for p in cited if p), "missing": missing}
         return not missing, row, f"evidence does not cite {missing}"
     raise AssertionError(key)  # pragma: no cover - EXPECTATIONS is closed

@@ -19,6 +19,7 @@ from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, che
 FIGURES = ("accuracy", "precision", "recall", "f1")
 COUNTS = ("tp", "fp", "fn", "tn", "n")
 UNDEFINED = "undefined"
+MAX_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def confusions(
         Param(
             "tolerance",
             "largest accepted |claimed - recomputed| for a fraction (0.0005: a "
-            "percentage rounded to one decimal)",
+            "percentage rounded to one decimal); must be below 0.05",
             (float, int),
             default=0.0005,
         ),
@@ -163,6 +164,13 @@ def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any])
     tolerance = float(params["tolerance"])
     if not math.isfinite(tolerance) or tolerance < 0:
         raise CheckerInputError("params.invalid", "`tolerance` must be a number >= 0")
+    if tolerance >= MAX_TOLERANCE:
+        # a tolerance of 0.5 accepts a claimed 0.5 whatever the table says, 1 any claim
+        raise CheckerInputError(
+            "params.invalid",
+            f"`tolerance` {tolerance} is too wide to check a figure: it must be below "
+            f"{MAX_TOLERANCE} (5 percentage points)",
+        )
     claimed = params["claimed"]
     if not claimed:
         raise CheckerInputError("params.invalid", "`claimed` is empty: nothing would be checked")
@@ -235,7 +243,11 @@ def _compare(
             f"{method} {name}: claimed undefined, recomputed {shown}",
             base,
         )
-    if isinstance(claimed, bool) or not isinstance(claimed, int | float):
+    if (
+        isinstance(claimed, bool)
+        or not isinstance(claimed, int | float)
+        or not 0 <= claimed <= 1  # also refuses NaN
+    ):
         raise CheckerInputError(
             "params.invalid",
             f"claimed {method} {name} must be a fraction 0..1 or 'undefined', got {claimed!r}",

@@ -417,10 +417,56 @@ class Model:
         odd = [s.id for s in states if set(s.identity) != fields]
         if odd:
             raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
+        blank = [s.id for s in states if _blank(s.identity)]
+        if blank:
+            raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
         keys = [canonical(dict(s.identity)) for s in states]
         if len(set(keys)) != len(keys):
             raise _invalid("two states of the model have the same identity")
+        problem = _bookkeeping_problem(model)
+        if problem:
+            raise _invalid(f"the model file is malformed: {problem}")
         return model
+
+
+# The record-keeping fields of a model file: what each entry must hold (the drawings and
+# summaries read them), as field -> (key, accepted types).
+_RECORDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "edges": (("from", str), ("to", str), ("traces", list), ("actions", list)),
+    "merges": (("state", str), ("merged", bool), ("decision", str)),
+    "guard": (("state", str), ("label", str), ("bypass", list), ("message", str)),
+    "kept_apart": (("label", str), ("states", list), ("decision", str)),
+}
+
+
+def _bookkeeping_problem(model: Model) -> str | None:
+    """The first malformed record-keeping entry, named; None if all are well formed."""
+    entries: dict[str, tuple[Mapping[str, Any], ...]] = {
+        "edges": model.edges,
+        "merges": model.merges,
+        "guard": model.guard,
+        "kept_apart": model.kept_apart,
+    }
+    for name, wanted in _RECORDS.items():
+        for i, entry in enumerate(entries[name]):
+            for key, kind in wanted:
+                value = entry.get(key)
+                if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                    return f"{name}[{i}].{key} is missing or not {_kind_name(kind)}"
+    for key in ("nodes", "observations", "states"):
+        value = model.prefix_tree.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"prefix_tree.{key} is missing or not a whole number"
+    return None
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "text", bool: "true/false", list: "a list"}.get(kind, kind.__name__)
+
+
+def _blank(identity: Mapping[str, Any]) -> bool:
+    """No identity field holds anything (null or empty text): not a state one can name."""
+    return all(v is None or (isinstance(v, str) and not v.strip()) for v in identity.values())
 
 
 def _text(value: Any) -> str:
@@ -462,6 +508,13 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
         keys: list[str] = []
         for step in trace.steps:
             identity = equivalence.identify(step)
+            if _blank(identity):
+                raise _invalid(
+                    f"trace {trace.name!r} step {step.number} ({step.label!r}): after "
+                    f"normalisation its identity {canonical(identity)} has nothing left to "
+                    "identify a state by, so every such screen would be one state and the "
+                    "skeleton could pass any trace; check 'identity' and 'normalise'"
+                )
             key = canonical(identity)
             identities.setdefault(key, identity)
             keys.append(key)

@@ -3,6 +3,7 @@ with one expected verdict flipped (or one trace changed) contradicts its claims.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,24 @@ def test_predictions_table_matches_the_labelled_cases_and_trace_headers() -> Non
         header = yaml.safe_load((folder / "labelled" / f"{item['id']}.yaml").read_text("utf-8"))
         said = "pass" if header["self_assessment"] == "success" else "fail"
         assert item["predictions"]["self-assessment"] == said
+
+
+def test_regex_model_that_hides_the_guard_contradicts_the_merge_guard_claim(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """The merge-guard claim is about learning: its cases must re-learn the regex model.
+    A hand-edited model.json that gives the same verdicts but says the dominators alone
+    kept both steps (no guard) must not leave the claim supported."""
+    path = "inputs/regex/model.json"
+    model = json.loads((SOURCE / path).read_text(encoding="utf-8"))
+    model["guard"] = []
+    for entry in model["skeleton"]:
+        entry["why"] = "dominator"
+    for state in model["states"]:
+        if state["why"] == "guard":
+            state["why"] = "dominator"
+    edited = edit_manifest(bundle, tmp_path / "edited.bundle.tar.gz", lambda doc: None,
+                           {path: json.dumps(model, indent=2).encode()})
+    code, claims = statuses(edited)
+    assert code == 1
+    assert claims["merge-guard-keeps-required-steps"] == "contradicted"

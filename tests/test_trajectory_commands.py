@@ -154,3 +154,51 @@ def test_params_file_with_a_misspelt_key_is_refused(tmp_path: Path, refs: list[P
                                              "-o", str(tmp_path / "m.json")])
     assert result.exit_code == 2
     assert "expected a mapping with identity and normalise" in result.output
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("edges", [{}]),
+        ("edges", [{"from": "editor", "to": "search-view", "traces": 3}]),
+        ("merges", [{}]),
+        ("guard", [{"state": "editor"}]),
+        ("kept_apart", [{"label": "x"}]),
+        ("prefix_tree", {}),
+        ("prefix_tree", {"nodes": "many", "observations": 1, "states": 1}),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["text", "mermaid", "dot"])
+def test_model_with_malformed_bookkeeping_is_a_usage_error_not_a_bug(
+    tmp_path: Path, field: str, value: object, fmt: str
+) -> None:
+    """A hand-edited model file is input: exit 2 naming the problem, never exit 5."""
+    model = json.loads((SEARCH / "model.json").read_text(encoding="utf-8"))
+    model[field] = value
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    result = CliRunner().invoke(trajectory, ["show", str(path), "--format", fmt])
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert field in result.output
+
+
+@pytest.mark.parametrize("role", ["trace", "model"])
+def test_deeply_nested_input_is_a_usage_error_not_a_bug(tmp_path: Path, role: str) -> None:
+    deep = tmp_path / "deep.yaml"
+    nested = "[" * 5000 + "]" * 5000
+    deep.write_text(f"trace: t\nstates:\n- label: a\n  attrs: {{x: {nested}}}\n")
+    model = str(SEARCH / "model.json")
+    args = ["check", model, str(deep)] if role == "trace" else ["check", str(deep), model]
+    result = CliRunner().invoke(trajectory, args)
+    assert result.exit_code == 2, result.output
+    assert "nested too deeply" in result.output
+
+
+def test_deeply_nested_params_file_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("identity: " + "[" * 5000 + "]" * 5000 + "\n")
+    result = CliRunner().invoke(trajectory, ["learn", *map(str, refs), "--params", str(params),
+                                             "-o", str(tmp_path / "m.json")])
+    assert result.exit_code == 2, result.output
+    assert "nested too deeply" in result.output

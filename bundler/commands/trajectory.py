@@ -28,6 +28,13 @@ from ._shared import handle_errors
 def load_document(path: Path) -> Any:
     """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs)."""
     try:
+        return _load_document(path)
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
+
+
+def _load_document(path: Path) -> Any:
+    try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
@@ -71,6 +78,8 @@ def _trace(path: Path) -> Trace:
         return parse_trace(load_document(path))
     except CheckerInputError as exc:
         raise UsageError(f"{path}: {exc.message}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
 
 
 def _model(path: Path) -> Model:
@@ -78,6 +87,8 @@ def _model(path: Path) -> Model:
         return Model.from_dict(load_document(path))
     except CheckerInputError as exc:
         raise UsageError(f"{path}: {exc.message}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
 
 
 _FORMAT = click.option(

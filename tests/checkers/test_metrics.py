@@ -133,6 +133,14 @@ def test_malformed_table_is_input_invalid(predictions: Any, fragment: str) -> No
         ({"claimed": {"checker": {"tp": 1.5}}}, "integer count"),
         ({"claimed": {"checker": {"f1": 1.0}}, "positive": "pass"}, "must differ"),
         ({"claimed": {"checker": {"f1": 1.0}}, "tolerance": -1}, ">= 0"),
+        # a tolerance this wide accepts any claimed fraction: the check could not fail
+        ({"claimed": {"checker": {"f1": 0.0}}, "tolerance": 1}, "below 0.05"),
+        ({"claimed": {"checker": {"f1": 0.5}}, "tolerance": 0.5}, "below 0.05"),
+        # a percentage where a fraction is documented: failing on it would be a negative
+        # control that fails for the wrong reason
+        ({"claimed": {"self-assessment": {"accuracy": 82.2}}}, "fraction 0..1"),
+        ({"claimed": {"self-assessment": {"f1": -0.1}}}, "fraction 0..1"),
+        ({"claimed": {"self-assessment": {"f1": float("nan")}}}, "fraction 0..1"),
     ],
 )
 def test_bad_claims_are_params_invalid(params: dict[str, Any], fragment: str) -> None:

@@ -194,6 +194,33 @@ def test_learning_refuses_unusable_references(refs: list[Any], fragment: str) ->
     assert fragment in caught.value.message
 
 
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        # a normaliser that deletes the whole label: every screen becomes one state
+        ({"normalise": [{"pattern": ".+"}]}, "nothing left to identify"),
+        # an identity attribute no trace records: every screen is {view: null}
+        ({"identity": ["view"]}, "nothing left to identify"),
+    ],
+)
+def test_identity_erased_by_the_params_is_refused_not_a_skeleton_that_passes_anything(
+    params: dict[str, Any], fragment: str
+) -> None:
+    refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
+    verdict = run({"references": refs, "trace": doc("t", ["anything at all"])}, **params)
+    assert (verdict.status, verdict.codes) == ("error", ("input.invalid",)), verdict.message
+    assert fragment in verdict.message
+    assert "step 1" in verdict.message  # names where
+
+
+def test_stored_model_with_an_empty_identity_state_is_refused() -> None:
+    stored = search_model().to_dict()
+    editor = next(s for s in stored["states"] if s["id"] == "editor")
+    editor["identity"] = {"label": ""}
+    verdict = run({"model": stored, "trace": doc("t", ["x"])})
+    assert (verdict.status, verdict.codes) == ("error", ("input.invalid",)), verdict.message
+
+
 def test_merge_guard_keeps_a_step_that_merging_routed_around() -> None:
     # both runs pass through E and B, in different orders; merging them creates the path
     # A -> B -> D that neither run took, so neither E nor B dominates success
