@@ -48,8 +48,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import networkx as nx
-
 from .api import CheckerInputError
 
 MODEL_FORMAT = "trajectory-model/1"
@@ -338,6 +336,8 @@ class Model:
 
     def predecessors(self) -> dict[str, set[str]]:
         """Every essential state that must come before each essential state (closure)."""
+        import networkx as nx  # imported here: it is slow to import
+
         graph = nx.DiGraph()
         graph.add_nodes_from(self.skeleton)
         graph.add_edges_from(self.precedence)
@@ -484,6 +484,8 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
     The result does not depend on the order of ``traces``. Raises ``input.invalid`` for
     fewer than two traces, duplicate trace names or a reference that did not succeed.
     """
+    import networkx as nx  # imported here: it is slow to import
+
     if len(traces) < 2:
         raise _invalid(f"learning needs at least 2 reference traces, got {len(traces)}")
     names = [t.name for t in traces]

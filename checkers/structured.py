@@ -12,8 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from .api import InputKind, Reason, Role, Verdict, checker
 
 # deepdiff report kinds -> our stable codes
@@ -58,6 +56,8 @@ def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> l
     # 0.33 is deepdiff 8's default, written out so structured-equal@1's reason paths do
     # not move with a deepdiff release; 0 always diffs deeper.
     threshold = 0.0 if deepest else 0.33
+    from deepdiff import DeepDiff  # imported here: it is slow to import (numpy, pydantic)
+
     diff = DeepDiff(
         expected, actual, view="tree", verbose_level=2, threshold_to_diff_deeper=threshold
     )
