@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from deepdiff import DeepDiff
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 
@@ -258,6 +259,88 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or _under(a, b) or _under(b, a)
 
 
+_ABSENT = object()
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _keyed(items: list[Any], key: str) -> bool:
+    """Every item is a mapping with a unique scalar ``key``: items can be named."""
+    seen: list[Any] = []
+    for item in items:
+        if not isinstance(item, Mapping) or key not in item:
+            return False
+        value = item[key]
+        if not isinstance(value, str | int | float | bool):
+            return False
+        if any(_same_key(value, v) for v in seen):
+            return False
+        seen.append(value)
+    return True
+
+
+def _locator(document: Any, parts: list[Any], key: str) -> list[tuple[str, Any]] | None:
+    """A positional path in ``document`` as steps that name list items by ``key``
+    where the list allows it, so it can be followed in a list whose items shifted."""
+    steps: list[tuple[str, Any]] = []
+    node = document
+    for part in parts:
+        if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            steps.append(("item", node[part][key]) if _keyed(node, key) else ("index", part))
+            node = node[part]
+        elif isinstance(node, Mapping) and part in node:
+            steps.append(("key", part))
+            node = node[part]
+        else:
+            return None
+    return steps
+
+
+def _follow(document: Any, steps: list[tuple[str, Any]], key: str) -> Any:
+    node = document
+    for kind, step in steps:
+        if kind == "key":
+            if not isinstance(node, Mapping) or step not in node:
+                return _ABSENT
+            node = node[step]
+        elif kind == "index":
+            if not isinstance(node, list) or not 0 <= step < len(node):
+                return _ABSENT
+            node = node[step]
+        else:
+            if not isinstance(node, list):
+                return _ABSENT
+            named = [i for i in node if isinstance(i, Mapping) and _same_key(i.get(key), step)]
+            if len(named) != 1:  # none, or ambiguous: the change is not cleanly there
+                return _ABSENT
+            node = named[0]
+    return node
+
+
+def _missed_targets(original: Any, expected: Any, candidate: Any, key: str) -> list[str]:
+    """The intended changes (paths where ``expected`` differs from ``original``) that
+    the candidate does not carry. Each is followed by item name where lists allow it,
+    so a right target that only moved (because rules before it were lost) is not
+    called wrong; where items cannot be named, positions are used."""
+    diff = DeepDiff(original, expected, view="tree", verbose_level=2, threshold_to_diff_deeper=0.0)
+    missed: list[str] = []
+    for levels in diff.values():
+        for level in levels:
+            parts = level.path(output_format="list")
+            steps = _locator(expected, parts, key) or _locator(original, parts, key)
+            if steps is None:
+                missed.append(format_path(parts))
+                continue
+            want, got = _follow(expected, steps, key), _follow(candidate, steps, key)
+            if want is _ABSENT and got is _ABSENT:
+                continue
+            if want is _ABSENT or got is _ABSENT or compare_documents(got, want, deepest=True):
+                missed.append(format_path(parts))
+    return missed
+
+
 @checker(
     "merge-reconstruct",
     1,
@@ -282,7 +365,13 @@ def _overlaps(a: str, b: str) -> bool:
             (str,),
             "replace",
         ),
-        Param("list_key", "the item field lists merge on when lists is 'by_key'", (str,), "name"),
+        Param(
+            "list_key",
+            "the item field lists merge on when lists is 'by_key'; also how the intended "
+            "change is found in a list whose items shifted",
+            (str,),
+            "name",
+        ),
     ],
     reasons={
         "target.wrong": "the intended change itself is wrong: at a path where the expected "
@@ -303,10 +392,13 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 
     Each difference is sorted into one of two kinds. Where the expected candidate
     differs from the original (the intended change, e.g. ``decisions[0].description``)
-    a difference is ``target.wrong``. Anywhere else it is collateral damage and keeps
-    its content code: a merge request that sends only the target rule replaces the
-    whole ``decisions`` list, and the lost ``other`` rule shows as
-    ``content.removed`` at ``decisions[1]`` although the target description is right.
+    and the reconstructed candidate does not carry that change, a difference is
+    ``target.wrong``; the change is looked up by item name (``list_key``) in lists
+    whose items all have a unique one, so a right target that only moved because
+    rules before it were lost is not called wrong. Anywhere else a difference is
+    collateral damage and keeps its content code: a merge request that sends only the
+    target rule replaces the whole ``decisions`` list, and the lost ``other`` rule shows
+    as ``content.removed`` at ``decisions[1]`` although the target description is right.
     The verdict's details carry the reconstructed candidate for the reviewer.
 
     A pass means this content is what the request produces under the declared
@@ -320,13 +412,14 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         original, inputs["request"], mappings=mappings, lists=lists, list_key=params["list_key"]
     )
     intended = [str(r.details["path"]) for r in compare_documents(expected, original, deepest=True)]
+    missed = _missed_targets(original, expected, candidate, params["list_key"])
     reasons: list[Reason] = []
     for diff in compare_documents(candidate, expected, deepest=True):
         path = str(diff.details["path"])
-        if any(_overlaps(path, target) for target in intended):
+        if any(_overlaps(path, target) for target in missed):
             reasons.append(_target_reason(path, candidate, expected, original, diff))
         else:
-            reasons.append(_collateral_reason(path, diff, params["list_key"]))
+            reasons.append(_collateral_reason(path, diff, params["list_key"], candidate))
     details = {
         "reconstructed": _plain(candidate),
         "intended_paths": intended,
@@ -347,16 +440,25 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     )
 
 
-def _collateral_reason(path: str, diff: Reason, key: str) -> Reason:
+def _collateral_reason(path: str, diff: Reason, key: str, candidate: Any) -> Reason:
     """A difference outside the intended change, worded for the reconstructed candidate."""
     expected, observed = diff.details.get("expected"), diff.details.get("actual")
     if diff.code == "content.removed":
-        named = (
-            f"the item with {key} {_brief(expected[key])}"
-            if isinstance(expected, Mapping) and key in expected
-            else _brief(expected)
-        )
-        text = f"{path} was lost: expected {named}, absent from the reconstructed candidate"
+        if isinstance(expected, Mapping) and key in expected:
+            named = f"the item with {key} {_brief(expected[key])}"
+            text = f"{path} was lost: expected {named}, absent from the reconstructed candidate"
+            if _has_item(candidate, key, expected[key]):
+                # Lists are compared by position: the item moved, others were lost.
+                text = (
+                    f"{path} was lost: expected {named} at this position; an item with that "
+                    f"{key} is elsewhere in the reconstructed candidate (lists are compared "
+                    "by position, so items before it were lost or added)"
+                )
+        else:
+            text = (
+                f"{path} was lost: expected {_brief(expected)}, "
+                "absent from the reconstructed candidate"
+            )
     elif diff.code == "content.added":
         text = f"{path} was added: {_brief(observed)} is not in the expected candidate"
     elif diff.code == "content.type_changed":
@@ -371,6 +473,21 @@ def _collateral_reason(path: str, diff: Reason, key: str) -> Reason:
         f"collateral (outside the intended change): {text}",
         _plain(dict(diff.details)),
     )
+
+
+def _has_item(document: Any, key: str, value: Any) -> bool:
+    """Whether some list anywhere in ``document`` holds a mapping with ``key`` = value."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            for item in node:
+                if isinstance(item, Mapping) and _same_key(item.get(key), value):
+                    return True
+                stack.append(item)
+    return False
 
 
 def _target_reason(path: str, candidate: Any, expected: Any, original: Any, diff: Reason) -> Reason:

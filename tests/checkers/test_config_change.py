@@ -140,6 +140,33 @@ def test_wrong_target_and_deleted_other_are_both_reported() -> None:
     assert verdict.codes == ("content.removed", "target.wrong")
 
 
+def test_right_target_after_an_earlier_rule_is_not_called_wrong_when_others_are_lost() -> None:
+    # The seed's deletion with the target in second place: the request sends only the
+    # target rule, with the right description; the list is replaced, so the rules
+    # around it are lost. Positions shift, but the intended change was made.
+    first = {"name": "first", "description": "kept", "action": "allow"}
+    original = {"decisions": [first, *copy.deepcopy(ORIGINAL["decisions"])]}
+    expected = copy.deepcopy(original)
+    expected["decisions"][1]["description"] = "new description"
+    request = {"decisions": [expected["decisions"][1]]}
+    inputs = {"original": original, "request": request, "expected": expected}
+    verdict = run(merge_reconstruct, inputs)
+    assert verdict.status == "fail"
+    assert "target.wrong" not in verdict.codes
+    assert "content.removed" in verdict.codes
+    moved = next(r for r in verdict.reasons if r.details["path"] == "decisions[1]")
+    assert "elsewhere in the reconstructed candidate" in moved.message
+
+
+def test_wrong_target_in_second_place_is_still_target_wrong() -> None:
+    original = {"decisions": [{"name": "first", "description": "kept"}, *ORIGINAL["decisions"]]}
+    expected = copy.deepcopy(original)
+    expected["decisions"][1]["description"] = "new description"
+    request = {"decisions": [{**expected["decisions"][1], "description": "new descripton"}]}
+    inputs = {"original": original, "request": request, "expected": expected}
+    assert "target.wrong" in run(merge_reconstruct, inputs).codes
+
+
 def test_field_added_outside_the_target_is_collateral_content_added() -> None:
     verdict = content({**full_list_request(), "debug": True})
     assert verdict.codes == ("content.added",)
