@@ -826,8 +826,10 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
 
     A non-2xx response fails ``submission.failed``; the ETag checks are then skipped
     (the server identified nothing), and the content is compared only if the request
-    body has the documented shape. A pass says the three records agree; it does not
-    say the candidate is correct (merge-reconstruct@1) or that nothing was saved.
+    body has the documented shape. An identifier that is null or empty is malformed
+    evidence (an error): null equal to null identifies no version. A pass says the
+    three records agree; it does not say the candidate is correct
+    (merge-reconstruct@1) or that nothing was saved.
     """
     review = _require_mapping(inputs["review"], "review")
     submission = _require_mapping(inputs["submission"], "submission")
@@ -841,8 +843,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
         _lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
     )
     reasons = _review_differences(submitted, reviewed)
-    current = _lookup(submission, params["current_etag_at"], "submission")
-    base = _lookup(review, "diff.base_etag", "review")
+    current = _identifier(submission, params["current_etag_at"], "submission")
+    base = _identifier(review, "diff.base_etag", "review")
     if base != current:
         reasons.append(
             Reason(
@@ -852,8 +854,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
                 _plain({"reviewed_base": base, "current": current}),
             )
         )
-    returned = _lookup(submission, params["candidate_etag_at"], "submission")
-    shown = _lookup(review, "candidate_etag", "review")
+    returned = _identifier(submission, params["candidate_etag_at"], "submission")
+    shown = _identifier(review, "candidate_etag", "review")
     if returned != shown:
         reasons.append(
             Reason(
@@ -870,6 +872,21 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
     return Verdict.passed(
         "the submitted candidate is the reviewed one, the diff was against the current "
         "version and the server returned the reviewed candidate identifier"
+    )
+
+
+def _identifier(record: Mapping[str, Any], dotted: str, what: str) -> Any:
+    """A version or candidate identifier: a non-empty string or an integer. A null or
+    empty one identifies nothing, and two of them must not compare as a match."""
+    value = _lookup(record, dotted, what)
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise CheckerInputError(
+        "input.invalid",
+        f"{what}: {dotted} is {_brief(value)}; expected an identifier (a non-empty "
+        "string such as an ETag, or an integer version)",
     )
 
 

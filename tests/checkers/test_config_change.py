@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -664,6 +665,16 @@ def test_review_without_diff_base_is_an_error_not_a_pass() -> None:
     assert verdict.codes == ("input.invalid",)
     assert "diff" in verdict.message
 
+
+
+@pytest.mark.parametrize("blank", [None, "", {"etag": "x"}])
+def test_blank_identifiers_on_both_sides_are_an_error_not_a_match(blank: Any) -> None:
+    # null == null is not "the diff was computed against the current version"
+    record = review_record(candidate_etag=blank, diff={"base_etag": blank, "text": ""})
+    submission = submission_record(current_etag=blank, candidate_etag=blank)
+    verdict = review(record, submission)
+    assert verdict.codes == ("input.invalid",)
+    assert "identifier" in verdict.message
 
 def test_reviewed_candidate_given_as_yaml_text_is_compared_by_content() -> None:
     assert review(review_record(candidate=CANDIDATE_YAML)).status == "pass"
