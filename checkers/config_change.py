@@ -535,7 +535,8 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     Each record is ``{observed_at, source, fields: {...}}`` where ``fields`` holds
     what was read outside the agent's session (e.g. the config hash from
     ``GET /api/v1/config/hash`` and the version list from ``GET
-    /api/v1/config/versions``), read the same way before and after the run. Fails
+    /api/v1/config/versions``), read the same way before and after the run: when
+    either record names its ``source``, both must name the same one. Fails
     ``state.changed`` once per field that differs, with both values. A field missing
     from either record is malformed evidence (an error, not a pass).
 
@@ -548,6 +549,14 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     after = _require_mapping(inputs["after"], "after")
     bf = _require_mapping(before.get("fields"), "before.fields")
     af = _require_mapping(after.get("fields"), "after.fields")
+    if ("source" in before or "source" in after) and compare_documents(
+        after.get("source"), before.get("source")
+    ):
+        raise CheckerInputError(
+            "input.invalid",
+            f"before and after were not read the same way (source {_brief(before.get('source'))}"
+            f" before, {_brief(after.get('source'))} after): they cannot be compared",
+        )
     names = _str_list(params, "fields")
     if not names:
         if set(bf) != set(af):

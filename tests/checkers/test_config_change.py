@@ -402,6 +402,19 @@ def test_a_saved_version_fails_once_per_changed_field() -> None:
     assert [r.details["field"] for r in verdict.reasons] == ["config_hash", "versions"]
 
 
+
+def test_observations_read_from_different_sources_are_an_error_not_a_pass() -> None:
+    # The seed reads "again with the same information": equal values read two
+    # different ways (e.g. the agent's own session after the run) show nothing.
+    other = after()
+    other["source"] = "the agent's own session"
+    verdict = run(state_unchanged, {"before": BEFORE, "after": other})
+    assert verdict.codes == ("input.invalid",)
+    assert "source" in verdict.message
+    missing = after()
+    del missing["source"]
+    assert run(state_unchanged, {"before": BEFORE, "after": missing}).codes == ("input.invalid",)
+
 def test_only_declared_fields_are_compared() -> None:
     moved = after(active_version="cfg-40")
     inputs = {"before": BEFORE, "after": moved}
