@@ -32,6 +32,7 @@ from typing import Any
 from deepdiff import DeepDiff
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
+from referencing.exceptions import Unresolvable
 
 from bundler import yamlfile
 
@@ -997,7 +998,13 @@ def _schema_problems(
 ) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(code, path, details) for each violation; type errors name both types."""
     validator = jsonschema_validators.validator_for(schema)(schema)
-    for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+    try:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except Unresolvable as exc:  # nothing is fetched: a remote or dangling $ref
+        raise CheckerInputError(
+            "input.invalid", f"tools: a $ref in a schema cannot be resolved here: {exc}"
+        ) from None
+    for error in errors:
         path = format_path(list(error.absolute_path))
         expected = _expected_types(error)
         if expected is not None:
@@ -1086,7 +1093,7 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     calls: dict[str, list[tuple[int, int, Mapping[str, Any]]]] = {}
     for line, record in _jsonl_records(inputs["calls"], "calls"):
         stage, tool = record.get("stage"), record.get("tool")
-        if stage not in rank:
+        if not isinstance(stage, str) or stage not in rank:
             raise CheckerInputError(
                 "input.invalid",
                 f"calls line {line}: stage {stage!r} is not one of {', '.join(stages)}",

@@ -830,6 +830,22 @@ def test_invalid_tool_schema_is_an_error_not_a_pass() -> None:
     assert verdict.codes == ("input.invalid",)
 
 
+
+def test_schema_with_an_unresolvable_ref_is_an_input_error_not_a_checker_bug() -> None:
+    # Nothing is fetched: a remote or dangling $ref is malformed evidence.
+    for ref in ("https://example.invalid/body.json", "#/definitions/nowhere"):
+        schema = {"type": "object", "properties": {"body": {"$ref": ref}}}
+        tools = {"tools": [{"name": "http_request", "input_schema": schema}]}
+        verdict = calls(call("local_receipt", PLAN_ARGS), tools=tools)
+        assert verdict.codes == ("input.invalid",)
+        assert "$ref" in verdict.message
+
+
+def test_stage_that_is_not_a_name_is_an_error_naming_the_line() -> None:
+    verdict = calls(call("local_receipt", PLAN_ARGS), {**call("x", PLAN_ARGS), "stage": ["x"]})
+    assert verdict.codes == ("input.invalid",)
+    assert "line 2" in verdict.message
+
 def test_tool_declared_twice_or_without_schema_is_an_error() -> None:
     twice = {"tools": [TOOLS["tools"][0], TOOLS["tools"][0]]}
     assert "declared twice" in calls(call("local_receipt", PLAN_ARGS), tools=twice).message
