@@ -697,7 +697,8 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     cannot tell "did not try" from "tried and got 403"; this checker can. Each line
     is one request: ``order`` (an integer; the line number when absent), ``method``,
     ``path`` (query and trailing slash ignored), ``status`` (the response status, or
-    null when none was recorded) and any other fields the log has.
+    null when none was recorded) and any other fields the log has; a ``recorded``
+    field, when present, must say ``before_authorization``.
 
     The method alone does not decide: two POSTs can mean different things, so
     requests are classified by method + path rules. The defaults fit the seed's API:
@@ -715,6 +716,13 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         if not isinstance(method, str) or not isinstance(path, str) or not path:
             raise CheckerInputError(
                 "input.invalid", f"trace line {line}: every request needs a method and a path"
+            )
+        if record.get("recorded", "before_authorization") != "before_authorization":
+            raise CheckerInputError(
+                "input.invalid",
+                f"trace line {line}: recorded {_brief(record.get('recorded'))}; this check "
+                "needs a log recorded before authorization (a refused write is missing "
+                "from a log written after it)",
             )
         order = record.get("order", line)
         status = record.get("status")

@@ -482,6 +482,17 @@ def test_read_only_trace_with_plan_and_validate_posts_passes() -> None:
     assert verdict.details["requests"] == 3
 
 
+
+def test_trace_that_says_it_was_recorded_after_authorization_is_an_error_not_a_pass() -> None:
+    # Such a log would not hold the writes the server refused: it cannot show
+    # "did not try" apart from "tried and got 403".
+    after_auth = [{**r, "recorded": "after_authorization"} for r in READS]
+    verdict = behaviour(*after_auth)
+    assert verdict.codes == ("input.invalid",)
+    assert "line 1" in verdict.message and "before authorization" in verdict.message
+    before = [{**r, "recorded": "before_authorization"} for r in READS]
+    assert behaviour(*before).status == "pass"
+
 def test_rejected_403_put_still_counts_as_write_attempt() -> None:
     put = {"order": 4, "method": "PUT", "path": "/api/v1/config", "status": 403}
     verdict = behaviour(*READS, put)
