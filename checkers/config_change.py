@@ -29,7 +29,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deepdiff import DeepDiff
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 from referencing.exceptions import Unresolvable
@@ -282,24 +281,51 @@ def _keyed(items: list[Any], key: str) -> bool:
     return True
 
 
-def _locator(document: Any, parts: list[Any], key: str) -> list[tuple[str, Any]] | None:
-    """A positional path in ``document`` as steps that name list items by ``key``
-    where the list allows it, so it can be followed in a list whose items shifted."""
-    steps: list[tuple[str, Any]] = []
-    node = document
-    for part in parts:
-        if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            steps.append(("item", node[part][key]) if _keyed(node, key) else ("index", part))
-            node = node[part]
-        elif isinstance(node, Mapping) and part in node:
-            steps.append(("key", part))
-            node = node[part]
-        else:
-            return None
-    return steps
+Step = tuple[str, Any]  # ("key", mapping key) | ("index", i) | ("item", list_key value)
 
 
-def _follow(document: Any, steps: list[tuple[str, Any]], key: str) -> Any:
+def _intended(original: Any, expected: Any, key: str, steps: list[Step]) -> list[list[Step]]:
+    """Where ``expected`` differs from ``original``, as steps that name list items by
+    ``key`` where both lists allow it: an item added, removed or changed by name, not
+    by a position that shifts when another item goes."""
+    if isinstance(original, Mapping) and isinstance(expected, Mapping):
+        out: list[list[Step]] = []
+        for name in [*original, *(k for k in expected if k not in original)]:
+            here = [*steps, ("key", name)]
+            if name in original and name in expected:
+                out += _intended(original[name], expected[name], key, here)
+            else:
+                out.append(here)
+        return out
+    if isinstance(original, list) and isinstance(expected, list):
+        if _keyed(original, key) and _keyed(expected, key):
+            out = []
+            names = [item[key] for item in original]
+            for item in expected:
+                if not any(_same_key(item[key], known) for known in names):
+                    names.append(item[key])
+            common = []
+            for name in names:
+                was = _follow(original, [("item", name)], key)
+                now = _follow(expected, [("item", name)], key)
+                if was is _ABSENT or now is _ABSENT:
+                    out.append([*steps, ("item", name)])
+                else:
+                    common.append(name)
+                    out += _intended(was, now, key, [*steps, ("item", name)])
+            in_expected = [i[key] for i in expected if any(_same_key(i[key], c) for c in common)]
+            if any(not _same_key(a, b) for a, b in zip(common, in_expected, strict=True)):
+                out.append(steps)  # the items kept were reordered: the order is the change
+            return out
+        if len(original) == len(expected):
+            out = []
+            for index, (was, now) in enumerate(zip(original, expected, strict=True)):
+                out += _intended(was, now, key, [*steps, ("index", index)])
+            return out
+    return [steps] if compare_documents(expected, original, deepest=True) else []
+
+
+def _follow(document: Any, steps: list[Step], key: str) -> Any:
     node = document
     for kind, step in steps:
         if kind == "key":
@@ -320,25 +346,43 @@ def _follow(document: Any, steps: list[tuple[str, Any]], key: str) -> Any:
     return node
 
 
+def _position(document: Any, steps: list[Step], key: str) -> str | None:
+    """The positional path (``decisions[1].description``) of ``steps`` in ``document``."""
+    node, parts = document, []
+    for kind, step in steps:
+        if kind == "item":
+            if not isinstance(node, list):
+                return None
+            at = [
+                index
+                for index, item in enumerate(node)
+                if isinstance(item, Mapping) and _same_key(item.get(key), step)
+            ]
+            if len(at) != 1:
+                return None
+            step = at[0]
+        if _follow(node, [("key" if kind == "key" else "index", step)], key) is _ABSENT:
+            return None
+        node = node[step]
+        parts.append(step)
+    return format_path(parts)
+
+
 def _missed_targets(original: Any, expected: Any, candidate: Any, key: str) -> list[str]:
-    """The intended changes (paths where ``expected`` differs from ``original``) that
-    the candidate does not carry. Each is followed by item name where lists allow it,
-    so a right target that only moved (because rules before it were lost) is not
-    called wrong; where items cannot be named, positions are used."""
-    diff = DeepDiff(original, expected, view="tree", verbose_level=2, threshold_to_diff_deeper=0.0)
+    """The positional paths of the intended changes the candidate does not carry.
+
+    Intended changes are followed by item name where lists allow it, so a right
+    target that only moved (because rules before it were lost) is not called wrong,
+    and an intended deletion is checked by name; where items cannot be named,
+    positions are used."""
     missed: list[str] = []
-    for levels in diff.values():
-        for level in levels:
-            parts = level.path(output_format="list")
-            steps = _locator(expected, parts, key) or _locator(original, parts, key)
-            if steps is None:
-                missed.append(format_path(parts))
-                continue
-            want, got = _follow(expected, steps, key), _follow(candidate, steps, key)
-            if want is _ABSENT and got is _ABSENT:
-                continue
-            if want is _ABSENT or got is _ABSENT or compare_documents(got, want, deepest=True):
-                missed.append(format_path(parts))
+    for steps in _intended(original, expected, key, []):
+        want, got = _follow(expected, steps, key), _follow(candidate, steps, key)
+        if want is _ABSENT and got is _ABSENT:
+            continue
+        if want is _ABSENT or got is _ABSENT or compare_documents(got, want, deepest=True):
+            where = _position(expected, steps, key) or _position(original, steps, key)
+            missed.append(where or "$")
     return missed
 
 
@@ -396,7 +440,8 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     and the reconstructed candidate does not carry that change, a difference is
     ``target.wrong``; the change is looked up by item name (``list_key``) in lists
     whose items all have a unique one, so a right target that only moved because
-    rules before it were lost is not called wrong. Anywhere else a difference is
+    rules before it were lost is not called wrong, and an intended deletion of a rule
+    is checked by name. Anywhere else a difference is
     collateral damage and keeps its content code: a merge request that sends only the
     target rule replaces the whole ``decisions`` list, and the lost ``other`` rule shows
     as ``content.removed`` at ``decisions[1]`` although the target description is right.

@@ -168,6 +168,19 @@ def test_wrong_target_in_second_place_is_still_target_wrong() -> None:
     assert "target.wrong" in run(merge_reconstruct, inputs).codes
 
 
+
+def test_intended_rule_deletion_not_made_is_target_wrong() -> None:
+    # The task is to delete "other"; a request that keeps it did not make the change.
+    expected = copy.deepcopy(ORIGINAL)
+    del expected["decisions"][1]
+    inputs = {"original": ORIGINAL, "request": {"decisions": ORIGINAL["decisions"]}}
+    verdict = run(merge_reconstruct, {**inputs, "expected": expected})
+    assert "target.wrong" in verdict.codes
+    made = {"decisions": expected["decisions"]}
+    assert run(merge_reconstruct, {**inputs, "request": made, "expected": expected}).status == (
+        "pass"
+    )
+
 def test_field_added_outside_the_target_is_collateral_content_added() -> None:
     verdict = content({**full_list_request(), "debug": True})
     assert verdict.codes == ("content.added",)
@@ -359,6 +372,31 @@ def test_replace_merge_of_one_rule_always_reports_the_others_removed(
     assert verdict.codes == ("content.removed",)
     assert len(verdict.reasons) == len(original) - 1
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    original=_rules.filter(lambda rules: len(rules) >= 1),
+    data=st.data(),
+)
+def test_target_wrong_exactly_when_the_named_target_lacks_the_intended_value(
+    original: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    # Any position of the target, any subset and order of rules sent in a replacing
+    # list: target.wrong is reported iff the target rule, found by name, is missing
+    # or has the wrong value; the pass/fail status is plain full-content equality.
+    target = data.draw(st.integers(0, len(original) - 1))
+    expected = copy.deepcopy(original)
+    expected[target]["v"] = 9
+    sent = data.draw(st.permutations(copy.deepcopy(expected)))
+    sent = sent[: data.draw(st.integers(0, len(sent)))]
+    if sent and data.draw(st.booleans()):
+        sent[data.draw(st.integers(0, len(sent) - 1))]["v"] = 8
+    inputs = {"original": {"d": original}, "request": {"d": sent}, "expected": {"d": expected}}
+    verdict = run(merge_reconstruct, inputs)
+    named = [r for r in sent if r["name"] == expected[target]["name"]]
+    assert ("target.wrong" in verdict.codes) == (not named or named[0]["v"] != 9)
+    assert (verdict.status == "pass") == (sent == expected)
 
 # --------------------------------------------------------------------------- state-unchanged
 
