@@ -441,10 +441,10 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     ``target.wrong``; the change is looked up by item name (``list_key``) in lists
     whose items all have a unique one, so a right target that only moved because
     rules before it were lost is not called wrong, and an intended deletion of a rule
-    is checked by name. Anywhere else a difference is
-    collateral damage and keeps its content code: a merge request that sends only the
-    target rule replaces the whole ``decisions`` list, and the lost ``other`` rule shows
-    as ``content.removed`` at ``decisions[1]`` although the target description is right.
+    is checked by name. Anywhere else a difference is collateral damage and keeps its
+    content code: a merge request that sends only the target rule replaces the whole
+    ``decisions`` list, and the lost ``other`` rule shows as ``content.removed`` at
+    ``decisions[1]`` although the target description is right.
     The verdict's details carry the reconstructed candidate for the reviewer.
 
     A pass means this content is what the request produces under the declared
