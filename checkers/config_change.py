@@ -604,6 +604,8 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
             f" before, {_brief(after.get('source'))} after): they cannot be compared",
         )
     names = _str_list(params, "fields")
+    if len(set(names)) != len(names):
+        raise CheckerInputError("params.invalid", "param 'fields' names a field twice")
     if not names:
         if set(bf) != set(af):
             raise CheckerInputError(

@@ -453,6 +453,14 @@ def test_observations_read_from_different_sources_are_an_error_not_a_pass() -> N
     del missing["source"]
     assert run(state_unchanged, {"before": BEFORE, "after": missing}).codes == ("input.invalid",)
 
+
+def test_a_field_declared_twice_is_a_params_error_not_counted_twice() -> None:
+    saved = after(config_hash="sha256:bb22")
+    verdict = run(
+        state_unchanged, {"before": BEFORE, "after": saved}, fields=["config_hash", "config_hash"]
+    )
+    assert verdict.codes == ("params.invalid",)
+
 def test_only_declared_fields_are_compared() -> None:
     moved = after(active_version="cfg-40")
     inputs = {"before": BEFORE, "after": moved}
