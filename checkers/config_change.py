@@ -31,6 +31,7 @@ from typing import Any
 
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
+from referencing.exceptions import Unresolvable
 
 from bundler import yamlfile
 
@@ -258,6 +259,133 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or _under(a, b) or _under(b, a)
 
 
+_ABSENT = object()
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _keyed(items: list[Any], key: str) -> bool:
+    """Every item is a mapping with a unique scalar ``key``: items can be named."""
+    seen: list[Any] = []
+    for item in items:
+        if not isinstance(item, Mapping) or key not in item:
+            return False
+        value = item[key]
+        if not isinstance(value, str | int | float | bool):
+            return False
+        if any(_same_key(value, v) for v in seen):
+            return False
+        seen.append(value)
+    return True
+
+
+Step = tuple[str, Any]  # ("key", mapping key) | ("index", i) | ("item", list_key value)
+
+
+def _intended(original: Any, expected: Any, key: str, steps: list[Step]) -> list[list[Step]]:
+    """Where ``expected`` differs from ``original``, as steps that name list items by
+    ``key`` where both lists allow it: an item added, removed or changed by name, not
+    by a position that shifts when another item goes."""
+    if isinstance(original, Mapping) and isinstance(expected, Mapping):
+        out: list[list[Step]] = []
+        for name in [*original, *(k for k in expected if k not in original)]:
+            here = [*steps, ("key", name)]
+            if name in original and name in expected:
+                out += _intended(original[name], expected[name], key, here)
+            else:
+                out.append(here)
+        return out
+    if isinstance(original, list) and isinstance(expected, list):
+        if _keyed(original, key) and _keyed(expected, key):
+            out = []
+            names = [item[key] for item in original]
+            for item in expected:
+                if not any(_same_key(item[key], known) for known in names):
+                    names.append(item[key])
+            common = []
+            for name in names:
+                was = _follow(original, [("item", name)], key)
+                now = _follow(expected, [("item", name)], key)
+                if was is _ABSENT or now is _ABSENT:
+                    out.append([*steps, ("item", name)])
+                else:
+                    common.append(name)
+                    out += _intended(was, now, key, [*steps, ("item", name)])
+            in_expected = [i[key] for i in expected if any(_same_key(i[key], c) for c in common)]
+            if any(not _same_key(a, b) for a, b in zip(common, in_expected, strict=True)):
+                out.append(steps)  # the items kept were reordered: the order is the change
+            return out
+        if len(original) == len(expected):
+            out = []
+            for index, (was, now) in enumerate(zip(original, expected, strict=True)):
+                out += _intended(was, now, key, [*steps, ("index", index)])
+            return out
+    return [steps] if compare_documents(expected, original, deepest=True) else []
+
+
+def _follow(document: Any, steps: list[Step], key: str) -> Any:
+    node = document
+    for kind, step in steps:
+        if kind == "key":
+            if not isinstance(node, Mapping) or step not in node:
+                return _ABSENT
+            node = node[step]
+        elif kind == "index":
+            if not isinstance(node, list) or not 0 <= step < len(node):
+                return _ABSENT
+            node = node[step]
+        else:
+            if not isinstance(node, list):
+                return _ABSENT
+            named = [i for i in node if isinstance(i, Mapping) and _same_key(i.get(key), step)]
+            if len(named) != 1:  # none, or ambiguous: the change is not cleanly there
+                return _ABSENT
+            node = named[0]
+    return node
+
+
+def _position(document: Any, steps: list[Step], key: str) -> str | None:
+    """The positional path (``decisions[1].description``) of ``steps`` in ``document``."""
+    node, parts = document, []
+    for kind, step in steps:
+        if kind == "item":
+            if not isinstance(node, list):
+                return None
+            at = [
+                index
+                for index, item in enumerate(node)
+                if isinstance(item, Mapping) and _same_key(item.get(key), step)
+            ]
+            if len(at) != 1:
+                return None
+            step = at[0]
+        if _follow(node, [("key" if kind == "key" else "index", step)], key) is _ABSENT:
+            return None
+        node = node[step]
+        parts.append(step)
+    return format_path(parts)
+
+
+def _missed_targets(original: Any, expected: Any, candidate: Any, key: str) -> list[str]:
+    """The positional paths of the intended changes the candidate does not carry.
+
+    Intended changes are followed by item name where lists allow it, so a right
+    target that only moved (because rules before it were lost) is not called wrong,
+    and an intended deletion is checked by name; where items cannot be named,
+    positions are used."""
+    missed: list[str] = []
+    for steps in _intended(original, expected, key, []):
+        want, got = _follow(expected, steps, key), _follow(candidate, steps, key)
+        if want is _ABSENT and got is _ABSENT:
+            continue
+        if want is _ABSENT or got is _ABSENT or compare_documents(got, want, deepest=True):
+            where = _position(expected, steps, key) or _position(original, steps, key)
+            missed.append(where or "$")
+    return missed
+
+
 @checker(
     "merge-reconstruct",
     1,
@@ -282,7 +410,13 @@ def _overlaps(a: str, b: str) -> bool:
             (str,),
             "replace",
         ),
-        Param("list_key", "the item field lists merge on when lists is 'by_key'", (str,), "name"),
+        Param(
+            "list_key",
+            "the item field lists merge on when lists is 'by_key'; also how the intended "
+            "change is found in a list whose items shifted",
+            (str,),
+            "name",
+        ),
     ],
     reasons={
         "target.wrong": "the intended change itself is wrong: at a path where the expected "
@@ -303,10 +437,14 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 
     Each difference is sorted into one of two kinds. Where the expected candidate
     differs from the original (the intended change, e.g. ``decisions[0].description``)
-    a difference is ``target.wrong``. Anywhere else it is collateral damage and keeps
-    its content code: a merge request that sends only the target rule replaces the
-    whole ``decisions`` list, and the lost ``other`` rule shows as
-    ``content.removed`` at ``decisions[1]`` although the target description is right.
+    and the reconstructed candidate does not carry that change, a difference is
+    ``target.wrong``; the change is looked up by item name (``list_key``) in lists
+    whose items all have a unique one, so a right target that only moved because
+    rules before it were lost is not called wrong, and an intended deletion of a rule
+    is checked by name. Anywhere else a difference is collateral damage and keeps its
+    content code: a merge request that sends only the target rule replaces the whole
+    ``decisions`` list, and the lost ``other`` rule shows as ``content.removed`` at
+    ``decisions[1]`` although the target description is right.
     The verdict's details carry the reconstructed candidate for the reviewer.
 
     A pass means this content is what the request produces under the declared
@@ -320,13 +458,14 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         original, inputs["request"], mappings=mappings, lists=lists, list_key=params["list_key"]
     )
     intended = [str(r.details["path"]) for r in compare_documents(expected, original, deepest=True)]
+    missed = _missed_targets(original, expected, candidate, params["list_key"])
     reasons: list[Reason] = []
     for diff in compare_documents(candidate, expected, deepest=True):
         path = str(diff.details["path"])
-        if any(_overlaps(path, target) for target in intended):
+        if any(_overlaps(path, target) for target in missed):
             reasons.append(_target_reason(path, candidate, expected, original, diff))
         else:
-            reasons.append(_collateral_reason(path, diff, params["list_key"]))
+            reasons.append(_collateral_reason(path, diff, params["list_key"], candidate))
     details = {
         "reconstructed": _plain(candidate),
         "intended_paths": intended,
@@ -347,16 +486,25 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     )
 
 
-def _collateral_reason(path: str, diff: Reason, key: str) -> Reason:
+def _collateral_reason(path: str, diff: Reason, key: str, candidate: Any) -> Reason:
     """A difference outside the intended change, worded for the reconstructed candidate."""
     expected, observed = diff.details.get("expected"), diff.details.get("actual")
     if diff.code == "content.removed":
-        named = (
-            f"the item with {key} {_brief(expected[key])}"
-            if isinstance(expected, Mapping) and key in expected
-            else _brief(expected)
-        )
-        text = f"{path} was lost: expected {named}, absent from the reconstructed candidate"
+        if isinstance(expected, Mapping) and key in expected:
+            named = f"the item with {key} {_brief(expected[key])}"
+            text = f"{path} was lost: expected {named}, absent from the reconstructed candidate"
+            if _has_item(candidate, key, expected[key]):
+                # Lists are compared by position: the item moved, others were lost.
+                text = (
+                    f"{path} was lost: expected {named} at this position; an item with that "
+                    f"{key} is elsewhere in the reconstructed candidate (lists are compared "
+                    "by position, so items before it were lost or added)"
+                )
+        else:
+            text = (
+                f"{path} was lost: expected {_brief(expected)}, "
+                "absent from the reconstructed candidate"
+            )
     elif diff.code == "content.added":
         text = f"{path} was added: {_brief(observed)} is not in the expected candidate"
     elif diff.code == "content.type_changed":
@@ -371,6 +519,21 @@ def _collateral_reason(path: str, diff: Reason, key: str) -> Reason:
         f"collateral (outside the intended change): {text}",
         _plain(dict(diff.details)),
     )
+
+
+def _has_item(document: Any, key: str, value: Any) -> bool:
+    """Whether some list anywhere in ``document`` holds a mapping with ``key`` = value."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            for item in node:
+                if isinstance(item, Mapping) and _same_key(item.get(key), value):
+                    return True
+                stack.append(item)
+    return False
 
 
 def _target_reason(path: str, candidate: Any, expected: Any, original: Any, diff: Reason) -> Reason:
@@ -418,7 +581,8 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     Each record is ``{observed_at, source, fields: {...}}`` where ``fields`` holds
     what was read outside the agent's session (e.g. the config hash from
     ``GET /api/v1/config/hash`` and the version list from ``GET
-    /api/v1/config/versions``), read the same way before and after the run. Fails
+    /api/v1/config/versions``), read the same way before and after the run: when
+    either record names its ``source``, both must name the same one. Fails
     ``state.changed`` once per field that differs, with both values. A field missing
     from either record is malformed evidence (an error, not a pass).
 
@@ -431,7 +595,17 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     after = _require_mapping(inputs["after"], "after")
     bf = _require_mapping(before.get("fields"), "before.fields")
     af = _require_mapping(after.get("fields"), "after.fields")
+    if ("source" in before or "source" in after) and compare_documents(
+        after.get("source"), before.get("source")
+    ):
+        raise CheckerInputError(
+            "input.invalid",
+            f"before and after were not read the same way (source {_brief(before.get('source'))}"
+            f" before, {_brief(after.get('source'))} after): they cannot be compared",
+        )
     names = _str_list(params, "fields")
+    if len(set(names)) != len(names):
+        raise CheckerInputError("params.invalid", "param 'fields' names a field twice")
     if not names:
         if set(bf) != set(af):
             raise CheckerInputError(
@@ -570,7 +744,8 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     cannot tell "did not try" from "tried and got 403"; this checker can. Each line
     is one request: ``order`` (an integer; the line number when absent), ``method``,
     ``path`` (query and trailing slash ignored), ``status`` (the response status, or
-    null when none was recorded) and any other fields the log has.
+    null when none was recorded) and any other fields the log has; a ``recorded``
+    field, when present, must say ``before_authorization``.
 
     The method alone does not decide: two POSTs can mean different things, so
     requests are classified by method + path rules. The defaults fit the seed's API:
@@ -588,6 +763,13 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         if not isinstance(method, str) or not isinstance(path, str) or not path:
             raise CheckerInputError(
                 "input.invalid", f"trace line {line}: every request needs a method and a path"
+            )
+        if record.get("recorded", "before_authorization") != "before_authorization":
+            raise CheckerInputError(
+                "input.invalid",
+                f"trace line {line}: recorded {_brief(record.get('recorded'))}; this check "
+                "needs a log recorded before authorization (a refused write is missing "
+                "from a log written after it)",
             )
         order = record.get("order", line)
         status = record.get("status")
@@ -709,8 +891,10 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
 
     A non-2xx response fails ``submission.failed``; the ETag checks are then skipped
     (the server identified nothing), and the content is compared only if the request
-    body has the documented shape. A pass says the three records agree; it does not
-    say the candidate is correct (merge-reconstruct@1) or that nothing was saved.
+    body has the documented shape. An identifier that is null or empty is malformed
+    evidence (an error): null equal to null identifies no version. A pass says the
+    three records agree; it does not say the candidate is correct
+    (merge-reconstruct@1) or that nothing was saved.
     """
     review = _require_mapping(inputs["review"], "review")
     submission = _require_mapping(inputs["submission"], "submission")
@@ -724,8 +908,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
         _lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
     )
     reasons = _review_differences(submitted, reviewed)
-    current = _lookup(submission, params["current_etag_at"], "submission")
-    base = _lookup(review, "diff.base_etag", "review")
+    current = _identifier(submission, params["current_etag_at"], "submission")
+    base = _identifier(review, "diff.base_etag", "review")
     if base != current:
         reasons.append(
             Reason(
@@ -735,8 +919,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
                 _plain({"reviewed_base": base, "current": current}),
             )
         )
-    returned = _lookup(submission, params["candidate_etag_at"], "submission")
-    shown = _lookup(review, "candidate_etag", "review")
+    returned = _identifier(submission, params["candidate_etag_at"], "submission")
+    shown = _identifier(review, "candidate_etag", "review")
     if returned != shown:
         reasons.append(
             Reason(
@@ -753,6 +937,21 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
     return Verdict.passed(
         "the submitted candidate is the reviewed one, the diff was against the current "
         "version and the server returned the reviewed candidate identifier"
+    )
+
+
+def _identifier(record: Mapping[str, Any], dotted: str, what: str) -> Any:
+    """A version or candidate identifier: a non-empty string or an integer. A null or
+    empty one identifies nothing, and two of them must not compare as a match."""
+    value = _lookup(record, dotted, what)
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise CheckerInputError(
+        "input.invalid",
+        f"{what}: {dotted} is {_brief(value)}; expected an identifier (a non-empty "
+        "string such as an ETag, or an integer version)",
     )
 
 
@@ -854,7 +1053,13 @@ def _schema_problems(
 ) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(code, path, details) for each violation; type errors name both types."""
     validator = jsonschema_validators.validator_for(schema)(schema)
-    for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+    try:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except Unresolvable as exc:  # nothing is fetched: a remote or dangling $ref
+        raise CheckerInputError(
+            "input.invalid", f"tools: a $ref in a schema cannot be resolved here: {exc}"
+        ) from None
+    for error in errors:
         path = format_path(list(error.absolute_path))
         expected = _expected_types(error)
         if expected is not None:
@@ -943,7 +1148,7 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     calls: dict[str, list[tuple[int, int, Mapping[str, Any]]]] = {}
     for line, record in _jsonl_records(inputs["calls"], "calls"):
         stage, tool = record.get("stage"), record.get("tool")
-        if stage not in rank:
+        if not isinstance(stage, str) or stage not in rank:
             raise CheckerInputError(
                 "input.invalid",
                 f"calls line {line}: stage {stage!r} is not one of {', '.join(stages)}",

@@ -110,3 +110,17 @@ def test_malformed_trace_line_is_inconclusive_naming_the_line(bundle: Path, tmp_
     assert case.outcome == "inconclusive"
     assert "inputs/traces/read-only.jsonl:5" in case.verdict.message
     assert result.exit_code == 4
+
+
+def test_string_body_claim_rests_on_three_calls_first_seen_at_local_receipt(bundle: Path) -> None:
+    # The case's expectation pins only the code; the claim also says "at local
+    # receipt, in each of three runs": hold the bundled evidence to that here.
+    result = verify(bundle)
+    case = next(r for r in result.cases if r.case.id == "tool-call-string-body-at-local-receipt")
+    stages = [(r.details["path"], r.details["first_stage"]) for r in case.verdict.reasons]
+    assert stages == [("body", "local_receipt")] * 3
+    assert {r.details["call_id"] for r in case.verdict.reasons} == {
+        "run-1/toolu-03",
+        "run-2/toolu-03",
+        "run-3/toolu-03",
+    }
