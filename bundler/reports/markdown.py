@@ -100,7 +100,8 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
             )
         if claim["status"] != "supported":
             limits.append(f"{claim['status']}: {escape(claim['why'])}")
-        out.append(f"- {code(claim['id'])}: " + "; ".join(limits))
+        out.append(f"- {code(claim['id'])}:")
+        out.extend(f"  - {limit}" for limit in limits)
     out += ["", "**What this bundle cannot support**", ""]
     out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
         "- (the bundle states nothing here)"
