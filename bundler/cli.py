@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .commands import build, checkers, init, inspect, verify
+from .commands import archive, build, checkers, init, inspect, verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -33,5 +33,6 @@ for command in (
     verify.verify,
     inspect.inspect,
     checkers.list_checkers,
+    archive.archive,
 ):
     main.add_command(command)
