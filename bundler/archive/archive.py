@@ -310,6 +310,13 @@ class Archive:
                 self._add_one(path, limits, report)
             except ArchiveRefused as exc:
                 report.refused.extend(exc.problems)
+            except ArchiveError as exc:
+                done = [f"{b.name}@{b.version}" for b in report.added]
+                if done:
+                    exc.problems.append(
+                        Problem("", "add.partial", f"stored before this: {', '.join(done)}")
+                    )
+                raise
         return report
 
     def _add_one(self, file: Path, limits: Limits, report: AddReport) -> None:
