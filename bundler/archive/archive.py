@@ -505,7 +505,7 @@ class Archive:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = [_bundle(r) for r in self.conn.execute(sql, args)]
-        return sorted(rows, key=lambda b: (b.name, versions.key(b.version), b.digest))
+        return sorted(rows, key=lambda b: (b.name, versions.sort_key(b.version), b.digest))
 
     def resolve(self, selector: str) -> list[str]:
         """Digests a selector names: a digest (or a unique prefix of 8+ hex digits, with or

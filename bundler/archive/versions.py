@@ -22,3 +22,12 @@ def key(version: str) -> Key:
         return int(major), int(minor), int(patch), 1, ()
     parts = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in pre.split("."))
     return int(major), int(minor), int(patch), 0, parts
+
+
+def sort_key(version: str) -> tuple[int, Key | str]:
+    """``key`` for listing: a version that is not semver (an index edited by hand) sorts
+    after every valid one instead of failing the whole list."""
+    try:
+        return 0, key(version)
+    except ValueError:
+        return 1, version
