@@ -205,3 +205,10 @@ def test_record_bytes_must_be_canonical() -> None:
     spaced = json.dumps(json.loads(record)).encode()
     state = auditlog.walk([auditlog.Row(1, spaced, auditlog.record_hash(spaced))])
     assert [p.code for p in state.problems] == ["log.record"]
+
+
+def test_a_damaged_record_of_the_last_checkpoint_is_reported(root: Path, kept: Path) -> None:
+    db(root).execute("UPDATE meta SET value = 'garbage' WHERE key = 'last_checkpoint'")
+    code, _, err = cli(root, "list")
+    assert code == 3 and "[log.checkpoint_record]" in err
+    assert "log.checkpoint_record" in codes(root, kept)

@@ -178,10 +178,10 @@ class Archive:
         archive = cls(root, conn)
         try:
             with archive._write("upgrade the archive index"):
-                before, after = index.migrate(conn)
-                if after != before:
-                    with index.transaction(conn):
-                        archive._append("migrate", {"from": before, "to": after})
+                index.migrate(
+                    conn,
+                    record=lambda old, new: archive._append("migrate", {"from": old, "to": new}),
+                )
             if check_checkpoint:
                 archive._check_last_checkpoint()
         except BaseException:
@@ -268,12 +268,25 @@ class Archive:
         for seq, record, stored in cursor:
             yield auditlog.Row(int(seq), bytes(record), str(stored))
 
-    def _check_last_checkpoint(self) -> None:
+    def _last_checkpoint(self) -> tuple[int, str] | None:
+        """The size and head of the last checkpoint this archive issued, if any."""
         text = self._meta("last_checkpoint")
         if not text:
+            return None
+        try:
+            last = json.loads(text)
+            return int(last["size"]), str(last["head"])
+        except (ValueError, TypeError, KeyError):
+            raise ArchiveTampered(
+                "the record of the last checkpoint this archive issued is damaged",
+                [Problem("index meta", "log.checkpoint_record", f"observed {text[:200]!r}")],
+            ) from None
+
+    def _check_last_checkpoint(self) -> None:
+        last = self._last_checkpoint()
+        if last is None:
             return
-        last = json.loads(text)
-        size, head = int(last["size"]), str(last["head"])
+        size, head = last
         row = self.conn.execute("SELECT record FROM audit_log WHERE seq = ?", (size,)).fetchone()
         count = self.conn.execute(
             "SELECT count(*) FROM audit_log WHERE seq <= ?", (size,)
@@ -746,18 +759,19 @@ class Archive:
                 raise os_failure(exc, "read the checkpoint", path) from None
             problems.extend(checkpoint.check(issued, public, self.archive_id, where))
             pinned.append((where, issued))
-        last = self._meta("last_checkpoint")
-        remembered = json.loads(last) if last else None
-        sizes = [c.size for _, c in pinned] + ([remembered["size"]] if remembered else [])
+        try:
+            remembered = self._last_checkpoint()
+        except ArchiveTampered as exc:
+            problems.extend(exc.problems)
+            remembered = None
+        sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
         state = auditlog.walk(self._rows(), sizes)
         problems.extend(state.problems)
         for where, issued in pinned:
             problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
         if remembered:
             problems.extend(
-                auditlog.against_checkpoint(
-                    state, remembered["size"], remembered["head"], "the last checkpoint issued"
-                )
+                auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
             )
         problems.extend(self._index_against_log(state.records))
         return LogReport(state.size, state.head, len(pinned), problems)

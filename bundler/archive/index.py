@@ -10,7 +10,7 @@ either all of it or none. The schema version lives in ``PRAGMA user_version``;
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -119,8 +119,16 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> tuple[int, int]:
-    """Bring the index to schema ``upto``. Returns (from, to). Refuses a newer schema."""
+def migrate(
+    conn: sqlite3.Connection,
+    upto: int = SCHEMA_VERSION,
+    record: Callable[[int, int], object] | None = None,
+) -> tuple[int, int]:
+    """Bring the index to schema ``upto``. Returns (from, to). Refuses a newer schema.
+    ``record(from, to)`` runs inside the same transaction when a migration happened (the
+    archive logs it there, so a migration is never left unlogged)."""
+    if schema_version(conn) == upto:
+        return upto, upto  # the common case: no write lock taken
     with transaction(conn):
         found = schema_version(conn)
         if found > SCHEMA_VERSION:
@@ -132,6 +140,8 @@ def migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> tuple[int, 
             for statement in MIGRATIONS[number]:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number + 1}")
+        if record is not None and upto > found:
+            record(found, upto)
     return found, max(found, upto)
 
 
