@@ -338,6 +338,10 @@ class Archive:
             try:
                 with tempfile.TemporaryDirectory(prefix="reprobundle-archive-") as work:
                     extracted = extract(staged.path, Path(work), limits)
+            except OSError as exc:
+                raise os_failure(
+                    exc, "unpack the bundle to check it", tempfile.gettempdir()
+                ) from None
             except BundleRejected as exc:
                 codes = sorted({p.code for p in exc.problems})
                 self._log_refusal(

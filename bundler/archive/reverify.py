@@ -96,11 +96,16 @@ def run(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
         futures: dict[Future[Outcome], Job] = {pool.submit(verify_one, job): job for job in jobs}
-        for future in as_completed(futures):
-            job = futures[future]
-            try:
-                yield future.result()
-            except BrokenProcessPool:
-                yield on_error(job, "the worker process died (killed, or out of memory)")
-            except Exception as exc:
-                yield on_error(job, f"{type(exc).__name__}: {exc}")
+        try:
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    outcome = on_error(job, "the worker process died (killed, or out of memory)")
+                except Exception as exc:
+                    outcome = on_error(job, f"{type(exc).__name__}: {exc}")
+                yield outcome
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
+            raise
