@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bundler.archive import Archive, ArchiveError
+from bundler.archive import Archive, ArchiveError, reverify
 from bundler.archive import index as archive_index
 from bundler.archive.versions import key as version_key
 from bundler.cli import main
+from tests import archive_workers
 from tests.archive_support import db, flip_expectation, rebadge
 from tests.helpers import read_entries, write_entries
 
@@ -434,3 +435,44 @@ def test_sqlite_busy_timeout_is_set(root: Path) -> None:
         with pytest.raises(ArchiveError):
             archive.resolve("0" * 64)
     assert isinstance(db(root), sqlite3.Connection)
+
+
+# -- worker processes ----------------------------------------------------------------------
+
+
+def jobs_for(root: Path) -> list[reverify.Job]:
+    with Archive.open(root) as archive:
+        return [reverify.Job(str(root), b.digest) for b in archive.list_bundles()]
+
+
+def failed(job: reverify.Job, why: str) -> reverify.Outcome:
+    return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
+
+
+def test_verification_runs_the_library_verify_in_worker_processes(three: Path) -> None:
+    outcomes = list(reverify.run(jobs_for(three), 2, failed, archive_workers.pid_of_worker))
+    assert len(outcomes) == 3
+    assert all(o.detail["pid"] != os.getpid() for o in outcomes)
+    assert sorted(o.result for o in outcomes) == ["contradicted", "supported", "supported"]
+
+
+def test_a_worker_that_dies_costs_only_its_own_bundle(
+    three: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = jobs_for(three)
+    monkeypatch.setenv("ARCHIVE_TEST_KILLER", jobs[0].digest)
+    outcomes = {o.digest: o for o in reverify.run(jobs, 2, failed, archive_workers.die_on_other)}
+    assert outcomes[jobs[0].digest].result == "error"
+    assert "worker process died" in outcomes[jobs[0].digest].detail["message"]
+    assert {outcomes[j.digest].result for j in jobs[1:]} <= {"supported", "contradicted"}
+
+
+def test_progress_bar_only_on_a_terminal(three: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bundler.commands import archive as archive_command
+
+    code, out, err = cli(three, "verify", "--all")
+    assert code == 1 and "verifying" not in err
+    monkeypatch.setattr(archive_command, "on_terminal", lambda: True)
+    code, out, err = cli(three, "verify", "--all")
+    assert code == 1 and "verifying" in err
+    assert "3 bundle(s) verified" in out  # the lines are printed after the bar

@@ -88,24 +88,52 @@ def verify_one(job: Job) -> Outcome:
 
 
 def run(
-    jobs: Sequence[Job], workers: int, on_error: Callable[[Job, str], Outcome]
+    jobs: Sequence[Job],
+    workers: int,
+    on_error: Callable[[Job, str], Outcome],
+    function: Callable[[Job], Outcome] = verify_one,
 ) -> Iterator[Outcome]:
-    """Yield outcomes as workers finish them (in completion order)."""
+    """Yield outcomes as workers finish them (in completion order).
+
+    A worker that dies (killed, out of memory, a crash in native code) breaks the whole
+    pool, and every job still pending fails with it. Those jobs are then run again one
+    at a time, each in a fresh single-worker pool, so only the job that really kills its
+    worker is recorded as an ``error``.
+    """
+    broken: list[Job] = []
+    for job, outcome in _pool(jobs, workers, function, on_error):
+        if outcome is None:
+            broken.append(job)
+        else:
+            yield outcome
+    for job in broken:
+        for _, outcome in _pool([job], 1, function, on_error):
+            yield outcome or on_error(
+                job, "the worker process died while verifying it (killed, or out of memory)"
+            )
+
+
+def _pool(
+    jobs: Sequence[Job],
+    workers: int,
+    function: Callable[[Job], Outcome],
+    on_error: Callable[[Job, str], Outcome],
+) -> Iterator[tuple[Job, Outcome | None]]:
+    """(job, outcome) as they complete; outcome None when the pool broke under the job."""
     if not jobs:
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-        futures: dict[Future[Outcome], Job] = {pool.submit(verify_one, job): job for job in jobs}
+        futures: dict[Future[Outcome], Job] = {pool.submit(function, job): job for job in jobs}
         try:
             for future in as_completed(futures):
                 job = futures[future]
                 try:
-                    outcome = future.result()
+                    yield job, future.result()
                 except BrokenProcessPool:
-                    outcome = on_error(job, "the worker process died (killed, or out of memory)")
-                except Exception as exc:
-                    outcome = on_error(job, f"{type(exc).__name__}: {exc}")
-                yield outcome
+                    yield job, None
+                except Exception as exc:  # the job could not be sent or its result read
+                    yield job, on_error(job, f"{type(exc).__name__}: {exc}")
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
             raise

@@ -19,6 +19,11 @@ Exit codes: 0 done (every bundle verified supported) · 1 a claim contradicted �
 4 inconclusive · 5 internal error."""
 
 
+def on_terminal() -> bool:
+    """Is a person watching standard error (so a progress bar helps rather than clutters)?"""
+    return sys.stderr.isatty()
+
+
 @contextmanager
 def opened(root: Path | None, /, check_checkpoint: bool = True) -> Iterator[Any]:
     from ..archive import ENV_VAR, Archive
@@ -274,7 +279,7 @@ def verify(
             else len({d for s in bundles for d in store.resolve(s)})
         )
         bar = None
-        if sys.stderr.isatty() and total > 1:
+        if on_terminal() and total > 1:
             bar = click.progressbar(length=total, label="verifying", file=sys.stderr)
             bar.__enter__()
 
