@@ -476,3 +476,23 @@ def test_progress_bar_only_on_a_terminal(three: Path, monkeypatch: pytest.Monkey
     code, out, err = cli(three, "verify", "--all")
     assert code == 1 and "verifying" in err
     assert "3 bundle(s) verified" in out  # the lines are printed after the bar
+
+
+def test_a_refusal_names_the_file_given_not_the_staged_copy(root: Path, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.bundle.tar.gz"
+    junk.write_bytes(b"not a bundle")
+    code, _, err = cli(root, "add", str(junk))
+    assert code == 3
+    assert "junk.bundle.tar.gz: is not gzip-compressed" in err
+    assert ".partial" not in err
+
+
+def test_checkpoint_that_cannot_be_written_out_says_it_was_issued(
+    root: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, out, err = cli(root, "checkpoint", "-o", str(blocker / "cp.json"))
+    assert code == 2
+    assert "the checkpoint was issued" in err and json.loads(out)["checkpoint"]["size"] == 1
+    assert len(list((root / "checkpoints").iterdir())) == 1

@@ -353,11 +353,19 @@ class Archive:
                         "codes": codes,
                     }
                 )
+
+                def named(text: str) -> str:  # the file the user gave, not our staged copy
+                    return text.replace(str(staged.path), str(file)).replace(
+                        staged.path.name, file.name
+                    )
+
                 raise ArchiveRefused(
                     exc.headline,
                     [
                         Problem(
-                            str(file), p.code, f"{p.where}: {p.message}" if p.where else p.message
+                            str(file),
+                            p.code,
+                            named(f"{p.where}: {p.message}" if p.where else p.message),
                         )
                         for p in exc.problems
                     ],

@@ -382,14 +382,21 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     Example:
       reprobundle archive checkpoint -o /mnt/elsewhere/checkpoint-2026-11-30.json
     """
+    from ..archive import ArchiveError
     from ..atomic import write_atomic
 
     with opened(root) as store:
         issued = store.checkpoint()
     text = issued.to_json()
-    if out is not None:
-        write_atomic(out, text.encode("utf-8"))
     click.echo(text, nl=False)
+    if out is not None:
+        try:
+            write_atomic(out, text.encode("utf-8"))
+        except OSError as exc:
+            raise ArchiveError(
+                f"the checkpoint was issued (printed above, and kept in {store.checkpoints}) "
+                f"but could not be written to {out}: {exc.strerror}"
+            ) from None
 
 
 @archive.group("log", epilog=ARCHIVE_EXIT_HELP)
