@@ -271,3 +271,17 @@ def test_damaged_index_file_is_named(root: Path) -> None:
     code, _, err = cli(root, "list")
     assert code == 2
     assert "[index.corrupt]" in err and "Traceback" not in err
+
+
+def test_add_sweeps_old_leftovers_of_killed_adds_but_not_fresh_ones(
+    root: Path, many: list[Path]
+) -> None:
+    old = root / "tmp" / "add-old.partial"
+    fresh = root / "tmp" / "add-fresh.partial"
+    for leftover in (old, fresh):
+        leftover.write_bytes(b"half a bundle")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    assert cli(root, "add", str(many[0]))[0] == 0
+    assert not old.exists()
+    assert fresh.exists()  # it may belong to an add running right now

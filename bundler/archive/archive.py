@@ -317,6 +317,7 @@ class Archive:
         ]
         if missing:
             raise UsageError("nothing was added: some of the files given are not files", missing)
+        self.store.sweep()
         report = AddReport()
         for path in paths:
             try:
@@ -608,6 +609,16 @@ class Archive:
 
     # -- verify ------------------------------------------------------------------------
 
+    def select(self, selectors: Sequence[str] = (), all_bundles: bool = False) -> list[str]:
+        """The digests that selectors (or ``all_bundles``) name, each once."""
+        if all_bundles == bool(selectors):
+            raise ArchiveError("give bundles to verify (digest, NAME@VERSION, NAME) or --all")
+        if all_bundles:
+            return [
+                str(d) for (d,) in self.conn.execute("SELECT digest FROM bundles ORDER BY name")
+            ]
+        return list(dict.fromkeys(d for s in selectors for d in self.resolve(s)))
+
     def verify(
         self,
         selectors: Sequence[str] = (),
@@ -617,14 +628,7 @@ class Archive:
         on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
     ) -> list[reverify.Outcome]:
         """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes."""
-        if all_bundles == bool(selectors):
-            raise ArchiveError("give bundles to verify (digest, NAME@VERSION, NAME) or --all")
-        if all_bundles:
-            digests = [
-                str(d) for (d,) in self.conn.execute("SELECT digest FROM bundles ORDER BY name")
-            ]
-        else:
-            digests = list(dict.fromkeys(d for s in selectors for d in self.resolve(s)))
+        digests = self.select(selectors, all_bundles)
         work = [reverify.Job(str(self.root), d, limits or Limits()) for d in digests]
 
         def failed(job: reverify.Job, why: str) -> reverify.Outcome:

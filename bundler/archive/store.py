@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..hashing import CHUNK
 from .errors import ArchiveError, os_failure
 
 DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
+STALE_SECONDS = 24 * 3600  # far longer than any add takes
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,19 @@ class Store:
     def discard(self, staged: Staged) -> None:
         with contextlib.suppress(OSError):
             staged.path.unlink(missing_ok=True)
+
+    def sweep(self, older_than: float = STALE_SECONDS) -> int:
+        """Remove staged copies left by adds that were killed, once they are old enough
+        that no running add can still own them. Returns how many were removed."""
+        removed = 0
+        cutoff = time.time() - older_than
+        with contextlib.suppress(OSError):
+            for leftover in self.tmp.glob("add-*.partial"):
+                with contextlib.suppress(OSError):
+                    if leftover.stat().st_mtime < cutoff:
+                        leftover.unlink()
+                        removed += 1
+        return removed
 
     def check(self, digest: str) -> str | None:
         """Why the object for ``digest`` is not intact (missing, or bit rot), or None."""

@@ -271,19 +271,21 @@ def verify(
     out = sys.stderr if json_target == "-" else sys.stdout
     lines: list[str] = []
     loud: list[str] = []
+    named: dict[str, str] = {}
 
     with opened(root) as store:
-        total = (
-            len(store.list_bundles())
-            if all_bundles
-            else len({d for s in bundles for d in store.resolve(s)})
-        )
+        digests = store.select(bundles, all_bundles)
+        if not digests:
+            click.echo("reprobundle: the archive holds no bundle; nothing was verified", err=True)
+            sys.exit(4)
+        total = len(digests)
         bar = None
         if on_terminal() and total > 1:
             bar = click.progressbar(length=total, label="verifying", file=sys.stderr)
             bar.__enter__()
 
         def on_result(outcome: Outcome, bundle: BundleRow) -> None:
+            named[bundle.digest] = f"{bundle.name}@{bundle.version}"
             new = [f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"]
             new += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
             if outcome.result in ("rotted", "missing"):
@@ -301,9 +303,7 @@ def verify(
                     click.echo(line, file=out)
 
         try:
-            outcomes = store.verify(
-                bundles, all_bundles, jobs, limits_from(limit_values), on_result
-            )
+            outcomes = store.verify(digests, False, jobs, limits_from(limit_values), on_result)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
@@ -322,6 +322,7 @@ def verify(
             {
                 "results": [
                     {
+                        "bundle": named.get(o.digest),
                         "digest": o.digest,
                         "result": o.result,
                         "exit_code": o.exit_code,
