@@ -789,67 +789,14 @@ class Archive:
             problems.extend(
                 auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
             )
-        problems.extend(self._index_against_log(state.records))
+        problems.extend(
+            auditlog.index_problems(
+                state.records,
+                self.conn.execute("SELECT digest, identity, name, version FROM bundles"),
+                self.conn.execute("SELECT id, digest, result FROM verifications"),
+            )
+        )
         return LogReport(state.size, state.head, len(pinned), problems)
-
-    def _index_against_log(self, records: list[dict[str, Any]]) -> list[Problem]:
-        """Every stored bundle and every recorded verification must be what the log says."""
-        added: dict[str, dict[str, Any]] = {}
-        verified: dict[int, dict[str, Any]] = {}
-        for record in records:
-            data = record["data"]
-            if record["event"] == "add":
-                added[str(data.get("digest"))] = data
-            elif record["event"] == "verify" and isinstance(data.get("verification"), int):
-                verified[data["verification"]] = data
-        problems = []
-        for digest, identity, name, version in self.conn.execute(
-            "SELECT digest, identity, name, version FROM bundles"
-        ):
-            logged = added.get(digest)
-            if logged is None:
-                problems.append(
-                    Problem(
-                        f"bundle {digest}",
-                        "index.unlogged",
-                        f"{name}@{version} is in the index but was never logged as added",
-                    )
-                )
-            elif (logged.get("identity"), logged.get("name"), logged.get("version")) != (
-                identity,
-                name,
-                version,
-            ):
-                problems.append(
-                    Problem(
-                        f"bundle {digest}",
-                        "index.altered",
-                        f"the index says {name}@{version}, the log says "
-                        f"{logged.get('name')}@{logged.get('version')}",
-                    )
-                )
-        for vid, digest, result in self.conn.execute(
-            "SELECT id, digest, result FROM verifications"
-        ):
-            logged = verified.get(int(vid))
-            if logged is None:
-                problems.append(
-                    Problem(
-                        f"verification {vid}",
-                        "index.unlogged",
-                        "is in the history but was never logged",
-                    )
-                )
-            elif (logged.get("digest"), logged.get("result")) != (digest, result):
-                problems.append(
-                    Problem(
-                        f"verification {vid}",
-                        "index.altered",
-                        f"the history says {result} for {digest}, the log says "
-                        f"{logged.get('result')} for {logged.get('digest')}",
-                    )
-                )
-        return problems
 
     def consistency(self) -> list[Problem]:
         """Store against index: every row's object is present and intact, and no

@@ -174,3 +174,64 @@ def against_checkpoint(state: ChainState, size: int, head: str, label: str) -> l
             )
         ]
     return []
+
+
+def index_problems(
+    records: list[dict[str, Any]],
+    bundles: Iterable[tuple[str, str, str, str]],
+    verifications: Iterable[tuple[int, str, str]],
+) -> list[Problem]:
+    """Every stored bundle (digest, identity, name, version) and every recorded
+    verification (id, digest, result) must be what the log says it is."""
+    added: dict[str, dict[str, Any]] = {}
+    verified: dict[int, dict[str, Any]] = {}
+    for record in records:
+        data = record["data"]
+        if record["event"] == "add":
+            added[str(data.get("digest"))] = data
+        elif record["event"] == "verify" and isinstance(data.get("verification"), int):
+            verified[data["verification"]] = data
+    problems = []
+    for digest, identity, name, version in bundles:
+        logged = added.get(digest)
+        if logged is None:
+            problems.append(
+                Problem(
+                    f"bundle {digest}",
+                    "index.unlogged",
+                    f"{name}@{version} is in the index but was never logged as added",
+                )
+            )
+        elif (logged.get("identity"), logged.get("name"), logged.get("version")) != (
+            identity,
+            name,
+            version,
+        ):
+            problems.append(
+                Problem(
+                    f"bundle {digest}",
+                    "index.altered",
+                    f"the index says {name}@{version}, the log says "
+                    f"{logged.get('name')}@{logged.get('version')}",
+                )
+            )
+    for vid, digest, result in verifications:
+        logged = verified.get(int(vid))
+        if logged is None:
+            problems.append(
+                Problem(
+                    f"verification {vid}",
+                    "index.unlogged",
+                    "is in the history but was never logged",
+                )
+            )
+        elif (logged.get("digest"), logged.get("result")) != (digest, result):
+            problems.append(
+                Problem(
+                    f"verification {vid}",
+                    "index.altered",
+                    f"the history says {result} for {digest}, the log says "
+                    f"{logged.get('result')} for {logged.get('digest')}",
+                )
+            )
+    return problems
