@@ -73,6 +73,11 @@ def test_untouched_log_verifies_against_its_checkpoints(root: Path, kept: Path) 
     code, out, _ = cli(root, "log", "verify", "--checkpoint", str(kept))
     assert code == 0
     assert "audit log consistent" in out and "2 checkpoint(s)" in out
+    issued = json.loads(kept.read_text())["checkpoint"]
+    last = json.loads(rows(root)[-1][1])
+    assert last["event"] == "checkpoint"
+    assert last["data"] == {"size": issued["size"], "head": issued["head"]}
+    assert last["seq"] == issued["size"] + 1
 
 
 def test_every_event_is_logged_in_order(root: Path) -> None:
