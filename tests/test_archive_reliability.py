@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,14 +101,15 @@ def test_concurrent_adders_and_a_verifier_lose_nothing(
 
 
 def kill_at_random_points(
-    root: Path, command: list[str], seed: int, runs: int, window: float
-) -> list[float]:
-    """Start ``command`` ``runs`` times, each killed with SIGKILL (the whole process group,
-    workers too) after a random delay within ``window`` seconds; check the archive after
-    each kill."""
+    make: Callable[[int], tuple[Path, list[str]]], seed: int, runs: int, window: float
+) -> list[tuple[float, int]]:
+    """For each run, ``make(run)`` gives an archive and a command; the command is killed with
+    SIGKILL (its whole process group, workers too) after a random delay within ``window``
+    seconds, and the archive is checked. Returns (delay, bundles stored) per run."""
     chosen = random.Random(seed)
-    delays = []
-    for _ in range(runs):
+    seen = []
+    for run in range(runs):
+        root, command = make(run)
         delay = chosen.uniform(0.05, window)
         process = subprocess.Popen(
             command,
@@ -120,17 +122,26 @@ def kill_at_random_points(
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
-        delays.append(delay)
-        assert_consistent(root).close()
-    return delays
+        with assert_consistent(root) as archive:
+            seen.append((delay, len(archive.list_bundles())))
+    return seen
 
 
 def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: list[Path]) -> None:
-    root = tmp_path / "archive"
-    Archive.init(root).close()
-    command = archive_cmd(root, "add", *map(str, many))
-    kill_at_random_points(root, command, seed=8, runs=6, window=1.4)
-    done = subprocess.run(command, env=environment(), capture_output=True, timeout=300)
+    def make(run: int) -> tuple[Path, list[str]]:
+        root = tmp_path / f"archive-{run}"  # a new archive each time: every add is a new one
+        Archive.init(root).close()
+        return root, archive_cmd(root, "add", *map(str, many))
+
+    seen = kill_at_random_points(make, seed=8, runs=6, window=1.4)
+    assert any(stored < len(many) for _, stored in seen)  # some kills landed mid-add
+    root = tmp_path / "archive-5"
+    done = subprocess.run(
+        archive_cmd(root, "add", *map(str, many)),
+        env=environment(),
+        capture_output=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr.decode()
     with assert_consistent(root) as archive:
         assert len(archive.list_bundles()) == len(many)
@@ -143,7 +154,7 @@ def test_kill_9_during_verify_leaves_the_archive_consistent(
     with Archive.init(root) as archive:
         archive.add(many[:6])
     command = archive_cmd(root, "verify", "--all", "--jobs", "2")
-    kill_at_random_points(root, command, seed=9, runs=4, window=2.0)
+    kill_at_random_points(lambda run: (root, command), seed=9, runs=4, window=2.0)
     with assert_consistent(root) as archive:
         recorded = archive.conn.execute("SELECT count(*) FROM verifications").fetchone()[0]
         assert all(len(archive.show(b.digest).history) <= 4 for b in archive.list_bundles())
