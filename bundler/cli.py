@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .commands import archive, build, checkers, init, inspect, verify
+from .commands import archive, build, checkers, diff, init, inspect, report, trajectory, verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -33,6 +33,9 @@ for command in (
     verify.verify,
     inspect.inspect,
     checkers.list_checkers,
+    trajectory.trajectory,
+    report.report,
+    diff.diff,
     archive.archive,
 ):
     main.add_command(command)

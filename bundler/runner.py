@@ -8,7 +8,7 @@ checker does wrong (raises, returns garbage, names an undeclared code) becomes a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +20,8 @@ from . import yamlfile
 from .manifest import Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
+# Told (cases done, cases in all, the case about to run or "") as work goes on.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -217,11 +219,15 @@ def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
     return "reproduced", f"failed as expected {list(verdict.codes)}"
 
 
-def run_cases(manifest: Manifest, root: Path) -> list[CaseResult]:
+def run_cases(manifest: Manifest, root: Path, progress: Progress | None = None) -> list[CaseResult]:
     listed = {f.path: f.size for f in manifest.files}
     results = []
-    for case in manifest.cases:
+    for done, case in enumerate(manifest.cases):
+        if progress:
+            progress(done, len(manifest.cases), case.id)
         verdict = run_case(case, root, listed)
         outcome, explanation = judge(case, verdict)
         results.append(CaseResult(case, verdict, outcome, explanation))
+    if progress:
+        progress(len(manifest.cases), len(manifest.cases), "")
     return results

@@ -18,7 +18,7 @@ from . import __version__
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
-from .runner import CaseResult, run_cases
+from .runner import CaseResult, Progress, run_cases
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -84,6 +84,7 @@ def verify(
     workdir: Path | None = None,
     keep: bool = False,
     limits: Limits | None = None,
+    progress: Progress | None = None,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run."""
     bundle_file = Path(bundle_file).absolute()
@@ -92,7 +93,7 @@ def verify(
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
     try:
         extracted = extract(bundle_file, target, limits)
-        cases = run_cases(extracted.manifest, extracted.root)
+        cases = run_cases(extracted.manifest, extracted.root, progress)
         claims = judge_claims(extracted.manifest, cases)
         return Verification(
             bundle_file=bundle_file,

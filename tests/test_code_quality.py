@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize(
     "command",
     [
-        ["ruff", "check", "bundler", "checkers", "tests", "bundles", "bench"],
+        ["ruff", "check", "bundler", "checkers", "tests", "bundles"],
         [sys.executable, "-m", "mypy"],
     ],
     ids=["ruff", "mypy"],
