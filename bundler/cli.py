@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .commands import build, checkers, diff, init, inspect, report, trajectory, verify
+from .commands import archive, build, checkers, diff, init, inspect, report, trajectory, verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -36,5 +36,6 @@ for command in (
     trajectory.trajectory,
     report.report,
     diff.diff,
+    archive.archive,
 ):
     main.add_command(command)
