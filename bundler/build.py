@@ -14,6 +14,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -96,9 +97,18 @@ def _digest(data: bytes) -> tuple[str, int]:
     return hashlib.sha256(data).hexdigest(), len(data)
 
 
-def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
-    """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused."""
+def build(
+    source: Path,
+    out: Path,
+    source_date_epoch: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
+    ``progress`` is told the name of each step as it starts."""
+    step = progress or (lambda _name: None)
+    step("reading the source")
     plan = read_source(source)
+    step(f"hashing {len(plan.files)} files")
     manifest, readme = make_manifest(plan, source_date_epoch)
     manifest_bytes = manifest.to_bytes()
     top = manifest.top
@@ -118,10 +128,12 @@ def build(source: Path, out: Path, source_date_epoch: int = 0) -> BuildResult:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
     tmp = Path(tmp_name)
     try:
+        step("packing")
         with os.fdopen(fd, "wb") as stream:
             write_tar_gz(stream, members, source_date_epoch)
             stream.flush()
             os.fsync(stream.fileno())
+        step("verifying at home from a fresh folder")
         report = verify_at_home(tmp, allow_code=bool(manifest.code))
         _refuse_unless_supported(report)
         os.replace(tmp, out)

@@ -10,7 +10,18 @@ from __future__ import annotations
 import click
 
 from . import __version__
-from .commands import build, checkers, init, inspect, keys, verify
+from .commands import (
+    archive,
+    build,
+    checkers,
+    diff,
+    init,
+    inspect,
+    keys,
+    report,
+    trajectory,
+    verify,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -33,6 +44,10 @@ for command in (
     verify.verify,
     inspect.inspect,
     checkers.list_checkers,
+    trajectory.trajectory,
+    report.report,
+    diff.diff,
+    archive.archive,
     keys.keygen,
     keys.sign,
 ):

@@ -80,7 +80,7 @@ class _GzipStream(io.RawIOBase):
         self._raw = raw
         self._limits = limits
         self._z = zlib.decompressobj(wbits=31)
-        self._buffer = b""
+        self._buffer = memoryview(b"")  # a view, so handing out a slice copies nothing
         self.compressed = 0
         self.decompressed = 0
         self.given = 0  # bytes handed to the tar reader
@@ -113,7 +113,7 @@ class _GzipStream(io.RawIOBase):
                         "the gzip stream ends early: the file is truncated",
                     )
             try:
-                self._buffer = self._z.decompress(chunk, CHUNK)
+                self._buffer = memoryview(self._z.decompress(chunk, CHUNK))
             except zlib.error as exc:
                 raise _Reject(
                     "archive.corrupt", "(archive)", f"the gzip stream is corrupt: {exc}"

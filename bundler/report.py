@@ -12,7 +12,7 @@ from .errors import BundlerError
 from .runner import CaseResult
 from .verify import Verification
 
-REPORT_FORMAT = "reprobundle-report/1"
+REPORT_FORMAT = "reprobundle-report/1.1"  # 1.1: signature, bundled_code, checked_by
 
 _MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
 _VERDICT_LINE = {
@@ -85,7 +85,6 @@ def to_json(verification: Verification) -> dict[str, Any]:
         },
         "integrity": "every listed file is present with the SHA-256 and size the manifest gives",
         "signature": verification.signature.to_dict(),
-        "bundled_code": _code_dict(verification),
         "warnings": list(manifest.warnings),
         "build_environment": dict(manifest.environment),
         "verify_environment": verification.environment,
@@ -110,7 +109,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
         ],
         "cannot_support": list(manifest.cannot_support),
         "workdir": str(verification.workdir) if verification.workdir else None,
-    }
+    } | ({"bundled_code": _code_dict(verification)} if verification.code else {})
 
 
 def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:

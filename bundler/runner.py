@@ -20,6 +20,8 @@ from . import yamlfile
 from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
+# Told (cases done, cases in all, the case about to run or "") as work goes on.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -230,21 +232,29 @@ def not_allowed(manifest: Manifest, case: Case) -> Verdict:
 
 
 def run_cases(
-    manifest: Manifest, root: Path, bundled: Callable[[Case], Verdict] | None = None
+    manifest: Manifest,
+    root: Path,
+    progress: Progress | None = None,
+    bundled: Callable[[Case], Verdict] | None = None,
 ) -> list[CaseResult]:
     """Built-in checkers first, in-process; bundled code last, through ``bundled`` (when
     allowed; otherwise those cases are inconclusive)."""
     listed = {f.path: f.size for f in manifest.files}
+    built_in = [c for c in manifest.cases if not c.checker.startswith(BUNDLED_PREFIX)]
+    own_code = [c for c in manifest.cases if c.checker.startswith(BUNDLED_PREFIX)]
     verdicts: dict[str, Verdict] = {}
-    for case in manifest.cases:
-        if not case.checker.startswith(BUNDLED_PREFIX):
-            verdicts[case.id] = run_case(case, root, listed)
-    for case in manifest.cases:
-        if case.checker.startswith(BUNDLED_PREFIX):
+    for done, case in enumerate(built_in + own_code):
+        if progress:
+            progress(done, len(manifest.cases), case.id)
+        if case in own_code:
             verdicts[case.id] = bundled(case) if bundled else not_allowed(manifest, case)
+        else:
+            verdicts[case.id] = run_case(case, root, listed)
     results = []
     for case in manifest.cases:
         verdict = verdicts[case.id]
         outcome, explanation = judge(case, verdict)
         results.append(CaseResult(case, verdict, outcome, explanation))
+    if progress:
+        progress(len(manifest.cases), len(manifest.cases), "")
     return results

@@ -18,7 +18,7 @@ from . import __version__
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
-from .runner import CaseResult, run_cases
+from .runner import CaseResult, Progress, run_cases
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 
@@ -99,6 +99,7 @@ def verify(
     workdir: Path | None = None,
     keep: bool = False,
     limits: Limits | None = None,
+    progress: Progress | None = None,
     policy: Policy | None = None,
     code: CodePolicy | None = None,
 ) -> Verification:
@@ -121,7 +122,7 @@ def verify(
         extracted = extract(bundle_file, target, limits, judge_signatures)
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
-            cases = run_cases(extracted.manifest, extracted.root, runner)
+            cases = run_cases(extracted.manifest, extracted.root, progress, runner)
         finally:
             if runner is not None:
                 runner.close()

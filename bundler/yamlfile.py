@@ -13,6 +13,9 @@ import yaml
 
 Locator = tuple[str | int, ...]
 
+# libyaml's parser when PyYAML was built with it (about 10x faster); same rules either way.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class YamlProblem(Exception):
     def __init__(self, line: int | None, message: str) -> None:
@@ -23,7 +26,7 @@ class YamlProblem(Exception):
 
 def load(text: str) -> tuple[Any, dict[Locator, int]]:
     """Parse one YAML document. Returns the data and a map of locator -> 1-based line."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         try:
             node = loader.get_single_node()

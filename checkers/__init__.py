@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
 
-from . import fault_injection, structured
+from . import config_change, fault_injection, intent, metrics, structured, trajectory
 from .api import Checker
 
-FAMILIES = (structured, fault_injection)
+FAMILIES = (structured, config_change, fault_injection, trajectory, metrics, intent)
 
 
 @cache

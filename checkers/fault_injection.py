@@ -688,6 +688,20 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         f"pass^{k} {_describe('pass_hat_k', figures)}, "
         f"single-run {_describe('success_rate', figures)}"
     )
+    # Never drop a task or an environment failure silently: say so in the message.
+    excluded = [t.task for t in stats.tasks if not t.included]
+    if excluded:
+        summary += (
+            f"; {len(excluded)} task{'s' if len(excluded) > 1 else ''} left out of "
+            f"pass@{k} / pass^{k} (fewer than {k} counted trials): "
+            + ", ".join(excluded[:5])
+            + (f" (+{len(excluded) - 5} more)" if len(excluded) > 5 else "")
+        )
+    if figures["environment_failures"]:
+        summary += (
+            f"; {figures['environment_failures']} environment failure(s), "
+            + ("excluded" if rule == "exclude" else "counted as failures")
+        )
     if reasons:
         message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"
         return Verdict.failed(message, reasons, **details)

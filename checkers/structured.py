@@ -12,8 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from .api import InputKind, Reason, Role, Verdict, checker
 
 # deepdiff report kinds -> our stable codes
@@ -47,12 +45,22 @@ def _show(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def compare_documents(actual: Any, expected: Any) -> list[Reason]:
+def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> list[Reason]:
     """Every difference between two loaded documents, as reasons in path order.
 
     ``expected`` is the reference: "added" means present in ``actual`` only.
+    By default (structured-equal@1) a mapping that shares few keys with its
+    counterpart is reported as one changed value; ``deepest=True`` names every
+    differing path instead (the same documents are equal either way).
     """
-    diff = DeepDiff(expected, actual, view="tree", verbose_level=2)
+    # 0.33 is deepdiff 8's default, written out so structured-equal@1's reason paths do
+    # not move with a deepdiff release; 0 always diffs deeper.
+    threshold = 0.0 if deepest else 0.33
+    from deepdiff import DeepDiff  # imported here: it is slow to import (numpy, pydantic)
+
+    diff = DeepDiff(
+        expected, actual, view="tree", verbose_level=2, threshold_to_diff_deeper=threshold
+    )
     reasons: list[tuple[str, str, Reason]] = []
     for kind, levels in diff.items():
         code = _KINDS.get(kind)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,3 +20,12 @@ def canary(tmp_path: Path) -> Path:
     path = tmp_path / "canary.txt"
     path.write_text("untouched")
     return path
+
+
+@pytest.fixture(scope="session")
+def example_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The JSON report of every example bundle in bundles/, each built and verified once."""
+    from tests.golden.regenerate import example_sources, verify_source
+
+    work = tmp_path_factory.mktemp("examples")
+    return {source.name: verify_source(source, work) for source in example_sources()}

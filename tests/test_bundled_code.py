@@ -82,7 +82,7 @@ def test_bundled_code_runs_with_allow_code(own_code: Path) -> None:
 def test_built_in_claims_say_independently_checked(quickstart_bundle: Path) -> None:
     report = to_json(verify(quickstart_bundle))
     assert {c["checked_by"] for c in report["claims"]} == {"independently checked"}
-    assert report["bundled_code"] is None
+    assert "bundled_code" not in report
 
 
 def _store(tmp_path: Path, key: Any, allow_code: bool) -> Policy:
@@ -273,3 +273,20 @@ def test_request_larger_than_a_pipe_buffer_reaches_bundled_code(
         ("big", {"mode": "token", "blob": "x" * (300 << 10)}),
     )
     assert case(verify(bundle, code=ALLOW), "big").outcome == "reproduced"
+
+
+def test_reports_with_code_and_signatures_follow_the_report_schema(
+    own_code: Path, tmp_path: Path
+) -> None:
+    from bundler.reports.schema import schema_problems
+
+    key = new_private_key()
+    signed, _ = sign_bundle(own_code, key, out=tmp_path / "signed.bundle.tar.gz")
+    for result in (
+        verify(own_code),
+        verify(own_code, code=ALLOW),
+        verify(signed, policy=_store(tmp_path, key, allow_code=True)),
+    ):
+        report = json.loads(json.dumps(to_json(result)))
+        assert schema_problems(report) == []
+        assert report["report_format"] == "reprobundle-report/1.1"

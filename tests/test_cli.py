@@ -43,7 +43,7 @@ def test_verify_json_report(quickstart_bundle: Path, tmp_path: Path) -> None:
     code, out, _ = run("verify", str(quickstart_bundle), "--json", "-")
     report = json.loads(out)
     assert code == 0
-    assert report["report_format"] == "reprobundle-report/1"
+    assert report["report_format"] == "reprobundle-report/1.1"
     assert report["result"] == "supported"
     assert [c["status"] for c in report["claims"]] == ["supported", "supported"]
     assert report["claims"][0]["total"] == 2 and report["claims"][0]["negative_controls"] == 1
@@ -130,7 +130,17 @@ def test_checkers_lists_codes_and_params(tmp_path: Path) -> None:
 
 
 def test_every_command_help_has_an_example() -> None:
-    for command in main.commands:
-        code, out, _ = run(command, "--help")
+    import click
+
+    def paths(group: click.Group, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
+        found = []
+        for name, command in group.commands.items():
+            found.append((*prefix, name))
+            if isinstance(command, click.Group):
+                found += paths(command, (*prefix, name))
+        return found
+
+    for path in paths(main, ()):
+        code, out, _ = run(*path, "--help")
         assert code == 0
-        assert "Example" in out, command
+        assert "Example" in out, " ".join(path)

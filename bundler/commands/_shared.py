@@ -124,3 +124,85 @@ def write_json(target: str, data: dict[str, Any]) -> None:
         from ..atomic import write_atomic
 
         write_atomic(Path(target), text.encode("utf-8"))
+
+
+def write_text(target: str, text: str) -> None:
+    """Write an output file atomically, or to stdout for ``-``."""
+    if target == "-":
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        from ..atomic import write_atomic
+
+        write_atomic(Path(target), text.encode("utf-8"))
+
+
+def is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class ProgressDisplay:
+    """A progress bar on stderr for work that takes more than a moment.
+
+    Nothing is drawn when stderr is not a terminal, when disabled (``--quiet``), or when
+    the work ends within ``delay`` seconds; the bar is removed once the work is done.
+    Colours follow rich's rules (none when ``NO_COLOR`` is set).
+    """
+
+    def __init__(self, enabled: bool, console: Any = None, delay: float = 0.5) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.console = console or Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._task = self._progress.add_task("starting", total=None)
+        self._timer: Any = None
+        self._shown = False
+        self._steps = 0
+        self.delay = delay
+
+    def __enter__(self) -> ProgressDisplay:
+        if self.enabled:
+            import threading
+
+            self._timer = threading.Timer(self.delay, self.show)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer.join()
+        if self._shown:
+            self._progress.stop()
+
+    def show(self) -> None:
+        """Draw the bar now rather than after the delay."""
+        if self.enabled and not self._shown:
+            self._shown = True
+            self._progress.start()
+
+    def cases(self, done: int, total: int, case_id: str) -> None:
+        """For ``verify(progress=...)``: cases done of total."""
+        label = f"verifying: case {case_id}" if case_id else "verifying: done"
+        self._progress.update(self._task, completed=done, total=total, description=label)
+
+    BUILD_STEPS = 4  # reading, hashing, packing, verifying at home
+
+    def step(self, name: str) -> None:
+        """For ``build(progress=...)``: the step now starting."""
+        self._steps += 1
+        self._progress.update(
+            self._task,
+            completed=self._steps - 1,
+            total=max(self.BUILD_STEPS, self._steps),
+            description=f"building: {name}",
+        )

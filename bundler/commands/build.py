@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._shared import handle_errors
+from ._shared import ProgressDisplay, handle_errors
 
 
 @click.command()
@@ -19,8 +19,14 @@ from ._shared import handle_errors
     help="File to write (default: NAME-VERSION.bundle.tar.gz in the current folder).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the path of the new bundle.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="List every case verified at home (and tracebacks of bugs).",
+)
 @handle_errors
-def build(source: Path, output: Path | None, quiet: bool) -> None:
+def build(source: Path, output: Path | None, quiet: bool, verbose: bool) -> None:
     """Build a bundle from SOURCE, a folder holding bundle.yaml.
 
     Checks the source, hashes every file, writes the manifest, packs a deterministic
@@ -44,7 +50,8 @@ def build(source: Path, output: Path | None, quiet: bool) -> None:
         )
     if output is None:
         output = Path.cwd() / default_name(read_source(source))
-    result = build_bundle(source, output, int(epoch_text))
+    with ProgressDisplay(enabled=not quiet) as progress:
+        result = build_bundle(source, output, int(epoch_text), progress=progress.step)
     if quiet:
         click.echo(str(result.path))
         return
@@ -55,3 +62,6 @@ def build(source: Path, output: Path | None, quiet: bool) -> None:
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
         f"{len(result.manifest.cases)} cases reproduced"
     )
+    if verbose:
+        for case in result.home_report.get("cases", []):
+            click.echo(f"  [{case['outcome']}] {case['id']}: {case['explanation']}")

@@ -4,11 +4,51 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from, write_json
+from ._shared import (
+    EXIT_HELP,
+    ProgressDisplay,
+    handle_errors,
+    is_terminal,
+    limit_options,
+    limits_from,
+    write_json,
+    write_text,
+)
+
+
+def expects_identity_option() -> bool:
+    """Whether this verifier can pin a bundle's identity (``--expect-manifest-sha256``)."""
+    return any(p.name == "expect_manifest_sha256" for p in verify.params)
+
+
+def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
+    """Write each requested rendering of the JSON report data."""
+    from ..reports import to_html, to_junit, to_markdown
+
+    pin = expects_identity_option()
+    if targets.get("json"):
+        write_json(str(targets["json"]), report)
+    if targets.get("markdown"):
+        write_text(str(targets["markdown"]), to_markdown(report, expect_identity=pin))
+    if targets.get("junit"):
+        write_text(str(targets["junit"]), to_junit(report))
+    if targets.get("html"):
+        write_text(str(targets["html"]), to_html(report, expect_identity=pin))
+
+
+def check_targets(targets: dict[str, str | None]) -> None:
+    from ..errors import UsageError
+
+    to_stdout = [name for name, target in targets.items() if target == "-"]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"only one output can go to stdout (-), observed --{' --'.join(to_stdout)}"
+        )
+
 
 if TYPE_CHECKING:
     from ..trust import Policy
@@ -56,8 +96,26 @@ def policy_from(
 @click.option(
     "--json", "json_target", metavar="FILE|-", help="Also write the JSON report (- for stdout)."
 )
+@click.option(
+    "--markdown",
+    "markdown_target",
+    metavar="FILE|-",
+    help="Also write the Markdown block for a report's appendix.",
+)
+@click.option("--junit", "junit_target", metavar="FILE|-", help="Also write JUnit XML for CI.")
+@click.option(
+    "--html",
+    "html_target",
+    metavar="FILE|-",
+    help="Also write one self-contained HTML page (works offline).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
-@click.option("--verbose", "-v", is_flag=True, help="Show every case with its reasons.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show every case with its reasons (and tracebacks of bugs).",
+)
 @click.option(
     "--trust",
     "trust_files",
@@ -120,6 +178,9 @@ def verify(
     workdir: Path | None,
     keep: bool,
     json_target: str | None,
+    markdown_target: str | None,
+    junit_target: str | None,
+    html_target: str | None,
     quiet: bool,
     verbose: bool,
     trust_files: tuple[Path, ...],
@@ -138,6 +199,9 @@ def verify(
     Unpacks into an empty folder, refuses the bundle (exit 3) if any file is missing,
     unlisted, or differs from the manifest, re-runs each case with its checker, and
     prints per claim whether the evidence supports it, with what it cannot support.
+    On a terminal the claims are a table (colours unless NO_COLOR is set); piped, the
+    text is plain. --json, --markdown, --junit and --html write the same verdict in
+    other formats (one of them may be - for stdout; the text then goes to stderr).
 
     Signatures are checked before any payload file is written: a bad signature always
     rejects; --require-signature rejects all but a signature by a key you trust
@@ -149,13 +213,21 @@ def verify(
     \b
     Example:
       reprobundle verify quickstart-1.0.0.bundle.tar.gz --json report.json
+      reprobundle verify qs.bundle.tar.gz --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json, to_text, verdict_line
     from ..verify import verify as run_verify
 
-    text_to_stderr = json_target == "-"
+    targets = {
+        "json": json_target,
+        "markdown": markdown_target,
+        "junit": junit_target,
+        "html": html_target,
+    }
+    check_targets(targets)
+    text_to_stderr = "-" in targets.values()
     try:
         policy = policy_from(
             trust_files, trust_store, require_signature, expect_manifest_sha256, detached
@@ -171,24 +243,34 @@ def verify(
                 output_bytes=code_output,
             ),
         )
-        verification = run_verify(
-            bundle,
-            workdir=workdir,
-            keep=keep,
-            limits=limits_from(limit_values),
-            policy=policy,
-            code=code,
-        )
+        with ProgressDisplay(enabled=not quiet) as progress:
+            verification = run_verify(
+                bundle,
+                workdir=workdir,
+                keep=keep,
+                limits=limits_from(limit_values),
+                progress=progress.cases,
+                policy=policy,
+                code=code,
+            )
     except (BundleRejected, UsageError) as exc:
-        if json_target:
-            write_json(json_target, rejection_json(exc, exc.exit_code))
+        write_outputs(rejection_json(exc, exc.exit_code), targets)
         raise
-    if json_target:
-        write_json(json_target, to_json(verification))
+    report = to_json(verification)
+    write_outputs(report, targets)
+    stream = sys.stderr if text_to_stderr else sys.stdout
     if quiet:
         click.echo(verdict_line(verification), err=text_to_stderr)
+    elif is_terminal(stream):
+        from rich.console import Console
+
+        from ..reports.terminal import render
+
+        render(report, Console(file=stream), verbose=verbose)
     else:
-        click.echo(to_text(verification, verbose=verbose), err=text_to_stderr)
-        if verification.workdir:
-            click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr)
+        from ..reports.common import printable
+
+        click.echo(printable(to_text(verification, verbose=verbose)), err=text_to_stderr)
+    if verification.workdir and not quiet:
+        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr)
     sys.exit(verification.exit_code)

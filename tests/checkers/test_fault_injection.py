@@ -408,6 +408,40 @@ def test_a_report_with_an_execution_error_is_never_a_detection(value: Any) -> No
     assert judge(parse_report(value)).name in ("incomplete", "execution_error_or_skip")
 
 
+# The test above mostly draws incomplete reports (records rarely match the counts), so
+# it seldom reaches the execution-error rule; here every report is complete by
+# construction, and the connection error must decide the judgement every time.
+complete_reports = st.builds(
+    lambda fault, records: {
+        "fault": fault,
+        "planned": len(records) + 1,
+        "executed": len(records) + 1,
+        "complete": True,
+        "blocked": False,
+        "records": [*records, {"test": "t-conn", "status": "error"}],
+    },
+    st.sampled_from(["none", *SEED_FAULTS]),
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "test": st.sampled_from(["t1", "t2", "t3", "t4", "t5"]),
+                "status": st.sampled_from(["passed", "failed"]),
+            }
+        ),
+        max_size=5,
+        unique_by=lambda r: r["test"],
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(complete_reports)
+def test_complete_report_with_a_connection_error_is_an_execution_error(value: Any) -> None:
+    assert judge(parse_report(value)).name == "execution_error_or_skip"
+    verdict = run(FAULT_REPORT, {"report": value}, want="defect_detected")
+    assert verdict.codes == ("judgement.execution_error_or_skip",)
+
+
 # --------------------------------------------------------------------------- trial-stats
 
 CONFIG = {"model": "m-1", "prompt": "inventory-skill v2", "budget_usd": 0.5}
@@ -509,6 +543,17 @@ def test_repeats_of_one_hard_task_are_not_counted_as_many_tasks() -> None:
     assert verdict.codes == ("stats.mismatch",)
     assert "recomputed 50.0% (1 of 2 tasks)" in verdict.message
 
+
+
+def test_a_task_left_out_of_pass_at_k_is_named_in_the_pass_message() -> None:
+    # A hard task whose environment kept failing drops out of the pass@k denominator;
+    # the verdict must not let that happen silently (seed: do not silently exclude
+    # hard tasks; report environment failures and the exclusion rule).
+    rows = trials(*outcomes("easy", "S", "S", "S"), *outcomes("hard", "F", "E", "E"))
+    verdict = stats_verdict(rows, k=3, claimed={"pass_at_k": 1.0, "pass_hat_k": 1.0})
+    assert verdict.status == "pass"
+    assert "1 task left out" in verdict.message and "hard" in verdict.message
+    assert "2 environment failure(s)" in verdict.message
 
 def test_tolerance_absorbs_rounding_of_fractions_but_not_counts() -> None:
     assert stats_verdict(SMALL, k=3, claimed={"success_rate": 0.538}).status == "pass"

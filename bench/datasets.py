@@ -1,0 +1,104 @@
+"""Generate the benchmark data sets as bundle sources (deterministic, seeded)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MIB = 1 << 20
+
+BUNDLE_YAML = """\
+name: bench-{name}
+version: 1.0.0
+title: Benchmark data set {name}
+files:
+  - data/**
+  - checks/**
+cases:
+  - id: same
+    checker: structured-equal@1
+    inputs: {{actual: checks/a.yaml, expected: checks/a.yaml}}
+    expect: pass
+  - id: different
+    checker: structured-equal@1
+    inputs: {{actual: checks/b.yaml, expected: checks/a.yaml}}
+    expect: fail
+claims:
+  - id: bench
+    statement: The benchmark bundle verifies.
+    cases: [same, different]
+"""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    files: int
+    min_bytes: int
+    max_bytes: int
+
+
+def DATASETS(full: bool) -> Iterator[Dataset]:  # noqa: N802 (a table)
+    if full:
+        yield Dataset("one-1GiB-file", 1, 1024 * MIB, 1024 * MIB)
+        yield Dataset("20000-files", 20_000, 4096, 65536)
+        yield Dataset("100000-tiny-files", 100_000, 16, 256)
+    else:
+        yield Dataset("one-256MiB-file", 1, 256 * MIB, 256 * MIB)
+        yield Dataset("5000-files", 5_000, 4096, 65536)
+        yield Dataset("20000-tiny-files", 20_000, 16, 256)
+
+
+def make(ds: Dataset, root: Path) -> Path:
+    """Write the data set under root/data with a bundle.yaml; returns the source folder."""
+    rng = random.Random(ds.name)
+    data = root / "data"
+    checks = root / "checks"
+    for folder in (data, checks):
+        folder.mkdir(parents=True, exist_ok=True)
+    for i in range(ds.files):
+        size = rng.randint(ds.min_bytes, ds.max_bytes)
+        sub = data / f"{i // 1000:03d}"
+        sub.mkdir(exist_ok=True)
+        with open(sub / f"f{i:06d}.bin", "wb") as out:
+            left = size
+            while left:
+                n = min(left, 16 * MIB)
+                out.write(rng.randbytes(n))  # incompressible
+                left -= n
+    (checks / "a.yaml").write_text("a: 1\nb: [1, 2]\n")
+    (checks / "b.yaml").write_text("a: 1\nb: [2, 1]\n")
+    (root / "bundle.yaml").write_text(BUNDLE_YAML.format(name=ds.name.lower()))
+    return root
+
+
+def make_cases(root: Path, cases: int) -> Path:
+    """A bundle source with ``cases`` structured-equal@1 cases, each on its own pair of
+    small YAML documents (every 10th one a negative control)."""
+    rng = random.Random(cases)
+    inputs = root / "inputs"
+    inputs.mkdir(parents=True, exist_ok=True)
+    lines = [f"name: bench-cases-{cases}", "version: 1.0.0", "title: Case throughput",
+             "files:", "  - inputs/**", "cases:"]
+    ids = []
+    for i in range(cases):
+        doc = {f"k{j}": rng.randint(0, 1000) for j in range(8)}
+        doc["items"] = [rng.randint(0, 9) for _ in range(6)]
+        expected = "\n".join(f"{k}: {v}" for k, v in doc.items()) + "\n"
+        negative = i % 10 == 0
+        actual = expected.replace("k0:", "k0x:") if negative else expected
+        sub = inputs / f"{i // 1000:03d}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"e{i}.yaml").write_text(expected)
+        (sub / f"a{i}.yaml").write_text(actual)
+        rel = f"inputs/{i // 1000:03d}"
+        lines += [f"  - id: c{i}", "    checker: structured-equal@1",
+                  f"    inputs: {{actual: {rel}/a{i}.yaml, expected: {rel}/e{i}.yaml}}",
+                  f"    expect: {'fail' if negative else 'pass'}"]
+        ids.append(f"c{i}")
+    lines += ["claims:", "  - id: throughput", "    statement: Every case reproduces.",
+              f"    cases: [{', '.join(ids)}]"]
+    (root / "bundle.yaml").write_text("\n".join(lines) + "\n")
+    return root

@@ -1,0 +1,813 @@
+"""The archive: a store of bundles, their index and history, and the audit log over both.
+
+Every change is one index transaction that also appends the audit record describing
+it, so the log and the state it describes cannot drift apart, even when a process is
+killed: an object is made visible (renamed into the store) before the row naming it
+commits, so a crash can leave an unreferenced object behind, never a row without its
+object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import BundleRejected, Problem, UsageError
+from ..extract import Limits, extract
+from ..hashing import CHUNK
+from ..manifest import Manifest
+from . import auditlog, checkpoint, index, reverify, versions
+from .errors import ArchiveError, ArchiveRefused, ArchiveTampered, db_failure, os_failure
+from .store import DIGEST_RE, Staged, Store
+
+INDEX_NAME = "index.sqlite"
+KEY_NAME = "archive-ed25519.key"
+ENV_VAR = "REPROBUNDLE_ARCHIVE"
+TOOL = f"reprobundle {__version__}"
+SIGNER_UNKNOWN = "unknown"  # bundle signatures are not checked by the archive yet
+
+
+def now() -> str:
+    """The local clock, in UTC, to the microsecond. Not a trusted time source."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def actor() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
+
+
+@dataclass(frozen=True)
+class BundleRow:
+    digest: str
+    identity: str
+    name: str
+    version: str
+    title: str
+    signer: str
+    size: int
+    added_at: str
+    added_by: str
+    tool: str
+    last_result: str
+    last_verification: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class VerificationRow:
+    id: int
+    at: str
+    tool: str
+    result: str
+    exit_code: int
+    environment: dict[str, Any]
+    detail: dict[str, Any]
+    claims: list[dict[str, str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Shown:
+    bundle: BundleRow
+    claims: list[dict[str, str]]  # id, statement
+    history: list[VerificationRow]  # oldest first
+
+
+@dataclass
+class AddReport:
+    added: list[BundleRow] = field(default_factory=list)
+    already: list[BundleRow] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    refused: list[Problem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LogReport:
+    size: int
+    head: str
+    checkpoints: int
+    problems: list[Problem]
+
+
+_BUNDLE_COLUMNS = (
+    "digest, identity, name, version, title, signer, size, added_at, added_by, tool, "
+    "last_result, last_verification"
+)
+
+
+def _bundle(row: Sequence[Any]) -> BundleRow:
+    return BundleRow(*row)
+
+
+class Archive:
+    """An open archive. Use ``Archive.init`` or ``Archive.open``; close it (or use ``with``)."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+        self.root = root
+        self.store = Store(root)
+        self.conn = conn
+        self.index_path = root / INDEX_NAME
+        self.key_path = root / "keys" / KEY_NAME
+        self.checkpoints = root / "checkpoints"
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, root: Path) -> Archive:
+        """Create a new archive in ``root`` (missing or an empty folder)."""
+        root = Path(root).absolute()
+        if (root / INDEX_NAME).exists():
+            raise ArchiveError(f"{root} is already an archive")
+        try:
+            if root.exists() and (not root.is_dir() or any(root.iterdir())):
+                raise ArchiveError(f"{root} exists and is not an empty folder; give a new one")
+            root.mkdir(parents=True, exist_ok=True)
+            Store(root).create()
+            (root / "keys").mkdir(mode=0o700, exist_ok=True)
+            (root / "checkpoints").mkdir(exist_ok=True)
+            public = checkpoint.generate_key(root / "keys" / KEY_NAME)
+        except OSError as exc:
+            raise os_failure(exc, "create the archive", root) from None
+        conn = index.create(root / INDEX_NAME)
+        archive = cls(root, conn)
+        archive_id = str(uuid.uuid4())
+        try:
+            index.migrate(conn)
+            with index.transaction(conn):
+                conn.execute("INSERT INTO meta VALUES ('archive', ?)", (archive_id,))
+                conn.execute("INSERT INTO meta VALUES ('created', ?)", (now(),))
+                archive._append(
+                    "init",
+                    {
+                        "archive": archive_id,
+                        "key": checkpoint.key_id(public),
+                        "schema": index.SCHEMA_VERSION,
+                    },
+                )
+        except sqlite3.Error as exc:
+            raise db_failure(exc, "create the archive index", root / INDEX_NAME) from None
+        return archive
+
+    @classmethod
+    def open(cls, root: Path, check_checkpoint: bool = True) -> Archive:
+        """Open an archive, migrating an older index, and check the log against the last
+        checkpoint this archive issued (fails loudly when it no longer matches)."""
+        root = Path(root).absolute()
+        conn = index.connect(root / INDEX_NAME)
+        archive = cls(root, conn)
+        try:
+            with archive._write("upgrade the archive index"):
+                index.migrate(
+                    conn,
+                    record=lambda old, new: archive._append("migrate", {"from": old, "to": new}),
+                )
+            if check_checkpoint:
+                archive._check_last_checkpoint()
+        except BaseException:
+            conn.close()
+            raise
+        return archive
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def archive_id(self) -> str:
+        return self._meta("archive") or ""
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @contextlib.contextmanager
+    def _write(self, what: str) -> Iterator[None]:
+        """Turn SQLite and OS failures of a write into clear archive errors."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise db_failure(exc, what, self.index_path) from None
+        except OSError as exc:
+            raise os_failure(exc, what, self.root) from None
+
+    # -- the audit log -----------------------------------------------------------------
+
+    def _head(self) -> tuple[int, str]:
+        """The log's size and head hash, after checking the head record's own hash."""
+        row = self.conn.execute(
+            "SELECT seq, record, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return 0, auditlog.GENESIS
+        seq, record, stored = int(row[0]), bytes(row[1]), str(row[2])
+        actual = auditlog.record_hash(record)
+        if actual != stored:
+            raise ArchiveTampered(
+                "the audit log's last record was edited; refusing to extend it",
+                [
+                    Problem(
+                        f"audit log record {seq}",
+                        "log.edited",
+                        f"hashes to {actual}, stored {stored}",
+                    )
+                ],
+            )
+        return seq, actual
+
+    def _append(self, event: str, data: dict[str, Any]) -> int:
+        """Append one record. Call inside a write transaction."""
+        seq, head = self._head()
+        record = auditlog.make_record(seq + 1, head, now(), event, actor(), TOOL, data)
+        self.conn.execute(
+            "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
+            (seq + 1, record, auditlog.record_hash(record)),
+        )
+        return seq + 1
+
+    def _log_refusal(self, data: dict[str, Any]) -> None:
+        with self._write("record the refusal in the audit log"), index.transaction(self.conn):
+            self._append("refuse", data)
+
+    def log_records(self, tail: int | None = None) -> list[bytes]:
+        """The exact record bytes, oldest first (the last ``tail`` only, when given)."""
+        if tail is None:
+            return [r.record for r in self._rows()]
+        rows = self.conn.execute(
+            "SELECT record FROM audit_log ORDER BY seq DESC LIMIT ?", (tail,)
+        ).fetchall()
+        return [bytes(r[0]) for r in reversed(rows)]
+
+    def _rows(self) -> Iterator[auditlog.Row]:
+        cursor = self.conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq")
+        for seq, record, stored in cursor:
+            yield auditlog.Row(int(seq), bytes(record), str(stored))
+
+    def _last_checkpoint(self) -> tuple[int, str] | None:
+        """The size and head of the last checkpoint this archive issued, if any."""
+        text = self._meta("last_checkpoint")
+        if not text:
+            return None
+        try:
+            last = json.loads(text)
+            return int(last["size"]), str(last["head"])
+        except (ValueError, TypeError, KeyError):
+            raise ArchiveTampered(
+                "the record of the last checkpoint this archive issued is damaged",
+                [Problem("index meta", "log.checkpoint_record", f"observed {text[:200]!r}")],
+            ) from None
+
+    def _check_last_checkpoint(self) -> None:
+        last = self._last_checkpoint()
+        if last is None:
+            return
+        size, head = last
+        row = self.conn.execute("SELECT record FROM audit_log WHERE seq = ?", (size,)).fetchone()
+        count = self.conn.execute(
+            "SELECT count(*) FROM audit_log WHERE seq <= ?", (size,)
+        ).fetchone()
+        observed = auditlog.record_hash(bytes(row[0])) if row else None
+        if row is None or observed != head or int(count[0]) != size:
+            raise ArchiveTampered(
+                "the audit log no longer matches the last checkpoint this archive issued; "
+                "run 'reprobundle archive log verify' with a checkpoint kept elsewhere",
+                [
+                    Problem(
+                        "last checkpoint",
+                        "log.checkpoint_mismatch",
+                        f"record {size} should hash to {head}, observed "
+                        f"{observed or 'no such record'}",
+                    )
+                ],
+            )
+
+    # -- add -------------------------------------------------------------------------------
+
+    def add(self, files: Iterable[Path], limits: Limits | None = None) -> AddReport:
+        """Check each file (strict read, every hash) and store it. Collects every refusal."""
+        limits = limits or Limits()
+        paths = [Path(file).absolute() for file in files]
+        missing = [
+            Problem(str(p), "add.not_a_file", "is not a file") for p in paths if not p.is_file()
+        ]
+        if missing:
+            raise UsageError("nothing was added: some of the files given are not files", missing)
+        self.store.sweep()
+        report = AddReport()
+        for path in paths:
+            try:
+                self._add_one(path, limits, report)
+            except ArchiveRefused as exc:
+                report.refused.extend(exc.problems)
+            except ArchiveError as exc:
+                done = [f"{b.name}@{b.version}" for b in report.added]
+                if done:
+                    exc.problems.append(
+                        Problem("", "add.partial", f"stored before this: {', '.join(done)}")
+                    )
+                raise
+        return report
+
+    def _add_one(self, file: Path, limits: Limits, report: AddReport) -> None:
+        staged = self.store.stage(file, limits.archive_bytes)
+        try:
+            try:
+                with tempfile.TemporaryDirectory(prefix="reprobundle-archive-") as work:
+                    extracted = extract(staged.path, Path(work), limits)
+            except OSError as exc:
+                raise os_failure(
+                    exc, "unpack the bundle to check it", tempfile.gettempdir()
+                ) from None
+            except BundleRejected as exc:
+                codes = sorted({p.code for p in exc.problems})
+                self._log_refusal(
+                    {
+                        "action": "add",
+                        "file": str(file),
+                        "digest": staged.digest,
+                        "reason": exc.headline,
+                        "codes": codes,
+                    }
+                )
+
+                def named(text: str) -> str:  # the file the user gave, not our staged copy
+                    return text.replace(str(staged.path), str(file)).replace(
+                        staged.path.name, file.name
+                    )
+
+                raise ArchiveRefused(
+                    exc.headline,
+                    [
+                        Problem(
+                            str(file),
+                            p.code,
+                            named(f"{p.where}: {p.message}" if p.where else p.message),
+                        )
+                        for p in exc.problems
+                    ],
+                ) from None
+            self._store(
+                file,
+                staged,
+                extracted.manifest_bytes,
+                extracted.identity,
+                extracted.manifest,
+                report,
+            )
+        finally:
+            self.store.discard(staged)
+
+    def _store(
+        self,
+        file: Path,
+        staged: Staged,
+        manifest_bytes: bytes,
+        identity: str,
+        manifest: Manifest,
+        report: AddReport,
+    ) -> None:
+        name, version = manifest.name, manifest.version
+        refusal: Problem | None = None
+        with self._write("add the bundle to the archive"), index.transaction(self.conn):
+            existing = self.conn.execute(
+                "SELECT digest FROM bundles WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+            if existing is not None and existing[0] != staged.digest:
+                refusal = Problem(
+                    str(file),
+                    "add.version_reused",
+                    f"{name}@{version} is already stored with other bytes (digest "
+                    f"{existing[0]}, this file {staged.digest}); a published version never "
+                    "changes: give the new bundle a new version",
+                )
+                self._append(
+                    "refuse",
+                    {
+                        "action": "add",
+                        "file": str(file),
+                        "digest": staged.digest,
+                        "name": name,
+                        "version": version,
+                        "stored": existing[0],
+                        "codes": ["add.version_reused"],
+                    },
+                )
+            elif existing is not None:
+                if self.store.check(staged.digest) is not None:
+                    self.store.commit(staged)  # the stored copy rotted: put back good bytes
+                    self._append("repair", {"digest": staged.digest, "file": str(file)})
+                else:
+                    self._append(
+                        "add.duplicate",
+                        {
+                            "digest": staged.digest,
+                            "file": str(file),
+                            "name": name,
+                            "version": version,
+                        },
+                    )
+                report.already.append(self._bundle(staged.digest))
+            else:
+                warnings = self._rollback_warning(file, name, version)
+                self.store.commit(staged)
+                self.conn.execute(
+                    f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'unverified', NULL, ?)",
+                    (
+                        staged.digest,
+                        identity,
+                        name,
+                        version,
+                        manifest.title,
+                        SIGNER_UNKNOWN,
+                        staged.size,
+                        now(),
+                        actor(),
+                        TOOL,
+                        manifest_bytes,
+                    ),
+                )
+                self.conn.executemany(
+                    "INSERT INTO claims (digest, claim_id, statement) VALUES (?, ?, ?)",
+                    [(staged.digest, c.id, c.statement) for c in manifest.claims],
+                )
+                self._append(
+                    "add",
+                    {
+                        "digest": staged.digest,
+                        "identity": identity,
+                        "name": name,
+                        "version": version,
+                        "size": staged.size,
+                        "file": str(file),
+                        "signer": SIGNER_UNKNOWN,
+                        "warnings": [w.code for w in warnings],
+                    },
+                )
+                report.warnings.extend(warnings)
+                report.added.append(self._bundle(staged.digest))
+        if refusal is not None:
+            raise ArchiveRefused("a bundle was refused", [refusal])
+
+    def _rollback_warning(self, file: Path, name: str, version: str) -> list[Problem]:
+        seen = [
+            str(v)
+            for (v,) in self.conn.execute("SELECT version FROM bundles WHERE name = ?", (name,))
+        ]
+        if not seen:
+            return []
+        highest = max(seen, key=versions.key)
+        if versions.key(version) < versions.key(highest):
+            return [
+                Problem(
+                    str(file),
+                    "add.rollback",
+                    f"{name}@{version} is lower than {name}@{highest}, the highest version "
+                    "already stored (added anyway; check this is not a rollback)",
+                )
+            ]
+        return []
+
+    # -- queries -----------------------------------------------------------------------
+
+    def _bundle(self, digest: str) -> BundleRow:
+        row = self.conn.execute(
+            f"SELECT {_BUNDLE_COLUMNS} FROM bundles WHERE digest = ?", (digest,)
+        ).fetchone()
+        if row is None:
+            raise ArchiveError(f"no bundle with digest {digest} in the archive")
+        return _bundle(row)
+
+    def list_bundles(
+        self,
+        name: str | None = None,
+        version: str | None = None,
+        signer: str | None = None,
+        status: str | None = None,
+        claim_status: str | None = None,
+    ) -> list[BundleRow]:
+        """Bundles matching every filter given, by name then version (semver order)."""
+        where, args = [], []
+        for column, value in (
+            ("name", name),
+            ("version", version),
+            ("signer", signer),
+            ("last_result", status),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if claim_status is not None:
+            where.append(
+                "last_verification IN (SELECT verification FROM claim_results WHERE status = ?)"
+            )
+            args.append(claim_status)
+        sql = f"SELECT {_BUNDLE_COLUMNS} FROM bundles"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = [_bundle(r) for r in self.conn.execute(sql, args)]
+        return sorted(rows, key=lambda b: (b.name, versions.sort_key(b.version), b.digest))
+
+    def resolve(self, selector: str) -> list[str]:
+        """Digests a selector names: a digest (or a unique prefix of 8+ hex digits, with or
+        without ``sha256:``), ``NAME@VERSION``, or ``NAME`` (every version)."""
+        text = selector.removeprefix("sha256:")
+        if DIGEST_RE.match(text):
+            self._bundle(text)
+            return [text]
+        if 8 <= len(text) < 64 and all(c in "0123456789abcdef" for c in text):
+            found = [
+                str(d)
+                for (d,) in self.conn.execute(
+                    "SELECT digest FROM bundles WHERE digest >= ? AND digest < ? LIMIT 2",
+                    (text, text + "g"),
+                )
+            ]
+            if len(found) > 1:
+                raise ArchiveError(
+                    f"digest prefix {text} names more than one bundle; give more digits"
+                )
+            if found:
+                return found
+        name, _, version = selector.partition("@")
+        digests = [b.digest for b in self.list_bundles(name=name, version=version or None)]
+        if not digests:
+            raise ArchiveError(
+                f"no bundle {selector} in the archive (give a digest, NAME@VERSION or NAME; "
+                "see 'reprobundle archive list')"
+            )
+        return digests
+
+    def resolve_one(self, selector: str) -> str:
+        digests = self.resolve(selector)
+        if len(digests) > 1:
+            choices = ", ".join(f"{b.name}@{b.version}" for b in map(self._bundle, digests))
+            raise ArchiveError(f"{selector} names {len(digests)} bundles ({choices}); give one")
+        return digests[0]
+
+    def show(self, selector: str) -> Shown:
+        bundle = self._bundle(self.resolve_one(selector))
+        claims = [
+            {"id": str(i), "statement": str(s)}
+            for i, s in self.conn.execute(
+                "SELECT claim_id, statement FROM claims WHERE digest = ? ORDER BY rowid",
+                (bundle.digest,),
+            )
+        ]
+        history = []
+        for vid, at, tool, result, code, env, detail in self.conn.execute(
+            "SELECT id, at, tool, result, exit_code, environment, detail FROM verifications "
+            "WHERE digest = ? ORDER BY id",
+            (bundle.digest,),
+        ).fetchall():
+            statuses = [
+                {"id": str(c), "status": str(s), "why": str(w)}
+                for c, s, w in self.conn.execute(
+                    "SELECT claim_id, status, why FROM claim_results WHERE verification = ? "
+                    "ORDER BY rowid",
+                    (vid,),
+                )
+            ]
+            history.append(
+                VerificationRow(
+                    int(vid),
+                    at,
+                    tool,
+                    result,
+                    int(code),
+                    json.loads(env),
+                    json.loads(detail),
+                    statuses,
+                )
+            )
+        return Shown(bundle, claims, history)
+
+    # -- verify ------------------------------------------------------------------------
+
+    def select(self, selectors: Sequence[str] = (), all_bundles: bool = False) -> list[str]:
+        """The digests that selectors (or ``all_bundles``) name, each once."""
+        if all_bundles == bool(selectors):
+            raise ArchiveError("give bundles to verify (digest, NAME@VERSION, NAME) or --all")
+        if all_bundles:
+            return [
+                str(d) for (d,) in self.conn.execute("SELECT digest FROM bundles ORDER BY name")
+            ]
+        return list(dict.fromkeys(d for s in selectors for d in self.resolve(s)))
+
+    def verify(
+        self,
+        selectors: Sequence[str] = (),
+        all_bundles: bool = False,
+        jobs: int = 1,
+        limits: Limits | None = None,
+        on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
+    ) -> list[reverify.Outcome]:
+        """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes."""
+        digests = self.select(selectors, all_bundles)
+        work = [reverify.Job(str(self.root), d, limits or Limits()) for d in digests]
+
+        def failed(job: reverify.Job, why: str) -> reverify.Outcome:
+            return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
+
+        outcomes = []
+        for outcome in reverify.run(work, jobs, failed):
+            self._record(outcome)
+            outcomes.append(outcome)
+            if on_result is not None:
+                on_result(outcome, self._bundle(outcome.digest))
+        return outcomes
+
+    def _record(self, outcome: reverify.Outcome) -> None:
+        with self._write("record the verification"), index.transaction(self.conn):
+            cursor = self.conn.execute(
+                "INSERT INTO verifications (digest, at, tool, result, exit_code, environment, "
+                "detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    outcome.digest,
+                    now(),
+                    TOOL,
+                    outcome.result,
+                    outcome.exit_code,
+                    json.dumps(outcome.environment, sort_keys=True),
+                    json.dumps(outcome.detail, sort_keys=True),
+                ),
+            )
+            vid = cursor.lastrowid
+            self.conn.executemany(
+                "INSERT INTO claim_results (verification, claim_id, status, why) "
+                "VALUES (?, ?, ?, ?)",
+                [(vid, c["id"], c["status"], c["why"]) for c in outcome.claims],
+            )
+            self.conn.execute(
+                "UPDATE bundles SET last_result = ?, last_verification = ? WHERE digest = ?",
+                (outcome.result, vid, outcome.digest),
+            )
+            self._append(
+                "verify",
+                {
+                    "digest": outcome.digest,
+                    "verification": vid,
+                    "result": outcome.result,
+                    "claims": {c["id"]: c["status"] for c in outcome.claims},
+                },
+            )
+
+    # -- export ------------------------------------------------------------------------
+
+    def export(self, selector: str, out: Path) -> BundleRow:
+        """Copy a stored bundle to ``out`` atomically, checking its digest on the way."""
+        bundle = self._bundle(self.resolve_one(selector))
+        out = Path(out).absolute()
+        if out.is_dir():
+            raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
+        source = self.store.path(bundle.digest)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+        except OSError as exc:
+            raise os_failure(exc, "write the exported bundle", out) from None
+        try:
+            hasher = hashlib.sha256()
+            with os.fdopen(fd, "wb") as stream, source.open("rb") as stored:
+                while chunk := stored.read(CHUNK):
+                    hasher.update(chunk)
+                    stream.write(chunk)
+                stream.flush()
+                os.fsync(stream.fileno())
+            if hasher.hexdigest() != bundle.digest:
+                why = (
+                    f"bit rot: the stored bytes hash to {hasher.hexdigest()}, "
+                    f"expected {bundle.digest}"
+                )
+                self._log_refusal(
+                    {
+                        "action": "export",
+                        "digest": bundle.digest,
+                        "to": str(out),
+                        "codes": ["store.rotted"],
+                    }
+                )
+                raise ArchiveTampered(
+                    f"refusing to export {bundle.name}@{bundle.version}",
+                    [Problem(str(source), "store.rotted", why)],
+                )
+            os.replace(tmp, out)
+        except FileNotFoundError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            if exc.filename == str(source):
+                raise ArchiveTampered(
+                    f"refusing to export {bundle.name}@{bundle.version}",
+                    [Problem(str(source), "store.missing", "the stored object is missing")],
+                ) from None
+            raise os_failure(exc, "write the exported bundle", out) from None
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise os_failure(exc, "write the exported bundle", out) from None
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        with self._write("record the export"), index.transaction(self.conn):
+            self._append("export", {"digest": bundle.digest, "to": str(out)})
+        return bundle
+
+    # -- checkpoints and log verification -------------------------------------------------
+
+    def checkpoint(self) -> checkpoint.Checkpoint:
+        """Sign the log's current size and head hash; remember it, keep a copy in
+        ``checkpoints/``, and log that it was issued."""
+        key = checkpoint.load_private(self.key_path)
+        with self._write("issue a checkpoint"), index.transaction(self.conn):
+            size, head = self._head()
+            issued = checkpoint.issue(key, self.archive_id, size, head, now())
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('last_checkpoint', ?)",
+                (json.dumps({"size": size, "head": head}),),
+            )
+            self._append("checkpoint", {"size": size, "head": head})
+            self.checkpoints.mkdir(exist_ok=True)
+            from ..atomic import write_atomic
+
+            write_atomic(
+                self.checkpoints / f"{size:010d}-{head[:16]}.json", issued.to_json().encode()
+            )
+        return issued
+
+    def verify_log(self, extra: Sequence[Path] = ()) -> LogReport:
+        """Walk the whole chain, check it against every checkpoint (the ones this archive
+        kept and any given), and cross-check the index against the log. Collects every
+        problem; never raises for what it finds."""
+        public = checkpoint.load_public(self.key_path.with_suffix(".pub"))
+        problems: list[Problem] = []
+        pinned: list[tuple[str, checkpoint.Checkpoint]] = []
+        sources = sorted(self.checkpoints.glob("*.json")) if self.checkpoints.is_dir() else []
+        for path in [*sources, *extra]:
+            where = f"checkpoint {path}"
+            try:
+                issued = checkpoint.parse(Path(path).read_bytes(), where)
+            except ArchiveTampered as exc:
+                problems.extend(exc.problems)
+                continue
+            except OSError as exc:
+                raise os_failure(exc, "read the checkpoint", path) from None
+            problems.extend(checkpoint.check(issued, public, self.archive_id, where))
+            pinned.append((where, issued))
+        try:
+            remembered = self._last_checkpoint()
+        except ArchiveTampered as exc:
+            problems.extend(exc.problems)
+            remembered = None
+        sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
+        state = auditlog.walk(self._rows(), sizes)
+        problems.extend(state.problems)
+        for where, issued in pinned:
+            problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
+        if remembered:
+            problems.extend(
+                auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
+            )
+        problems.extend(
+            auditlog.index_problems(
+                state.records,
+                self.conn.execute("SELECT digest, identity, name, version FROM bundles"),
+                self.conn.execute("SELECT id, digest, result FROM verifications"),
+            )
+        )
+        return LogReport(state.size, state.head, len(pinned), problems)
+
+    def consistency(self) -> list[Problem]:
+        """Store against index: every row's object is present and intact, and no
+        half-written object is visible. (Objects no row names are leftovers of an
+        interrupted add: harmless, not problems.)"""
+        problems = []
+        for (digest,) in self.conn.execute("SELECT digest FROM bundles"):
+            why = self.store.check(str(digest))
+            if why:
+                problems.append(Problem(f"bundle {digest}", "store.object", why))
+        for name in self.store.digests():
+            if not DIGEST_RE.match(name):
+                problems.append(Problem(name, "store.partial", "a non-object file in the store"))
+        return problems

@@ -1,0 +1,159 @@
+"""The archive's SQLite index: schema, versioned migrations, and the connection rules.
+
+WAL mode lets readers run beside one writer; every change (a bundle row, a
+verification, and the audit record describing it) is one ``BEGIN IMMEDIATE``
+transaction, so concurrent writers queue instead of interleaving, and a crash leaves
+either all of it or none. The schema version lives in ``PRAGMA user_version``;
+``MIGRATIONS[n]`` takes an index from version ``n`` to ``n + 1``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from .errors import ArchiveError, db_failure
+
+BUSY_TIMEOUT_MS = 60_000
+
+# Each migration is a list of statements run in one transaction. Never edit a
+# released migration: add a new one.
+MIGRATIONS: Sequence[Sequence[str]] = (
+    # 0 -> 1: the tables
+    (
+        """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+        """CREATE TABLE bundles (
+            digest TEXT PRIMARY KEY,
+            identity TEXT NOT NULL,
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            title TEXT NOT NULL,
+            signer TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            added_at TEXT NOT NULL,
+            added_by TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            manifest BLOB NOT NULL,
+            last_verification INTEGER,
+            last_result TEXT NOT NULL DEFAULT 'unverified',
+            UNIQUE (name, version)
+        )""",
+        """CREATE TABLE claims (
+            digest TEXT NOT NULL REFERENCES bundles (digest),
+            claim_id TEXT NOT NULL,
+            statement TEXT NOT NULL,
+            PRIMARY KEY (digest, claim_id)
+        )""",
+        """CREATE TABLE verifications (
+            id INTEGER PRIMARY KEY,
+            digest TEXT NOT NULL REFERENCES bundles (digest),
+            at TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            result TEXT NOT NULL,
+            exit_code INTEGER NOT NULL,
+            environment TEXT NOT NULL,
+            detail TEXT NOT NULL
+        )""",
+        """CREATE TABLE claim_results (
+            verification INTEGER NOT NULL REFERENCES verifications (id),
+            claim_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            why TEXT NOT NULL,
+            PRIMARY KEY (verification, claim_id)
+        )""",
+        """CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY,
+            record BLOB NOT NULL,
+            hash TEXT NOT NULL
+        )""",
+    ),
+    # 1 -> 2: indexes for the queries list/show/verify make, so they stay fast at 100k bundles
+    (
+        "CREATE INDEX bundles_by_identity ON bundles (identity)",
+        "CREATE INDEX bundles_by_signer ON bundles (signer, name)",
+        "CREATE INDEX bundles_by_result ON bundles (last_result, name)",
+        "CREATE INDEX bundles_by_added ON bundles (added_at)",
+        "CREATE INDEX verifications_by_bundle ON verifications (digest, id)",
+        "CREATE INDEX claim_results_by_status ON claim_results (status, verification)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the index (it must exist) with the archive's pragmas."""
+    if not path.is_file():
+        raise ArchiveError(
+            f"{path.parent} is not an archive (no {path.name}); create one with "
+            "'reprobundle archive init'"
+        )
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        configure(conn)
+    except sqlite3.Error as exc:
+        raise db_failure(exc, "open the archive index", path) from None
+    return conn
+
+
+def create(path: Path) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        configure(conn)
+    except sqlite3.Error as exc:
+        raise db_failure(exc, "create the archive index", path) from None
+    return conn
+
+
+def configure(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise sqlite3.OperationalError(f"cannot switch the index to WAL mode (got {mode})")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    upto: int = SCHEMA_VERSION,
+    record: Callable[[int, int], object] | None = None,
+) -> tuple[int, int]:
+    """Bring the index to schema ``upto``. Returns (from, to). Refuses a newer schema.
+    ``record(from, to)`` runs inside the same transaction when a migration happened (the
+    archive logs it there, so a migration is never left unlogged)."""
+    if schema_version(conn) == upto:
+        return upto, upto  # the common case: no write lock taken
+    with transaction(conn):
+        found = schema_version(conn)
+        if found > SCHEMA_VERSION:
+            raise ArchiveError(
+                f"the archive index has schema version {found}, this reprobundle knows up to "
+                f"{SCHEMA_VERSION}; use a newer reprobundle"
+            )
+        for number in range(found, upto):
+            for statement in MIGRATIONS[number]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+        if record is not None and upto > found:
+            record(found, upto)
+    return found, max(found, upto)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken at once (``BEGIN IMMEDIATE``) so writers queue."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,461 @@
+"""The `archive` command group: a thin shell over ``bundler.archive.Archive``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._shared import handle_errors, limit_options, limits_from, write_json
+
+ARCHIVE_EXIT_HELP = """\b
+Exit codes: 0 done (every bundle verified supported) · 1 a claim contradicted ·
+2 usage error, or the archive cannot be written (full, read-only) ·
+3 refused, bit rot, or the audit log does not match its checkpoints ·
+4 inconclusive · 5 internal error."""
+
+
+def on_terminal() -> bool:
+    """Is a person watching standard error (so a progress bar helps rather than clutters)?"""
+    return sys.stderr.isatty()
+
+
+@contextmanager
+def opened(root: Path | None, /, check_checkpoint: bool = True) -> Iterator[Any]:
+    from ..archive import ENV_VAR, Archive
+    from ..errors import UsageError
+
+    if root is None:
+        raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
+    archive = Archive.open(root, check_checkpoint=check_checkpoint)
+    try:
+        yield archive
+    finally:
+        archive.close()
+
+
+@click.group(epilog=ARCHIVE_EXIT_HELP)
+@click.option(
+    "--archive",
+    "root",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="REPROBUNDLE_ARCHIVE",
+    show_envvar=True,
+    help="The archive folder.",
+)
+@click.pass_context
+def archive(ctx: click.Context, root: Path | None) -> None:
+    """Keep bundles for later audit: stored by content digest, re-verified on demand,
+    every event in a tamper-evident audit log.
+
+    \b
+    Example:
+      export REPROBUNDLE_ARCHIVE=~/bundle-archive
+      reprobundle archive init
+      reprobundle archive add quickstart-1.0.0.bundle.tar.gz
+      reprobundle archive verify --all --jobs 2
+      reprobundle archive checkpoint -o checkpoint-2026-11.json
+      reprobundle archive log verify --checkpoint checkpoint-2026-11.json
+    """
+    ctx.obj = root
+
+
+@archive.command("init", epilog=ARCHIVE_EXIT_HELP)
+@click.pass_obj
+@handle_errors
+def init(root: Path | None) -> None:
+    """Create a new archive (a missing or empty folder) with its index, key and log.
+
+    \b
+    Example:
+      reprobundle archive --archive ~/bundle-archive init
+    """
+    from ..archive import ENV_VAR, Archive
+    from ..errors import UsageError
+
+    if root is None:
+        raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
+    with Archive.init(root) as created:
+        click.echo(f"created archive {created.root} (id {created.archive_id})")
+        click.echo(f"archive key: {created.key_path} (keep it private; it signs checkpoints)")
+
+
+@archive.command("add", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@limit_options
+@click.pass_obj
+@handle_errors
+def add(root: Path | None, /, files: tuple[Path, ...], **limit_values: int) -> None:
+    """Check each FILE (strict read, every hash) and store it by its SHA-256.
+
+    Refuses a bundle that fails its integrity check, and a NAME@VERSION already stored
+    with other bytes; warns when a version lower than the highest stored is added.
+    Every add and refusal is written to the audit log.
+
+    \b
+    Example:
+      reprobundle archive add out/*.bundle.tar.gz
+    """
+    from ..archive import ArchiveRefused
+
+    with opened(root) as store:
+        report = store.add(files, limits_from(limit_values))
+    for bundle in report.added:
+        click.echo(f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
+    for bundle in report.already:
+        click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
+    for problem in report.warnings:
+        click.echo(f"reprobundle: warning: {problem}", err=True)
+    if report.refused:
+        raise ArchiveRefused(
+            f"{len(report.refused)} problem(s): refused bundles were not stored "
+            "(the refusals are in the audit log)",
+            report.refused,
+        )
+
+
+@archive.command("list", epilog=ARCHIVE_EXIT_HELP)
+@click.option("--name", help="Only this bundle name.")
+@click.option("--version", "version", help="Only this version.")
+@click.option("--signer", help="Only this signer ('unknown' until signatures are checked).")
+@click.option(
+    "--status",
+    type=click.Choice(
+        [
+            "unverified",
+            "supported",
+            "contradicted",
+            "inconclusive",
+            "rejected",
+            "rotted",
+            "missing",
+            "error",
+        ]
+    ),
+    help="Only bundles whose latest verification had this result.",
+)
+@click.option(
+    "--claim-status",
+    type=click.Choice(["supported", "contradicted", "inconclusive"]),
+    help="Only bundles with a claim of this status in their latest verification.",
+)
+@click.option("--json", "json_target", metavar="FILE|-", help="Write the list as JSON.")
+@click.pass_obj
+@handle_errors
+def list_bundles(
+    root: Path | None,
+    /,
+    name: str | None,
+    version: str | None,
+    signer: str | None,
+    status: str | None,
+    claim_status: str | None,
+    json_target: str | None,
+) -> None:
+    """List stored bundles, by name and version.
+
+    \b
+    Example:
+      reprobundle archive list --name quickstart --status supported
+    """
+    with opened(root) as store:
+        rows = store.list_bundles(name, version, signer, status, claim_status)
+    if json_target:
+        write_json(json_target, {"bundles": [r.to_dict() for r in rows]})
+        if json_target == "-":
+            return
+    if not rows:
+        click.echo("no bundle matches")
+        return
+    click.echo(
+        f"{'NAME@VERSION':32} {'DIGEST':14} {'SIZE':>9}  {'ADDED':20} {'LAST RESULT':13} SIGNER"
+    )
+    for r in rows:
+        click.echo(
+            f"{r.name + '@' + r.version:32} {r.digest[:12]:14} {r.size:>9}  "
+            f"{r.added_at[:19]:20} {r.last_result:13} {r.signer}"
+        )
+    click.echo(f"{len(rows)} bundle(s)")
+
+
+@archive.command("show", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("bundle")
+@click.option("--json", "json_target", metavar="FILE|-", help="Write the details as JSON.")
+@click.pass_obj
+@handle_errors
+def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
+    """Show one BUNDLE (digest, digest prefix or NAME@VERSION) with its whole verification
+    history.
+
+    \b
+    Example:
+      reprobundle archive show quickstart@1.0.0
+    """
+    with opened(root) as store:
+        shown = store.show(bundle)
+    if json_target:
+        write_json(
+            json_target,
+            {
+                "bundle": shown.bundle.to_dict(),
+                "claims": shown.claims,
+                "history": [v.to_dict() for v in shown.history],
+            },
+        )
+        if json_target == "-":
+            return
+    b = shown.bundle
+    click.echo(f"Bundle    {b.name}@{b.version}: {b.title}")
+    click.echo(f"Digest    sha256:{b.digest} ({b.size} bytes)")
+    click.echo(f"Identity  sha256:{b.identity} (the manifest)")
+    click.echo(f"Signer    {b.signer}")
+    click.echo(f"Added     {b.added_at} by {b.added_by} with {b.tool}")
+    click.echo("Claims")
+    for claim in shown.claims:
+        click.echo(f"  {claim['id']}: {claim['statement']}")
+    click.echo(f"History   {len(shown.history)} verification(s), oldest first")
+    for v in shown.history:
+        env = v.environment
+        where = f"Python {env.get('python', '?')} on {env.get('platform', '?')}" if env else ""
+        click.echo(f"  #{v.id} {v.at}  {v.result} (exit {v.exit_code})  {v.tool}  {where}")
+        for claim in v.claims:
+            click.echo(f"      {claim['status']:13} {claim['id']}: {claim['why']}")
+        if "message" in v.detail:
+            click.echo(f"      {v.detail['message']}")
+        for problem in v.detail.get("problems", []):
+            click.echo(f"      - {problem['where']}: {problem['message']} [{problem['code']}]")
+
+
+@archive.command("verify", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("bundles", nargs=-1)
+@click.option("--all", "all_bundles", is_flag=True, help="Every stored bundle.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes.",
+)
+@click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
+@limit_options
+@click.pass_obj
+@handle_errors
+def verify(
+    root: Path | None,
+    /,
+    bundles: tuple[str, ...],
+    all_bundles: bool,
+    jobs: int,
+    json_target: str | None,
+    **limit_values: int,
+) -> None:
+    """Re-verify stored BUNDLES (digests, NAME@VERSION, NAME) or --all, in parallel.
+
+    Each stored file is re-hashed first (bit rot is reported loudly), then verified as
+    `reprobundle verify` would; every result goes into the bundle's history and the
+    audit log. Exits with the worst result.
+
+    \b
+    Example:
+      reprobundle archive verify --all --jobs 4
+    """
+    from ..archive import EXIT_CODES, RESULTS
+    from ..archive.archive import BundleRow
+    from ..archive.reverify import Outcome
+
+    out = sys.stderr if json_target == "-" else sys.stdout
+    lines: list[str] = []
+    loud: list[str] = []
+    named: dict[str, str] = {}
+
+    with opened(root) as store:
+        digests = store.select(bundles, all_bundles)
+        if not digests:
+            click.echo("reprobundle: the archive holds no bundle; nothing was verified", err=True)
+            sys.exit(4)
+        total = len(digests)
+        bar = None
+        if on_terminal() and total > 1:
+            bar = click.progressbar(length=total, label="verifying", file=sys.stderr)
+            bar.__enter__()
+
+        def on_result(outcome: Outcome, bundle: BundleRow) -> None:
+            named[bundle.digest] = f"{bundle.name}@{bundle.version}"
+            new = [f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"]
+            new += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
+            if outcome.result in ("rotted", "missing"):
+                loud.append(
+                    f"reprobundle: BIT ROT in {bundle.name}@{bundle.version} "
+                    f"(sha256:{bundle.digest}): {outcome.detail.get('message')}"
+                )
+            elif "message" in outcome.detail:
+                new.append(f"    {outcome.detail['message']}")
+            if bar is not None:
+                lines.extend(new)
+                bar.update(1)
+            else:
+                for line in new:
+                    click.echo(line, file=out)
+
+        try:
+            outcomes = store.verify(digests, False, jobs, limits_from(limit_values), on_result)
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+    if bar is not None:
+        for line in lines:
+            click.echo(line, file=out)
+    for line in loud:
+        click.echo(line, err=True)
+    counts = {r: sum(1 for o in outcomes if o.result == r) for r in RESULTS}
+    summary = ", ".join(f"{n} {r}" for r, n in counts.items() if n)
+    click.echo(f"{len(outcomes)} bundle(s) verified: {summary or 'none'}", file=out)
+    worst = next((r for r in RESULTS if counts[r]), None)
+    if json_target:
+        write_json(
+            json_target,
+            {
+                "results": [
+                    {
+                        "bundle": named.get(o.digest),
+                        "digest": o.digest,
+                        "result": o.result,
+                        "exit_code": o.exit_code,
+                        "claims": o.claims,
+                        "detail": o.detail,
+                        "environment": o.environment,
+                    }
+                    for o in outcomes
+                ],
+                "exit_code": EXIT_CODES[worst] if worst else 4,
+            },
+        )
+    if worst is None:
+        click.echo("reprobundle: nothing was verified", err=True)
+        sys.exit(4)
+    sys.exit(EXIT_CODES[worst])
+
+
+@archive.command("export", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("bundle")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The file to write.",
+)
+@click.pass_obj
+@handle_errors
+def export(root: Path | None, /, bundle: str, out: Path) -> None:
+    """Write the stored BUNDLE (digest or NAME@VERSION) to a file, checking its digest.
+
+    \b
+    Example:
+      reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.gz
+    """
+    with opened(root) as store:
+        row = store.export(bundle, out)
+    click.echo(f"exported {row.name}@{row.version} (sha256:{row.digest}) to {out}")
+
+
+@archive.command("checkpoint", epilog=ARCHIVE_EXIT_HELP)
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path),
+    help="Also write the checkpoint to this file (default: standard output only).",
+)
+@click.pass_obj
+@handle_errors
+def checkpoint(root: Path | None, /, out: Path | None) -> None:
+    """Print a checkpoint of the audit log (its size and head hash), signed by the archive
+    key. Keep it somewhere the archive's writers cannot reach.
+
+    \b
+    Example:
+      reprobundle archive checkpoint -o /mnt/elsewhere/checkpoint-2026-11-30.json
+    """
+    from ..archive import ArchiveError
+    from ..atomic import write_atomic
+
+    with opened(root) as store:
+        issued = store.checkpoint()
+    text = issued.to_json()
+    click.echo(text, nl=False)
+    if out is not None:
+        try:
+            write_atomic(out, text.encode("utf-8"))
+        except OSError as exc:
+            raise ArchiveError(
+                f"the checkpoint was issued (printed above, and kept in {store.checkpoints}) "
+                f"but could not be written to {out}: {exc.strerror}"
+            ) from None
+
+
+@archive.group("log", epilog=ARCHIVE_EXIT_HELP)
+def log() -> None:
+    """The audit log: show it, or verify its hash chain against checkpoints.
+
+    \b
+    Example:
+      reprobundle archive log verify --checkpoint checkpoint-2026-11-30.json
+    """
+
+
+@log.command("verify", epilog=ARCHIVE_EXIT_HELP)
+@click.option(
+    "--checkpoint",
+    "checkpoints",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A checkpoint kept elsewhere (repeatable).",
+)
+@click.pass_obj
+@handle_errors
+def log_verify(root: Path | None, /, checkpoints: tuple[Path, ...]) -> None:
+    """Check every link of the audit log, the log against every checkpoint (those the
+    archive kept and those given), and the index against the log. Exit 3 on any
+    inconsistency (edits, reordering, truncation, rewrites).
+
+    \b
+    Example:
+      reprobundle archive log verify --checkpoint checkpoint-2026-11-30.json
+    """
+    from ..archive import ArchiveTampered
+
+    with opened(root, check_checkpoint=False) as store:
+        report = store.verify_log(checkpoints)
+    if report.problems:
+        raise ArchiveTampered(
+            f"the audit log is NOT consistent: {len(report.problems)} problem(s) "
+            f"({report.size} records read)",
+            report.problems,
+        )
+    click.echo(
+        f"audit log consistent: {report.size} records, head {report.head}, "
+        f"checked against {report.checkpoints} checkpoint(s)"
+    )
+
+
+@log.command("show", epilog=ARCHIVE_EXIT_HELP)
+@click.option("--tail", type=click.IntRange(1), help="Only the last N records.")
+@click.pass_obj
+@handle_errors
+def log_show(root: Path | None, /, tail: int | None) -> None:
+    """Print the audit log records, one exact record per line.
+
+    \b
+    Example:
+      reprobundle archive log show --tail 5
+    """
+    with opened(root) as store:
+        for record in store.log_records(tail):
+            click.echo(record.decode("utf-8", "replace"))

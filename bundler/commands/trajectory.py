@@ -1,0 +1,214 @@
+"""``reprobundle trajectory``: learn a skeleton from reference traces, check a trace.
+
+A thin shell: read files, call :mod:`checkers.skeleton`, write the model atomically,
+echo the explanation. Exit codes: 0 pass (or learned), 1 the trace fails, 2 usage
+error or unreadable/invalid input, 5 a bug (``handle_errors``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checkers.api import CheckerInputError
+from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_trace
+from checkers.skeleton_draw import RENDERERS
+
+from ..atomic import write_atomic
+from ..errors import UsageError
+from ..yamlfile import YamlProblem
+from ..yamlfile import load as load_yaml
+from ._shared import handle_errors
+
+
+def load_document(path: Path) -> Any:
+    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs)."""
+    try:
+        return _load_document(path)
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
+
+
+def _load_document(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}") from None
+    if path.suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append((number, _strict_json(line)))
+                except ValueError as exc:
+                    raise UsageError(f"{path}:{number}: not a JSON value: {exc}") from None
+        return records
+    if path.suffix == ".json":
+        try:
+            return _strict_json(text)
+        except ValueError as exc:
+            raise UsageError(f"{path}: not valid JSON: {exc}") from None
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            return load_yaml(text)[0]
+        except YamlProblem as exc:
+            line = f":{exc.line}" if exc.line else ""
+            raise UsageError(f"{path}{line}: {exc.message}") from None
+    raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+
+
+def _strict_json(text: str) -> Any:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=no_duplicates)
+
+
+def _trace(path: Path) -> Trace:
+    try:
+        return parse_trace(load_document(path))
+    except CheckerInputError as exc:
+        raise UsageError(f"{path}: {exc.message}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
+
+
+def _model(path: Path) -> Model:
+    try:
+        return Model.from_dict(load_document(path))
+    except CheckerInputError as exc:
+        raise UsageError(f"{path}: {exc.message}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to read") from None
+
+
+_FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="text: what was learned; mermaid or dot: a drawing of the skeleton "
+    "(essential states bold, optional ones dashed).",
+)
+
+
+@click.group()
+def trajectory() -> None:
+    """Learn the skeleton of successful runs from reference traces and check a trace.
+
+    \b
+    Example:
+      reprobundle trajectory learn refs/*.yaml -o model.json --format mermaid
+      reprobundle trajectory check model.json new-run.yaml
+    """
+
+
+@trajectory.command("learn")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the model (JSON).")
+@click.option("--params", "params_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML/JSON file {identity: [...], normalise: [{field, pattern, replace}]}.")
+@click.option("--identity", multiple=True, metavar="FIELD",
+              help="A field that defines a state (label or an attribute); repeatable. "
+              "Default: label.")
+@click.option("--normalise", multiple=True, nargs=2, metavar="FIELD PATTERN",
+              help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
+              "identity field) before comparing; repeatable.")
+@_FORMAT
+@handle_errors
+def learn_command(
+    traces: tuple[Path, ...],
+    output: Path,
+    params_file: Path | None,
+    identity: tuple[str, ...],
+    normalise: tuple[tuple[str, str], ...],
+    fmt: str,
+) -> None:
+    """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines).
+
+    Prints the essential states in order, the optional ones, and every state the merge
+    guard kept essential; the model file records the merge decisions.
+
+    \b
+    Example:
+      reprobundle trajectory learn runs/r*.yaml --params equivalence.yaml -o model.json
+      reprobundle trajectory learn runs/r*.yaml -o model.json --format mermaid > skeleton.mmd
+    """
+    base: dict[str, Any] = {"identity": ["label"], "normalise": []}
+    if params_file is not None:
+        loaded = load_document(params_file)
+        if not isinstance(loaded, dict) or not set(loaded) <= {"identity", "normalise"}:
+            raise UsageError(f"{params_file}: expected a mapping with identity and normalise")
+        base.update(loaded)
+    if identity:
+        base["identity"] = list(identity)
+    rules = list(base.get("normalise") or [])
+    rules += [{"field": field, "pattern": pattern} for field, pattern in normalise]
+    try:
+        equivalence = Equivalence.from_params(base.get("identity"), rules)
+        model = learn([_trace(path) for path in traces], equivalence)
+    except CheckerInputError as exc:
+        raise UsageError(exc.message) from None
+    text = json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    write_atomic(output, text.encode("utf-8"))
+    click.echo(RENDERERS[fmt](model))
+    if fmt == "text":
+        click.echo(f"model written to {output}")
+
+
+@trajectory.command("check")
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@handle_errors
+def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
+    """Check that TRACE reaches the essential states of MODEL in order (exit 1 if not).
+
+    \b
+    Example:
+      reprobundle trajectory check model.json runs/new.yaml
+    """
+    result = match(_model(model_path), _trace(trace_path))
+    if fmt == "json":
+        report = {
+            "status": "pass" if result.passed else "fail",
+            "message": result.explain(),
+            "reasons": [
+                {"code": p.code, "message": p.message, "details": dict(p.details)}
+                for p in result.problems
+            ],
+            **result.details(),
+        }
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(("PASS: " if result.passed else "FAIL: ") + result.explain())
+        for problem in result.problems:
+            click.echo(f"  {problem.code}: {problem.message}")
+    if not result.passed:
+        sys.exit(1)
+
+
+@trajectory.command("show")
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
+@_FORMAT
+@handle_errors
+def show_command(model_path: Path, fmt: str) -> None:
+    """Explain or draw a learned MODEL.
+
+    \b
+    Example:
+      reprobundle trajectory show model.json --format dot | dot -Tsvg > skeleton.svg
+    """
+    click.echo(RENDERERS[fmt](_model(model_path)))

@@ -1,0 +1,94 @@
+"""Words every output format shares, so no format says more than another."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+STATUS_WORDS = {
+    "supported": "every claim supported",
+    "contradicted": "a claim is contradicted",
+    "inconclusive": "inconclusive: nothing contradicted, but something could not be checked here",
+    "rejected": "the bundle was rejected: nothing ran",
+    "error": "the verification could not start",
+}
+
+# What re-running a checker shows, and what it does not: printed by every format.
+WHAT_IT_SHOWS = (
+    "Verifying re-runs each checker on the inputs stored in the bundle. A supported claim "
+    "means the checker behaves as stated on those stored inputs; it does not mean the "
+    "system or model that produced the inputs would produce them again."
+)
+
+
+def is_rejection(report: Mapping[str, Any]) -> bool:
+    """A report of a verification that never ran its cases (exit 3 or 2)."""
+    return report.get("result") in ("rejected", "error")
+
+
+def denominators(claim: Mapping[str, Any]) -> str:
+    """``2 of 3 cases reproduced, 1 inconclusive``: every denominator, always."""
+    text = f"{claim['reproduced']} of {claim['total']} cases reproduced"
+    if claim["diverged"]:
+        text += f", {claim['diverged']} diverged"
+    if claim["inconclusive"]:
+        text += f", {claim['inconclusive']} inconclusive"
+    return text
+
+
+def case_counts(report: Mapping[str, Any]) -> dict[str, int]:
+    counts = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
+    for case in report.get("cases", []):
+        counts[case["outcome"]] = counts.get(case["outcome"], 0) + 1
+    return counts
+
+
+def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> str:
+    """The exact command a reader runs to check the bundle themselves."""
+    bundle = report.get("bundle", {})
+    words = ["reprobundle", "verify", str(bundle.get("file") or "BUNDLE")]
+    if expect_identity and bundle.get("identity"):
+        words += ["--expect-manifest-sha256", str(bundle["identity"])]
+    return shlex.join(words)
+
+
+def expected_text(case: Mapping[str, Any]) -> str:
+    reasons = case.get("expect_reasons") or []
+    return f"{case['expect']} [{', '.join(reasons)}]" if reasons else str(case["expect"])
+
+
+def observed_text(case: Mapping[str, Any]) -> str:
+    codes = [r["code"] for r in case.get("reasons", [])]
+    unique = list(dict.fromkeys(codes))
+    return f"{case['verdict']} [{', '.join(unique)}]" if unique else str(case["verdict"])
+
+
+def signature_text(report: Mapping[str, Any]) -> str:
+    """The signer status, from the report's ``signature`` field (report format 1.1)."""
+    signature = report.get("signature")
+    if isinstance(signature, Mapping) and signature.get("summary"):
+        return str(signature["summary"])
+    signatures = report.get("signatures")
+    if not signatures:
+        return "not signed, or signatures not checked by this verifier"
+    if isinstance(signatures, Mapping):
+        status = signatures.get("status") or signatures.get("result") or "present"
+        signers = signatures.get("signers") or signatures.get("keys") or []
+        names = ", ".join(
+            str(s.get("name") or s.get("key_id") or s) if isinstance(s, Mapping) else str(s)
+            for s in signers
+        )
+        return f"{status}" + (f" ({names})" if names else "")
+    return str(signatures)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """Text from a bundle made safe for a terminal: control characters (escape sequences
+    that could move the cursor, clear the screen or retitle the window) are shown as
+    ``\\xNN`` instead of being obeyed. Newlines and tabs stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))

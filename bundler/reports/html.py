@@ -1,0 +1,286 @@
+"""One self-contained HTML page of a verification (``verify --html FILE``).
+
+No scripts, fonts, images or styles from anywhere else: the page works offline and as
+an e-mail attachment, and its Content-Security-Policy forbids every fetch, so even a
+drawing that went wrong cannot reach the network. Every text from the bundle is escaped.
+
+Drawings: ``DETAILS_RENDERERS`` maps a checker *name* (without ``@version``) to a
+function taking the case's report data and returning markup (an inline ``<svg>``)
+shown under that case, or None. A renderer must escape every text it draws; one that
+raises is shown as a note, never as a broken page. Register with
+``@register_details_renderer("trajectory-skeleton")``; built-in drawings live in
+``bundler.reports.drawings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from html import escape
+from typing import Any
+
+from .common import (
+    STATUS_WORDS,
+    WHAT_IT_SHOWS,
+    case_counts,
+    denominators,
+    expected_text,
+    is_rejection,
+    observed_text,
+    signature_text,
+    verify_command,
+)
+
+DetailsRenderer = Callable[[Mapping[str, Any]], str | None]
+DETAILS_RENDERERS: dict[str, DetailsRenderer] = {}
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
+
+
+def register_details_renderer(checker_name: str) -> Callable[[DetailsRenderer], DetailsRenderer]:
+    """Register the drawing shown under each case of ``checker_name`` (no ``@version``)."""
+
+    def decorate(function: DetailsRenderer) -> DetailsRenderer:
+        DETAILS_RENDERERS[checker_name] = function
+        return function
+
+    return decorate
+
+
+def e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+_CSS = """
+:root{--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#b42318;--bad-bg:#fde4e1;--unk:#8a5a00;
+--unk-bg:#fff1c2;--ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+color:var(--ink);background:#fff;overflow-wrap:anywhere}
+main,header>div{max-width:72rem;margin:0 auto;padding:0 1rem}
+header{padding:1.25rem 0;border-bottom:4px solid var(--line)}
+header.supported{background:var(--ok-bg);border-color:var(--ok)}
+header.contradicted,header.rejected,header.error{background:var(--bad-bg);border-color:var(--bad)}
+header.inconclusive{background:var(--unk-bg);border-color:var(--unk)}
+.verdict{font-size:1.5rem;font-weight:700;margin:0}
+h1{font-size:1.15rem;margin:.25rem 0}
+h2{font-size:1.2rem;margin:2rem 0 .5rem;border-bottom:1px solid var(--line)}
+.muted,.why{color:var(--muted)}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-space:pre-wrap}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;vertical-align:top;padding:.5rem;border-bottom:1px solid var(--line)}
+th{background:var(--bg)}
+.badge{display:inline-block;padding:.1rem .5rem;border-radius:1rem;font-weight:700;
+font-size:.85rem;white-space:nowrap;border:1px solid}
+.supported .badge,.reproduced .badge{color:var(--ok);background:var(--ok-bg)}
+.contradicted .badge,.diverged .badge{color:var(--bad);background:var(--bad-bg)}
+.inconclusive .badge{color:var(--unk);background:var(--unk-bg)}
+tr.claim.contradicted{background:var(--bad-bg)}tr.claim.inconclusive{background:var(--unk-bg)}
+.statement{margin:.25rem 0}
+ul{margin:.25rem 0;padding-left:1.25rem}
+article.case{border:1px solid var(--line);border-left:6px solid var(--line);border-radius:6px;
+padding:.5rem .75rem;margin:.5rem 0}
+article.case.reproduced{border-left-color:var(--ok)}
+article.case.diverged{border-left-color:var(--bad);background:var(--bad-bg)}
+article.case.inconclusive{border-left-color:var(--unk);background:var(--unk-bg)}
+article.case h3{font-size:1rem;margin:0 0 .25rem}
+.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.25rem 1rem}
+tr.differs td{background:var(--unk-bg);font-weight:600}
+figure{margin:.5rem 0;overflow-x:auto}figure svg{max-width:100%;height:auto}
+footer{max-width:72rem;margin:2rem auto;padding:1rem;color:var(--muted);
+border-top:1px solid var(--line);font-size:.9rem}
+@media (max-width:40rem){
+body{font-size:15px}
+table.claims thead{display:none}
+table.claims tr,table.claims td{display:block;border:0;padding:.2rem .5rem}
+table.claims tr{border-bottom:1px solid var(--line);padding:.5rem 0}
+dl.facts{grid-template-columns:1fr}dl.facts dt{margin-top:.4rem}
+table.env th,table.env td{padding:.35rem .25rem;font-size:.85rem}
+}
+"""
+
+
+def to_html(
+    report: Mapping[str, Any],
+    expect_identity: bool = False,
+    renderers: Mapping[str, DetailsRenderer] | None = None,
+) -> str:
+    """The page, from the JSON report data."""
+    from . import drawings  # noqa: F401  (registers the built-in drawings)
+
+    use = DETAILS_RENDERERS if renderers is None else renderers
+    if is_rejection(report):
+        title = f"Bundle not verified: {STATUS_WORDS[report['result']]}"
+        body = _rejection(report)
+    else:
+        bundle = report["bundle"]
+        title = f"{bundle['name']} {bundle['version']}: {STATUS_WORDS[report['result']]}"
+        body = "\n".join(
+            [
+                _banner(report),
+                "<main>",
+                _bundle_section(report, expect_identity),
+                _claims_section(report),
+                _cases_section(report, use),
+                _environment_section(report),
+                _scope_section(report),
+                "</main>",
+            ]
+        )
+    tool = report.get("verify_environment", {}).get("tool", "reprobundle")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="referrer" content="no-referrer">
+<title>{e(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+{body}
+<footer>Written by {e(tool)} from the report format {e(report["report_format"])}.
+{e(WHAT_IT_SHOWS)}</footer>
+</body>
+</html>
+"""
+
+
+def _banner(report: Mapping[str, Any]) -> str:
+    bundle, claims = report["bundle"], report["claims"]
+    counts = case_counts(report)
+    supported = sum(1 for c in claims if c["status"] == "supported")
+    warnings = "".join(f'<p class="warning">warning: {e(w)}</p>' for w in report["warnings"])
+    return f"""<header class="{e(report["result"])}" id="summary"><div>
+<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
+<h1>{e(bundle["title"])}</h1>
+<p><strong>{e(bundle["name"])} {e(bundle["version"])}</strong> ·
+{supported} of {len(claims)} claims supported ·
+{counts["reproduced"]} of {len(report["cases"])} cases reproduced, {counts["diverged"]} diverged,
+{counts["inconclusive"]} inconclusive</p>{warnings}
+</div></header>"""
+
+
+def _bundle_section(report: Mapping[str, Any], expect_identity: bool) -> str:
+    bundle = report["bundle"]
+    return f"""<section id="bundle"><h2>Bundle</h2><dl class="facts">
+<dt>Identity</dt><dd class="mono">sha256:{e(bundle["identity"])}</dd>
+<dt>File</dt><dd class="mono">{e(bundle["file"])}</dd>
+<dt>Format</dt><dd class="mono">{e(bundle["format"])}</dd>
+<dt>Contents</dt><dd>{bundle["files"]} files, {bundle["bytes"]} bytes: {e(report["integrity"])}</dd>
+<dt>Signatures</dt><dd>{e(signature_text(report))}</dd>
+<dt>Verify it</dt><dd><pre>{e(verify_command(report, expect_identity))}</pre></dd>
+</dl></section>"""
+
+
+def _claims_section(report: Mapping[str, Any]) -> str:
+    rows = []
+    for claim in report["claims"]:
+        limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
+        if claim.get("negative_control_waiver"):
+            limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
+        cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"])
+        rows.append(
+            f"""<tr class="claim {e(claim["status"])}" id="claim-{e(claim["id"])}" \
+data-status="{e(claim["status"])}">
+<td><span class="badge">{e(claim["status"])}</span></td>
+<td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
+<p class="why">why: {e(claim["why"])}</p><ul class="limits">{limits}</ul></td>
+<td><span class="denominators">{e(denominators(claim))}</span>,
+{claim["negative_controls"]} negative control(s)<br><span class="muted">{cases}</span></td></tr>"""
+        )
+    return f"""<section id="claims"><h2>Claims</h2>
+<table class="claims"><thead><tr><th>Status</th><th>Claim</th><th>Cases</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table></section>"""
+
+
+def _drawing(case: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
+    renderer = renderers.get(str(case["checker"]).split("@")[0])
+    if renderer is None:
+        return ""
+    try:
+        markup = renderer(case)
+    except Exception as exc:  # a drawing is never worth a broken page
+        return f'<p class="muted">(no drawing: {e(type(exc).__name__)}: {e(exc)})</p>'
+    return f'<figure class="drawing">{markup}</figure>' if markup else ""
+
+
+def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
+    articles = []
+    for case in report["cases"]:
+        reasons = "".join(
+            f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:50]
+        )
+        more = len(case["reasons"]) - 50
+        if more > 0:
+            reasons += f"<li>… and {more} more</li>"
+        message = f"<p>{e(case['message'])}</p>" if case.get("message") else ""
+        articles.append(
+            f"""<article class="case {e(case["outcome"])}" id="case-{e(case["id"])}">
+<h3><span class="badge">{e(case["outcome"])}</span> <span class="mono">{e(case["id"])}</span></h3>
+<div class="cols"><div><strong>checker</strong> <code>{e(case["checker"])}</code></div>
+<div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
+<div><strong>observed</strong> <code>{e(observed_text(case))}</code></div></div>
+<p class="explanation">{e(case["explanation"])}</p>{message}
+{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}
+</article>"""
+        )
+    return f'<section id="cases"><h2>Cases</h2>\n{chr(10).join(articles)}\n</section>'
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(value, Mapping):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: str(value)}
+
+
+def environment_rows(report: Mapping[str, Any]) -> list[tuple[str, str | None, str | None]]:
+    """(field, at build, at verify) for every field either side recorded."""
+    built = _flatten(report.get("build_environment", {}))
+    here = _flatten(report.get("verify_environment", {}))
+    keys = list(here) + [k for k in built if k not in here]
+    return [(k, built.get(k), here.get(k)) for k in keys]
+
+
+def _environment_section(report: Mapping[str, Any]) -> str:
+    rows = []
+    for key, built, here in environment_rows(report):
+        differs = built is not None and here is not None and built != here
+        rows.append(
+            f'<tr class="{"differs" if differs else "same"}"><th scope="row">{e(key)}</th>'
+            f'<td class="mono">{e(built) if built is not None else "—"}</td>'
+            f'<td class="mono">{e(here) if here is not None else "—"}</td></tr>'
+        )
+    return f"""<section id="environment"><h2>Environment: built vs verified</h2>
+<p class="muted">Rows where both sides recorded a value and the values differ are highlighted.</p>
+<div style="overflow-x:auto"><table class="env"><thead><tr><th>field</th><th>built with</th>
+<th>verified with</th></tr></thead><tbody>
+{chr(10).join(rows)}
+</tbody></table></div></section>"""
+
+
+def _scope_section(report: Mapping[str, Any]) -> str:
+    items = "".join(f"<li>{e(item)}</li>" for item in report["cannot_support"])
+    items = items or "<li>(the bundle states nothing here)</li>"
+    return f"""<section id="scope"><h2>What this bundle cannot support</h2>
+<ul>{items}<li>{e(WHAT_IT_SHOWS)}</li></ul></section>"""
+
+
+def _rejection(report: Mapping[str, Any]) -> str:
+    problems = "".join(
+        f"<li>{'<code>' + e(p['where']) + '</code>: ' if p['where'] else ''}{e(p['message'])} "
+        f'<span class="muted">[{e(p["code"])}]</span></li>'
+        for p in report.get("problems", [])
+    )
+    return f"""<header class="{e(report["result"])}" id="summary"><div>
+<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
+<h1>{e(report["message"])}</h1><p>exit {e(report["exit_code"])}</p></div></header>
+<main><section id="problems"><h2>Problems</h2><ul>{problems}</ul></section></main>"""

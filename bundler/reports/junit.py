@@ -1,0 +1,157 @@
+"""JUnit XML for CI (``verify --junit FILE``): one test suite per claim, one test case
+per case of that claim.
+
+A diverged case is a ``failure`` with its reasons; an inconclusive one is an ``error``
+(the checker could not decide), or ``skipped`` when the verifier was not allowed to run
+it (bundled code without ``--allow-code``). Properties carry the bundle's identity so
+a CI page names exactly which bundle was checked. A rejected bundle is one suite with
+one errored case per problem. Times are not measured (``time="0"``): the report is the
+same on every run of the same bundle.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .common import STATUS_WORDS, WHAT_IT_SHOWS, expected_text, is_rejection, observed_text
+
+# Reason codes meaning "this verifier was not allowed to run the case": skipped, not errored.
+SKIP_CODES = frozenset({"code.not_allowed"})
+
+# XML 1.0 cannot carry most control characters, nor lone surrogates: show them instead.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean(text: object) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def _element(parent: ET.Element, tag: str, **attributes: object) -> ET.Element:
+    return ET.SubElement(parent, tag, {k: clean(v) for k, v in attributes.items()})
+
+
+def _properties(parent: ET.Element, values: Iterable[tuple[str, object]]) -> None:
+    properties = _element(parent, "properties")
+    for name, value in values:
+        _element(properties, "property", name=name, value=value)
+
+
+def _reasons_text(case: Mapping[str, Any]) -> str:
+    lines = [
+        f"expected: {expected_text(case)}",
+        f"observed: {observed_text(case)}",
+        f"checker: {case['checker']}",
+        f"outcome: {case['outcome']}: {case['explanation']}",
+    ]
+    if case.get("message"):
+        lines.append(f"message: {case['message']}")
+    lines += [f"  {r['code']}: {r['message']}" for r in case.get("reasons", [])]
+    return clean("\n".join(lines))
+
+
+def _testcase(suite: ET.Element, claim_id: str, case: Mapping[str, Any]) -> str:
+    element = _element(suite, "testcase", name=case["id"], classname=f"claim.{claim_id}", time="0")
+    outcome = case["outcome"]
+    if outcome == "diverged":
+        failure = _element(
+            element, "failure", message=case["explanation"], type="reprobundle.diverged"
+        )
+        failure.text = _reasons_text(case)
+        return "failure"
+    if outcome == "inconclusive":
+        codes = {r["code"] for r in case.get("reasons", [])}
+        if codes & SKIP_CODES:
+            skipped = _element(element, "skipped", message=case["explanation"])
+            skipped.text = _reasons_text(case)
+            return "skipped"
+        error = _element(
+            element, "error", message=case["explanation"], type="reprobundle.inconclusive"
+        )
+        error.text = _reasons_text(case)
+        return "error"
+    out = _element(element, "system-out")
+    out.text = clean(f"{case['explanation']} (expected {expected_text(case)})")
+    return "passed"
+
+
+def _suite(parent: ET.Element, name: str, identity: Iterable[tuple[str, object]]) -> ET.Element:
+    suite = _element(parent, "testsuite", name=name)
+    _properties(suite, identity)
+    return suite
+
+
+def _count(element: ET.Element, counted: list[str]) -> None:
+    element.set("tests", str(len(counted)))
+    for kind, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        element.set(attribute, str(counted.count(kind)))
+    element.set("time", "0")
+
+
+def to_junit(report: Mapping[str, Any]) -> str:
+    root = ET.Element("testsuites", {"name": "reprobundle verify"})
+    everything: list[str] = []
+    if is_rejection(report):
+        suite = _suite(
+            root,
+            "bundle",
+            [("result", report["result"]), ("message", report["message"])],
+        )
+        counted = []
+        for i, problem in enumerate(report.get("problems", []) or [{}], start=1):
+            case = _element(
+                suite,
+                "testcase",
+                name=problem.get("where") or f"problem {i}",
+                classname="bundle.integrity",
+                time="0",
+            )
+            error = _element(
+                case,
+                "error",
+                message=problem.get("message", report["message"]),
+                type=problem.get("code", "bundle.rejected"),
+            )
+            error.text = clean(report["message"])
+            counted.append("error")
+        _count(suite, counted)
+        _count(root, counted)
+        return _serialise(root)
+
+    bundle = report["bundle"]
+    identity = [
+        ("bundle.name", bundle["name"]),
+        ("bundle.version", bundle["version"]),
+        ("bundle.identity", f"sha256:{bundle['identity']}"),
+        ("bundle.format", bundle["format"]),
+        ("bundle.file", bundle["file"]),
+        ("result", f"{report['result']}: {STATUS_WORDS[report['result']]}"),
+        ("verified_with", report.get("verify_environment", {}).get("tool", "")),
+    ]
+    cases = {c["id"]: c for c in report["cases"]}
+    for claim in report["claims"]:
+        suite = _suite(
+            root,
+            f"{bundle['name']}-{bundle['version']}.{claim['id']}",
+            [
+                *identity,
+                ("claim.statement", claim["statement"]),
+                ("claim.status", claim["status"]),
+                ("claim.why", claim["why"]),
+                *(("claim.limit", limit) for limit in claim["limits"]),
+                ("scope", WHAT_IT_SHOWS),
+            ],
+        )
+        counted = [_testcase(suite, claim["id"], cases[case_id]) for case_id in claim["cases"]]
+        _count(suite, counted)
+        everything += counted
+    _count(root, everything)
+    return _serialise(root)
+
+
+def _serialise(root: ET.Element) -> str:
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -1,0 +1,128 @@
+"""The Markdown block for a report's appendix (``reprobundle report``, ``verify --markdown``).
+
+It states what a reader needs to trust a sentence of the report: which bundle (name,
+version, identity), who signed it, the exact command to check it, every claim with
+its denominators, and the limits, worded so that "the checker behaves as stated on
+stored inputs" cannot be read as "the model does it again".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .common import (
+    STATUS_WORDS,
+    WHAT_IT_SHOWS,
+    case_counts,
+    is_rejection,
+    signature_text,
+    verify_command,
+)
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def escape(text: object) -> str:
+    """Plain text safe inside a Markdown paragraph or table cell (one line)."""
+    one_line = " ".join(str(text).split())
+    return _SPECIAL.sub(r"\\\1", one_line)
+
+
+def code(text: object) -> str:
+    """An inline code span that holds any text (a longer fence than any backtick run)."""
+    value = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str:
+    """The appendix block. ``expect_identity`` adds ``--expect-manifest-sha256`` to the
+    command (only when the verifier has that option)."""
+    if is_rejection(report):
+        return _rejection(report)
+    bundle = report["bundle"]
+    claims = report["claims"]
+    counts = case_counts(report)
+    supported = sum(1 for c in claims if c["status"] == "supported")
+    env = report.get("verify_environment", {})
+    out = [
+        f"### Reproducibility bundle: {escape(bundle['name'])} {escape(bundle['version'])}",
+        "",
+        f"> **Result: {STATUS_WORDS[report['result']]}** ({supported} of {len(claims)} claims "
+        f"supported; {counts['reproduced']} of {len(report['cases'])} cases reproduced, "
+        f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive)",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| Bundle | {code(bundle['name'])} version {escape(bundle['version'])}, "
+        f"format {code(bundle['format'])} |",
+        f"| Title | {escape(bundle['title'])} |",
+        f"| Identity | {code('sha256:' + bundle['identity'])} (SHA-256 of the manifest) |",
+        f"| Signatures | {escape(signature_text(report))} |",
+        f"| Contents | {bundle['files']} files, {bundle['bytes']} bytes, each matching the "
+        "manifest's SHA-256 |",
+        f"| Verified with | {escape(env.get('tool', ''))}, Python {escape(env.get('python', ''))}"
+        f" on {escape(env.get('platform', ''))} |",
+        "",
+        "**How to verify**",
+        "",
+        "```sh",
+        "pip install reprobundle",
+        verify_command(report, expect_identity),
+        "```",
+        "",
+        "Exit code 0 means every claim below is supported; 1 a claim is contradicted; "
+        "3 the bundle was rejected (nothing ran); 4 inconclusive. The identity printed "
+        "must equal the one above.",
+        "",
+        "**Claims**",
+        "",
+        "| Claim | Status | Cases reproduced | Inconclusive | Negative controls |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for claim in claims:
+        out.append(
+            f"| {code(claim['id'])}: {escape(claim['statement'])} | **{claim['status']}** | "
+            f"{claim['reproduced']} of {claim['total']}"
+            + (f" ({claim['diverged']} diverged)" if claim["diverged"] else "")
+            + f" | {claim['inconclusive']} | {claim['negative_controls']} |"
+        )
+    out += ["", "**Limits of each claim**", ""]
+    for claim in claims:
+        limits = [escape(limit) for limit in claim["limits"]] or ["(none stated)"]
+        if claim.get("negative_control_waiver"):
+            limits.append(
+                "no negative control; waived because: " + escape(claim["negative_control_waiver"])
+            )
+        if claim["status"] != "supported":
+            limits.append(f"{claim['status']}: {escape(claim['why'])}")
+        if report.get("bundled_code") and claim.get("checked_by"):
+            limits.append(escape(claim["checked_by"]))
+        out.append(f"- {code(claim['id'])}:")
+        out.extend(f"  - {limit}" for limit in limits)
+    out += ["", "**What this bundle cannot support**", ""]
+    out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
+        "- (the bundle states nothing here)"
+    ]
+    out += [f"- {WHAT_IT_SHOWS}", ""]
+    return "\n".join(out)
+
+
+def _rejection(report: Mapping[str, Any]) -> str:
+    out = [
+        "### Reproducibility bundle: not verified",
+        "",
+        f"> **Result: {STATUS_WORDS[report['result']]}** (exit {report['exit_code']})",
+        "",
+        escape(report["message"]),
+        "",
+    ]
+    for problem in report.get("problems", []):
+        where = f"{code(problem['where'])}: " if problem["where"] else ""
+        out.append(f"- {where}{escape(problem['message'])} ({code(problem['code'])})")
+    out.append("")
+    return "\n".join(out)

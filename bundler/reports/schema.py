@@ -1,0 +1,84 @@
+"""Read a stored JSON report strictly, against ``manifests/report-v1.schema.json``.
+
+A stored report is untrusted input like a bundle: it is parsed without duplicate keys
+or non-finite numbers and checked against the schema before any renderer sees it, so
+a renderer can rely on every field it reads.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from ..errors import Problem, UsageError
+from ..manifest import dotted
+
+SCHEMA_NAME = "report-v1.schema.json"
+
+
+@cache
+def report_validator() -> Draft202012Validator:
+    text = resources.files("manifests").joinpath(SCHEMA_NAME).read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def schema_problems(report: Any) -> list[Problem]:
+    """Every way ``report`` departs from the report format (empty when it follows it):
+    the schema, then what a schema cannot say (claims name cases the report holds)."""
+    errors = sorted(report_validator().iter_errors(report), key=lambda e: list(e.absolute_path))
+    problems = [
+        Problem(dotted(list(error.absolute_path)), "report.schema", error.message)
+        for error in errors
+    ]
+    problems = list(dict.fromkeys(problems))
+    if problems or report.get("result") in ("rejected", "error"):
+        return problems
+    case_ids = {case["id"] for case in report["cases"]}
+    for i, claim in enumerate(report["claims"]):
+        for j, case_id in enumerate(claim["cases"]):
+            if case_id not in case_ids:
+                problems.append(
+                    Problem(
+                        dotted(["claims", i, "cases", j]),
+                        "report.unknown_case",
+                        f"no case has id {case_id!r}",
+                    )
+                )
+    return problems
+
+
+def read_report(data: bytes, where: str) -> dict[str, Any]:
+    """Parse and check a JSON report. Raises ``UsageError`` naming every problem."""
+    try:
+        report = json.loads(
+            data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+        )
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(
+            f"{where} is neither a bundle (gzip) nor a JSON report",
+            [Problem(where, "report.json", str(exc))],
+        ) from None
+    problems = schema_problems(report)
+    if problems:
+        raise UsageError(
+            f"{where} is not a JSON report of format reprobundle-report/1", problems[:20]
+        )
+    assert isinstance(report, dict)
+    return report

@@ -1,0 +1,563 @@
+"""Intent expectations on recorded agent output (seed 004, "intent-router").
+
+"The agent guessed my intent wrong" is not decidable; a case is. A case names a
+request, the state the agent must reach (ASK, ROUTE or ABORT), and observable
+expectations on what it asked, what it resolved by probing the repository itself and
+which files it cited as evidence. These checkers judge *recorded* outputs against such
+cases: no model is called, so a pass says what the recorded run did, not what a
+re-run would do.
+
+Three rules from the seed are built in and cannot be switched off by a param:
+
+- an evidence pointer to a file that does not exist in the fixture repository
+  (``evidence.hallucinated``) fails its case **and the whole suite**, whatever else
+  passed: an invented citation outlives a wrong answer because it is taken as proof;
+- a value that is not a pointer at all (prose, the repository root, ``.git/``) is a
+  form violation (``evidence.form``), counted apart: it fails the case, never the
+  suite on its own;
+- a timeout or a harness error is the environment's failure, not the agent's: the
+  case is inconclusive, never a behavioural failure. "Not triggered" (no spec) and
+  "degraded output" (a spec that does not parse) are behavioural failures. The four
+  failure modes are counted apart.
+
+``suite-threshold@1`` cannot see the verdicts of other bundle cases (a checker only
+sees its own inputs), so it takes the same three inputs as ``intent-expectations@1``
+and recomputes every per-case result with the same function, ``judge_suite`` in
+``checkers/intent_cases.py``, before applying the threshold. One function, two views:
+a per-case result can never differ between the two checkers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from .intent_cases import (
+    DEFAULT_STATES,
+    ENVIRONMENT_FAILURES,
+    CaseResult,
+    EvalCase,
+    Pointer,
+    RecordedOutput,
+    classify_pointer,
+    diagnostics,
+    input_invalid,
+    judge_case,
+    judge_suite,
+    records,
+    suite_counts,
+)
+
+__all__ = [
+    "CaseResult",
+    "EvalCase",
+    "Pointer",
+    "RecordedOutput",
+    "classify_pointer",
+    "contamination",
+    "group_rates",
+    "intent_expectations",
+    "judge_case",
+    "judge_suite",
+    "suite_threshold",
+]
+
+_INPUT_ROLES = [
+    Role(
+        "cases",
+        InputKind.DATA,
+        "the eval cases: a list (or {cases: [...]}) of {id, prompt, mode, fixture, "
+        "category, expect: {state, question_keywords, open_field_regex, "
+        "min_resolved_by_probe, max_asked, evidence_must_include}}",
+    ),
+    Role(
+        "outputs",
+        InputKind.DATA,
+        "the recorded agent outputs: a list (or {outputs: [...]}) of {case, status, "
+        "state, questions, open_fields, resolved_by_probe, evidence, transcript}",
+    ),
+    Role(
+        "fixture",
+        InputKind.TREE,
+        "the fixture repositories evidence must point into: one folder per fixture "
+        "name used by the cases (e.g. user-api/src/routes/users.ts)",
+    ),
+]
+_STATES_PARAM = Param(
+    "states",
+    "the states a case may expect (extend for a router with more states)",
+    (list, tuple),
+    DEFAULT_STATES,
+)
+_EVIDENCE_REASONS = {
+    "evidence.form": "an evidence value is not a pointer into the fixture (prose, the "
+    "repository root, a folder, .git/, an absolute path, a bad line range)",
+    "evidence.hallucinated": "a well-formed evidence pointer names a file (or lines) that "
+    "does not exist in the fixture; fails the case and the whole suite",
+}
+
+
+# --------------------------------------------------------------------------- checkers
+
+
+@checker(
+    "intent-expectations",
+    1,
+    roles=list(_INPUT_ROLES),
+    params=[
+        Param(
+            "case",
+            "the id of the one case to judge; empty judges every case (each needs an output)",
+            (str,),
+            "",
+        ),
+        _STATES_PARAM,
+    ],
+    reasons={
+        "expect.state": "the run reached another state than the case expects",
+        "expect.keywords": "no question was asked, or a question mentions none of the keywords",
+        "expect.open_field": "no open field of the spec matches open_field_regex",
+        "expect.probe": "fewer items resolved by probing than min_resolved_by_probe",
+        "expect.max_asked": "more questions asked than max_asked",
+        "expect.evidence_missing": "a file in evidence_must_include is not cited",
+        **_EVIDENCE_REASONS,
+        "run.not_triggered": "the router was not triggered: no spec produced (behavioural failure)",
+        "run.degraded": "a spec was produced but does not parse (behavioural failure)",
+        "run.timeout": "the run timed out: environment, not behaviour; the case is inconclusive",
+        "run.harness_error": "the harness failed, not the agent; the case is inconclusive",
+    },
+    libraries=("pyyaml",),
+)
+def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Recorded agent output meets every expectation of its eval case.
+
+    With ``case`` set, judges that case alone: ``pass`` when every expectation holds
+    and every evidence pointer names an existing file of the case's fixture; ``fail``
+    with one reason per expectation that does not hold, per malformed pointer
+    (``evidence.form``) and per invented one (``evidence.hallucinated``); an ``error``
+    (inconclusive) for a timeout or a harness error. With ``case`` empty, judges every
+    case (each must have an output) and fails if any case fails. The details carry, per case,
+    each expectation with ``held`` true/false, expected and observed values.
+
+    ``question_keywords``: at least one question, and every question mentions one of
+    the keywords (case-insensitive substring; a question about something else is off
+    topic). ``open_field_regex``: at least one open field of the spec matches
+    (case-insensitive search). ``evidence_must_include``: each listed file is cited
+    (a pointer with a line range counts for its file). A pass says what the recorded
+    run did; it does not say a re-run would do the same.
+    """
+    results = judge_suite(
+        inputs["cases"],
+        inputs["outputs"],
+        inputs["fixture"],
+        params["states"],
+        only=params["case"],
+    )
+    rows = [r.to_dict() for r in results]
+    counts = suite_counts(results)
+    if params["case"]:
+        (one,) = results
+        if one.result == "inconclusive":
+            code = ENVIRONMENT_FAILURES[one.output.status]
+            return Verdict.errored(
+                code,
+                f"{one.case.id}: run {one.output.status}: inconclusive, not a behavioural verdict",
+                case=rows[0],
+            )
+        if one.result == "fail":
+            held = sum(1 for e in one.expectations.values() if e["held"])
+            judged = (
+                f"{held} of {len(one.expectations)} expectation(s) held"
+                if one.output.status == "completed"
+                else f"run {one.output.status}, expectations not evaluated"
+            )
+            return Verdict.failed(
+                f"{one.case.id}: {judged}; failed on {', '.join(one.codes)}",
+                one.reasons,
+                case=rows[0],
+            )
+        return Verdict.passed(
+            f"{one.case.id}: all {len(one.expectations)} expectation(s) held, "
+            f"{len(one.pointers)} evidence pointer(s) exist",
+            case=rows[0],
+        )
+    failed = [r for r in results if r.result == "fail"]
+    if failed:
+        return Verdict.failed(
+            f"{len(failed)} of {len(results)} case(s) failed: "
+            + ", ".join(r.case.id for r in failed),
+            [reason for r in failed for reason in r.reasons],
+            counts=counts,
+            cases=rows,
+        )
+    unsure = [r for r in results if r.result == "inconclusive"]
+    if unsure:
+        return Verdict.errored(
+            ENVIRONMENT_FAILURES[unsure[0].output.status],
+            f"{len(unsure)} of {len(results)} case(s) inconclusive "
+            f"({', '.join(f'{r.case.id}: {r.output.status}' for r in unsure)}), none failed",
+            counts=counts,
+            cases=rows,
+        )
+    return Verdict.passed(
+        f"all {len(results)} case(s) met every expectation", counts=counts, cases=rows
+    )
+
+
+@checker(
+    "suite-threshold",
+    1,
+    roles=list(_INPUT_ROLES),
+    params=[
+        Param("min_pass", "N: the least number of cases that must pass", (int,)),
+        Param(
+            "total",
+            "M: the number of cases the suite must have (guards against a shrunk suite)",
+            (int,),
+        ),
+        _STATES_PARAM,
+    ],
+    reasons={
+        "suite.below_threshold": "fewer than min_pass passed, even counting every "
+        "inconclusive case as a pass",
+        "suite.hallucinated_evidence": "an evidence pointer is hallucinated: the whole suite fails",
+        "suite.inconclusive": "below the threshold only because of timeouts or harness "
+        "errors (an error verdict)",
+    },
+    libraries=("pyyaml",),
+)
+def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The suite passes: at least N of M cases pass and no evidence is hallucinated.
+
+    Per-case results are recomputed from the same inputs as ``intent-expectations@1``
+    with the same function (a checker cannot see other cases' verdicts), so both
+    checkers always agree on every case. Every case must have a recorded output.
+
+    ``fail`` with ``suite.hallucinated_evidence`` when any pointer in any case is
+    hallucinated, however many cases passed; ``fail`` with ``suite.below_threshold``
+    when fewer than ``min_pass`` passed and the inconclusive cases could not make up
+    the difference. A timeout or harness error never counts as a behavioural failure:
+    when only they stand between the suite and its threshold, the verdict is an
+    ``error`` (``suite.inconclusive``). Form violations fail their case but never the
+    suite on their own. The details give counts per result, category, failure mode and
+    evidence kind, a per-case table, and diagnostics (``probe_ratio``) that decide
+    nothing.
+    """
+    n, m = params["min_pass"], params["total"]
+    if isinstance(n, bool) or isinstance(m, bool) or not 1 <= n <= m:
+        raise CheckerInputError(
+            "params.invalid", f"need 1 <= min_pass <= total, observed {n} of {m}"
+        )
+    results = judge_suite(inputs["cases"], inputs["outputs"], inputs["fixture"], params["states"])
+    if len(results) != m:
+        raise input_invalid(
+            f"the suite has {len(results)} case(s), the threshold is stated for {m}",
+        )
+    counts = suite_counts(results)
+    details = {
+        "threshold": f"{n}/{m}",
+        "counts": counts,
+        "diagnostics": diagnostics(results),
+        "cases": [r.to_dict() for r in results],
+    }
+    passed, unsure = counts["passed"], counts["inconclusive"]
+    score = f"{passed} of {m} case(s) passed (threshold {n}/{m})"
+    reasons: list[Reason] = []
+    bad = counts["evidence"]
+    if bad["hallucinated"]:
+        reasons.append(
+            Reason(
+                "suite.hallucinated_evidence",
+                f"{bad['hallucinated']} hallucinated evidence pointer(s) in "
+                f"{bad['hallucinated_cases']}: "
+                "one invented citation fails the whole suite",
+                {"cases": bad["hallucinated_cases"], "pointers": bad["hallucinated"]},
+            )
+        )
+    if passed + unsure < n:
+        reasons.append(
+            Reason(
+                "suite.below_threshold",
+                f"{score}; {counts['failed']} failed, {unsure} inconclusive",
+                {"passed": passed, "min_pass": n, "total": m, "inconclusive": unsure},
+            )
+        )
+    if reasons:
+        return Verdict.failed(f"suite fails: {score}", reasons, **details)
+    if passed < n:
+        return Verdict.errored(
+            "suite.inconclusive",
+            f"{score}; {unsure} inconclusive case(s) (timeouts/harness errors) could decide it",
+            **details,
+        )
+    return Verdict.passed(f"suite passes: {score}, no hallucinated evidence", **details)
+
+
+# --------------------------------------------------------------------------- contamination
+
+
+# an unescaped ``\n`` in a regex (``\\n`` is a literal backslash and an n: fine in JSONL)
+_NEWLINE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\n")
+
+
+def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Pattern[str]]]:
+    if not isinstance(markers, list | tuple) or not markers:
+        raise CheckerInputError(
+            "params.invalid",
+            "markers is empty: a contamination check with nothing to look for can never fail",
+        )
+    compiled: list[tuple[str, re.Pattern[str]]] = []
+    for marker in markers:
+        if not isinstance(marker, str):
+            raise CheckerInputError("params.invalid", f"markers: {marker!r} is not a string")
+        if marker in (m for m, _ in compiled):
+            raise CheckerInputError(
+                "params.invalid", f"markers: {marker!r} is listed twice (hits would count twice)"
+            )
+        if "\n" in marker or _NEWLINE_ESCAPE.search(marker):
+            raise CheckerInputError(
+                "params.invalid",
+                f"markers: {marker!r} spans a line break, but transcripts are searched line "
+                "by line: it could never hit",
+            )
+        try:
+            rx = re.compile(marker, re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise CheckerInputError(
+                "params.invalid", f"markers: {marker!r} is not a regex: {exc}"
+            ) from None
+        if rx.search(""):
+            raise CheckerInputError(
+                "params.invalid", f"markers: {marker!r} matches the empty string (every line)"
+            )
+        compiled.append((marker, rx))
+    return compiled
+
+
+@checker(
+    "contamination",
+    1,
+    roles=[
+        Role(
+            "transcripts",
+            InputKind.TREE,
+            "the raw transcripts of the runs that must be clean (any UTF-8 text: JSONL, logs)",
+        )
+    ],
+    params=[
+        Param(
+            "markers",
+            "regexes whose presence in a transcript line shows contamination (e.g. the "
+            "skill's output format in a run that must be bare, \"unavailable tool 'bash'\")",
+            (list,),
+        ),
+        Param("ignore_case", "match markers case-insensitively", (bool,), False),
+        Param("max_locations", "how many file:line locations to list per marker", (int,), 20),
+    ],
+    reasons={
+        "contamination.detected": "a contamination marker occurs in a transcript "
+        "(count and file:line given)",
+    },
+)
+def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """No transcript line matches any contamination marker.
+
+    A run said to be bare that prints the skill's output format was not bare; a run
+    whose tool was reported unavailable did not run in the configuration it claims.
+    Every line of every transcript is searched for every marker (a regex); ``fail``
+    with one ``contamination.detected`` reason per marker that hit, giving the number
+    of hits, the number per file and the first ``file:line`` locations. An empty
+    marker list, a marker listed twice or spanning a line break, an empty transcript
+    folder or an empty transcript is an error, never a clean pass: a contamination
+    check that cannot fail is decoration. A pass means none of the
+    listed markers occurs, not that the run was clean in every other way.
+    """
+    markers = _compile_markers(params["markers"], params["ignore_case"])
+    limit = params["max_locations"]
+    if isinstance(limit, bool) or limit < 0:
+        raise CheckerInputError("params.invalid", f"max_locations must be >= 0, observed {limit}")
+    tree = inputs["transcripts"]
+    if not isinstance(tree, Mapping) or not tree:
+        raise input_invalid("transcripts: no transcript to check is not a clean pass")
+    hits: dict[str, Counter[str]] = {marker: Counter() for marker, _ in markers}
+    where: dict[str, list[str]] = {marker: [] for marker, _ in markers}
+    first: dict[str, str] = {}
+    lines_scanned = 0
+    for name in sorted(tree):
+        data = tree[name]
+        try:
+            text = data.decode("utf-8") if isinstance(data, bytes) else None
+        except UnicodeDecodeError as exc:
+            raise input_invalid(f"transcripts: {name} is not UTF-8 text ({exc})") from None
+        if text is None:
+            raise input_invalid(f"transcripts: {name} is not bytes")
+        if not text.strip():
+            raise input_invalid(
+                f"transcripts: {name} is empty: an empty transcript cannot show a clean run"
+            )
+        # split on "\n" only, so file:line matches what an editor shows
+        for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
+            lines_scanned += 1
+            for marker, rx in markers:
+                found = len(rx.findall(line))
+                if found:
+                    hits[marker][name] += found
+                    first.setdefault(marker, f"{name}:{number}")
+                    if len(where[marker]) < limit:
+                        where[marker].append(f"{name}:{number}")
+    total = sum(sum(c.values()) for c in hits.values())
+    details = {
+        "files_scanned": len(tree),
+        "lines_scanned": lines_scanned,
+        "hits": total,
+        "by_marker": {m: sum(c.values()) for m, c in hits.items()},
+        "by_file": dict(sorted(sum(hits.values(), Counter()).items())),
+    }
+    reasons = [
+        Reason(
+            "contamination.detected",
+            f"marker /{marker}/: {sum(c.values())} hit(s) in {len(c)} transcript(s), "
+            f"first at {first[marker]}",
+            {
+                "marker": marker,
+                "hits": sum(c.values()),
+                "by_file": dict(sorted(c.items())),
+                "locations": where[marker],
+            },
+        )
+        for marker, c in hits.items()
+        if c
+    ]
+    if reasons:
+        return Verdict.failed(
+            f"contamination: {total} hit(s) of {len(reasons)} marker(s)", reasons, **details
+        )
+    return Verdict.passed(
+        f"no marker of {len(markers)} in {lines_scanned} line(s) of {len(tree)} transcript(s)",
+        **details,
+    )
+
+
+# --------------------------------------------------------------------------- group rates
+
+_RATE = re.compile(r"^(\d+)/(\d+)$")
+
+
+def _claimed(value: Any) -> dict[str, tuple[int, int]]:
+    if not isinstance(value, Mapping) or not value:
+        raise CheckerInputError("params.invalid", 'claimed: expected a table of group -> "k/n"')
+    out = {}
+    for group, rate in value.items():
+        match = _RATE.match(rate) if isinstance(rate, str) else None
+        if match is None or int(match[1]) > int(match[2]) or int(match[2]) < 1:
+            raise CheckerInputError(
+                "params.invalid",
+                f'claimed.{group}: expected "k/n" with 0 <= k <= n, n >= 1, observed {rate!r}',
+            )
+        out[str(group)] = (int(match[1]), int(match[2]))
+    return out
+
+
+@checker(
+    "group-rates",
+    1,
+    roles=[
+        Role(
+            "runs",
+            InputKind.DATA,
+            "recorded runs: a list (or {runs: [...]}) of {id, group, checks: {name: true|false}}",
+        )
+    ],
+    params=[
+        Param("check", "the name of the delivery check to count", (str,)),
+        Param(
+            "claimed",
+            'the counts the report claims, per group: {bare = "0/5", skill = "3/3"}',
+            (dict,),
+        ),
+    ],
+    reasons={
+        "rates.mismatch": "a group's observed count (k of n runs) differs from the claimed count",
+        "rates.group_missing": "a claimed group has no recorded run",
+        "rates.group_unclaimed": "a group has recorded runs but no claimed count",
+    },
+)
+def group_rates(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Per group, the number of runs passing one delivery check equals the claimed count.
+
+    Counts ``k of n`` per group (runs whose ``checks[check]`` is true, of all runs in
+    the group) and compares both numbers with the claim: a claim of ``0/5`` is wrong if
+    the group has 6 runs. Every run must record the check (a run that was not scored is
+    an input error, not a failure). The details report the sample sizes. This checker
+    gives counts only: no effect size, interval or significance, and with samples of
+    5 and 3 none should be read into them.
+    """
+    check = params["check"]
+    claimed = _claimed(params["claimed"])
+    runs = records(inputs["runs"], "runs", "runs")
+    seen: set[str] = set()
+    observed: dict[str, list[int]] = {}
+    for i, run in enumerate(runs):
+        if (
+            not isinstance(run, Mapping)
+            or not isinstance(run.get("id"), str)
+            or not isinstance(run.get("group"), str)
+        ):
+            raise input_invalid(
+                f"runs[{i}]: expected {{id, group, checks}} with string id and group",
+            )
+        if run["id"] in seen:
+            raise input_invalid(f"run {run['id']}: recorded twice")
+        seen.add(run["id"])
+        checks = run.get("checks")
+        if not isinstance(checks, Mapping) or not isinstance(checks.get(check), bool):
+            raise input_invalid(f"run {run['id']}: checks.{check} must be true or false")
+        counts = observed.setdefault(run["group"], [0, 0])
+        counts[0] += checks[check]
+        counts[1] += 1
+    groups = {
+        g: {
+            "observed": f"{observed[g][0]}/{observed[g][1]}" if g in observed else None,
+            "claimed": f"{claimed[g][0]}/{claimed[g][1]}" if g in claimed else None,
+            "sample_size": observed[g][1] if g in observed else 0,
+        }
+        for g in sorted(set(observed) | set(claimed))
+    }
+    details = {
+        "check": check,
+        "groups": groups,
+        "note": "counts only, with sample sizes; no effect size, interval or significance",
+    }
+    reasons = []
+    for g, row in groups.items():
+        if row["observed"] is None:
+            reasons.append(
+                Reason(
+                    "rates.group_missing",
+                    f"group {g}: claimed {row['claimed']}, no recorded run",
+                    {"group": g},
+                )
+            )
+        elif row["claimed"] is None:
+            reasons.append(
+                Reason(
+                    "rates.group_unclaimed",
+                    f"group {g}: {row['observed']} recorded, no claim",
+                    {"group": g},
+                )
+            )
+        elif row["observed"] != row["claimed"]:
+            reasons.append(
+                Reason(
+                    "rates.mismatch",
+                    f"group {g}: {check} observed {row['observed']}, claimed {row['claimed']}",
+                    {"group": g, **row},
+                )
+            )
+    summary = ", ".join(f"{g} {row['observed'] or '-'}" for g, row in groups.items())
+    if reasons:
+        return Verdict.failed(f"{check}: {summary} does not match the claim", reasons, **details)
+    return Verdict.passed(f"{check}: {summary} as claimed (counts only, no effect size)", **details)

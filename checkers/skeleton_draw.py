@@ -1,0 +1,118 @@
+"""Drawings and summaries of a learned skeleton, for a report (pure: text in, text out).
+
+Essential states are drawn bold, optional ones dashed; a state kept essential by the
+merge guard is bold with a red border, so a reader sees which states the dominators
+alone would have lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .skeleton import START, SUCCESS, Model
+
+
+def render_text(model: Model) -> str:
+    """What was learned, in a few lines a tester reads."""
+    tree = model.prefix_tree
+    lines = [
+        f"skeleton learned from {len(model.sources)} reference traces "
+        f"({tree['observations']} observed states, {tree['nodes']} prefix-tree nodes, "
+        f"merged into {tree['states']} states; identity: "
+        f"{', '.join(model.equivalence.identity)}):",
+    ]
+    for i, state in enumerate(model.skeleton, start=1):
+        why = model.state(state).why
+        how = "dominates success" if why == "dominator" else "kept essential by the merge guard"
+        lines.append(f"  {i}. {model.label(state)}  ({how})")
+    unordered = _unordered(model)
+    if unordered:
+        lines.append("  in any order relative to each other: " + "; ".join(unordered))
+    optional = [model.label(s) for s in model.optional]
+    lines.append(f"optional: {', '.join(optional) if optional else '(none)'}")
+    merged = [m for m in model.merges if m["merged"]]
+    lines.append(f"merges: {len(merged)} state(s) merged from several prefix-tree nodes")
+    for kept in model.kept_apart:
+        lines.append(f"kept apart: '{kept['label']}' ({kept['decision']})")
+    if model.guard:
+        for entry in model.guard:
+            lines.append(f"merge guard: {entry['message']}")
+    else:
+        lines.append("merge guard: no state was hidden by merging")
+    return "\n".join(lines)
+
+
+def _unordered(model: Model) -> list[str]:
+    before = model.predecessors()
+    pairs = []
+    for i, p in enumerate(model.skeleton):
+        for q in model.skeleton[i + 1 :]:
+            if p not in before[q] and q not in before[p]:
+                pairs.append(f"'{model.label(p)}' and '{model.label(q)}'")
+    return pairs
+
+
+def _mermaid_id(state: str) -> str:
+    return "s_" + re.sub(r"\W", "_", state)
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;")
+
+
+def render_mermaid(model: Model) -> str:
+    """A Mermaid flowchart of the merged graph."""
+    lines = ["flowchart TD", f"  {_mermaid_id(START)}(((start)))",
+             f"  {_mermaid_id(SUCCESS)}(((success)))"]
+    for state in model.states:
+        lines.append(f'  {_mermaid_id(state.id)}["{_mermaid_text(state.label)}"]')
+    for edge in model.edges:
+        runs = len(edge["traces"])
+        lines.append(
+            f"  {_mermaid_id(edge['from'])} -->|{runs}| {_mermaid_id(edge['to'])}"
+        )
+    for state in model.states:
+        kind = "guarded" if state.why == "guard" else (
+            "essential" if state.essential else "optional"
+        )
+        lines.append(f"  class {_mermaid_id(state.id)} {kind}")
+    lines += [
+        "  classDef essential font-weight:bold,stroke-width:3px",
+        "  classDef guarded font-weight:bold,stroke-width:3px,stroke:#c00",
+        "  classDef optional stroke-dasharray:5 5",
+    ]
+    return "\n".join(lines)
+
+
+def _dot(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a valid DOT quoted string
+
+
+def render_dot(model: Model) -> str:
+    """A Graphviz DOT digraph of the merged graph."""
+    lines = [
+        "digraph skeleton {",
+        "  rankdir=TB;",
+        "  node [shape=box];",
+        f"  {_dot(START)} [shape=circle];",
+        f"  {_dot(SUCCESS)} [shape=doublecircle];",
+    ]
+    for state in model.states:
+        if state.why == "guard":
+            style = 'style=bold, penwidth=3, color="#cc0000"'
+        elif state.essential:
+            style = "style=bold, penwidth=3"
+        else:
+            style = "style=dashed"
+        lines.append(f"  {_dot(state.id)} [label={_dot(state.label)}, {style}];")
+    for edge in model.edges:
+        lines.append(
+            f"  {_dot(edge['from'])} -> {_dot(edge['to'])} "
+            f"[label={_dot(str(len(edge['traces'])))}];"
+        )
+    lines.append("}")
+    return "\n".join(lines)
+
+
+RENDERERS = {"text": render_text, "mermaid": render_mermaid, "dot": render_dot}

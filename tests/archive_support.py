@@ -1,0 +1,47 @@
+"""Helpers for the archive tests: many small distinct bundles, fast, without building."""
+
+from __future__ import annotations
+
+import sqlite3
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from tests.helpers import Entry, edit_manifest, read_entries, write_entries
+
+
+def rebadge(
+    bundle: Path,
+    target: Path,
+    name: str | None = None,
+    version: str | None = None,
+    edit: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
+    """A copy of ``bundle`` under another name and/or version (hashes kept honest)."""
+    entries = read_entries(bundle)
+    doc = tomllib.loads(entries[0].data.decode())
+    old_top = entries[0].name.split("/")[0]
+    doc["bundle"]["name"] = name or doc["bundle"]["name"]
+    doc["bundle"]["version"] = version or doc["bundle"]["version"]
+    new_top = f"{doc['bundle']['name']}-{doc['bundle']['version']}"
+    moved = [Entry(new_top + e.name[len(old_top) :], e.data, e.type) for e in entries]
+    moved[0].data = tomli_w.dumps(doc).encode()
+    write_entries(moved, target)
+    if edit is not None:
+        edit_manifest(target, target, edit)
+    return target
+
+
+def flip_expectation(doc: dict[str, Any]) -> None:
+    """Make the first case expect the opposite verdict: its claim becomes contradicted."""
+    case = doc["cases"][0]
+    case["expect"] = "fail" if case["expect"] == "pass" else "pass"
+    case.pop("expect_reasons", None)
+
+
+def db(root: Path) -> sqlite3.Connection:
+    """A raw connection to an archive's index, as someone editing it by hand would open it."""
+    return sqlite3.connect(root / "index.sqlite", isolation_level=None)

@@ -1,0 +1,298 @@
+"""The archive under stress: concurrent writers, kill -9 at random points, a full disk,
+a read-only index. Each test checks that nothing is lost, nothing is corrupt, and the
+user gets a message instead of a traceback."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bundler.archive import Archive
+from bundler.archive import index as archive_index
+from bundler.archive import store as archive_store
+from bundler.cli import main
+from tests.archive_support import rebadge
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def archive_cmd(root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "bundler", "archive", "--archive", str(root), *args]
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def assert_consistent(root: Path) -> Archive:
+    """No row without its intact object, no half-written object visible, the log chain
+    whole and matching the index."""
+    archive = Archive.open(root)
+    assert archive.consistency() == []
+    assert archive.verify_log().problems == []
+    return archive
+
+
+@pytest.fixture(scope="module")
+def many(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("many")
+    return [
+        rebadge(quickstart_bundle, folder / f"b{i}.tar.gz", name=f"bundle-{i}") for i in range(16)
+    ]
+
+
+def test_concurrent_adders_and_a_verifier_lose_nothing(
+    tmp_path: Path, quickstart_bundle: Path, many: list[Path]
+) -> None:
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add([quickstart_bundle])
+    first, second = many[:8], many[8:]
+    processes = [
+        subprocess.Popen(
+            archive_cmd(root, "add", *map(str, first)),
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ),
+        subprocess.Popen(
+            archive_cmd(root, "add", *map(str, second)),
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ),
+        subprocess.Popen(
+            archive_cmd(root, "verify", "quickstart", "--jobs", "2"),
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ),
+        # the same files again, racing the first adder: stored once, never refused
+        subprocess.Popen(
+            archive_cmd(root, "add", *map(str, first)),
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ),
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err.decode()
+    with assert_consistent(root) as archive:
+        stored = archive.list_bundles()
+        assert len(stored) == 17
+        assert archive.show("quickstart@1.0.0").history[0].result == "supported"
+        events = [json.loads(r)["event"] for r in archive.log_records()]
+    assert events.count("add") == 17
+    assert events.count("add.duplicate") == 8
+    assert events.count("verify") == 1
+
+
+def kill_at_random_points(
+    make: Callable[[int], tuple[Path, list[str]]], seed: int, runs: int, window: float
+) -> list[tuple[float, int]]:
+    """For each run, ``make(run)`` gives an archive and a command; the command is killed with
+    SIGKILL (its whole process group, workers too) after a random delay within ``window``
+    seconds, and the archive is checked. Returns (delay, bundles stored) per run."""
+    chosen = random.Random(seed)
+    seen = []
+    for run in range(runs):
+        root, command = make(run)
+        delay = chosen.uniform(0.05, window)
+        process = subprocess.Popen(
+            command,
+            env=environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        with assert_consistent(root) as archive:
+            seen.append((delay, len(archive.list_bundles())))
+    return seen
+
+
+def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: list[Path]) -> None:
+    def make(run: int) -> tuple[Path, list[str]]:
+        root = tmp_path / f"archive-{run}"  # a new archive each time: every add is a new one
+        Archive.init(root).close()
+        return root, archive_cmd(root, "add", *map(str, many))
+
+    seen = kill_at_random_points(make, seed=8, runs=6, window=1.4)
+    assert any(stored < len(many) for _, stored in seen)  # some kills landed mid-add
+    root = tmp_path / "archive-5"
+    done = subprocess.run(
+        archive_cmd(root, "add", *map(str, many)),
+        env=environment(),
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    with assert_consistent(root) as archive:
+        assert len(archive.list_bundles()) == len(many)
+
+
+def test_kill_9_during_verify_leaves_the_archive_consistent(
+    tmp_path: Path, many: list[Path]
+) -> None:
+    root = tmp_path / "archive"
+    with Archive.init(root) as archive:
+        archive.add(many[:6])
+    command = archive_cmd(root, "verify", "--all", "--jobs", "2")
+    kill_at_random_points(lambda run: (root, command), seed=9, runs=4, window=2.0)
+    with assert_consistent(root) as archive:
+        recorded = archive.conn.execute("SELECT count(*) FROM verifications").fetchone()[0]
+        assert all(len(archive.show(b.digest).history) <= 4 for b in archive.list_bundles())
+        assert recorded == sum(json.loads(r)["event"] == "verify" for r in archive.log_records())
+
+
+def test_an_interrupted_add_leaves_no_row_without_its_object(
+    tmp_path: Path, many: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deterministic version of the kill: the process dies right after the object is
+    renamed in, before the row commits. The object is an orphan; no row names it."""
+    root = tmp_path / "archive"
+    Archive.init(root).close()
+
+    def die(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Archive, "_rollback_warning", lambda *a: die())
+    with Archive.open(root) as archive, pytest.raises(KeyboardInterrupt):
+        archive.add([many[0]])
+    monkeypatch.undo()
+    with assert_consistent(root) as archive:
+        assert archive.list_bundles() == []
+        assert [json.loads(r)["event"] for r in archive.log_records()] == ["init"]
+        assert archive.add([many[0]]).added
+
+
+# -- a full disk and a read-only archive --------------------------------------------------
+
+
+def cli(root: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "archive"
+    Archive.init(path).close()
+    return path
+
+
+def test_full_index_fails_with_a_message_and_changes_nothing(
+    root: Path, many: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = archive_index.configure
+
+    def no_room(conn: sqlite3.Connection) -> None:
+        real(conn)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL on the next new page
+
+    monkeypatch.setattr(archive_index, "configure", no_room)
+    code, _, err = cli(root, "add", *map(str, many[:4]))
+    assert code == 2
+    assert "the disk is full" in err and "[index.full]" in err
+    assert "Traceback" not in err
+    monkeypatch.undo()
+    with assert_consistent(root) as archive:
+        stored = [f"{b.name}@{b.version}" for b in archive.list_bundles()]
+    assert len(stored) < 4
+    for name in stored:  # what was stored before the disk filled is named
+        assert name in err
+
+
+def test_full_disk_while_storing_fails_with_a_message(
+    root: Path, many: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class FullDisk:
+        """``tempfile`` whose new files are /dev/full: every write fails with ENOSPC."""
+
+        @staticmethod
+        def mkstemp(prefix: str, suffix: str, dir: Path) -> tuple[int, str]:
+            name = Path(dir) / f"{prefix}full{suffix}"
+            name.touch()
+            return os.open("/dev/full", os.O_WRONLY), str(name)
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    monkeypatch.setattr(archive_store, "tempfile", FullDisk)
+    code, _, err = cli(root, "add", str(many[0]))
+    assert code == 2
+    assert "the disk is full" in err and "[os.ENOSPC]" in err
+    assert list((root / "tmp").iterdir()) == []
+    monkeypatch.undo()
+    assert_consistent(root).close()
+
+
+def test_read_only_index_fails_with_a_message(
+    root: Path, many: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def read_only(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {archive_index.BUSY_TIMEOUT_MS}")
+        return conn
+
+    monkeypatch.setattr(archive_index, "connect", read_only)
+    code, _, err = cli(root, "add", str(many[0]))
+    assert code == 2
+    assert "read-only" in err and "[index.readonly]" in err
+    code, out, _ = cli(root, "list")  # reading still works
+    assert code == 0 and "no bundle matches" in out
+
+
+def test_read_only_file_system_fails_with_a_message(
+    root: Path, many: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class ReadOnly:
+        @staticmethod
+        def mkstemp(prefix: str, suffix: str, dir: Path) -> tuple[int, str]:
+            raise OSError(errno.EROFS, "Read-only file system", str(dir))
+
+    monkeypatch.setattr(archive_store, "tempfile", ReadOnly)
+    code, _, err = cli(root, "add", str(many[0]))
+    assert code == 2
+    assert "read-only file system" in err and "[os.EROFS]" in err
+
+
+def test_damaged_index_file_is_named(root: Path) -> None:
+    index_file = root / "index.sqlite"
+    for extra in ("index.sqlite-wal", "index.sqlite-shm"):
+        (root / extra).unlink(missing_ok=True)
+    index_file.write_bytes(b"not a database at all" * 100)
+    code, _, err = cli(root, "list")
+    assert code == 2
+    assert "[index.corrupt]" in err and "Traceback" not in err
+
+
+def test_add_sweeps_old_leftovers_of_killed_adds_but_not_fresh_ones(
+    root: Path, many: list[Path]
+) -> None:
+    old = root / "tmp" / "add-old.partial"
+    fresh = root / "tmp" / "add-fresh.partial"
+    for leftover in (old, fresh):
+        leftover.write_bytes(b"half a bundle")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    assert cli(root, "add", str(many[0]))[0] == 0
+    assert not old.exists()
+    assert fresh.exists()  # it may belong to an add running right now

@@ -1,0 +1,191 @@
+"""The HTML page of each example bundle in a real headless Chromium (Playwright driving
+the system's browser): claim rows and statuses are visible on a laptop and on a phone
+screen, nothing overflows sideways, and the page makes no network request.
+
+Screenshots land in test-output/screenshots/ (or $REPROBUNDLE_SCREENSHOTS). Without a
+browser the test is skipped with the reason, except under CI (CI set), where it fails:
+CI must always run it (.ci/run installs Debian's chromium).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.reports import to_html
+from tests.helpers import REPO
+
+SCREENS = {"laptop": (1366, 768), "phone": (390, 844)}
+SHOTS = Path(os.environ.get("REPROBUNDLE_SCREENSHOTS") or REPO / "test-output" / "screenshots")
+
+
+def find_browser() -> str | None:
+    for name in (
+        os.environ.get("REPROBUNDLE_CHROMIUM"),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ):
+        if name and (found := shutil.which(name)):
+            return found
+    return None
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser test, but {reason}")
+    pytest.skip(f"no browser test: {reason} (install Debian's chromium; CI always runs it)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("playwright is not installed (pip install -e '.[test]')")
+    executable = find_browser()
+    if executable is None:
+        unavailable("no chromium, chromium-browser or google-chrome on PATH")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """One page opened from a file, with every request the browser tried to make."""
+
+    def __init__(self, browser: Any, html: str, path: Path, screen: str) -> None:
+        path.write_text(html, encoding="utf-8")
+        width, height = SCREENS[screen]
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.requests: list[str] = []  # what reached the network layer (the router)
+        self.attempts: list[str] = []  # what the page asked for, blocked or not
+        self.messages: list[str] = []
+
+        def record(route: Any) -> None:
+            self.requests.append(route.request.url)
+            if route.request.url.startswith("file:"):
+                route.continue_()
+            else:
+                route.abort()
+
+        self.context.route("**/*", record)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda request: self.attempts.append(request.url))
+        self.page.on("console", lambda message: self.messages.append(message.text))
+        self.url = path.as_uri()
+        self.page.goto(self.url)
+        self.page.wait_for_load_state("networkidle")
+
+    def other_requests(self) -> list[str]:
+        return sorted({u for u in self.requests if u != self.url})
+
+    def other_attempts(self) -> list[str]:
+        return sorted({u for u in self.attempts if u != self.url})
+
+    def overflows_sideways(self) -> bool:
+        return bool(
+            self.page.evaluate(
+                "document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"
+            )
+        )
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def check_claims_visible(page: Page, report: dict[str, Any]) -> None:
+    rows = page.page.locator("tr.claim")
+    assert rows.count() == len(report["claims"])
+    for i, claim in enumerate(report["claims"]):
+        row = rows.nth(i)
+        row.scroll_into_view_if_needed()
+        assert row.is_visible()
+        assert row.get_attribute("data-status") == claim["status"]
+        badge = row.locator(".badge")
+        assert badge.is_visible() and badge.inner_text() == claim["status"]
+        assert claim["id"] in row.inner_text()
+    banner = page.page.locator("header#summary .verdict")
+    assert banner.is_visible() and report["result"] in banner.inner_text().replace(
+        "every claim supported", "supported"
+    )
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_example_pages_show_claims_with_no_network_request(
+    browser: Any, example_reports: dict[str, Any], screen: str, tmp_path: Path
+) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, report in example_reports.items():
+        page = Page(browser, to_html(report), tmp_path / f"{name}.html", screen)
+        try:
+            check_claims_visible(page, report)
+            assert not page.overflows_sideways(), f"{name} scrolls sideways on a {screen}"
+            page.page.screenshot(path=str(SHOTS / f"{name}-{screen}.png"), full_page=True)
+            assert page.other_requests() == [] and page.other_attempts() == []
+        finally:
+            page.close()
+        assert (SHOTS / f"{name}-{screen}.png").stat().st_size > 0
+
+
+def test_contradicted_page_shows_the_failing_claim_and_case(
+    browser: Any, example_reports: dict[str, Any], tmp_path: Path
+) -> None:
+    report = copy.deepcopy(example_reports["quickstart"])
+    report["result"], report["exit_code"] = "contradicted", 1
+    claim = report["claims"][0]
+    claim.update(
+        status="contradicted",
+        reproduced=1,
+        diverged=1,
+        why="1 of 2 cases reproduced; 1 diverged (dropped-rule-is-caught)",
+    )
+    case = next(c for c in report["cases"] if c["id"] == "dropped-rule-is-caught")
+    case.update(outcome="diverged", explanation="expected pass, observed fail ['content.removed']")
+    page = Page(browser, to_html(report), tmp_path / "contradicted.html", "phone")
+    try:
+        check_claims_visible(page, report)
+        diverged = page.page.locator("article.case.diverged")
+        assert diverged.count() == 1 and diverged.is_visible()
+        assert "expected pass, observed fail" in diverged.inner_text()
+        colour = page.page.evaluate(
+            "getComputedStyle(document.querySelector('header#summary')).backgroundColor"
+        )
+        assert colour == "rgb(253, 228, 225)"  # the red banner
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.page.screenshot(path=str(SHOTS / "quickstart-contradicted-phone.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_a_drawing_that_points_outside_cannot_fetch(
+    browser: Any, example_reports: dict[str, Any], tmp_path: Path
+) -> None:
+    """The page's Content-Security-Policy stops every fetch before it reaches the
+    network; without the policy the router sees the fetch (so the router would catch one)."""
+
+    def leaky(case: dict[str, Any]) -> str:
+        return '<img src="http://127.0.0.1:9/pixel.png" alt="">'
+
+    html = to_html(example_reports["quickstart"], renderers={"structured-equal": leaky})
+    page = Page(browser, html, tmp_path / "leaky.html", "laptop")
+    try:
+        assert page.other_requests() == []
+        assert page.other_attempts() == ["http://127.0.0.1:9/pixel.png"]
+        assert any("Content Security Policy" in m for m in page.messages)
+    finally:
+        page.close()
+    without_policy = html.replace('http-equiv="Content-Security-Policy"', 'name="x-no-policy"')
+    page = Page(browser, without_policy, tmp_path / "no-policy.html", "laptop")
+    try:
+        assert page.other_requests() == ["http://127.0.0.1:9/pixel.png"]
+    finally:
+        page.close()

@@ -1,0 +1,138 @@
+"""The terminal experience: rich tables with colours on a terminal only, never with
+NO_COLOR; plain text when piped; a progress bar only on a terminal; --quiet and
+--verbose."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from rich.console import Console
+
+from bundler.cli import main
+from bundler.commands._shared import ProgressDisplay
+from tests.helpers import REPO, edit_manifest
+
+# SGR colour parameters: 30-37, 90-97 (foreground), 40-47 (background), 38;... / 48;...
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|38|48)(?:;[0-9;]*)?m")
+
+
+def in_terminal(*args: str, **env: str) -> str:
+    """Run reprobundle with stdin, stdout and stderr on a new pseudo-terminal."""
+    master, slave = pty.openpty()
+    environment = {
+        **{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")},
+        "TERM": "xterm-256color",
+        "COLUMNS": "110",
+        "PYTHONPATH": str(REPO),
+        **env,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bundler", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=environment,
+        close_fds=True,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait()
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_terminal_gets_a_coloured_claims_table(quickstart_bundle: Path) -> None:
+    screen = in_terminal("verify", str(quickstart_bundle))
+    assert COLOUR.search(screen), "no colour on a terminal"
+    assert "┃ STATUS" in re.sub(r"\x1b\[[0-9;]*m", "", screen)
+    assert "accepts-equivalent-content" in screen
+
+
+def test_no_color_means_no_colour_on_a_terminal(quickstart_bundle: Path) -> None:
+    screen = in_terminal("verify", str(quickstart_bundle), NO_COLOR="1")
+    assert not COLOUR.search(screen)
+    assert "supported" in screen and "STATUS" in screen
+
+
+def test_diff_flip_is_red_on_a_terminal_and_plain_with_no_color(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    def flip(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["cases"][0]["expect"] = "fail"
+
+    new = edit_manifest(quickstart_bundle, tmp_path / "n.bundle.tar.gz", flip)
+    loud = in_terminal("diff", str(quickstart_bundle), str(new))
+    assert re.search(r"\x1b\[[0-9;]*31m\s*!! FLIPPED", loud)
+    assert not COLOUR.search(in_terminal("diff", str(quickstart_bundle), str(new), NO_COLOR="1"))
+
+
+def test_piped_output_is_plain_text(quickstart_bundle: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "verify", str(quickstart_bundle)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert "\x1b[" not in done.stdout + done.stderr
+    assert "supported     accepts-equivalent-content" in done.stdout
+
+
+def test_quiet_prints_only_the_verdict_line_even_on_a_terminal(quickstart_bundle: Path) -> None:
+    screen = in_terminal("verify", str(quickstart_bundle), "--quiet")
+    assert screen.strip() == "Result: every claim supported"
+
+
+def test_verbose_shows_every_case(quickstart_bundle: Path) -> None:
+    result = CliRunner().invoke(main, ["verify", str(quickstart_bundle), "--verbose"])
+    assert result.exit_code == 0
+    assert "[ok] reformatted-candidate-passes" in result.stdout
+    assert "content.removed:" in result.stdout
+
+
+def test_progress_bar_draws_on_a_terminal() -> None:
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=100)
+    with ProgressDisplay(enabled=True, console=console, delay=3600) as progress:
+        progress.cases(1, 4, "dropped-rule-is-caught")
+        progress.show()
+    assert "verifying: case dropped-rule-is-caught" in stream.getvalue()
+    assert "1/4" in stream.getvalue()
+
+
+def test_progress_bar_stays_silent_off_a_terminal_or_when_quiet() -> None:
+    for enabled, terminal in ((True, False), (False, True)):
+        stream = io.StringIO()
+        console = Console(file=stream, force_terminal=terminal, width=100)
+        with ProgressDisplay(enabled=enabled, console=console, delay=0) as progress:
+            progress.step("packing")
+            progress.show()
+        assert stream.getvalue() == ""
+
+
+def test_escape_sequences_in_a_bundle_are_shown_not_obeyed(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    def inject(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["claims"][0]["statement"] = "clears\x1b[2J the screen\x1b]0;pwned\x07"
+
+    bad = edit_manifest(quickstart_bundle, tmp_path / "esc.bundle.tar.gz", inject)
+    screen = in_terminal("verify", str(bad), NO_COLOR="1")
+    assert "\x1b[2J" not in screen and "\x1b]0;" not in screen
+    assert "clears\\x1b[2J the screen\\x1b]0;pwned\\x07" in screen
+    piped = CliRunner().invoke(main, ["verify", str(bad)])
+    assert "\x1b" not in piped.stdout and "clears\\x1b[2J" in piped.stdout
