@@ -23,13 +23,15 @@ DEMO_PUB = HERE / "demo-key" / "DEMO-ONLY-not-secret.pub"
 def signed_example(out: Path, env: dict[str, str]) -> str | None:
     """Sign the quickstart bundle with the demo key and verify it requiring a signature."""
     built = out / "quickstart.bundle.tar.gz"
-    signed = out / "quickstart-signed.bundle.tar.gz"
-    print(f"=== sign {built.name} with the DEMO key (public; never trust it) -> {signed.name}")
+    # in a folder of its own: same name and version, other bytes (archive add out/*.bundle.tar.gz)
+    signed = out / "signed" / "quickstart.bundle.tar.gz"
+    signed.parent.mkdir(exist_ok=True)
+    print(f"=== sign {built.name} with the DEMO key (public; never trust it) -> {signed}")
     sign = [sys.executable, "-m", "bundler", "sign", str(built), "--key", str(DEMO_KEY)]
     if subprocess.run([*sign, "-o", str(signed)], env=env).returncode != 0:
         return "quickstart: signing with the demo key failed"
     with tempfile.TemporaryDirectory(prefix="reprobundle-fresh-") as fresh:
-        print(f"=== verify {signed.name} --require-signature --trust {DEMO_PUB.name}", flush=True)
+        print(f"=== verify {signed} --require-signature --trust {DEMO_PUB.name}", flush=True)
         verified = subprocess.run(
             [
                 sys.executable,
@@ -47,7 +49,7 @@ def signed_example(out: Path, env: dict[str, str]) -> str | None:
             env=env,
         )
     if verified.returncode != 0:
-        return f"quickstart-signed: verify --require-signature exited {verified.returncode}"
+        return f"signed quickstart: verify --require-signature exited {verified.returncode}"
     return None
 
 
