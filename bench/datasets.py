@@ -40,7 +40,7 @@ class Dataset:
     max_bytes: int
 
 
-def DATASETS(full: bool) -> Iterator[Dataset]:  # noqa: N802 (a table)
+def DATASETS(full: bool) -> Iterator[Dataset]:
     if full:
         yield Dataset("one-1GiB-file", 1, 1024 * MIB, 1024 * MIB)
         yield Dataset("20000-files", 20_000, 4096, 65536)
@@ -80,8 +80,14 @@ def make_cases(root: Path, cases: int) -> Path:
     rng = random.Random(cases)
     inputs = root / "inputs"
     inputs.mkdir(parents=True, exist_ok=True)
-    lines = [f"name: bench-cases-{cases}", "version: 1.0.0", "title: Case throughput",
-             "files:", "  - inputs/**", "cases:"]
+    lines = [
+        f"name: bench-cases-{cases}",
+        "version: 1.0.0",
+        "title: Case throughput",
+        "files:",
+        "  - inputs/**",
+        "cases:",
+    ]
     ids = []
     for i in range(cases):
         doc = {f"k{j}": rng.randint(0, 1000) for j in range(8)}
@@ -94,11 +100,18 @@ def make_cases(root: Path, cases: int) -> Path:
         (sub / f"e{i}.yaml").write_text(expected)
         (sub / f"a{i}.yaml").write_text(actual)
         rel = f"inputs/{i // 1000:03d}"
-        lines += [f"  - id: c{i}", "    checker: structured-equal@1",
-                  f"    inputs: {{actual: {rel}/a{i}.yaml, expected: {rel}/e{i}.yaml}}",
-                  f"    expect: {'fail' if negative else 'pass'}"]
+        lines += [
+            f"  - id: c{i}",
+            "    checker: structured-equal@1",
+            f"    inputs: {{actual: {rel}/a{i}.yaml, expected: {rel}/e{i}.yaml}}",
+            f"    expect: {'fail' if negative else 'pass'}",
+        ]
         ids.append(f"c{i}")
-    lines += ["claims:", "  - id: throughput", "    statement: Every case reproduces.",
-              f"    cases: [{', '.join(ids)}]"]
+    lines += [
+        "claims:",
+        "  - id: throughput",
+        "    statement: Every case reproduces.",
+        f"    cases: [{', '.join(ids)}]",
+    ]
     (root / "bundle.yaml").write_text("\n".join(lines) + "\n")
     return root
