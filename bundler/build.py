@@ -22,11 +22,12 @@ from typing import Any
 
 import checkers
 
-from . import __version__
+from . import __version__, compression
+from .compression import Codec
 from .errors import BuildRefused, Problem, SourceError
 from .hashing import sha256_file
 from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
-from .pack import Member, write_tar_gz
+from .pack import Member, write_tar
 from .readme import bundle_readme
 from .source import SourcePlan, read_source
 
@@ -42,11 +43,13 @@ class BuildResult:
     home_report: dict[str, Any]
 
 
-def default_name(manifest_or_plan: Manifest | SourcePlan) -> str:
+def default_name(
+    manifest_or_plan: Manifest | SourcePlan, codec: Codec = compression.DEFAULT
+) -> str:
     if isinstance(manifest_or_plan, Manifest):
-        return f"{manifest_or_plan.top}.bundle.tar.gz"
+        return f"{manifest_or_plan.top}{codec.suffix}"
     bundle = manifest_or_plan.document["bundle"]
-    return f"{bundle['name']}-{bundle['version']}.bundle.tar.gz"
+    return f"{bundle['name']}-{bundle['version']}{codec.suffix}"
 
 
 def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
@@ -102,9 +105,11 @@ def build(
     out: Path,
     source_date_epoch: int = 0,
     progress: Callable[[str], None] | None = None,
+    codec: Codec | None = None,
 ) -> BuildResult:
     """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
-    ``progress`` is told the name of each step as it starts."""
+    ``progress`` is told the name of each step as it starts. The compression is
+    ``codec``, else the one the file name asks for (``.zst`` or ``.gz``), else zstd."""
     step = progress or (lambda _name: None)
     step("reading the source")
     plan = read_source(source)
@@ -130,7 +135,7 @@ def build(
     try:
         step("packing")
         with os.fdopen(fd, "wb") as stream:
-            write_tar_gz(stream, members, source_date_epoch)
+            write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
             stream.flush()
             os.fsync(stream.fileno())
         step("verifying at home from a fresh folder")
@@ -141,6 +146,12 @@ def build(
         tmp.unlink(missing_ok=True)
         raise
     return BuildResult(out, manifest, identity(manifest_bytes), out.stat().st_size, report)
+
+
+def _codec_of(name: str) -> Codec:
+    if name.endswith(".gz"):
+        return compression.GZIP
+    return compression.ZSTD if name.endswith(".zst") else compression.DEFAULT
 
 
 def verify_at_home(bundle_file: Path, allow_code: bool = False) -> dict[str, Any]:

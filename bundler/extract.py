@@ -16,18 +16,16 @@ import io
 import os
 import stat
 import tarfile
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
+from . import compression
 from .errors import BundleRejected, Problem
 from .hashing import CHUNK
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
 from .paths import fold, path_problem
 
-GZIP_MAGIC = b"\x1f\x8b"
 MAX_LISTED_PROBLEMS = 200
 # pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
 PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
@@ -62,6 +60,7 @@ class Extracted:
     identity: str
     total_bytes: int
     signatures: dict[str, bytes] = field(default_factory=dict)
+    codec: compression.Codec = compression.GZIP
 
 
 class _Reject(Exception):
@@ -72,61 +71,36 @@ class _Reject(Exception):
         self.problem = Problem(where, code, message)
 
 
-class _GzipStream(io.RawIOBase):
-    """One gzip member, decompressed with bounded output and counted, with no bytes
-    allowed after its end."""
+class _Stream(io.RawIOBase):
+    """The decompressed tar stream: bounded pieces from an inflater, counted against the
+    limits, with a window of recent bytes kept to check padding."""
 
-    def __init__(self, raw: BinaryIO, limits: Limits) -> None:
-        self._raw = raw
+    def __init__(self, inflater: compression.Inflater, limits: Limits) -> None:
+        self._inflater = inflater
         self._limits = limits
-        self._z = zlib.decompressobj(wbits=31)
         self._buffer = memoryview(b"")  # a view, so handing out a slice copies nothing
-        self.compressed = 0
         self.decompressed = 0
         self.given = 0  # bytes handed to the tar reader
         self._window = bytearray()
         self._window_start = 0
 
+    @property
+    def compressed(self) -> int:
+        return self._inflater.compressed
+
     def readable(self) -> bool:
         return True
 
     def readinto(self, target: memoryview) -> int:  # type: ignore[override]
-        while not self._buffer:
-            if self._z.eof:
-                return 0
-            if self._z.unconsumed_tail:
-                chunk = self._z.unconsumed_tail
-            else:
-                chunk = self._raw.read(CHUNK)
-                self.compressed += len(chunk)
-                if self.compressed > self._limits.archive_bytes:
-                    raise _Reject(
-                        "limit.archive_size",
-                        "(archive)",
-                        f"the file is larger than {self._limits.archive_bytes} bytes "
-                        "(raise with --max-archive-bytes)",
-                    )
-                if not chunk:
-                    raise _Reject(
-                        "archive.truncated",
-                        "(archive)",
-                        "the gzip stream ends early: the file is truncated",
-                    )
+        if not self._buffer:
             try:
-                self._buffer = memoryview(self._z.decompress(chunk, CHUNK))
-            except zlib.error as exc:
-                raise _Reject(
-                    "archive.corrupt", "(archive)", f"the gzip stream is corrupt: {exc}"
-                ) from None
+                self._buffer = memoryview(self._inflater.next())
+            except compression.StreamError as exc:
+                raise _Reject(exc.code, "(archive)", exc.message) from None
             self.decompressed += len(self._buffer)
             self._check_ratio()
-            if self._z.eof and (self._z.unused_data or self._raw.read(1)):
-                raise _Reject(
-                    "archive.trailing_data",
-                    "(archive)",
-                    "there are bytes after the end of the gzip stream "
-                    "(a second stream, or another format appended)",
-                )
+            if not self._buffer:
+                return 0
         n = min(len(target), len(self._buffer))
         target[:n] = self._buffer[:n]
         self._window += self._buffer[:n]
@@ -306,16 +280,20 @@ def extract(
         ) from None
     writer = _Writer(workdir)
     try:
-        magic = raw.read(2)
+        codec = compression.detect(raw.read(4))
         raw.seek(0)
-        if magic != GZIP_MAGIC:
-            kind = "a zip file" if magic == b"PK" else "not gzip-compressed"
+        if codec is None:
+            raw.seek(0)
+            kind = "a zip file" if raw.read(2) == b"PK" else "neither gzip- nor zstd-compressed"
             raise _Reject(
-                "archive.not_gzip",
+                "archive.not_compressed_tar",
                 str(bundle.name),
-                f"is {kind}; a bundle is a gzip-compressed tar (*.bundle.tar.gz)",
+                f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
             )
-        return _read(_GzipStream(raw, limits), writer, workdir, limits, before_payload)
+        stream = _Stream(compression.inflater(codec, raw, limits.archive_bytes), limits)
+        extracted = _read(stream, writer, workdir, limits, before_payload)
+        extracted.codec = codec
+        return extracted
     except _Reject as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
@@ -324,7 +302,7 @@ def extract(
 
 
 def _read(
-    stream: _GzipStream,
+    stream: _Stream,
     writer: _Writer,
     workdir: Path,
     limits: Limits,

@@ -1,13 +1,12 @@
-"""Deterministic tar.gz writing: the same inputs give the same bytes on every run.
+"""Deterministic tar writing: the same inputs give the same bytes on every run.
 
 Entries are regular files only, in a fixed order, with fixed metadata (mtime from
-``SOURCE_DATE_EPOCH``, uid/gid 0, no user names, mode 0644) and a gzip header with
-no file name and no time.
+``SOURCE_DATE_EPOCH``, uid/gid 0, no user names, mode 0644), compressed with the
+pinned settings of ``compression``.
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import tarfile
 from collections.abc import Iterable
@@ -15,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-GZIP_LEVEL = 6
+from . import compression
+from .compression import Codec
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,13 @@ def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
     return info
 
 
-def write_tar_gz(out: BinaryIO, members: Iterable[Member], mtime: int) -> None:
-    """Write members, in the order given, as one gzip-compressed POSIX tar."""
+def write_tar(
+    out: BinaryIO, members: Iterable[Member], mtime: int, codec: Codec = compression.DEFAULT
+) -> None:
+    """Write members, in the order given, as one compressed POSIX tar."""
     with (
-        gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=GZIP_LEVEL, mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+        compression.compressing(codec, out) as packed,
+        tarfile.open(fileobj=packed, mode="w|", format=tarfile.PAX_FORMAT) as tar,
     ):
         for member in members:
             if member.data is not None:

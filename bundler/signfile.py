@@ -18,7 +18,7 @@ from .atomic import write_atomic
 from .errors import UsageError
 from .extract import Extracted, Limits, extract
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR
-from .pack import Member, write_tar_gz
+from .pack import Member, write_tar
 from .signing import Signature, sign
 from .trust import Policy, check_signatures
 
@@ -67,7 +67,7 @@ def sign_bundle(
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb") as stream:
-                write_tar_gz(stream, members, mtime)
+                write_tar(stream, members, mtime, extracted.codec)
                 stream.flush()
                 os.fsync(stream.fileno())
             with tempfile.TemporaryDirectory(prefix="reprobundle-sign-check-") as check:

@@ -483,7 +483,7 @@ def test_a_refusal_names_the_file_given_not_the_staged_copy(root: Path, tmp_path
     junk.write_bytes(b"not a bundle")
     code, _, err = cli(root, "add", str(junk))
     assert code == 3
-    assert "junk.bundle.tar.gz: is not gzip-compressed" in err
+    assert "junk.bundle.tar.gz: is neither gzip- nor zstd-compressed" in err
     assert ".partial" not in err
 
 

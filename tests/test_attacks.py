@@ -63,14 +63,14 @@ def put(tmp_path: Path, data: bytes) -> Path:
 
 
 def test_plain_tar_not_gzip(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:
-    check(put(tmp_path, raw_tar(quickstart_bundle)), tmp_path, canary, "archive.not_gzip")
+    check(put(tmp_path, raw_tar(quickstart_bundle)), tmp_path, canary, "archive.not_compressed_tar")
 
 
 def test_zip_file(tmp_path: Path, canary: Path) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(f"{TOP}/manifest.toml", "format = 'reprobundle/1'\n")
-    check(put(tmp_path, buffer.getvalue()), tmp_path, canary, "archive.not_gzip")
+    check(put(tmp_path, buffer.getvalue()), tmp_path, canary, "archive.not_compressed_tar")
 
 
 def test_tar_and_zip_polyglot(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:
@@ -134,7 +134,7 @@ def test_gzip_of_something_that_is_not_tar(tmp_path: Path, canary: Path) -> None
 
 
 def test_empty_file(tmp_path: Path, canary: Path) -> None:
-    check(put(tmp_path, b""), tmp_path, canary, "archive.not_gzip")
+    check(put(tmp_path, b""), tmp_path, canary, "archive.not_compressed_tar")
 
 
 # -- member names -------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_rejection_json_names_problems(tmp_path: Path) -> None:
     bad.write_bytes(b"garbage")
     code, out, _ = run("verify", str(bad), "--json", "-")
     assert code == 3
-    assert json.loads(out)["problems"][0]["code"] == "archive.not_gzip"
+    assert json.loads(out)["problems"][0]["code"] == "archive.not_compressed_tar"
 
 
 def test_contradicted_exits_1(quickstart_bundle: Path, tmp_path: Path) -> None:

@@ -152,7 +152,7 @@ def test_markdown_cannot_be_broken_by_a_statement(supported: dict[str, Any]) -> 
 def test_markdown_of_a_rejection_lists_the_problems(rejected: dict[str, Any]) -> None:
     text = to_markdown(rejected)
     assert "the bundle was rejected: nothing ran" in text
-    assert "(`archive.not_gzip`)" in text
+    assert "(`archive.not_compressed_tar`)" in text
 
 
 # --- JUnit --------------------------------------------------------------------------
@@ -280,7 +280,7 @@ def test_details_renderers_register_by_checker_name() -> None:
 
 def test_html_of_a_rejection_names_the_problems(rejected: dict[str, Any]) -> None:
     page = to_html(rejected)
-    assert "the bundle was rejected: nothing ran" in page and "archive.not_gzip" in page
+    assert "the bundle was rejected: nothing ran" in page and "archive.not_compressed_tar" in page
 
 
 # --- the CLI ------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_not_gzip(tmp_path: Path) -> None:
     bundle = tmp_path / "bad.bundle.tar.gz"
     bundle.write_bytes(b"PK\x03\x04 a zip file")
     workdir = tmp_path / "work"
-    assert [p.code for p in rejected(bundle, workdir).problems] == ["archive.not_gzip"]
+    assert [p.code for p in rejected(bundle, workdir).problems] == ["archive.not_compressed_tar"]
 
 
 def test_truncated_archive(quickstart_bundle: Path, tmp_path: Path) -> None:

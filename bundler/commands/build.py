@@ -18,6 +18,12 @@ from ._shared import ProgressDisplay, handle_errors
     type=click.Path(path_type=Path),
     help="File to write (default: NAME-VERSION.bundle.tar.gz in the current folder).",
 )
+@click.option(
+    "--compression",
+    type=click.Choice(["zstd", "gzip"]),
+    help="zstd (default, fast) or gzip (readable by any tar). Default: what the -o name "
+    "asks for (.tar.zst or .tar.gz), else zstd.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the path of the new bundle.")
 @click.option(
     "--verbose",
@@ -26,11 +32,13 @@ from ._shared import ProgressDisplay, handle_errors
     help="List every case verified at home (and tracebacks of bugs).",
 )
 @handle_errors
-def build(source: Path, output: Path | None, quiet: bool, verbose: bool) -> None:
+def build(
+    source: Path, output: Path | None, compression: str | None, quiet: bool, verbose: bool
+) -> None:
     """Build a bundle from SOURCE, a folder holding bundle.yaml.
 
     Checks the source, hashes every file, writes the manifest, packs a deterministic
-    tar.gz (set SOURCE_DATE_EPOCH for byte-identical rebuilds), then verifies the new
+    compressed tar (set SOURCE_DATE_EPOCH for byte-identical rebuilds), then verifies the new
     file from a fresh empty folder and refuses to keep it unless every claim is
     supported there.
 
@@ -40,8 +48,11 @@ def build(source: Path, output: Path | None, quiet: bool, verbose: bool) -> None
     """
     from ..build import build as build_bundle
     from ..build import default_name
+    from ..compression import CODECS, DEFAULT
     from ..errors import UsageError
     from ..source import read_source
+
+    codec = CODECS[compression] if compression else None
 
     epoch_text = os.environ.get("SOURCE_DATE_EPOCH", "0")
     if not epoch_text.isdigit():
@@ -49,9 +60,9 @@ def build(source: Path, output: Path | None, quiet: bool, verbose: bool) -> None
             f"SOURCE_DATE_EPOCH must be a whole number of seconds, observed {epoch_text!r}"
         )
     if output is None:
-        output = Path.cwd() / default_name(read_source(source))
+        output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     with ProgressDisplay(enabled=not quiet) as progress:
-        result = build_bundle(source, output, int(epoch_text), progress=progress.step)
+        result = build_bundle(source, output, int(epoch_text), progress=progress.step, codec=codec)
     if quiet:
         click.echo(str(result.path))
         return

@@ -115,16 +115,33 @@ def trajectory() -> None:
 
 @trajectory.command("learn")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the model (JSON).")
-@click.option("--params", "params_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A YAML/JSON file {identity: [...], normalise: [{field, pattern, replace}]}.")
-@click.option("--identity", multiple=True, metavar="FIELD",
-              help="A field that defines a state (label or an attribute); repeatable. "
-              "Default: label.")
-@click.option("--normalise", multiple=True, nargs=2, metavar="FIELD PATTERN",
-              help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
-              "identity field) before comparing; repeatable.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the model (JSON).",
+)
+@click.option(
+    "--params",
+    "params_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A YAML/JSON file {identity: [...], normalise: [{field, pattern, replace}]}.",
+)
+@click.option(
+    "--identity",
+    multiple=True,
+    metavar="FIELD",
+    help="A field that defines a state (label or an attribute); repeatable. Default: label.",
+)
+@click.option(
+    "--normalise",
+    multiple=True,
+    nargs=2,
+    metavar="FIELD PATTERN",
+    help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
+    "identity field) before comparing; repeatable.",
+)
 @_FORMAT
 @handle_errors
 def learn_command(
@@ -170,8 +187,9 @@ def learn_command(
 @trajectory.command("check")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @handle_errors
 def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
     """Check that TRACE reaches the essential states of MODEL in order (exit 1 if not).

@@ -1,0 +1,116 @@
+"""zstd and gzip bundles: both deterministic, both read strictly, told apart by magic."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from bundler.build import build
+from bundler.compression import GZIP, ZSTD, StreamError, ZstdInflater, detect
+from bundler.errors import BundleRejected
+from bundler.extract import Limits
+from bundler.verify import verify
+from tests.helpers import QUICKSTART, read_entries
+
+
+@pytest.fixture(scope="module")
+def zst_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("zst") / "quickstart.bundle.tar.zst"
+    return build(QUICKSTART, out, 1700000000).path
+
+
+def rejected_code(bundle: Path, limits: Limits | None = None) -> str:
+    with pytest.raises(BundleRejected) as caught:
+        verify(bundle, limits=limits)
+    return caught.value.problems[0].code
+
+
+def test_name_ending_in_zst_builds_zstd_and_it_verifies(zst_bundle: Path) -> None:
+    assert detect(zst_bundle.read_bytes()[:4]) is ZSTD
+    assert verify(zst_bundle).status == "supported"
+
+
+def test_zstd_builds_are_byte_identical(zst_bundle: Path, tmp_path: Path) -> None:
+    again = build(QUICKSTART, tmp_path / "again.bundle.tar.zst", 1700000000).path
+    assert (
+        hashlib.sha256(again.read_bytes()).digest()
+        == hashlib.sha256(zst_bundle.read_bytes()).digest()
+    )
+
+
+def test_gzip_and_zstd_carry_the_same_manifest(zst_bundle: Path, quickstart_bundle: Path) -> None:
+    assert detect(quickstart_bundle.read_bytes()[:4]) is GZIP
+    assert verify(quickstart_bundle).extracted.identity == verify(zst_bundle).extracted.identity
+
+
+def test_truncated_zstd_is_rejected(zst_bundle: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    for cut in (1, 10, 500):
+        bad.write_bytes(zst_bundle.read_bytes()[:-cut])
+        assert rejected_code(bad) == "archive.truncated"
+
+
+def test_bytes_after_the_zstd_frame_are_rejected(zst_bundle: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    bad.write_bytes(zst_bundle.read_bytes() + zstandard.ZstdCompressor().compress(b"\0" * 1024))
+    assert rejected_code(bad) == "archive.trailing_data"
+
+
+def test_zstd_checksum_mismatch_is_rejected(zst_bundle: Path, tmp_path: Path) -> None:
+    data = bytearray(zst_bundle.read_bytes())
+    data[-1] ^= 0xFF
+    bad = tmp_path / "bad.bundle.tar.zst"
+    bad.write_bytes(bytes(data))
+    assert rejected_code(bad) == "archive.corrupt"
+
+
+def test_zstd_bomb_is_stopped_by_ratio(quickstart_bundle: Path, tmp_path: Path) -> None:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for entry in read_entries(quickstart_bundle):
+            info = tarfile.TarInfo(entry.name)
+            info.size = len(entry.data)
+            tar.addfile(info, io.BytesIO(entry.data))
+        info = tarfile.TarInfo("quickstart-1.0.0/inputs/zeros")
+        info.size = 64 << 20
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    bomb = tmp_path / "bomb.bundle.tar.zst"
+    bomb.write_bytes(zstandard.ZstdCompressor(level=19).compress(raw.getvalue()))
+    assert bomb.stat().st_size < 64 << 10
+    assert rejected_code(bomb, Limits(ratio=100, ratio_floor=1 << 20)) == "limit.ratio"
+
+
+def test_zstd_inflater_hands_out_at_most_one_block_per_step() -> None:
+    blob = zstandard.ZstdCompressor(level=19, write_checksum=True).compress(bytes(50 << 20))
+    inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
+    sizes = []
+    while chunk := inflater.next():
+        sizes.append(len(chunk))
+    assert sum(sizes) == 50 << 20
+    assert max(sizes) <= 128 << 10
+
+
+def test_zstd_frame_with_a_dictionary_is_refused() -> None:
+    blob = bytearray(zstandard.ZstdCompressor().compress(b"data"))
+    blob[4] |= 0x01  # dictionary id flag
+    with pytest.raises(StreamError, match="dictionary"):
+        ZstdInflater(io.BytesIO(bytes(blob) + b"\0"), 1 << 30).next()
+
+
+def test_cli_compression_option_overrides_the_default_name(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bundler.cli import main
+
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        result = runner.invoke(main, ["build", str(QUICKSTART), "--compression", "gzip", "-q"])
+        assert result.exit_code == 0, result.output
+        written = Path(result.stdout.strip())
+        assert written.name == "quickstart-1.0.0.bundle.tar.gz"
+        assert detect(written.read_bytes()[:4]) is GZIP
