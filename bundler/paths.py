@@ -28,12 +28,29 @@ _BIDI = {
     "\u061c",
 }
 _FORBIDDEN_CHARS = set('\\:*?"<>|')
+# Most names use only these characters; they skip the checks for the others.
+_PLAIN = re.compile(r"[A-Za-z0-9._/-]*")
 
 
 def path_problem(path: str) -> str | None:
     """Why ``path`` is not a portable relative POSIX path, or None if it is."""
     if not path:
         return "empty path"
+    if _PLAIN.fullmatch(path):
+        return _plain_problem(path)
+    return _full_problem(path)
+
+
+def _plain_problem(path: str) -> str | None:
+    """The checks left for an ASCII name of letters, digits, '.', '_', '-' and '/'."""
+    if path.startswith("/"):
+        return "is an absolute path"
+    if len(path) > MAX_PATH_BYTES:
+        return f"is longer than {MAX_PATH_BYTES} bytes"
+    return _components_problem(path)
+
+
+def _full_problem(path: str) -> str | None:
     if "\x00" in path:
         return "contains a NUL byte"
     if any("\ud800" <= c <= "\udfff" for c in path):
@@ -52,6 +69,10 @@ def path_problem(path: str) -> str | None:
         return "is not in Unicode NFC"
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
         return f"is longer than {MAX_PATH_BYTES} bytes"
+    return _components_problem(path)
+
+
+def _components_problem(path: str) -> str | None:
     for part in path.split("/"):
         if part == "":
             return "has an empty component (// or a trailing /)"

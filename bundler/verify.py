@@ -102,6 +102,7 @@ def verify(
     progress: Progress | None = None,
     policy: Policy | None = None,
     code: CodePolicy | None = None,
+    jobs: int = 1,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
 
@@ -122,7 +123,7 @@ def verify(
         extracted = extract(bundle_file, target, limits, judge_signatures)
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
-            cases = run_cases(extracted.manifest, extracted.root, progress, runner)
+            cases = run_cases(extracted.manifest, extracted.root, progress, runner, jobs)
         finally:
             if runner is not None:
                 runner.close()

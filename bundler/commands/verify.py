@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,6 +172,14 @@ def policy_from(
     show_default=True,
     help="Output bytes kept per bundled-code case.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1),
+    default=os.cpu_count() or 1,
+    show_default="the number of cores",
+    help="Processes for built-in cases (used from 64 cases on; results are the same).",
+)
 @limit_options
 @handle_errors
 def verify(
@@ -192,6 +201,7 @@ def verify(
     code_timeout: float,
     code_memory: int,
     code_output: int,
+    jobs: int,
     **limit_values: int,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
@@ -252,6 +262,7 @@ def verify(
                 progress=progress.cases,
                 policy=policy,
                 code=code,
+                jobs=jobs,
             )
     except (BundleRejected, UsageError) as exc:
         write_outputs(rejection_json(exc, exc.exit_code), targets)

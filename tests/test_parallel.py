@@ -1,0 +1,53 @@
+"""Built-in cases across processes give the very same report as one process."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler import runner
+from bundler.build import build
+from bundler.report import to_json
+from bundler.verify import verify
+from tests.helpers import REPO
+
+SUBMITTED: list[int] = []
+
+
+class RecordingPool(concurrent.futures.ProcessPoolExecutor):
+    """A real process pool that counts the chunks sent to it."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        SUBMITTED.append(len(args[0]))
+        return super().submit(fn, *args, **kwargs)
+
+
+def report_without_volatile_fields(bundle: Path, jobs: int) -> dict[str, Any]:
+    report = to_json(verify(bundle, jobs=jobs))
+    report.pop("verify_environment")
+    return report
+
+
+@pytest.mark.parametrize("name", ["intent-router", "config-change", "trajectory-skeleton"])
+def test_parallel_and_serial_reports_are_identical(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = build(REPO / "bundles" / name, tmp_path / f"{name}.bundle.tar.zst", 0).path
+    serial = report_without_volatile_fields(bundle, jobs=1)
+    SUBMITTED.clear()
+    monkeypatch.setattr(runner, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", RecordingPool)
+    parallel = report_without_volatile_fields(bundle, jobs=2)
+    assert sum(SUBMITTED) == len(serial["cases"]) > 2  # every case went through the pool
+    assert parallel == serial
+
+
+def test_few_cases_stay_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = build(REPO / "bundles" / "quickstart", tmp_path / "q.bundle.tar.zst", 0).path
+    SUBMITTED.clear()
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", RecordingPool)
+    assert verify(bundle, jobs=2).status == "supported"
+    assert SUBMITTED == []
