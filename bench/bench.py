@@ -1,12 +1,13 @@
 """Benchmark reprobundle against the real baselines, on the same data, in the same run.
 
-    python bench/bench.py                 # quick sizes (a few minutes on 2 cores)
-    python bench/bench.py --full          # the issue's sizes (1 GiB, 20,000 / 100,000 files)
-    python bench/bench.py --runs 5 --work /var/tmp/rb-bench
+    python bench/bench.py                  # quick sizes, a few minutes on 2 cores
+    python bench/bench.py --full           # the issue's sizes (1 GiB, 20,000 and 100,000 files)
+    python bench/bench.py --runs 5 --work /dev/shm/rb-bench --only files cases
 
-Prints a Markdown table: median wall time of --runs runs, peak RSS of the process tree
-(max RSS of the command and its children), and the ratio to the baseline named in each row.
-Run by hand; never from the test suite.
+Each data set is measured at two sizes (to show cost growing linearly). Rows give the
+median wall time of --runs runs, the peak RSS of the command and its children, and the
+ratio to the baseline named in the row's group. Every command writes and reads in the
+same folder (--work), so all see the same file system. Run by hand; never from tests.
 """
 
 from __future__ import annotations
@@ -25,11 +26,33 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from datasets import DATASETS, Dataset, make  # noqa: E402
+from datasets import Dataset, datasets, make, make_cases  # noqa: E402
+
+RB = [sys.executable, "-m", "bundler"]
+ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+PACK_ONLY = """
+import sys
+from pathlib import Path
+from bundler.build import make_manifest
+from bundler.compression import CODECS
+from bundler.manifest import MANIFEST_NAME, README_NAME
+from bundler.pack import Member, write_tar
+from bundler.source import read_source
+plan = read_source(Path(sys.argv[1]))
+manifest, readme = make_manifest(plan, 0)
+top = manifest.top
+members = [Member(f"{top}/{MANIFEST_NAME}", data=manifest.to_bytes())] + [
+    Member(f"{top}/{e.path}", data=readme) if e.path == README_NAME
+    else Member(f"{top}/{e.path}", source=plan.root / e.path, size=e.size)
+    for e in manifest.files]
+with open(sys.argv[2], "wb") as out:
+    write_tar(out, members, 0, CODECS[sys.argv[3]])
+"""
 
 
 @dataclass
-class Timing:
+class Row:
+    group: str
     label: str
     seconds: float
     rss_mib: float
@@ -37,34 +60,29 @@ class Timing:
 
 def timed(
     command: list[str],
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    runs: int,
     prepare: Callable[[], None] | None = None,
-    runs: int = 3,
+    cwd: Path | None = None,
 ) -> tuple[float, float]:
-    """Median wall seconds and the peak RSS (MiB) over ``runs`` runs of ``command``."""
+    """Median wall seconds and peak RSS (MiB) of ``command`` over ``runs`` runs."""
     times, peaks = [], []
     for _ in range(runs):
         if prepare:
             prepare()
         start = time.perf_counter()
         process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0:
+        times.append(time.perf_counter() - start)
+        if os.waitstatus_to_exitcode(status) != 0:
             err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise SystemExit(
-                f"benchmark command failed ({process.returncode}): {' '.join(command)}\n{err}"
-            )
-        times.append(elapsed)
+            raise SystemExit(f"failed: {' '.join(command)}\n{err}")
         peaks.append(usage.ru_maxrss / 1024)
     return statistics.median(times), max(peaks)
 
 
-def reset(path: Path) -> Callable[[], None]:
+def empty(path: Path) -> Callable[[], None]:
     def clear() -> None:
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
@@ -72,137 +90,162 @@ def reset(path: Path) -> Callable[[], None]:
     return clear
 
 
-def bench_dataset(
-    ds: Dataset, work: Path, runs: int, compressions: list[str]
-) -> list[tuple[str, list[Timing]]]:
-    source = make(ds, work / "data")
-    data_dir = source / "data"
-    rb = [sys.executable, "-m", "bundler"]
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    out = work / "out"
-    out.mkdir(exist_ok=True)
-    rows: list[tuple[str, list[Timing]]] = []
-
-    # --- pack / build
-    packing: list[Timing] = []
-    for name, cmd in [
-        (
+def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
+    source = make(ds, work / "src")
+    out, unpack, bag = work / "out", work / "unpack", work / "bag"
+    out.mkdir()
+    group = f"{ds.name}: build"
+    rows = [
+        Row(
+            group,
             "tar --zstd -cf",
-            ["tar", "--zstd", "-cf", str(out / "b.tar.zst"), "-C", str(source), "data"],
+            *timed(["tar", "--zstd", "-cf", str(out / "t.tar.zst"), "-C", str(source), "."], runs),
         ),
-        ("tar -czf", ["tar", "-czf", str(out / "b.tar.gz"), "-C", str(source), "data"]),
-    ]:
-        packing.append(Timing(name, *timed(cmd, runs=runs)))
-    bundles = {}
-    for compression in compressions:
-        target = out / f"b.bundle.tar.{'zst' if compression == 'zstd' else 'gz'}"
-        extra = (
-            ["--compression", compression] if len(compressions) > 1 or compression != "gzip" else []
-        )
-        packing.append(
-            Timing(
-                f"reprobundle build ({compression})",
+        Row(
+            group,
+            "tar -czf",
+            *timed(["tar", "-czf", str(out / "t.tar.gz"), "-C", str(source), "."], runs),
+        ),
+    ]
+    for codec, suffix in (("zstd", "zst"), ("gzip", "gz")):
+        target = out / f"b.bundle.tar.{suffix}"
+        rows.append(
+            Row(
+                group,
+                f"reprobundle pack only ({codec})",
                 *timed(
-                    [*rb, "build", str(source), "-o", str(target), "-q", *extra], env=env, runs=runs
+                    [sys.executable, "-c", PACK_ONLY, str(source), str(out / f"p.{suffix}"), codec],
+                    runs,
                 ),
             )
         )
-        bundles[compression] = target
+        rows.append(
+            Row(
+                group,
+                f"reprobundle build ({codec}, with verify at home)",
+                *timed([*RB, "build", str(source), "-o", str(target), "-q"], runs),
+            )
+        )
     if shutil.which("bagit.py"):
-        bag = work / "bag"
 
-        def copy_for_bag() -> None:
+        def fresh_bag() -> None:
             shutil.rmtree(bag, ignore_errors=True)
-            shutil.copytree(data_dir, bag)
+            shutil.copytree(source / "data", bag)
 
-        packing.append(
-            Timing(
-                "bagit.py (make bag)",
-                *timed(
-                    ["bagit.py", "--quiet", "--processes", "1", str(bag)],
-                    prepare=copy_for_bag,
-                    runs=runs,
-                ),
+        rows.append(
+            Row(
+                group,
+                "bagit.py (make bag, 1 process)",
+                *timed(["bagit.py", "--quiet", "--processes", "1", str(bag)], runs, fresh_bag),
             )
         )
-    rows.append((f"{ds.name}: build", packing))
 
-    # --- integrity verification
-    checking: list[Timing] = []
-    unpack = work / "unpack"
+    group = f"{ds.name}: verify"
     sums = work / "SHA256SUMS"
     subprocess.run(
-        f"cd {data_dir} && find . -type f -print0 | sort -z | xargs -0 sha256sum > {sums}",
+        f"cd {source} && find . -type f -print0 | sort -z | xargs -0 sha256sum > {sums}",
         shell=True,
         check=True,
     )
-    checking.append(
-        Timing(
+    rows += [
+        Row(
+            group,
             "tar --zstd -xf",
             *timed(
-                ["tar", "--zstd", "-xf", str(out / "b.tar.zst"), "-C", str(unpack)],
-                prepare=reset(unpack),
-                runs=runs,
+                ["tar", "--zstd", "-xf", str(out / "t.tar.zst"), "-C", str(unpack)],
+                runs,
+                empty(unpack),
             ),
-        )
-    )
-    checking.append(
-        Timing(
+        ),
+        Row(
+            group,
             "tar -xzf",
-            *timed(
-                ["tar", "-xzf", str(out / "b.tar.gz"), "-C", str(unpack)],
-                prepare=reset(unpack),
-                runs=runs,
-            ),
-        )
-    )
-    checking.append(
-        Timing(
-            "tar -xzf + sha256sum -c",
+            *timed(["tar", "-xzf", str(out / "t.tar.gz"), "-C", str(unpack)], runs, empty(unpack)),
+        ),
+        Row(
+            group,
+            "tar --zstd -xf + sha256sum -c",
             *timed(
                 [
                     "sh",
                     "-c",
-                    f"tar -xzf {out / 'b.tar.gz'} -C {unpack} && cd {unpack}/data && sha256sum --quiet -c {sums}",
+                    f"tar --zstd -xf {out / 't.tar.zst'} -C {unpack} && cd {unpack} && "
+                    f"sha256sum --quiet -c {sums}",
                 ],
-                prepare=reset(unpack),
-                runs=runs,
+                runs,
+                empty(unpack),
             ),
-        )
-    )
-    for compression, target in bundles.items():
-        checking.append(
-            Timing(
-                f"reprobundle verify ({compression})",
+        ),
+    ]
+    for codec, suffix in (("zstd", "zst"), ("gzip", "gz")):
+        rows.append(
+            Row(
+                group,
+                f"reprobundle verify ({codec})",
                 *timed(
-                    [*rb, "verify", str(target), "--quiet", "--workdir", str(unpack)],
-                    prepare=reset(unpack),
-                    runs=runs,
+                    [
+                        *RB,
+                        "verify",
+                        str(out / f"b.bundle.tar.{suffix}"),
+                        "-q",
+                        "--workdir",
+                        str(unpack),
+                    ],
+                    runs,
+                    empty(unpack),
                 ),
             )
         )
     if shutil.which("bagit.py"):
-        checking.append(
-            Timing(
-                "bagit.py --validate",
-                *timed(["bagit.py", "--quiet", "--validate", str(work / "bag")], runs=runs),
+        rows.append(
+            Row(
+                group,
+                "bagit.py --validate (1 process)",
+                *timed(["bagit.py", "--quiet", "--validate", "--processes", "1", str(bag)], runs),
             )
         )
-    rows.append((f"{ds.name}: verify", checking))
     return rows
 
 
-def table(rows: list[tuple[str, list[Timing]]]) -> str:
+def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
+    source = make_cases(work / "src", cases)
+    bundle = work / "cases.bundle.tar.zst"
+    subprocess.run(
+        [*RB, "build", str(source), "-o", str(bundle), "-q"],
+        env=ENV,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    unpack = work / "unpack"
+    group = f"{cases} built-in cases: verify"
+    rows = []
+    for jobs in (1, os.cpu_count() or 1):
+        rows.append(
+            Row(
+                group,
+                f"reprobundle verify -j {jobs}",
+                *timed(
+                    [*RB, "verify", str(bundle), "-q", "-j", str(jobs), "--workdir", str(unpack)],
+                    runs,
+                    empty(unpack),
+                ),
+            )
+        )
+    return rows
+
+
+def table(rows: list[Row]) -> str:
     lines = [
-        "| task | tool | median s | peak RSS MiB | ratio to first row |",
+        "| data set: task | tool | median s | peak RSS MiB | ratio to first row of group |",
         "| --- | --- | ---: | ---: | ---: |",
     ]
-    for task, timings in rows:
-        base = timings[0].seconds
-        for t in timings:
-            lines.append(
-                f"| {task} | {t.label} | {t.seconds:.2f} | {t.rss_mib:.0f} | {t.seconds / base:.2f}x |"
-            )
+    first: dict[str, float] = {}
+    for row in rows:
+        base = first.setdefault(row.group, row.seconds)
+        lines.append(
+            f"| {row.group} | {row.label} | {row.seconds:.2f} | {row.rss_mib:.0f} | "
+            f"{row.seconds / base:.2f}x |"
+        )
     return "\n".join(lines)
 
 
@@ -210,27 +253,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--full", action="store_true", help="the issue's sizes instead of quick ones"
-    )
+    parser.add_argument("--full", action="store_true", help="the issue's sizes")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path("/tmp/reprobundle-bench"))
-    parser.add_argument("--only", nargs="*", help="dataset names to run")
-    parser.add_argument("--compression", nargs="*", default=["gzip"])
+    parser.add_argument("--only", nargs="*", choices=["big", "files", "tiny", "cases"])
     args = parser.parse_args()
-    rows = []
-    for ds in DATASETS(full=args.full):
-        if args.only and ds.name not in args.only:
+    rows: list[Row] = []
+    for kind, ds in datasets(args.full):
+        if args.only and kind not in args.only:
             continue
         print(f"running {ds.name} ...", file=sys.stderr, flush=True)
         work = args.work / ds.name
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        rows += bench_dataset(ds, work, args.runs, args.compression)
+        rows += (
+            bench_cases(ds.files, work, args.runs)
+            if kind == "cases"
+            else bench_files(ds, work, args.runs)
+        )
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"\nreprobundle benchmark ({'full' if args.full else 'quick'} sizes, median of {args.runs} runs, "
-        f"{os.cpu_count()} cores)\n"
+        f"\nreprobundle benchmark: {'full' if args.full else 'quick'} sizes, median of "
+        f"{args.runs} runs, {os.cpu_count()} cores, work folder {args.work}\n"
     )
     print(table(rows))
     return 0

@@ -40,15 +40,23 @@ class Dataset:
     max_bytes: int
 
 
-def DATASETS(full: bool) -> Iterator[Dataset]:
-    if full:
-        yield Dataset("one-1GiB-file", 1, 1024 * MIB, 1024 * MIB)
-        yield Dataset("20000-files", 20_000, 4096, 65536)
-        yield Dataset("100000-tiny-files", 100_000, 16, 256)
-    else:
-        yield Dataset("one-256MiB-file", 1, 256 * MIB, 256 * MIB)
-        yield Dataset("5000-files", 5_000, 4096, 65536)
-        yield Dataset("20000-tiny-files", 20_000, 16, 256)
+def datasets(full: bool) -> Iterator[tuple[str, Dataset]]:
+    """(kind, data set) pairs, each kind at two sizes; for "cases", ``files`` is the count."""
+    scale = 1 if full else 4
+    for size in (512, 1024):
+        yield (
+            "big",
+            Dataset(f"one-{size // scale}MiB-file", 1, size * MIB // scale, size * MIB // scale),
+        )
+    for count in (10_000, 20_000):
+        yield "files", Dataset(f"{count // scale}-files-4-64KiB", count // scale, 4096, 65536)
+    for count in (50_000, 100_000):
+        yield "tiny", Dataset(f"{count // scale}-tiny-files", count // scale, 16, 256)
+    for count in (5_000, 10_000):
+        yield (
+            "cases",
+            Dataset(f"{count // (1 if full else 2)}-cases", count // (1 if full else 2), 0, 0),
+        )
 
 
 def make(ds: Dataset, root: Path) -> Path:
@@ -56,6 +64,7 @@ def make(ds: Dataset, root: Path) -> Path:
     rng = random.Random(ds.name)
     data = root / "data"
     checks = root / "checks"
+    root.mkdir(parents=True, exist_ok=True)
     for folder in (data, checks):
         folder.mkdir(parents=True, exist_ok=True)
     for i in range(ds.files):

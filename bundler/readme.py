@@ -20,7 +20,7 @@ def bundle_readme(manifest: Manifest) -> str:
         "",
         "```",
         "pip install reprobundle",
-        f"reprobundle verify {manifest.top}.bundle.tar.gz",
+        f"reprobundle verify {manifest.top}.bundle.tar.zst   # or .tar.gz: the same manifest",
         "```",
         "",
         "`verify` unpacks this bundle into an empty folder, checks every file against the",

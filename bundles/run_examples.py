@@ -22,9 +22,9 @@ DEMO_PUB = HERE / "demo-key" / "DEMO-ONLY-not-secret.pub"
 
 def signed_example(out: Path, env: dict[str, str]) -> str | None:
     """Sign the quickstart bundle with the demo key and verify it requiring a signature."""
-    built = out / "quickstart.bundle.tar.gz"
-    # in a folder of its own: same name and version, other bytes (archive add out/*.bundle.tar.gz)
-    signed = out / "signed" / "quickstart.bundle.tar.gz"
+    built = out / "quickstart.bundle.tar.zst"
+    # in a folder of its own: same name and version, other bytes (archive add out/*.bundle.tar.zst)
+    signed = out / "signed" / "quickstart.bundle.tar.zst"
     signed.parent.mkdir(exist_ok=True)
     print(f"=== sign {built.name} with the DEMO key (public; never trust it) -> {signed}")
     sign = [sys.executable, "-m", "bundler", "sign", str(built), "--key", str(DEMO_KEY)]
@@ -60,7 +60,7 @@ def main() -> int:
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1700000000")}
     failed = []
     for source in sources:
-        target = out / f"{source.name}.bundle.tar.gz"
+        target = out / f"{source.name}.bundle.tar.zst"
         print(f"=== build {source.name} -> {target}", flush=True)
         built = subprocess.run(
             [sys.executable, "-m", "bundler", "build", str(source), "-o", str(target)], env=env
@@ -76,7 +76,7 @@ def main() -> int:
         if verified.returncode != 0:
             failed.append(f"{source.name}: verify exited {verified.returncode}")
         print(flush=True)
-    if (out / "quickstart.bundle.tar.gz").is_file():
+    if (out / "quickstart.bundle.tar.zst").is_file():
         problem = signed_example(out, env)
         if problem:
             failed.append(problem)

@@ -35,7 +35,7 @@ def test_readme_archive_walkthrough_runs_on_the_example_bundles(
     out = tmp_path / "out"
     sources = sorted(p.name for p in (REPO / "bundles").iterdir() if (p / "bundle.yaml").is_file())
     for source in sources:
-        build(REPO / "bundles" / source, out / f"{source}.bundle.tar.gz", 1700000000)
+        build(REPO / "bundles" / source, out / f"{source}.bundle.tar.zst", 1700000000)
     monkeypatch.chdir(tmp_path)
     runner = CliRunner(env={"REPROBUNDLE_ARCHIVE": str(tmp_path / "bundle-archive")})
     commands = walkthrough()
@@ -59,6 +59,6 @@ def test_readme_archive_walkthrough_runs_on_the_example_bundles(
     assert "History   1 verification(s)" in outputs[4]
     assert "audit log consistent" in outputs[6]
     assert (tmp_path / "elsewhere" / "checkpoint.json").is_file()
-    assert (tmp_path / "copy.bundle.tar.gz").read_bytes() == (
-        out / "quickstart.bundle.tar.gz"
+    assert (tmp_path / "copy.bundle.tar.zst").read_bytes() == (
+        out / "quickstart.bundle.tar.zst"
     ).read_bytes()
