@@ -86,8 +86,8 @@ def _components_problem(path: str) -> str | None:
             return f"has a Windows-reserved name {part!r}"
         if part[-1] in " .":
             return "has a component ending in a space or a dot"
-        if any(c in _FORBIDDEN_CHARS for c in part):
-            return 'has a character not portable to Windows (\\:*?"<>|)'
+    if not _FORBIDDEN_CHARS.isdisjoint(path):
+        return 'has a character not portable to Windows (\\:*?"<>|)'
     return None
 
 
