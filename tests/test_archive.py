@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bundler.archive import Archive, ArchiveError, reverify
+from bundler.archive import Archive, ArchiveError, reverify, signers
 from bundler.archive import index as archive_index
 from bundler.archive.versions import key as version_key
 from bundler.cli import main
@@ -101,6 +101,7 @@ def test_old_index_is_migrated_and_the_migration_logged(tmp_path: Path) -> None:
 
 def test_opening_an_archive_at_an_older_schema_logs_the_migration(root: Path) -> None:
     conn = db(root)
+    conn.execute("DROP TABLE bundle_signers")  # undo migration 2 (its indexes go with it)
     for statement in archive_index.MIGRATIONS[1]:
         conn.execute(f"DROP INDEX {statement.split()[2]}")
     conn.execute("PRAGMA user_version = 1")
@@ -134,7 +135,7 @@ def test_add_records_identity_name_version_size_signer_and_tool(
     bundle = json.loads(out)["bundle"]
     assert code == 0
     assert bundle["size"] == quickstart_bundle.stat().st_size
-    assert bundle["signer"] == "unknown"
+    assert bundle["signer"] == "unsigned"
     assert bundle["tool"].startswith("reprobundle ")
     assert len(bundle["identity"]) == 64 and bundle["identity"] != bundle["digest"]
     assert bundle["last_result"] == "unverified"
@@ -245,7 +246,7 @@ def test_list_filters_by_name_version_signer_and_status(three: Path) -> None:
     assert names(three) == ["other@1.0.0", "other@1.1.0", "quickstart@1.0.0"]
     assert names(three, "--name", "other") == ["other@1.0.0", "other@1.1.0"]
     assert names(three, "--version", "1.1.0") == ["other@1.1.0"]
-    assert names(three, "--signer", "unknown") == names(three)
+    assert names(three, "--signer", "unsigned") == names(three)
     assert names(three, "--signer", "someone") == []
     assert names(three, "--status", "supported") == ["quickstart@1.0.0"]
     assert names(three, "--status", "unverified") == ["other@1.1.0"]
@@ -304,6 +305,10 @@ def test_queries_use_indexes_not_table_scans(three: Path) -> None:
     assert "claim_results_by_status" in plan(
         "SELECT verification FROM claim_results WHERE status = ?", "x"
     )
+    sql, args = signers.selector("59fd200ad8")  # list --signer NAME|KEYID|KEYID-PREFIX
+    by_signer = plan(f"SELECT * FROM bundles WHERE digest IN ({sql})", *args)
+    assert "SCAN" not in by_signer
+    assert "bundle_signers_by_name" in by_signer and "bundle_signers_by_keyid" in by_signer
 
 
 # -- verify ---------------------------------------------------------------------------------

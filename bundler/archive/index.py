@@ -78,6 +78,18 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         "CREATE INDEX verifications_by_bundle ON verifications (digest, id)",
         "CREATE INDEX claim_results_by_status ON claim_results (status, verification)",
     ),
+    # 2 -> 3: every key that signed a bundle, with the trusted key's name when the archive
+    # trusted it at the latest check (list --signer NAME|KEYID)
+    (
+        """CREATE TABLE bundle_signers (
+            digest TEXT NOT NULL REFERENCES bundles (digest),
+            keyid TEXT NOT NULL,
+            trusted_name TEXT,
+            PRIMARY KEY (digest, keyid)
+        )""",
+        "CREATE INDEX bundle_signers_by_keyid ON bundle_signers (keyid)",
+        "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
