@@ -170,7 +170,11 @@ class Archive:
                     },
                 )
         except sqlite3.Error as exc:
+            conn.close()
             raise db_failure(exc, "create the archive index", root / INDEX_NAME) from None
+        except BaseException:
+            conn.close()
+            raise
         return archive
 
     @classmethod

@@ -101,20 +101,27 @@ def connect(path: Path) -> sqlite3.Connection:
             f"{path.parent} is not an archive (no {path.name}); create one with "
             "'reprobundle archive init'"
         )
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        configure(conn)
-    except sqlite3.Error as exc:
-        raise db_failure(exc, "open the archive index", path) from None
-    return conn
+    return _open(path, "open the archive index")
 
 
 def create(path: Path) -> sqlite3.Connection:
+    return _open(path, "create the archive index")
+
+
+def _open(path: Path, what: str) -> sqlite3.Connection:
+    """Connect and configure; a connection that cannot be configured (a damaged file, a
+    read-only folder) is closed at once rather than left to the garbage collector."""
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        configure(conn)
     except sqlite3.Error as exc:
-        raise db_failure(exc, "create the archive index", path) from None
+        raise db_failure(exc, what, path) from None
+    try:
+        configure(conn)
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise db_failure(exc, what, path) from None
+        raise
     return conn
 
 
