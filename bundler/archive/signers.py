@@ -82,12 +82,12 @@ def trusted_ids(policy: Policy) -> list[str]:
 def selector(value: str) -> tuple[str, list[str]]:
     """SQL selecting the digests whose signer matches ``value``: the recorded text
     (``unsigned``), a trusted key's name, or a key id (or a prefix of 8+ hex digits)."""
+    lowered = value.lower()
     sql = (
         "SELECT digest FROM bundles WHERE signer = ? "
         "UNION SELECT digest FROM bundle_signers WHERE trusted_name = ? OR keyid = ?"
     )
-    args = [value, value, value]
-    lowered = value.lower()
+    args = [value, value, lowered]
     if _KEYID_PREFIX.fullmatch(lowered) and len(lowered) < 64:
         sql += " UNION SELECT digest FROM bundle_signers WHERE keyid >= ? AND keyid < ?"
         args += [lowered, lowered + "g"]
