@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from bundler.archive import Archive  # noqa: E402
+from bundler.archive import Archive, signers  # noqa: E402
 from bundler.build import build  # noqa: E402
 from bundler.pack import Member, write_tar_gz  # noqa: E402
 
@@ -90,10 +90,11 @@ def query_figures(archive: Archive, sample: list[tuple[str, str, str]]) -> dict[
 
 
 def plans(conn: sqlite3.Connection) -> dict[str, str]:
+    by_signer = signers.selector("x")[0].replace("?", "'x'")
     queries = {
         "list --name": "SELECT * FROM bundles WHERE name = 'x'",
         "show NAME@VERSION": "SELECT * FROM bundles WHERE name = 'x' AND version = '1'",
-        "list --signer": "SELECT * FROM bundles WHERE signer = 'x'",
+        "list --signer": f"SELECT * FROM bundles WHERE digest IN ({by_signer})",
         "list --status": "SELECT * FROM bundles WHERE last_result = 'x'",
         "show history": "SELECT * FROM verifications WHERE digest = 'x' ORDER BY id",
         "list --claim-status": "SELECT verification FROM claim_results WHERE status = 'x'",

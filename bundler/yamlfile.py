@@ -24,6 +24,12 @@ class YamlProblem(Exception):
         self.message = message
 
 
+# What a document nested deeper than the reader goes says, whichever reader stopped it:
+# libyaml's own limit (PyYAML 6.0.4 and later: "exceeded maximum nesting depth") or
+# Python's recursion limit (older libyaml, the pure-Python parser, or the walk below).
+TOO_DEEP = "nested too deeply to read"
+
+
 def load(text: str) -> tuple[Any, dict[Locator, int]]:
     """Parse one YAML document. Returns the data and a map of locator -> 1-based line."""
     loader = _Loader(text)
@@ -33,17 +39,23 @@ def load(text: str) -> tuple[Any, dict[Locator, int]]:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else None
+            if "nesting depth" in str(exc.problem):
+                raise YamlProblem(line, TOO_DEEP) from None
             raise YamlProblem(line, f"not valid YAML: {exc.problem or exc}") from None
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"not valid YAML: {exc}") from None
+        except RecursionError:
+            raise YamlProblem(None, TOO_DEEP) from None
         if node is None:
             return None, {}
         marks: dict[Locator, int] = {}
-        _walk(node, (), marks, set())
         try:
+            _walk(node, (), marks, set())
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
+        except RecursionError:
+            raise YamlProblem(None, TOO_DEEP) from None
         return data, marks
     finally:
         loader.dispose()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,13 @@ def flip_expectation(doc: dict[str, Any]) -> None:
     case.pop("expect_reasons", None)
 
 
-def db(root: Path) -> sqlite3.Connection:
-    """A raw connection to an archive's index, as someone editing it by hand would open it."""
-    return sqlite3.connect(root / "index.sqlite", isolation_level=None)
+def db(root: Path) -> contextlib.closing[sqlite3.Connection]:
+    """A raw connection to an archive's index, as someone editing it by hand would open it;
+    ``with db(root) as conn:`` closes it at the end of the block."""
+    return contextlib.closing(sqlite3.connect(root / "index.sqlite", isolation_level=None))
+
+
+def sql(root: Path, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+    """Run one statement on the index by hand (autocommit) and close the connection."""
+    with db(root) as conn:
+        return conn.execute(statement, params).fetchall()

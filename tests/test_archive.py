@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from bundler.archive import Archive, ArchiveError, reverify
+from bundler.archive import Archive, ArchiveError, reverify, signers
 from bundler.archive import index as archive_index
 from bundler.archive.versions import key as version_key
 from bundler.cli import main
 from tests import archive_workers
-from tests.archive_support import db, flip_expectation, rebadge
+from tests.archive_support import db, flip_expectation, rebadge, sql
 from tests.helpers import read_entries, write_entries
 
 
@@ -41,9 +41,8 @@ def events(root: Path) -> list[dict[str, object]]:
 
 
 def test_init_creates_wal_index_key_and_first_log_record(root: Path) -> None:
-    conn = db(root)
-    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == archive_index.SCHEMA_VERSION
+    assert sql(root, "PRAGMA journal_mode") == [("wal",)]
+    assert sql(root, "PRAGMA user_version") == [(archive_index.SCHEMA_VERSION,)]
     assert (root / "keys" / "archive-ed25519.key").stat().st_mode & 0o077 == 0
     assert [e["event"] for e in events(root)] == ["init"]
 
@@ -80,7 +79,7 @@ def test_folder_that_is_not_an_archive_is_named(tmp_path: Path) -> None:
 
 
 def test_index_from_a_newer_tool_is_refused(root: Path) -> None:
-    db(root).execute(f"PRAGMA user_version = {archive_index.SCHEMA_VERSION + 1}")
+    sql(root, f"PRAGMA user_version = {archive_index.SCHEMA_VERSION + 1}")
     code, _, err = cli(root, "list")
     assert code == 2
     assert "use a newer reprobundle" in err
@@ -92,19 +91,19 @@ def test_old_index_is_migrated_and_the_migration_logged(tmp_path: Path) -> None:
     archive_index.migrate(conn, upto=1)
     conn.execute("INSERT INTO meta VALUES ('archive', 'x')")
     conn.close()
-    conn = archive_index.connect(path)
-    assert archive_index.migrate(conn) == (1, archive_index.SCHEMA_VERSION)
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert "bundles_by_signer" in names
-    assert conn.execute("SELECT value FROM meta").fetchone()[0] == "x"
+    with contextlib.closing(archive_index.connect(path)) as conn:
+        assert archive_index.migrate(conn) == (1, archive_index.SCHEMA_VERSION)
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "bundles_by_signer" in names
+        assert conn.execute("SELECT value FROM meta").fetchone()[0] == "x"
 
 
 def test_opening_an_archive_at_an_older_schema_logs_the_migration(root: Path) -> None:
-    conn = db(root)
-    for statement in archive_index.MIGRATIONS[1]:
-        conn.execute(f"DROP INDEX {statement.split()[2]}")
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
+    with db(root) as conn:
+        conn.execute("DROP TABLE bundle_signers")  # undo migration 2 (its indexes go with it)
+        for statement in archive_index.MIGRATIONS[1]:
+            conn.execute(f"DROP INDEX {statement.split()[2]}")
+        conn.execute("PRAGMA user_version = 1")
     assert events(root)[-1]["event"] == "migrate"
     assert events(root)[-1]["data"] == {"from": 1, "to": archive_index.SCHEMA_VERSION}
 
@@ -134,7 +133,7 @@ def test_add_records_identity_name_version_size_signer_and_tool(
     bundle = json.loads(out)["bundle"]
     assert code == 0
     assert bundle["size"] == quickstart_bundle.stat().st_size
-    assert bundle["signer"] == "unknown"
+    assert bundle["signer"] == "unsigned"
     assert bundle["tool"].startswith("reprobundle ")
     assert len(bundle["identity"]) == 64 and bundle["identity"] != bundle["digest"]
     assert bundle["last_result"] == "unverified"
@@ -245,7 +244,7 @@ def test_list_filters_by_name_version_signer_and_status(three: Path) -> None:
     assert names(three) == ["other@1.0.0", "other@1.1.0", "quickstart@1.0.0"]
     assert names(three, "--name", "other") == ["other@1.0.0", "other@1.1.0"]
     assert names(three, "--version", "1.1.0") == ["other@1.1.0"]
-    assert names(three, "--signer", "unknown") == names(three)
+    assert names(three, "--signer", "unsigned") == names(three)
     assert names(three, "--signer", "someone") == []
     assert names(three, "--status", "supported") == ["quickstart@1.0.0"]
     assert names(three, "--status", "unverified") == ["other@1.1.0"]
@@ -291,10 +290,8 @@ def test_show_of_an_ambiguous_or_unknown_bundle_is_a_usage_error(three: Path) ->
 
 
 def test_queries_use_indexes_not_table_scans(three: Path) -> None:
-    conn = db(three)
-
-    def plan(sql: str, *args: object) -> str:
-        return " | ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+    def plan(query: str, *args: object) -> str:
+        return " | ".join(str(r[3]) for r in sql(three, f"EXPLAIN QUERY PLAN {query}", args))
 
     assert "USING INDEX" in plan("SELECT * FROM bundles WHERE name = ?", "x")
     assert "USING INDEX" in plan("SELECT * FROM bundles WHERE name = ? AND version = ?", "x", "1")
@@ -304,6 +301,10 @@ def test_queries_use_indexes_not_table_scans(three: Path) -> None:
     assert "claim_results_by_status" in plan(
         "SELECT verification FROM claim_results WHERE status = ?", "x"
     )
+    selector, args = signers.selector("59fd200ad8")  # list --signer NAME|KEYID|KEYID-PREFIX
+    by_signer = plan(f"SELECT * FROM bundles WHERE digest IN ({selector})", *args)
+    assert "SCAN" not in by_signer
+    assert "bundle_signers_by_name" in by_signer and "bundle_signers_by_keyid" in by_signer
 
 
 # -- verify ---------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ def test_sqlite_busy_timeout_is_set(root: Path) -> None:
         assert archive.conn.execute("PRAGMA busy_timeout").fetchone()[0] > 0
         with pytest.raises(ArchiveError):
             archive.resolve("0" * 64)
-    assert isinstance(db(root), sqlite3.Connection)
+    assert sql(root, "SELECT count(*) FROM audit_log")[0][0] >= 1  # not left locked
 
 
 # -- worker processes ----------------------------------------------------------------------

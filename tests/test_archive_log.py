@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from bundler.archive import Archive, auditlog, checkpoint
 from bundler.cli import main
-from tests.archive_support import db, rebadge
+from tests.archive_support import db, rebadge, sql
 
 
 def cli(root: Path, *args: str) -> tuple[int, str, str]:
@@ -49,24 +49,26 @@ def codes(root: Path, *checkpoints: Path) -> set[str]:
 def rows(root: Path) -> list[tuple[int, bytes, str]]:
     return [
         (s, bytes(r), h)
-        for s, r, h in db(root).execute("SELECT seq, record, hash FROM audit_log ORDER BY seq")
+        for s, r, h in sql(root, "SELECT seq, record, hash FROM audit_log ORDER BY seq")
     ]
 
 
 def rewrite_from(root: Path, start: int, change: dict[str, object]) -> None:
     """Rewrite record ``start`` and re-chain everything after it with fresh hashes: the
     attack a hash chain alone cannot stop."""
-    conn = db(root)
     all_rows = rows(root)
     prev = all_rows[start - 2][2] if start > 1 else auditlog.GENESIS
-    for seq, record, _ in all_rows[start - 1 :]:
-        value = json.loads(record)
-        if seq == start:
-            value["data"].update(change)
-        value["prev"] = prev
-        data = auditlog.canonical(value)
-        prev = auditlog.record_hash(data)
-        conn.execute("UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (data, prev, seq))
+    with db(root) as conn:
+        for seq, record, _ in all_rows[start - 1 :]:
+            value = json.loads(record)
+            if seq == start:
+                value["data"].update(change)
+            value["prev"] = prev
+            data = auditlog.canonical(value)
+            prev = auditlog.record_hash(data)
+            conn.execute(
+                "UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (data, prev, seq)
+            )
 
 
 def test_untouched_log_verifies_against_its_checkpoints(root: Path, kept: Path) -> None:
@@ -88,7 +90,7 @@ def test_every_event_is_logged_in_order(root: Path) -> None:
 def test_in_place_edit_is_detected(root: Path) -> None:
     seq, record, _ = rows(root)[1]
     edited = record.replace(b'"version":"1.0.0"', b'"version":"9.9.9"')
-    db(root).execute("UPDATE audit_log SET record = ? WHERE seq = ?", (edited, seq))
+    sql(root, "UPDATE audit_log SET record = ? WHERE seq = ?", (edited, seq))
     code, _, err = cli(root, "log", "verify")
     assert code == 3
     assert "[log.edited]" in err and "NOT consistent" in err
@@ -97,7 +99,8 @@ def test_in_place_edit_is_detected(root: Path) -> None:
 def test_edit_with_a_recomputed_hash_breaks_the_next_link(root: Path) -> None:
     seq, record, _ = rows(root)[1]
     edited = record.replace(b'"version":"1.0.0"', b'"version":"9.9.9"')
-    db(root).execute(
+    sql(
+        root,
         "UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?",
         (edited, auditlog.record_hash(edited), seq),
     )
@@ -105,21 +108,21 @@ def test_edit_with_a_recomputed_hash_breaks_the_next_link(root: Path) -> None:
 
 
 def test_reordering_records_is_detected(root: Path) -> None:
-    conn = db(root)
     (s2, r2, h2), (s3, r3, h3) = rows(root)[1:3]
-    conn.execute("UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (r3, h3, s2))
-    conn.execute("UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (r2, h2, s3))
+    with db(root) as conn:
+        conn.execute("UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (r3, h3, s2))
+        conn.execute("UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (r2, h2, s3))
     assert {"log.reordered", "log.chain"} <= codes(root)
 
 
 def test_removing_a_record_in_the_middle_is_detected(root: Path) -> None:
-    db(root).execute("DELETE FROM audit_log WHERE seq = 3")
+    sql(root, "DELETE FROM audit_log WHERE seq = 3")
     assert {"log.gap", "log.chain"} <= codes(root)
 
 
 def test_truncation_is_detected_against_a_kept_checkpoint(root: Path, kept: Path) -> None:
     last = rows(root)[-1][0]
-    db(root).execute("DELETE FROM audit_log WHERE seq >= ?", (last - 1,))
+    sql(root, "DELETE FROM audit_log WHERE seq >= ?", (last - 1,))
     found = codes(root, kept)
     assert "log.truncated" in found
 
@@ -128,9 +131,9 @@ def test_a_rewritten_log_with_fresh_hashes_is_caught_only_by_a_checkpoint(
     root: Path, kept: Path
 ) -> None:
     rewrite_from(root, 4, {"result": "contradicted"})
-    conn = db(root)
-    conn.execute("UPDATE verifications SET result = 'contradicted'")
-    conn.execute("DELETE FROM meta WHERE key = 'last_checkpoint'")
+    with db(root) as conn:
+        conn.execute("UPDATE verifications SET result = 'contradicted'")
+        conn.execute("DELETE FROM meta WHERE key = 'last_checkpoint'")
     for stored in (root / "checkpoints").iterdir():
         stored.unlink()
     assert codes(root) == set()  # the chain itself is consistent again...
@@ -151,8 +154,10 @@ def test_the_tool_fails_loudly_when_the_log_no_longer_matches_its_last_checkpoin
 
 def test_edited_head_record_is_not_extended(root: Path, quickstart_bundle: Path) -> None:
     seq, record, _ = rows(root)[-1]
-    db(root).execute(
-        "UPDATE audit_log SET record = ? WHERE seq = ?", (record.replace(b"export", b"exporT"), seq)
+    sql(
+        root,
+        "UPDATE audit_log SET record = ? WHERE seq = ?",
+        (record.replace(b"export", b"exporT"), seq),
     )
     code, _, err = cli(root, "add", str(quickstart_bundle))
     assert code == 3
@@ -182,13 +187,14 @@ def test_a_malformed_checkpoint_file_is_reported(root: Path, tmp_path: Path) -> 
 
 
 def test_index_rows_changed_behind_the_logs_back_are_detected(root: Path) -> None:
-    conn = db(root)
-    conn.execute("UPDATE verifications SET result = 'contradicted'")
-    conn.execute("UPDATE bundles SET version = '7.0.0' WHERE version = '1.1.0'")
+    with db(root) as conn:
+        conn.execute("UPDATE verifications SET result = 'contradicted'")
+        conn.execute("UPDATE bundles SET version = '7.0.0' WHERE version = '1.1.0'")
     assert {"index.altered"} <= codes(root)
-    conn.execute(
+    sql(
+        root,
         "INSERT INTO verifications (digest, at, tool, result, exit_code, environment, detail) "
-        "SELECT digest, 'now', 'x', 'supported', 0, '{}', '{}' FROM bundles LIMIT 1"
+        "SELECT digest, 'now', 'x', 'supported', 0, '{}', '{}' FROM bundles LIMIT 1",
     )
     assert "index.unlogged" in codes(root)
 
@@ -213,7 +219,7 @@ def test_record_bytes_must_be_canonical() -> None:
 
 
 def test_a_damaged_record_of_the_last_checkpoint_is_reported(root: Path, kept: Path) -> None:
-    db(root).execute("UPDATE meta SET value = 'garbage' WHERE key = 'last_checkpoint'")
+    sql(root, "UPDATE meta SET value = 'garbage' WHERE key = 'last_checkpoint'")
     code, _, err = cli(root, "list")
     assert code == 3 and "[log.checkpoint_record]" in err
     assert "log.checkpoint_record" in codes(root, kept)

@@ -40,8 +40,12 @@ def assert_consistent(root: Path) -> Archive:
     """No row without its intact object, no half-written object visible, the log chain
     whole and matching the index."""
     archive = Archive.open(root)
-    assert archive.consistency() == []
-    assert archive.verify_log().problems == []
+    try:
+        assert archive.consistency() == []
+        assert archive.verify_log().problems == []
+    except BaseException:
+        archive.close()
+        raise
     return archive
 
 

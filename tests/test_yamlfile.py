@@ -46,3 +46,20 @@ def test_invalid_yaml_names_the_line() -> None:
 
 def test_empty_document_is_none() -> None:
     assert yamlfile.load("") == (None, {})
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+@pytest.mark.parametrize("depth", [990, 5000])
+def test_absurd_nesting_is_refused_with_one_message_whatever_stops_it(
+    monkeypatch: pytest.MonkeyPatch, loader: str, depth: int
+) -> None:
+    """libyaml 0.2.6+ (PyYAML 6.0.4+) stops deep nesting itself; older ones and the
+    pure-Python parser hit the recursion limit. The message must not depend on which."""
+    import yaml
+
+    if loader == "python":
+        monkeypatch.setattr(yamlfile, "_Loader", yaml.SafeLoader)
+    elif not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML was built without libyaml")
+    error = problem("x: " + "[" * depth + "]" * depth + "\n")
+    assert error.message == yamlfile.TOO_DEEP

@@ -29,7 +29,8 @@ from ..errors import BundleRejected, Problem, UsageError
 from ..extract import Limits, extract
 from ..hashing import CHUNK
 from ..manifest import Manifest
-from . import auditlog, checkpoint, index, reverify, versions
+from ..trust import Policy, SignatureCheck, TrustedKey, check_signatures
+from . import auditlog, checkpoint, index, reverify, signers, versions
 from .errors import ArchiveError, ArchiveRefused, ArchiveTampered, db_failure, os_failure
 from .store import DIGEST_RE, Staged, Store
 
@@ -37,7 +38,6 @@ INDEX_NAME = "index.sqlite"
 KEY_NAME = "archive-ed25519.key"
 ENV_VAR = "REPROBUNDLE_ARCHIVE"
 TOOL = f"reprobundle {__version__}"
-SIGNER_UNKNOWN = "unknown"  # bundle signatures are not checked by the archive yet
 
 
 def now() -> str:
@@ -134,8 +134,9 @@ class Archive:
     # -- opening ---------------------------------------------------------------------
 
     @classmethod
-    def init(cls, root: Path) -> Archive:
-        """Create a new archive in ``root`` (missing or an empty folder)."""
+    def init(cls, root: Path, trusted: Sequence[TrustedKey] = ()) -> Archive:
+        """Create a new archive in ``root`` (missing or an empty folder). ``trusted`` keys
+        become the archive's trust store (``trust.toml``), used by every add and verify."""
         root = Path(root).absolute()
         if (root / INDEX_NAME).exists():
             raise ArchiveError(f"{root} is already an archive")
@@ -147,6 +148,8 @@ class Archive:
             (root / "keys").mkdir(mode=0o700, exist_ok=True)
             (root / "checkpoints").mkdir(exist_ok=True)
             public = checkpoint.generate_key(root / "keys" / KEY_NAME)
+            if trusted:
+                signers.write(root, trusted)
         except OSError as exc:
             raise os_failure(exc, "create the archive", root) from None
         conn = index.create(root / INDEX_NAME)
@@ -163,10 +166,15 @@ class Archive:
                         "archive": archive_id,
                         "key": checkpoint.key_id(public),
                         "schema": index.SCHEMA_VERSION,
+                        "trust": signers.trusted_ids(Policy(tuple(trusted))),
                     },
                 )
         except sqlite3.Error as exc:
+            conn.close()
             raise db_failure(exc, "create the archive index", root / INDEX_NAME) from None
+        except BaseException:
+            conn.close()
+            raise
         return archive
 
     @classmethod
@@ -308,9 +316,21 @@ class Archive:
 
     # -- add -------------------------------------------------------------------------------
 
-    def add(self, files: Iterable[Path], limits: Limits | None = None) -> AddReport:
-        """Check each file (strict read, every hash) and store it. Collects every refusal."""
+    def trust(self, given: Sequence[TrustedKey] = ()) -> Policy:
+        """The keys trusted for one command: the archive's trust store and ``given``."""
+        return signers.merged(signers.load(self.root), given)
+
+    def add(
+        self,
+        files: Iterable[Path],
+        limits: Limits | None = None,
+        trusted: Sequence[TrustedKey] = (),
+    ) -> AddReport:
+        """Check each file (strict read, signatures, every hash) and store it. Collects
+        every refusal. Signatures are judged as ``verify`` judges them, against the
+        archive's trusted keys and ``trusted``: a bad signature refuses the bundle."""
         limits = limits or Limits()
+        policy = self.trust(trusted)
         paths = [Path(file).absolute() for file in files]
         missing = [
             Problem(str(p), "add.not_a_file", "is not a file") for p in paths if not p.is_file()
@@ -321,7 +341,7 @@ class Archive:
         report = AddReport()
         for path in paths:
             try:
-                self._add_one(path, limits, report)
+                self._add_one(path, limits, policy, report)
             except ArchiveRefused as exc:
                 report.refused.extend(exc.problems)
             except ArchiveError as exc:
@@ -333,12 +353,17 @@ class Archive:
                 raise
         return report
 
-    def _add_one(self, file: Path, limits: Limits, report: AddReport) -> None:
+    def _add_one(self, file: Path, limits: Limits, policy: Policy, report: AddReport) -> None:
         staged = self.store.stage(file, limits.archive_bytes)
+        checked: list[SignatureCheck] = []
+
+        def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
+            checked.append(check_signatures(manifest_bytes, identity, found, policy))
+
         try:
             try:
                 with tempfile.TemporaryDirectory(prefix="reprobundle-archive-") as work:
-                    extracted = extract(staged.path, Path(work), limits)
+                    extracted = extract(staged.path, Path(work), limits, judge_signatures)
             except OSError as exc:
                 raise os_failure(
                     exc, "unpack the bundle to check it", tempfile.gettempdir()
@@ -377,6 +402,8 @@ class Archive:
                 extracted.manifest_bytes,
                 extracted.identity,
                 extracted.manifest,
+                signers.judge(checked[0], extracted.signatures, policy),
+                signers.trusted_ids(policy),
                 report,
             )
         finally:
@@ -389,6 +416,8 @@ class Archive:
         manifest_bytes: bytes,
         identity: str,
         manifest: Manifest,
+        signed: signers.Signed,
+        trusted_ids: list[str],
         report: AddReport,
     ) -> None:
         name, version = manifest.name, manifest.version
@@ -444,7 +473,7 @@ class Archive:
                         name,
                         version,
                         manifest.title,
-                        SIGNER_UNKNOWN,
+                        signed.text,
                         staged.size,
                         now(),
                         actor(),
@@ -456,6 +485,7 @@ class Archive:
                     "INSERT INTO claims (digest, claim_id, statement) VALUES (?, ?, ?)",
                     [(staged.digest, c.id, c.statement) for c in manifest.claims],
                 )
+                self._set_signer(staged.digest, signed)
                 self._append(
                     "add",
                     {
@@ -465,7 +495,8 @@ class Archive:
                         "version": version,
                         "size": staged.size,
                         "file": str(file),
-                        "signer": SIGNER_UNKNOWN,
+                        "signer": signed.text,
+                        "trust": trusted_ids,
                         "warnings": [w.code for w in warnings],
                     },
                 )
@@ -473,6 +504,15 @@ class Archive:
                 report.added.append(self._bundle(staged.digest))
         if refusal is not None:
             raise ArchiveRefused("a bundle was refused", [refusal])
+
+    def _set_signer(self, digest: str, signed: signers.Signed) -> None:
+        """Record who signed a bundle (inside a write transaction)."""
+        self.conn.execute("UPDATE bundles SET signer = ? WHERE digest = ?", (signed.text, digest))
+        self.conn.execute("DELETE FROM bundle_signers WHERE digest = ?", (digest,))
+        self.conn.executemany(
+            "INSERT INTO bundle_signers (digest, keyid, trusted_name) VALUES (?, ?, ?)",
+            [(digest, keyid, name) for keyid, name in signed.keys],
+        )
 
     def _rollback_warning(self, file: Path, name: str, version: str) -> list[Problem]:
         seen = [
@@ -511,17 +551,23 @@ class Archive:
         status: str | None = None,
         claim_status: str | None = None,
     ) -> list[BundleRow]:
-        """Bundles matching every filter given, by name then version (semver order)."""
-        where, args = [], []
+        """Bundles matching every filter given, by name then version (semver order).
+        ``signer`` matches the recorded signer text (``unsigned``), a trusted key's name,
+        or the id of a key that signed (or a prefix of 8+ hex digits)."""
+        where: list[str] = []
+        args: list[str] = []
         for column, value in (
             ("name", name),
             ("version", version),
-            ("signer", signer),
             ("last_result", status),
         ):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
+        if signer is not None:
+            sql, more = signers.selector(signer)
+            where.append(f"digest IN ({sql})")
+            args += more
         if claim_status is not None:
             where.append(
                 "last_verification IN (SELECT verification FROM claim_results WHERE status = ?)"
@@ -626,10 +672,14 @@ class Archive:
         jobs: int = 1,
         limits: Limits | None = None,
         on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
+        trusted: Sequence[TrustedKey] = (),
     ) -> list[reverify.Outcome]:
-        """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes."""
+        """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes.
+        Signatures are judged against the archive's trusted keys and ``trusted``; a
+        verification that judged them records the signer (it replaces the bundle's)."""
         digests = self.select(selectors, all_bundles)
-        work = [reverify.Job(str(self.root), d, limits or Limits()) for d in digests]
+        policy = self.trust(trusted)
+        work = [reverify.Job(str(self.root), d, limits or Limits(), policy) for d in digests]
 
         def failed(job: reverify.Job, why: str) -> reverify.Outcome:
             return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
@@ -667,15 +717,18 @@ class Archive:
                 "UPDATE bundles SET last_result = ?, last_verification = ? WHERE digest = ?",
                 (outcome.result, vid, outcome.digest),
             )
-            self._append(
-                "verify",
-                {
-                    "digest": outcome.digest,
-                    "verification": vid,
-                    "result": outcome.result,
-                    "claims": {c["id"]: c["status"] for c in outcome.claims},
-                },
-            )
+            data: dict[str, Any] = {
+                "digest": outcome.digest,
+                "verification": vid,
+                "result": outcome.result,
+                "claims": {c["id"]: c["status"] for c in outcome.claims},
+            }
+            signed = outcome.signed
+            if signed is not None:
+                self._set_signer(outcome.digest, signed)
+                data["signer"] = signed.text
+                data["trust"] = outcome.detail.get("trust", [])
+            self._append("verify", data)
 
     # -- export ------------------------------------------------------------------------
 
@@ -792,7 +845,7 @@ class Archive:
         problems.extend(
             auditlog.index_problems(
                 state.records,
-                self.conn.execute("SELECT digest, identity, name, version FROM bundles"),
+                self.conn.execute("SELECT digest, identity, name, version, signer FROM bundles"),
                 self.conn.execute("SELECT id, digest, result FROM verifications"),
             )
         )

@@ -178,21 +178,34 @@ def against_checkpoint(state: ChainState, size: int, head: str, label: str) -> l
 
 def index_problems(
     records: list[dict[str, Any]],
-    bundles: Iterable[tuple[str, str, str, str]],
+    bundles: Iterable[tuple[str, str, str, str, str]],
     verifications: Iterable[tuple[int, str, str]],
 ) -> list[Problem]:
-    """Every stored bundle (digest, identity, name, version) and every recorded
-    verification (id, digest, result) must be what the log says it is."""
+    """Every stored bundle (digest, identity, name, version, signer) and every recorded
+    verification (id, digest, result) must be what the log says it is. The signer is the
+    one the latest add or verify record of the bundle names."""
     added: dict[str, dict[str, Any]] = {}
     verified: dict[int, dict[str, Any]] = {}
+    signer: dict[str, Any] = {}
     for record in records:
         data = record["data"]
         if record["event"] == "add":
             added[str(data.get("digest"))] = data
         elif record["event"] == "verify" and isinstance(data.get("verification"), int):
             verified[data["verification"]] = data
+        if record["event"] in ("add", "verify") and "signer" in data:
+            signer[str(data.get("digest"))] = data["signer"]
     problems = []
-    for digest, identity, name, version in bundles:
+    for digest, identity, name, version, signed in bundles:
+        if digest in signer and signer[digest] != signed:
+            problems.append(
+                Problem(
+                    f"bundle {digest}",
+                    "index.altered",
+                    f"the index says {name}@{version} is {signed!r}, the log says "
+                    f"{signer[digest]!r}",
+                )
+            )
         logged = added.get(digest)
         if logged is None:
             problems.append(

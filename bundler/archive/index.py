@@ -78,6 +78,18 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         "CREATE INDEX verifications_by_bundle ON verifications (digest, id)",
         "CREATE INDEX claim_results_by_status ON claim_results (status, verification)",
     ),
+    # 2 -> 3: every key that signed a bundle, with the trusted key's name when the archive
+    # trusted it at the latest check (list --signer NAME|KEYID)
+    (
+        """CREATE TABLE bundle_signers (
+            digest TEXT NOT NULL REFERENCES bundles (digest),
+            keyid TEXT NOT NULL,
+            trusted_name TEXT,
+            PRIMARY KEY (digest, keyid)
+        )""",
+        "CREATE INDEX bundle_signers_by_keyid ON bundle_signers (keyid)",
+        "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -89,20 +101,27 @@ def connect(path: Path) -> sqlite3.Connection:
             f"{path.parent} is not an archive (no {path.name}); create one with "
             "'reprobundle archive init'"
         )
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        configure(conn)
-    except sqlite3.Error as exc:
-        raise db_failure(exc, "open the archive index", path) from None
-    return conn
+    return _open(path, "open the archive index")
 
 
 def create(path: Path) -> sqlite3.Connection:
+    return _open(path, "create the archive index")
+
+
+def _open(path: Path, what: str) -> sqlite3.Connection:
+    """Connect and configure; a connection that cannot be configured (a damaged file, a
+    read-only folder) is closed at once rather than left to the garbage collector."""
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        configure(conn)
     except sqlite3.Error as exc:
-        raise db_failure(exc, "create the archive index", path) from None
+        raise db_failure(exc, what, path) from None
+    try:
+        configure(conn)
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise db_failure(exc, what, path) from None
+        raise
     return conn
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..extract import Limits
+from ..trust import Policy
+from .signers import Signed
 
 # Overall results a verification can record, worst first (the batch exit code follows it).
 RESULTS = ("missing", "rotted", "rejected", "error", "contradicted", "inconclusive", "supported")
@@ -36,6 +38,7 @@ class Job:
     root: str  # the archive folder
     digest: str
     limits: Limits = field(default_factory=Limits)
+    policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
 
 
 @dataclass(frozen=True)
@@ -46,17 +49,24 @@ class Outcome:
     result: str
     environment: dict[str, str]
     claims: list[dict[str, str]]  # id, status, why
-    detail: dict[str, Any]  # cases tally, problems, message
+    detail: dict[str, Any]  # cases tally, problems, message; signature, trust
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.result]
+
+    @property
+    def signed(self) -> Signed | None:
+        """Who signed it, when this verification got as far as judging signatures."""
+        doc = self.detail.get("signature")
+        return Signed.from_dict(doc) if isinstance(doc, dict) else None
 
 
 def verify_one(job: Job) -> Outcome:
     """Runs in a worker process: re-hash the object, then verify it with the library."""
     from ..errors import BundleRejected, BundlerError
     from ..verify import verifier_environment, verify
+    from .signers import judge, trusted_ids
     from .store import Store
 
     environment = verifier_environment()
@@ -67,12 +77,11 @@ def verify_one(job: Job) -> Outcome:
         result = "missing" if "missing" in why else "rotted"
         return Outcome(job.digest, result, environment, [], {"message": why})
     try:
-        verification = verify(path, limits=job.limits)
+        verification = verify(path, limits=job.limits, policy=job.policy)
     except BundleRejected as exc:
         problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
-        return Outcome(
-            job.digest, "rejected", environment, [], {"message": exc.headline, "problems": problems}
-        )
+        refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}
+        return Outcome(job.digest, "rejected", environment, [], refusal)
     except BundlerError as exc:
         return Outcome(job.digest, "error", environment, [], {"message": exc.diagnostics()})
     except Exception as exc:  # a bug in a checker or the verifier is recorded, not fatal
@@ -83,7 +92,13 @@ def verify_one(job: Job) -> Outcome:
     tally: dict[str, int] = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
     for case in verification.cases:
         tally[case.outcome] += 1
-    detail = {"cases": tally, "identity": verification.extracted.identity}
+    signed = judge(verification.signature, verification.extracted.signatures, job.policy)
+    detail: dict[str, Any] = {
+        "cases": tally,
+        "identity": verification.extracted.identity,
+        "signature": signed.to_dict(),
+        "trust": trusted_ids(job.policy),
+    }
     return Outcome(job.digest, verification.status, verification.environment, claims, detail)
 
 

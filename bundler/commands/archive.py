@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -17,6 +17,41 @@ Exit codes: 0 done (every bundle verified supported) · 1 a claim contradicted �
 2 usage error, or the archive cannot be written (full, read-only) ·
 3 refused, bit rot, or the audit log does not match its checkpoints ·
 4 inconclusive · 5 internal error."""
+
+
+if TYPE_CHECKING:
+    from ..trust import TrustedKey
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def trust_options(what: str) -> Callable[[F], F]:
+    """``--trust`` and ``--trust-store``, as ``verify`` takes them."""
+
+    def decorate(function: F) -> F:
+        function = click.option(
+            "--trust-store",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help=f"A trust store file (as for verify) {what}.",
+        )(function)
+        return click.option(
+            "--trust",
+            "trust_files",
+            multiple=True,
+            type=click.Path(path_type=Path, dir_okay=False),
+            help=f"A public key file {what} (repeatable).",
+        )(function)
+
+    return decorate
+
+
+def trusted_keys(trust_files: tuple[Path, ...], trust_store: Path | None) -> list[TrustedKey]:
+    from ..trust import load_key_file, load_store
+
+    keys = [load_key_file(p) for p in trust_files]
+    if trust_store is not None:
+        keys += load_store(trust_store)
+    return keys
 
 
 def on_terminal() -> bool:
@@ -65,47 +100,70 @@ def archive(ctx: click.Context, root: Path | None) -> None:
 
 
 @archive.command("init", epilog=ARCHIVE_EXIT_HELP)
+@trust_options("the archive trusts from now on (kept in its trust.toml)")
 @click.pass_obj
 @handle_errors
-def init(root: Path | None) -> None:
+def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path | None) -> None:
     """Create a new archive (a missing or empty folder) with its index, key and log.
+
+    Keys given with --trust and --trust-store are copied into the archive's trust store
+    (trust.toml in the archive folder): add and verify judge bundle signatures against
+    them, so a bundle signed by one is recorded as signed by that trusted key.
 
     \b
     Example:
-      reprobundle archive --archive ~/bundle-archive init
+      reprobundle archive --archive ~/bundle-archive init --trust-store team-trust.toml
     """
     from ..archive import ENV_VAR, Archive
     from ..errors import UsageError
 
     if root is None:
         raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
-    with Archive.init(root) as created:
+    keys = trusted_keys(trust_files, trust_store)
+    with Archive.init(root, keys) as created:
         click.echo(f"created archive {created.root} (id {created.archive_id})")
         click.echo(f"archive key: {created.key_path} (keep it private; it signs checkpoints)")
+        if keys:
+            names = ", ".join(k.name for k in keys)
+            click.echo(f"trusted keys: {names} (in {created.root / 'trust.toml'})")
 
 
 @archive.command("add", epilog=ARCHIVE_EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@trust_options("to trust for this add, besides the archive's own")
 @limit_options
 @click.pass_obj
 @handle_errors
-def add(root: Path | None, /, files: tuple[Path, ...], **limit_values: int) -> None:
-    """Check each FILE (strict read, every hash) and store it by its SHA-256.
+def add(
+    root: Path | None,
+    /,
+    files: tuple[Path, ...],
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    **limit_values: int,
+) -> None:
+    """Check each FILE (strict read, signatures, every hash) and store it by its SHA-256.
 
-    Refuses a bundle that fails its integrity check, and a NAME@VERSION already stored
-    with other bytes; warns when a version lower than the highest stored is added.
+    Refuses a bundle that fails its integrity check or carries a bad signature, and a
+    NAME@VERSION already stored with other bytes; warns when a version lower than the
+    highest stored is added. Records the signer: unsigned, signed by an unknown key, or
+    signed by a trusted key (the archive's trust.toml, plus --trust/--trust-store).
     Every add and refusal is written to the audit log.
 
     \b
     Example:
       reprobundle archive add out/*.bundle.tar.gz
+      reprobundle archive add signed.bundle.tar.gz --trust alice.pub
     """
     from ..archive import ArchiveRefused
 
+    keys = trusted_keys(trust_files, trust_store)
     with opened(root) as store:
-        report = store.add(files, limits_from(limit_values))
+        report = store.add(files, limits_from(limit_values), keys)
     for bundle in report.added:
-        click.echo(f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
+        click.echo(
+            f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}  {bundle.signer}"
+        )
     for bundle in report.already:
         click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
     for problem in report.warnings:
@@ -121,7 +179,10 @@ def add(root: Path | None, /, files: tuple[Path, ...], **limit_values: int) -> N
 @archive.command("list", epilog=ARCHIVE_EXIT_HELP)
 @click.option("--name", help="Only this bundle name.")
 @click.option("--version", "version", help="Only this version.")
-@click.option("--signer", help="Only this signer ('unknown' until signatures are checked).")
+@click.option(
+    "--signer",
+    help="Only bundles signed by this trusted key name or key id (8+ hex digits), or 'unsigned'.",
+)
 @click.option(
     "--status",
     type=click.Choice(
@@ -161,6 +222,7 @@ def list_bundles(
     \b
     Example:
       reprobundle archive list --name quickstart --status supported
+      reprobundle archive list --signer alice
     """
     with opened(root) as store:
         rows = store.list_bundles(name, version, signer, status, claim_status)
@@ -222,6 +284,8 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
         env = v.environment
         where = f"Python {env.get('python', '?')} on {env.get('platform', '?')}" if env else ""
         click.echo(f"  #{v.id} {v.at}  {v.result} (exit {v.exit_code})  {v.tool}  {where}")
+        if isinstance(v.detail.get("signature"), dict):
+            click.echo(f"      {v.detail['signature'].get('text')}")
         for claim in v.claims:
             click.echo(f"      {claim['status']:13} {claim['id']}: {claim['why']}")
         if "message" in v.detail:
@@ -242,6 +306,7 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     help="Worker processes.",
 )
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
+@trust_options("to trust for this verification, besides the archive's own")
 @limit_options
 @click.pass_obj
 @handle_errors
@@ -252,13 +317,16 @@ def verify(
     all_bundles: bool,
     jobs: int,
     json_target: str | None,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
     **limit_values: int,
 ) -> None:
     """Re-verify stored BUNDLES (digests, NAME@VERSION, NAME) or --all, in parallel.
 
     Each stored file is re-hashed first (bit rot is reported loudly), then verified as
-    `reprobundle verify` would; every result goes into the bundle's history and the
-    audit log. Exits with the worst result.
+    `reprobundle verify` would, signatures judged against the archive's trusted keys
+    (trust.toml, plus --trust/--trust-store); every result, with the signer, goes into
+    the bundle's history and the audit log. Exits with the worst result.
 
     \b
     Example:
@@ -273,6 +341,7 @@ def verify(
     loud: list[str] = []
     named: dict[str, str] = {}
 
+    keys = trusted_keys(trust_files, trust_store)
     with opened(root) as store:
         digests = store.select(bundles, all_bundles)
         if not digests:
@@ -286,7 +355,11 @@ def verify(
 
         def on_result(outcome: Outcome, bundle: BundleRow) -> None:
             named[bundle.digest] = f"{bundle.name}@{bundle.version}"
-            new = [f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"]
+            signed = outcome.signed
+            new = [
+                f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"
+                + (f"  {signed.text}" if signed else "")
+            ]
             new += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
             if outcome.result in ("rotted", "missing"):
                 loud.append(
@@ -303,7 +376,9 @@ def verify(
                     click.echo(line, file=out)
 
         try:
-            outcomes = store.verify(digests, False, jobs, limits_from(limit_values), on_result)
+            outcomes = store.verify(
+                digests, False, jobs, limits_from(limit_values), on_result, keys
+            )
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
