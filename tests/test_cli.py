@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from bundler.cli import main
@@ -144,3 +145,24 @@ def test_every_command_help_has_an_example() -> None:
         code, out, _ = run(*path, "--help")
         assert code == 0
         assert "Example" in out, " ".join(path)
+
+
+def test_closed_pipe_is_not_reported_as_a_bug(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from bundler.commands._shared import handle_errors
+
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # restored after the test
+
+    @handle_errors
+    def writes_into_a_closed_pipe() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(SystemExit) as caught:
+        writes_into_a_closed_pipe()
+    assert caught.value.code == 141
+    assert sys.stdout.name == "/dev/null"  # what is left to flush goes nowhere
+    sys.stdout.close()
+    assert "internal error" not in capfd.readouterr().err

@@ -41,6 +41,10 @@ def handle_errors(function: F) -> F:
         except KeyboardInterrupt:
             click.echo("reprobundle: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # the reader went away (`... | head`): not an error of ours; say nothing more
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the final flush goes here)
+            sys.exit(141)
         except Exception as exc:
             if os.environ.get("REPROBUNDLE_VERBOSE") or kwargs.get("verbose"):
                 traceback.print_exc()
