@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 from datasets import Dataset, datasets, make, make_cases  # noqa: E402
 
 RB = [sys.executable, "-m", "bundler"]
-ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}  # TMPDIR is set to --work in main()
 PACK_ONLY = """
 import sys
 from pathlib import Path
@@ -64,21 +64,28 @@ def timed(
     prepare: Callable[[], None] | None = None,
     cwd: Path | None = None,
 ) -> tuple[float, float]:
-    """Median wall seconds and peak RSS (MiB) of ``command`` over ``runs`` runs."""
+    """Median wall seconds and peak RSS (MiB) of ``command`` over ``runs`` runs.
+
+    RSS comes from GNU time (``%M``, the largest process of the tree): measured from this
+    process it would include the memory of this benchmark at the moment of the fork."""
     times, peaks = [], []
+    rss_file = Path(ENV["TMPDIR"]) / "rss.txt"
     for _ in range(runs):
         if prepare:
             prepare()
         start = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *command],
+            cwd=cwd,
+            env=ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
         )
-        _, status, usage = os.wait4(process.pid, 0)
         times.append(time.perf_counter() - start)
-        if os.waitstatus_to_exitcode(status) != 0:
-            err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise SystemExit(f"failed: {' '.join(command)}\n{err}")
-        peaks.append(usage.ru_maxrss / 1024)
+        if done.returncode != 0:
+            raise SystemExit(f"failed: {' '.join(command)}\n{done.stderr.decode(errors='replace')}")
+        peaks.append(int(rss_file.read_text().split()[-1]) / 1024)
     return statistics.median(times), max(peaks)
 
 
@@ -258,6 +265,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/reprobundle-bench"))
     parser.add_argument("--only", nargs="*", choices=["big", "files", "tiny", "cases"])
     args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    ENV["TMPDIR"] = str(args.work)  # temporary folders (build's verify at home) on the same disk
     rows: list[Row] = []
     for kind, ds in datasets(args.full):
         if args.only and kind not in args.only:
