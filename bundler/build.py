@@ -149,7 +149,7 @@ def build(
 
 
 def _codec_of(name: str) -> Codec:
-    if name.endswith(".gz"):
+    if name.endswith((".gz", ".tgz")):
         return compression.GZIP
     return compression.ZSTD if name.endswith(".zst") else compression.DEFAULT
 
