@@ -102,15 +102,16 @@ def test_zstd_frame_with_a_dictionary_is_refused() -> None:
         ZstdInflater(io.BytesIO(bytes(blob) + b"\0"), 1 << 30).next()
 
 
-def test_cli_compression_option_overrides_the_default_name(tmp_path: Path) -> None:
+def test_cli_compression_option_overrides_the_default_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from bundler.cli import main
 
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(main, ["build", str(QUICKSTART), "--compression", "gzip", "-q"])
-        assert result.exit_code == 0, result.output
-        written = Path(result.stdout.strip())
-        assert written.name == "quickstart-1.0.0.bundle.tar.gz"
-        assert detect(written.read_bytes()[:4]) is GZIP
+    monkeypatch.chdir(tmp_path)  # the default output goes to the current folder
+    result = CliRunner().invoke(main, ["build", str(QUICKSTART), "--compression", "gzip", "-q"])
+    assert result.exit_code == 0, result.output
+    written = Path(result.stdout.strip())
+    assert written == tmp_path / "quickstart-1.0.0.bundle.tar.gz"
+    assert detect(written.read_bytes()[:4]) is GZIP
