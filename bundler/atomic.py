@@ -7,6 +7,19 @@ import tempfile
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: Path | str, target: Path) -> None:
+    """Rename a finished temporary file into place, with the permissions a newly created
+    file would have had (temporary files are private, 0600, while they are written)."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, target)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     path = path.absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -16,7 +29,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

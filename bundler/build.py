@@ -23,6 +23,7 @@ from typing import Any
 import checkers
 
 from . import __version__, compression
+from .atomic import publish
 from .compression import Codec
 from .errors import BuildRefused, Problem, SourceError
 from .hashing import sha256_file
@@ -141,7 +142,7 @@ def build(
         step("verifying at home from a fresh folder")
         report = verify_at_home(tmp, allow_code=bool(manifest.code))
         _refuse_unless_supported(report)
-        os.replace(tmp, out)
+        publish(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .atomic import write_atomic
+from .atomic import publish, write_atomic
 from .errors import UsageError
 from .extract import Extracted, Limits, extract
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR
@@ -74,7 +74,7 @@ def sign_bundle(
                 again = _read(tmp, Path(check), limits)
             if again.manifest_bytes != extracted.manifest_bytes:  # pragma: no cover
                 raise UsageError("internal: the manifest changed while signing")
-            os.replace(tmp, target)
+            publish(tmp, target)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

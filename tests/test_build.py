@@ -79,3 +79,12 @@ def test_bundle_records_build_environment(tmp_path: Path) -> None:
     assert set(env["libraries"]) == {"deepdiff", "pyyaml"}
     assert env["tool"].startswith("reprobundle ")
     assert any(f.path == "README.md" for f in result.manifest.files)
+
+
+def test_built_bundle_is_readable_by_others_per_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = build(QUICKSTART, tmp_path / "q.bundle.tar.zst", 0).path
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644

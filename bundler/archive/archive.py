@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..atomic import publish
 from ..errors import BundleRejected, Problem, UsageError
 from ..extract import Limits, extract
 from ..hashing import CHUNK
@@ -768,7 +769,7 @@ class Archive:
                     f"refusing to export {bundle.name}@{bundle.version}",
                     [Problem(str(source), "store.rotted", why)],
                 )
-            os.replace(tmp, out)
+            publish(tmp, out)
         except FileNotFoundError as exc:
             Path(tmp).unlink(missing_ok=True)
             if exc.filename == str(source):
