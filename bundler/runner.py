@@ -16,7 +16,7 @@ from typing import Any, Literal
 import checkers
 from checkers.api import Checker, CheckerInputError, InputKind, Param, Reason, Verdict
 
-from . import yamlfile
+from . import strictjson, yamlfile
 from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
@@ -85,13 +85,13 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    records.append((number, _strict_json(line)))
+                    records.append((number, strictjson.loads(line)))
                 except ValueError as exc:
                     raise _LoadError(f"{path}:{number}: not a JSON value: {exc}") from None
         return records
     if path.endswith(".json"):
         try:
-            return _strict_json(text)
+            return strictjson.loads(text)
         except ValueError as exc:
             raise _LoadError(f"{path}: not valid JSON: {exc}") from None
     try:
@@ -100,21 +100,6 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
         line = f":{exc.line}" if exc.line else ""
         raise _LoadError(f"{path}{line}: {exc.message}") from None
     return value
-
-
-def _strict_json(text: str) -> Any:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not allowed")
-
-    return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
 
 
 def load_inputs(

@@ -21,12 +21,12 @@ import binascii
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from . import strictjson
 from .errors import Problem
 
 PAYLOAD_TYPE = "application/vnd.reprobundle.manifest+toml; format=reprobundle/1"
@@ -254,19 +254,8 @@ def parse_signature(data: bytes) -> Signature:
     if len(data) > MAX_SIGNATURE_FILE:
         raise SignatureProblem("signature.format", f"larger than {MAX_SIGNATURE_FILE} bytes")
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in items:
-            if k in out:
-                raise ValueError(f"duplicate key {k!r}")
-            out[k] = v
-        return out
-
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not allowed")
-
     try:
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+        doc = strictjson.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SignatureProblem("signature.format", f"not a JSON signature object: {exc}") from None
     if not isinstance(doc, dict) or sorted(doc) != sorted(SIGNATURE_KEYS):

@@ -115,3 +115,13 @@ def test_cli_compression_option_overrides_the_default_name(
     written = Path(result.stdout.strip())
     assert written == tmp_path / "quickstart-1.0.0.bundle.tar.gz"
     assert detect(written.read_bytes()[:4]) is GZIP
+
+
+def test_report_command_reads_a_zstd_bundle_as_a_bundle(zst_bundle: Path) -> None:
+    from click.testing import CliRunner
+
+    from bundler.cli import main
+
+    result = CliRunner().invoke(main, ["report", str(zst_bundle)])
+    assert result.exit_code == 0, result.output
+    assert "every claim supported" in result.stdout

@@ -53,6 +53,7 @@ def report(
       reprobundle report quickstart-1.0.0.bundle.tar.gz -o appendix.md
       reprobundle verify qs.bundle.tar.gz --json r.json -q && reprobundle report r.json
     """
+    from ..compression import detect
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json
     from ..reports import to_html, to_junit, to_markdown
@@ -63,8 +64,8 @@ def report(
     if not file.is_file():
         raise UsageError(f"{file} is not a file")
     with file.open("rb") as stream:
-        magic = stream.read(2)
-    if magic == b"\x1f\x8b":
+        magic = stream.read(4)
+    if detect(magic) is not None:
         try:
             with ProgressDisplay(enabled=not quiet) as progress:
                 verification = run_verify(

@@ -18,6 +18,7 @@ from checkers.api import CheckerInputError
 from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_trace
 from checkers.skeleton_draw import RENDERERS
 
+from .. import strictjson
 from ..atomic import write_atomic
 from ..errors import UsageError
 from ..yamlfile import YamlProblem
@@ -43,13 +44,13 @@ def _load_document(path: Path) -> Any:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    records.append((number, _strict_json(line)))
+                    records.append((number, strictjson.loads(line)))
                 except ValueError as exc:
                     raise UsageError(f"{path}:{number}: not a JSON value: {exc}") from None
         return records
     if path.suffix == ".json":
         try:
-            return _strict_json(text)
+            return strictjson.loads(text)
         except ValueError as exc:
             raise UsageError(f"{path}: not valid JSON: {exc}") from None
     if path.suffix in (".yaml", ".yml"):
@@ -59,18 +60,6 @@ def _load_document(path: Path) -> Any:
             line = f":{exc.line}" if exc.line else ""
             raise UsageError(f"{path}{line}: {exc.message}") from None
     raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
-
-
-def _strict_json(text: str) -> Any:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    return json.loads(text, object_pairs_hook=no_duplicates)
 
 
 def _trace(path: Path) -> Trace:

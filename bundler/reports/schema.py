@@ -14,6 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from .. import strictjson
 from ..errors import Problem, UsageError
 from ..manifest import dotted
 
@@ -24,19 +25,6 @@ SCHEMA_NAME = "report-v1.schema.json"
 def report_validator() -> Draft202012Validator:
     text = resources.files("manifests").joinpath(SCHEMA_NAME).read_text("utf-8")
     return Draft202012Validator(json.loads(text))
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
 
 
 def schema_problems(report: Any) -> list[Problem]:
@@ -67,12 +55,10 @@ def schema_problems(report: Any) -> list[Problem]:
 def read_report(data: bytes, where: str) -> dict[str, Any]:
     """Parse and check a JSON report. Raises ``UsageError`` naming every problem."""
     try:
-        report = json.loads(
-            data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant
-        )
+        report = strictjson.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(
-            f"{where} is neither a bundle (gzip) nor a JSON report",
+            f"{where} is neither a bundle (zstd or gzip) nor a JSON report",
             [Problem(where, "report.json", str(exc))],
         ) from None
     problems = schema_problems(report)

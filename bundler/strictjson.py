@@ -1,0 +1,28 @@
+"""Strict JSON reading: a duplicate key or NaN/Infinity is an error, never a silent choice.
+
+``json.loads`` keeps the last of two equal keys and accepts NaN; evidence, signatures and
+reports must be read exactly as written, so both raise ``ValueError`` here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse one JSON document strictly. Raises ValueError (or RecursionError)."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
