@@ -81,14 +81,10 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
     if kind is InputKind.TEXT:
         return text
     if kind is InputKind.JSONL:
-        records = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    records.append((number, strictjson.loads(line)))
-                except ValueError as exc:
-                    raise _LoadError(f"{path}:{number}: not a JSON value: {exc}") from None
-        return records
+        try:
+            return strictjson.loads_lines(text)
+        except ValueError as exc:
+            raise _LoadError(f"{path}:{exc}") from None
     if path.endswith(".json"):
         try:
             return strictjson.loads(text)

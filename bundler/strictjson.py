@@ -26,3 +26,16 @@ def _no_constant(name: str) -> Any:
 def loads(text: str | bytes) -> Any:
     """Parse one JSON document strictly. Raises ValueError (or RecursionError)."""
     return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+
+
+def loads_lines(text: str) -> list[tuple[int, Any]]:
+    """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
+    ValueError whose message starts with ``LINE:``."""
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append((number, loads(line)))
+            except ValueError as exc:
+                raise ValueError(f"{number}: not a JSON value: {exc}") from None
+    return records

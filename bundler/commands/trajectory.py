@@ -40,14 +40,10 @@ def _load_document(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     if path.suffix == ".jsonl":
-        records = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    records.append((number, strictjson.loads(line)))
-                except ValueError as exc:
-                    raise UsageError(f"{path}:{number}: not a JSON value: {exc}") from None
-        return records
+        try:
+            return strictjson.loads_lines(text)
+        except ValueError as exc:
+            raise UsageError(f"{path}:{exc}") from None
     if path.suffix == ".json":
         try:
             return strictjson.loads(text)
