@@ -33,8 +33,8 @@ def main() -> None:
     \b
     Typical use:
       reprobundle init mybundle            # a starter source to edit
-      reprobundle build mybundle           # -> starter-0.1.0.bundle.tar.gz
-      reprobundle verify starter-0.1.0.bundle.tar.gz
+      reprobundle build mybundle           # -> starter-0.1.0.bundle.tar.zst
+      reprobundle verify starter-0.1.0.bundle.tar.zst
     """
 
 

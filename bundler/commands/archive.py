@@ -152,7 +152,7 @@ def add(
 
     \b
     Example:
-      reprobundle archive add out/*.bundle.tar.gz
+      reprobundle archive add out/*.bundle.tar.zst
       reprobundle archive add signed.bundle.tar.gz --trust alice.pub
     """
     from ..archive import ArchiveRefused

@@ -16,7 +16,7 @@ from ._shared import ProgressDisplay, handle_errors
     "-o",
     "--output",
     type=click.Path(path_type=Path),
-    help="File to write (default: NAME-VERSION.bundle.tar.gz in the current folder).",
+    help="File to write (default: NAME-VERSION.bundle.tar.zst in the current folder).",
 )
 @click.option(
     "--compression",
