@@ -1,7 +1,9 @@
 """reprobundle: build and verify reproducibility bundles.
 
-The public API re-exports the few things a program needs; the CLI is a thin shell
-over it. Nothing in this package prints.
+A program uses the library modules directly: ``bundler.build.build`` and
+``bundler.verify.verify`` (with ``bundler.report.to_json`` for the report),
+``bundler.signfile.sign_bundle``, ``bundler.archive.Archive``. The CLI
+(``bundler.cli``) is a thin shell over them. Nothing in this package prints.
 """
 
 __version__ = "0.1.0"
