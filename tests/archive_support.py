@@ -10,8 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from click.testing import CliRunner
 
+from bundler.cli import main
 from tests.helpers import Entry, edit_manifest, read_entries, write_entries
+
+
+def cli(root: Path, *args: str) -> tuple[int, str, str]:
+    """``reprobundle archive --archive ROOT ARGS``: exit code, stdout, stderr (no bug allowed)."""
+    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
 
 
 def rebadge(

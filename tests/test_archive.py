@@ -15,14 +15,8 @@ from bundler.archive import index as archive_index
 from bundler.archive.versions import key as version_key
 from bundler.cli import main
 from tests import archive_workers
-from tests.archive_support import db, flip_expectation, rebadge, sql
+from tests.archive_support import cli, db, flip_expectation, rebadge, sql
 from tests.helpers import read_entries, write_entries
-
-
-def cli(root: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

@@ -6,17 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from bundler.archive import Archive, auditlog, checkpoint
-from bundler.cli import main
-from tests.archive_support import db, rebadge, sql
-
-
-def cli(root: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
+from tests.archive_support import cli, db, rebadge, sql
 
 
 @pytest.fixture

@@ -17,13 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from bundler.archive import Archive
 from bundler.archive import index as archive_index
 from bundler.archive import store as archive_store
-from bundler.cli import main
-from tests.archive_support import rebadge
+from tests.archive_support import cli, rebadge
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -187,12 +185,6 @@ def test_an_interrupted_add_leaves_no_row_without_its_object(
 
 
 # -- a full disk and a read-only archive --------------------------------------------------
-
-
-def cli(root: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

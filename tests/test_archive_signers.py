@@ -11,13 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from bundler.archive import Archive
-from bundler.cli import main
 from bundler.signfile import sign_bundle
 from bundler.signing import load_private_key, new_private_key, public_of
-from tests.archive_support import db, rebadge
+from tests.archive_support import cli, db, rebadge
 from tests.helpers import read_entries, write_entries
 
 DEMO = Path(__file__).resolve().parent.parent / "bundles" / "demo-key"
@@ -26,12 +24,6 @@ DEMO_PUB = DEMO / "DEMO-ONLY-not-secret.pub"
 DEMO_STORE = DEMO / "demo-trust.toml"
 DEMO_NAME = "DEMO-ONLY-not-secret"
 DEMO_KEYID = "59fd200ad838dd919afb7402e0c0653b5f08330e04f3810fe0a6cfd70c17b436"
-
-
-def cli(root: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["archive", "--archive", str(root), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def events(root: Path) -> list[dict[str, object]]:
