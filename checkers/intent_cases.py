@@ -164,6 +164,19 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _keyed_record(raw: Any, where: str, keys: set[str], id_key: str) -> str:
+    """Check a record is a mapping of known keys with a non-empty ``id_key``; return it."""
+    if not isinstance(raw, Mapping):
+        raise input_invalid(f"{where}: expected a mapping")
+    unknown = sorted(set(map(str, raw)) - keys)
+    if unknown:
+        raise input_invalid(f"{where}: unknown key(s) {unknown}")
+    value = raw.get(id_key)
+    if not isinstance(value, str) or not value:
+        raise input_invalid(f"{where}: {id_key} must be a non-empty string")
+    return value
+
+
 def records(doc: Any, key: str, role: str) -> list[Any]:
     if isinstance(doc, Mapping) and key in doc:
         doc = doc[key]
@@ -207,15 +220,7 @@ def parse_cases(doc: Any, states: Sequence[str]) -> list[EvalCase]:
     cases: list[EvalCase] = []
     seen: set[str] = set()
     for i, raw in enumerate(records(doc, "cases", "cases")):
-        where = f"cases[{i}]"
-        if not isinstance(raw, Mapping):
-            raise input_invalid(f"{where}: expected a mapping")
-        unknown = sorted(set(map(str, raw)) - _CASE_KEYS)
-        if unknown:
-            raise input_invalid(f"{where}: unknown key(s) {unknown}")
-        cid = raw.get("id")
-        if not isinstance(cid, str) or not cid:
-            raise input_invalid(f"{where}: id must be a non-empty string")
+        cid = _keyed_record(raw, f"cases[{i}]", _CASE_KEYS, "id")
         where = f"case {cid}"
         if cid in seen:
             raise input_invalid(f"{where}: id used twice")
@@ -288,15 +293,7 @@ def parse_outputs(doc: Any, states: Sequence[str]) -> dict[str, RecordedOutput]:
     """The ``outputs`` document by case id."""
     outputs: dict[str, RecordedOutput] = {}
     for i, raw in enumerate(records(doc, "outputs", "outputs")):
-        where = f"outputs[{i}]"
-        if not isinstance(raw, Mapping):
-            raise input_invalid(f"{where}: expected a mapping")
-        unknown = sorted(set(map(str, raw)) - _OUTPUT_KEYS)
-        if unknown:
-            raise input_invalid(f"{where}: unknown key(s) {unknown}")
-        cid = raw.get("case")
-        if not isinstance(cid, str) or not cid:
-            raise input_invalid(f"{where}: case must be a non-empty string")
+        cid = _keyed_record(raw, f"outputs[{i}]", _OUTPUT_KEYS, "case")
         where = f"output for {cid}"
         if cid in outputs:
             raise input_invalid(f"{where}: recorded twice")
