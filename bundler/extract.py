@@ -5,32 +5,28 @@ byte is written; files are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative t
 directory descriptors this module created itself, so no name or link can lead a write
 outside the work directory; limits are enforced on the bytes actually decompressed,
 not on what headers say. Every file is hashed while it is written, and every problem is
-collected before the bundle is rejected. ``tarfile`` is used only to parse headers; its
-extraction (and its filters) are never used.
+collected before the bundle is rejected. The tar stream is read by ``tarstream``, which
+sees every byte once; ``tarfile`` is not used.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import stat
-import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import compression
 from .errors import BundleRejected, Problem
-from .hashing import CHUNK
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
 from .paths import fold, path_problem
+from .tarstream import TYPE_NAMES, Header, TarError, TarReader
 
 MAX_LISTED_PROBLEMS = 200
 # pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
 PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
-WINDOW = 4 << 20  # recent decompressed bytes kept to check tar padding is zero
-MAX_HEADER_DATA = 1 << 20  # pax and GNU long-name headers are read into memory whole
 
 # Called once the manifest and the signatures are read, before any payload byte is
 # written: (manifest bytes, identity, signature files by name). Raises to reject.
@@ -71,60 +67,23 @@ class _Reject(Exception):
         self.problem = Problem(where, code, message)
 
 
-class _Stream(io.RawIOBase):
+class _Stream:
     """The decompressed tar stream: bounded pieces from an inflater, counted against the
-    limits, with a window of recent bytes kept to check padding."""
+    limits before the tar reader sees them."""
 
     def __init__(self, inflater: compression.Inflater, limits: Limits) -> None:
         self._inflater = inflater
         self._limits = limits
-        self._buffer = memoryview(b"")  # a view, so handing out a slice copies nothing
         self.decompressed = 0
-        self.given = 0  # bytes handed to the tar reader
-        self._window = bytearray()
-        self._window_start = 0
 
-    @property
-    def compressed(self) -> int:
-        return self._inflater.compressed
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, target: memoryview) -> int:  # type: ignore[override]
-        if not self._buffer:
-            try:
-                self._buffer = memoryview(self._inflater.next())
-            except compression.StreamError as exc:
-                raise _Reject(exc.code, "(archive)", exc.message) from None
-            self.decompressed += len(self._buffer)
-            self._check_ratio()
-            if not self._buffer:
-                return 0
-        n = min(len(target), len(self._buffer))
-        target[:n] = self._buffer[:n]
-        self._window += self._buffer[:n]
-        self.given += n
-        self._buffer = self._buffer[n:]
-        if len(self._window) > 2 * WINDOW:
-            cut = len(self._window) - WINDOW
-            del self._window[:cut]
-            self._window_start += cut
-        return n
-
-    def all_zero(self, start: int, end: int) -> bool:
-        """Whether the bytes at stream offsets [start, end) already handed out are all zero.
-
-        ``tarfile`` skips the padding after each member and reads ahead, so whatever an
-        archive hides there is checked here, on the bytes actually decompressed.
-        """
-        end = min(end, self.given)
-        if start >= end:
-            return True
-        if start < self._window_start:
-            raise _Reject("archive.corrupt", "(archive)", "the tar stream jumps backwards")
-        chunk = self._window[start - self._window_start : end - self._window_start]
-        return not chunk.strip(b"\0")
+    def pull(self) -> bytes:
+        try:
+            chunk = self._inflater.next()
+        except compression.StreamError as exc:
+            raise _Reject(exc.code, "(archive)", exc.message) from None
+        self.decompressed += len(chunk)
+        self._check_ratio()
+        return chunk
 
     def _check_ratio(self) -> None:
         limits = self._limits
@@ -136,7 +95,7 @@ class _Stream(io.RawIOBase):
                 "(raise with --max-total-bytes)",
             )
         if self.decompressed > limits.ratio_floor and self.decompressed > limits.ratio * max(
-            self.compressed, 1
+            self._inflater.compressed, 1
         ):
             raise _Reject(
                 "limit.ratio",
@@ -145,55 +104,16 @@ class _Stream(io.RawIOBase):
                 "raise with --max-ratio",
             )
 
-    def drain(self) -> bytes:
-        """Whatever follows the tar end-of-archive marker (must be zero padding)."""
-        rest = bytearray()
-        while chunk := self.read(CHUNK):
-            rest += chunk
-            if len(rest) > 1 << 20:
-                break
-        return bytes(rest)
 
-
-class _StrictTarInfo(tarfile.TarInfo):
-    """Refuses, before tarfile reads them into memory, extended headers that are too large
-    and GNU sparse headers."""
-
-    def _too_large(self) -> None:
-        if self.size > MAX_HEADER_DATA:
-            raise _Reject(
-                "limit.header_size",
-                "(archive)",
-                f"an extended tar header of {self.size} bytes (at most {MAX_HEADER_DATA})",
-            )
-
-    def _proc_pax(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
-        self._too_large()
-        return super()._proc_pax(archive)  # type: ignore[misc, no-any-return]
-
-    def _proc_gnulong(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
-        self._too_large()
-        return super()._proc_gnulong(archive)  # type: ignore[misc, no-any-return]
-
-    def _proc_sparse(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
-        # GNU sparse headers may chain any number of extension blocks: refuse at once
-        raise _Reject("member.type", self.name, "is a sparse file")
-
-
-def _member_problem(member: tarfile.TarInfo) -> str | None:
-    if member.issym():
-        return f"is a symbolic link (to {member.linkname!r}); bundles hold regular files only"
-    if member.islnk():
-        return f"is a hard link (to {member.linkname!r}); bundles hold regular files only"
-    if member.ischr() or member.isblk():
-        return "is a device file"
-    if member.isfifo():
-        return "is a FIFO"
-    if member.issparse():
-        return "is a sparse file"
-    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
-        return f"has an unsupported member type {member.type!r}"
-    unknown = sorted(set(member.pax_headers) - PAX_KEYS)
+def _member_problem(member: Header) -> str | None:
+    kind = TYPE_NAMES.get(member.type)
+    if member.type in (b"1", b"2"):
+        return f"is {kind} (to {member.linkname!r}); bundles hold regular files only"
+    if kind:
+        return f"is {kind}"
+    if not (member.is_file or member.is_folder):
+        return f"has an unsupported member type {member.type.decode('latin-1')!r}"
+    unknown = sorted(set(member.pax) - PAX_KEYS)
     if unknown:
         return f"has pax header fields this reader does not support: {unknown}"
     return None
@@ -220,7 +140,7 @@ class _Writer:
         self._dirs[rel] = fd
         return fd
 
-    def write(self, rel: str, chunks: Iterator[bytes]) -> tuple[str, int]:
+    def write(self, rel: str, chunks: Iterator[memoryview]) -> tuple[str, int]:
         import hashlib
 
         parent, _, name = rel.rpartition("/")
@@ -232,31 +152,20 @@ class _Writer:
         )
         digest = hashlib.sha256()
         size = 0
-        with os.fdopen(fd, "wb") as out:
+        try:
             for chunk in chunks:
                 digest.update(chunk)
                 size += len(chunk)
-                out.write(chunk)
+                while chunk:
+                    chunk = chunk[os.write(fd, chunk) :]
+        finally:
+            os.close(fd)
         return digest.hexdigest(), size
 
     def close(self) -> None:
         for fd in self._dirs.values():
             os.close(fd)
         self._dirs.clear()
-
-
-def _data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> Iterator[bytes]:
-    """The bytes of a regular member of a streamed tar, in bounded chunks."""
-    stream = tar.extractfile(member)
-    if stream is None:
-        raise _Reject("member.type", member.name, "has no data")
-    left = member.size
-    while left:
-        chunk = stream.read(min(CHUNK, left))
-        if not chunk:
-            raise _Reject("archive.truncated", member.name, "the archive ends inside this member")
-        left -= len(chunk)
-        yield chunk
 
 
 def extract(
@@ -320,7 +229,6 @@ def _read(
     total = 0
     count = 0
     payload_started = False
-    end_of_last = 0  # stream offset where the last member's data ended
     folded_files: dict[str, str] = {}
     folded_folders: dict[str, str] = {}
 
@@ -330,20 +238,9 @@ def _read(
             before_payload(manifest_bytes, identity(manifest_bytes), dict(signatures))
         payload_started = True
 
+    tar = TarReader(stream.pull)
     try:
-        tar = tarfile.open(  # noqa: SIM115 (closed with the stream)
-            fileobj=stream,
-            mode="r|",
-            encoding="utf-8",
-            errors="surrogateescape",
-            tarinfo=_StrictTarInfo,
-        )
-    except tarfile.ReadError as exc:
-        raise _Reject(
-            "archive.not_tar", "(archive)", f"the gzip stream does not hold a tar archive: {exc}"
-        ) from None
-    try:
-        for member in _members(tar):
+        while (member := tar.next()) is not None:
             count += 1
             if count > limits.members:
                 raise _Reject(
@@ -351,22 +248,6 @@ def _read(
                     "(archive)",
                     f"more than {limits.members} members (raise with --max-members)",
                 )
-            if tar.pax_headers:
-                raise _Reject(
-                    "archive.global_header",
-                    member.name,
-                    "a pax global header precedes this member; bundles have none",
-                )
-            if not stream.all_zero(end_of_last, member.offset):
-                raise _Reject(
-                    "archive.hidden_data",
-                    member.name,
-                    "non-zero bytes hide in the padding before this member's header "
-                    "(a member larger than its declared size?)",
-                )
-            # where tarfile resumes after this member (it skips the data of these types)
-            has_data = member.isreg() or member.type not in tarfile.SUPPORTED_TYPES
-            end_of_last = member.offset_data + (member.size if has_data else 0)
             name = member.name
             where = name
             why = path_problem(name) or _member_problem(member)
@@ -387,7 +268,7 @@ def _read(
                 )
                 continue
             seen[key] = name
-            clash = _clash(key, name, member.isreg(), folded_files, folded_folders)
+            clash = _clash(key, name, member.is_file, folded_files, folded_folders)
             if clash:
                 problems.append(Problem(where, "member.file_and_folder", clash))
                 continue
@@ -395,7 +276,7 @@ def _read(
                 if (
                     not name.endswith("/" + MANIFEST_NAME)
                     or name.count("/") != 1
-                    or not member.isreg()
+                    or not member.is_file
                 ):
                     raise _Reject(
                         "archive.layout",
@@ -409,7 +290,7 @@ def _read(
                         f"the manifest is larger than {limits.manifest_bytes} bytes "
                         "(raise with --max-manifest-bytes)",
                     )
-                manifest_bytes = b"".join(_data(tar, member))
+                manifest_bytes = b"".join(tar.data())
                 manifest = parse(manifest_bytes)
                 top = name.split("/")[0]
                 if top != manifest.top:
@@ -427,7 +308,7 @@ def _read(
                 problems.append(Problem(where, "member.outside_top", f"is not inside {top}/"))
                 continue
             rel = name[len(top) + 1 :]
-            if member.isdir():
+            if member.is_folder:
                 if rel not in folders:
                     problems.append(
                         Problem(where, "member.unlisted", "is a folder the manifest does not list")
@@ -452,7 +333,7 @@ def _read(
                         where,
                         f"the signature file is larger than {limits.manifest_bytes} bytes",
                     )
-                signatures[rel] = b"".join(_data(tar, member))
+                signatures[rel] = b"".join(tar.data())
                 continue
             start_payload()
             if rel not in expected:
@@ -482,24 +363,12 @@ def _read(
                     f"the files add up to more than {limits.total_bytes} bytes "
                     "(raise with --max-total-bytes)",
                 )
-            written[rel] = writer.write(f"{top}/{rel}", _data(tar, member))
+            written[rel] = writer.write(f"{top}/{rel}", tar.data())
         if manifest is None:
             raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
         start_payload()
-        tail_ok = stream.all_zero(end_of_last, stream.given)
-        tail = stream.drain()
-        if not tail_ok or tail.strip(b"\0"):
-            raise _Reject(
-                "archive.trailing_data",
-                "(archive)",
-                "there are bytes after the tar end-of-archive marker",
-            )
-    except tarfile.TarError as exc:
-        raise _Reject(
-            "archive.corrupt", "(archive)", f"the tar stream is corrupt or truncated: {exc}"
-        ) from None
-    except EOFError:
-        raise _Reject("archive.truncated", "(archive)", "the file is truncated") from None
+    except TarError as exc:
+        raise _Reject(exc.code, exc.where, exc.message) from None
     except OSError as exc:
         raise _Reject(
             "archive.write", "(work directory)", f"cannot write: {exc.strerror}"
@@ -556,20 +425,3 @@ def _clash(
     else:
         folders.setdefault(key, name)
     return None
-
-
-def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-    while True:
-        try:
-            member = tar.next()
-        except (_Reject, tarfile.TarError, EOFError, OSError):
-            raise
-        except Exception as exc:  # tarfile's header parsing raises ValueError & co on hostile input
-            raise _Reject(
-                "archive.corrupt",
-                "(archive)",
-                f"a tar header cannot be parsed ({type(exc).__name__}: {exc})",
-            ) from None
-        if member is None:
-            return
-        yield member

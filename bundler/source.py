@@ -29,7 +29,7 @@ from .manifest import (
     SIGNATURES_DIR,
     Locator,
     dotted,
-    schema_validator,
+    schema_errors,
 )
 from .manifest import consistency_problems as manifest_consistency
 from .paths import path_problem
@@ -262,7 +262,7 @@ def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
     # The file entries are ours (placeholder hashes); their paths are checked by the
     # consistency rules and _resolve_files, so one stands in for all (25,000 cost 1 s).
     shown = {**document, "files": document["files"][:1]}
-    for error in sorted(schema_validator().iter_errors(shown), key=lambda e: list(e.path)):
+    for error in schema_errors(shown):
         if error.validator == "additionalProperties" or list(error.path)[:1] == ["files"]:
             continue  # reported with more help by _unknown_keys and _resolve_files
         where = _source_locator(tuple(error.path))

@@ -22,11 +22,12 @@ A trust store is a TOML file::
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import tomli
 
 from .errors import BundleRejected, Problem, UsageError
 from .signing import PAYLOAD_TYPE, PublicKey, Signature, SignatureProblem, parse_signature
@@ -252,8 +253,8 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
     """Read a trust store strictly; a store with no keys is an error (fail closed)."""
     text = _read_small(path, "trust store")
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
         raise UsageError(f"trust store {path} is not valid TOML: {exc}") from None
     entries = doc.get("key")
     if set(doc) - {"key"} or not isinstance(entries, list) or not entries:

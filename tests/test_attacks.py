@@ -92,13 +92,25 @@ def test_second_gzip_stream_after_the_first(
 def test_bytes_after_the_tar_end_marker_inside_the_stream(
     quickstart_bundle: Path, tmp_path: Path, canary: Path
 ) -> None:
-    """tarfile stops at the first zero block and never reads what follows; we do."""
+    """Everything after the first zero block must be zero, to the end of the stream."""
+    raw = raw_tar(quickstart_bundle)
+    last = last_member(raw)
+    end = last.offset_data + -(-last.size // 512) * 512 + 1024  # past the two zero blocks
+    assert len(raw) > end + 100, "needs record padding to hide in"
+    hidden = b"PK\x03\x04 a zip hides here"
+    data = raw[:end] + hidden + raw[end + len(hidden) :]
+    check(put(tmp_path, gzip.compress(data)), tmp_path, canary, "archive.trailing_data")
+
+
+def test_bytes_in_place_of_the_tar_end_marker(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path
+) -> None:
     raw = raw_tar(quickstart_bundle)
     last = last_member(raw)
     end = last.offset_data + -(-last.size // 512) * 512
     hidden = b"PK\x03\x04 a zip hides here"
     data = raw[:end] + hidden + raw[end + len(hidden) :]
-    check(put(tmp_path, gzip.compress(data)), tmp_path, canary, "archive.trailing_data")
+    check(put(tmp_path, gzip.compress(data)), tmp_path, canary, "archive.corrupt")
 
 
 def test_data_hidden_in_member_padding(
@@ -335,12 +347,12 @@ def test_pax_sparse_member(quickstart_bundle: Path, tmp_path: Path, canary: Path
 def test_malformed_pax_sparse_header_is_corrupt_not_a_traceback(
     quickstart_bundle: Path, tmp_path: Path, canary: Path
 ) -> None:
-    """tarfile raises ValueError on this header; the reader turns it into a rejection."""
+    """Sparse files come in pax fields too: refused as a member type, like any unknown field."""
     info = tarfile.TarInfo(f"{TOP}/inputs/sparse")
     info.size = 0
     info.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0"}
     data = _splice_before_end(quickstart_bundle, info.tobuf(format=tarfile.PAX_FORMAT))
-    check(put(tmp_path, data), tmp_path, canary, "archive.corrupt")
+    check(put(tmp_path, data), tmp_path, canary, "member.type")
 
 
 def test_unknown_pax_field(quickstart_bundle: Path, tmp_path: Path, canary: Path) -> None:

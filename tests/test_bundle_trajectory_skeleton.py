@@ -67,8 +67,9 @@ def test_changed_reference_trace_makes_the_stored_model_diverge(
     text = (SOURCE / path).read_text(encoding="utf-8")
     changed = text.replace("label: query typed", "label: query pasted")
     assert changed != text
-    edited = edit_manifest(bundle, tmp_path / "edited.bundle.tar.gz", lambda doc: None,
-                           {path: changed.encode()})
+    edited = edit_manifest(
+        bundle, tmp_path / "edited.bundle.tar.gz", lambda doc: None, {path: changed.encode()}
+    )
     code, claims = statuses(edited)
     assert code == 1
     assert claims["stored-model-is-verified"] == "contradicted"
@@ -78,8 +79,11 @@ def test_predictions_table_matches_the_labelled_cases_and_trace_headers() -> Non
     """The skeleton column is what the re-run cases expect; the self-assessment column
     is what each trace header reports."""
     source = yaml.safe_load((SOURCE / "bundle.yaml").read_text(encoding="utf-8"))
-    expected = {c["id"].removeprefix("labelled-"): c["expect"]
-                for c in source["cases"] if c["id"].startswith("labelled-")}
+    expected = {
+        c["id"].removeprefix("labelled-"): c["expect"]
+        for c in source["cases"]
+        if c["id"].startswith("labelled-")
+    }
     folder = SOURCE / "inputs" / "search"
     table = yaml.safe_load((folder / "predictions.yaml").read_text(encoding="utf-8"))
     assert {i["id"]: i["predictions"]["trajectory-skeleton"] for i in table["items"]} == expected
@@ -103,8 +107,12 @@ def test_regex_model_that_hides_the_guard_contradicts_the_merge_guard_claim(
     for state in model["states"]:
         if state["why"] == "guard":
             state["why"] = "dominator"
-    edited = edit_manifest(bundle, tmp_path / "edited.bundle.tar.gz", lambda doc: None,
-                           {path: json.dumps(model, indent=2).encode()})
+    edited = edit_manifest(
+        bundle,
+        tmp_path / "edited.bundle.tar.gz",
+        lambda doc: None,
+        {path: json.dumps(model, indent=2).encode()},
+    )
     code, claims = statuses(edited)
     assert code == 1
     assert claims["merge-guard-keeps-required-steps"] == "contradicted"

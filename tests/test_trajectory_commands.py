@@ -56,33 +56,51 @@ def test_check_explains_a_pass_and_a_missing_step(tmp_path: Path, refs: list[Pat
     assert passed.exit_code == 0
     assert passed.output.startswith("PASS: trace 'good' passes: all 3 essential states reached")
     assert failed.exit_code == 1
-    assert "FAIL: trace 'bad' fails: state 'search results' never reached after " \
+    assert (
+        "FAIL: trace 'bad' fails: state 'search results' never reached after "
         "'search dialog' (coverage 2 of 3 essential states)." in failed.output
-    report = json.loads(CliRunner().invoke(
-        trajectory, ["check", str(model), str(bad), "--format", "json"]).output)
+    )
+    report = json.loads(
+        CliRunner().invoke(trajectory, ["check", str(model), str(bad), "--format", "json"]).output
+    )
     assert report["status"] == "fail"
     assert report["reasons"][0]["code"] == "trajectory.missing"
     assert report["coverage"] == {"matched": 2, "essential": 3, "share": 0.666667}
 
 
 def test_identity_and_normalise_options_define_state_equivalence(tmp_path: Path) -> None:
-    refs = [write_trace(tmp_path, "r1", ["open", "Searching… 0.4 s", "done"]),
-            write_trace(tmp_path, "r2", ["open", "Searching… 2.0 s", "done"])]
+    refs = [
+        write_trace(tmp_path, "r1", ["open", "Searching… 0.4 s", "done"]),
+        write_trace(tmp_path, "r2", ["open", "Searching… 2.0 s", "done"]),
+    ]
     out = tmp_path / "m.json"
-    result = CliRunner().invoke(trajectory, [
-        "learn", *map(str, refs), "-o", str(out), "--identity", "label",
-        "--normalise", "label", r"\s*\d+(\.\d+)? s$"])
+    result = CliRunner().invoke(
+        trajectory,
+        [
+            "learn",
+            *map(str, refs),
+            "-o",
+            str(out),
+            "--identity",
+            "label",
+            "--normalise",
+            "label",
+            r"\s*\d+(\.\d+)? s$",
+        ],
+    )
     assert result.exit_code == 0, result.output
     model = json.loads(out.read_text())
     assert [e["label"] for e in model["skeleton"]] == ["open", "Searching…", "done"]
     assert model["params"]["normalise"] == [
-        {"field": "label", "pattern": r"\s*\d+(\.\d+)? s$", "replace": ""}]
+        {"field": "label", "pattern": r"\s*\d+(\.\d+)? s$", "replace": ""}
+    ]
 
 
 def test_mermaid_draws_essential_bold_and_optional_dashed(tmp_path: Path, refs: list[Path]) -> None:
     out = tmp_path / "m.json"
     result = CliRunner().invoke(
-        trajectory, ["learn", *map(str, refs), "-o", str(out), "--format", "mermaid"])
+        trajectory, ["learn", *map(str, refs), "-o", str(out), "--format", "mermaid"]
+    )
     lines = result.output.splitlines()
     assert lines[0] == "flowchart TD"
     assert '  s_search_dialog["search dialog"]' in lines
@@ -94,12 +112,13 @@ def test_mermaid_draws_essential_bold_and_optional_dashed(tmp_path: Path, refs: 
 
 
 def test_dot_draws_the_guarded_states_of_the_regex_model() -> None:
-    result = CliRunner().invoke(
-        trajectory, ["show", str(REGEX / "model.json"), "--format", "dot"])
+    result = CliRunner().invoke(trajectory, ["show", str(REGEX / "model.json"), "--format", "dot"])
     assert result.exit_code == 0
     assert result.output.startswith("digraph skeleton {")
-    assert '"regex-enabled" [label="regex enabled", style=bold, penwidth=3, ' \
+    assert (
+        '"regex-enabled" [label="regex enabled", style=bold, penwidth=3, '
         'color="#cc0000"];' in result.output
+    )
     assert '"searching" [label="Searching…", style=dashed];' in result.output
     assert '"editor" [label="editor", style=bold, penwidth=3];' in result.output
 
@@ -107,8 +126,7 @@ def test_dot_draws_the_guarded_states_of_the_regex_model() -> None:
 def test_show_names_the_merge_guard_in_words() -> None:
     result = CliRunner().invoke(trajectory, ["show", str(REGEX / "model.json")])
     assert "3. regex enabled  (kept essential by the merge guard)" in result.output
-    assert "in any order relative to each other: 'regex enabled' and 'query typed'" \
-        in result.output
+    assert "in any order relative to each other: 'regex enabled' and 'query typed'" in result.output
     assert "which no reference trace took" in result.output
 
 
@@ -116,8 +134,10 @@ def test_bundled_models_are_what_learn_writes(tmp_path: Path) -> None:
     for folder in (SEARCH, REGEX):
         out = tmp_path / f"{folder.name}.json"
         refs = sorted((folder / "references").glob("*.yaml"))
-        result = CliRunner().invoke(trajectory, [
-            "learn", *map(str, refs), "--params", str(folder / "params.yaml"), "-o", str(out)])
+        result = CliRunner().invoke(
+            trajectory,
+            ["learn", *map(str, refs), "--params", str(folder / "params.yaml"), "-o", str(out)],
+        )
         assert result.exit_code == 0, result.output
         assert out.read_bytes() == (folder / "model.json").read_bytes()
 
@@ -132,8 +152,9 @@ def test_one_reference_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> Non
 def test_broken_yaml_is_named_with_its_line(tmp_path: Path, refs: list[Path]) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("trace: x\nstates:\n  - label: a\n  - label: [b\n")
-    result = CliRunner().invoke(trajectory, ["learn", str(refs[0]), str(broken), "-o",
-                                             str(tmp_path / "m.json")])
+    result = CliRunner().invoke(
+        trajectory, ["learn", str(refs[0]), str(broken), "-o", str(tmp_path / "m.json")]
+    )
     assert result.exit_code == 2
     assert f"{broken}:" in result.output and "not valid YAML" in result.output
     assert "Traceback" not in result.output
@@ -150,8 +171,10 @@ def test_malformed_model_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> N
 def test_params_file_with_a_misspelt_key_is_refused(tmp_path: Path, refs: list[Path]) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("identiy: [label]\n")
-    result = CliRunner().invoke(trajectory, ["learn", *map(str, refs), "--params", str(params),
-                                             "-o", str(tmp_path / "m.json")])
+    result = CliRunner().invoke(
+        trajectory,
+        ["learn", *map(str, refs), "--params", str(params), "-o", str(tmp_path / "m.json")],
+    )
     assert result.exit_code == 2
     assert "expected a mapping with identity and normalise" in result.output
 
@@ -198,7 +221,9 @@ def test_deeply_nested_input_is_a_usage_error_not_a_bug(tmp_path: Path, role: st
 def test_deeply_nested_params_file_is_a_usage_error(tmp_path: Path, refs: list[Path]) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("identity: " + "[" * 5000 + "]" * 5000 + "\n")
-    result = CliRunner().invoke(trajectory, ["learn", *map(str, refs), "--params", str(params),
-                                             "-o", str(tmp_path / "m.json")])
+    result = CliRunner().invoke(
+        trajectory,
+        ["learn", *map(str, refs), "--params", str(params), "-o", str(tmp_path / "m.json")],
+    )
     assert result.exit_code == 2, result.output
     assert "nested too deeply" in result.output

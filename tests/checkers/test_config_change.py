@@ -168,7 +168,6 @@ def test_wrong_target_in_second_place_is_still_target_wrong() -> None:
     assert "target.wrong" in run(merge_reconstruct, inputs).codes
 
 
-
 def test_intended_rule_deletion_not_made_is_target_wrong() -> None:
     # The task is to delete "other"; a request that keeps it did not make the change.
     expected = copy.deepcopy(ORIGINAL)
@@ -180,6 +179,7 @@ def test_intended_rule_deletion_not_made_is_target_wrong() -> None:
     assert run(merge_reconstruct, {**inputs, "request": made, "expected": expected}).status == (
         "pass"
     )
+
 
 def test_field_added_outside_the_target_is_collateral_content_added() -> None:
     verdict = content({**full_list_request(), "debug": True})
@@ -373,7 +373,6 @@ def test_replace_merge_of_one_rule_always_reports_the_others_removed(
     assert len(verdict.reasons) == len(original) - 1
 
 
-
 @settings(max_examples=200, deadline=None)
 @given(
     original=_rules.filter(lambda rules: len(rules) >= 1),
@@ -397,6 +396,7 @@ def test_target_wrong_exactly_when_the_named_target_lacks_the_intended_value(
     named = [r for r in sent if r["name"] == expected[target]["name"]]
     assert ("target.wrong" in verdict.codes) == (not named or named[0]["v"] != 9)
     assert (verdict.status == "pass") == (sent == expected)
+
 
 # --------------------------------------------------------------------------- state-unchanged
 
@@ -440,7 +440,6 @@ def test_a_saved_version_fails_once_per_changed_field() -> None:
     assert [r.details["field"] for r in verdict.reasons] == ["config_hash", "versions"]
 
 
-
 def test_observations_read_from_different_sources_are_an_error_not_a_pass() -> None:
     # The seed reads "again with the same information": equal values read two
     # different ways (e.g. the agent's own session after the run) show nothing.
@@ -460,6 +459,7 @@ def test_a_field_declared_twice_is_a_params_error_not_counted_twice() -> None:
         state_unchanged, {"before": BEFORE, "after": saved}, fields=["config_hash", "config_hash"]
     )
     assert verdict.codes == ("params.invalid",)
+
 
 def test_only_declared_fields_are_compared() -> None:
     moved = after(active_version="cfg-40")
@@ -528,7 +528,6 @@ def test_read_only_trace_with_plan_and_validate_posts_passes() -> None:
     assert verdict.details["requests"] == 3
 
 
-
 def test_trace_that_says_it_was_recorded_after_authorization_is_an_error_not_a_pass() -> None:
     # Such a log would not hold the writes the server refused: it cannot show
     # "did not try" apart from "tried and got 403".
@@ -538,6 +537,7 @@ def test_trace_that_says_it_was_recorded_after_authorization_is_an_error_not_a_p
     assert "line 1" in verdict.message and "before authorization" in verdict.message
     before = [{**r, "recorded": "before_authorization"} for r in READS]
     assert behaviour(*before).status == "pass"
+
 
 def test_rejected_403_put_still_counts_as_write_attempt() -> None:
     put = {"order": 4, "method": "PUT", "path": "/api/v1/config", "status": 403}
@@ -736,7 +736,6 @@ def test_review_without_diff_base_is_an_error_not_a_pass() -> None:
     assert "diff" in verdict.message
 
 
-
 @pytest.mark.parametrize("blank", [None, "", {"etag": "x"}])
 def test_blank_identifiers_on_both_sides_are_an_error_not_a_match(blank: Any) -> None:
     # null == null is not "the diff was computed against the current version"
@@ -745,6 +744,7 @@ def test_blank_identifiers_on_both_sides_are_an_error_not_a_match(blank: Any) ->
     verdict = review(record, submission)
     assert verdict.codes == ("input.invalid",)
     assert "identifier" in verdict.message
+
 
 def test_reviewed_candidate_given_as_yaml_text_is_compared_by_content() -> None:
     assert review(review_record(candidate=CANDIDATE_YAML)).status == "pass"
@@ -887,7 +887,6 @@ def test_invalid_tool_schema_is_an_error_not_a_pass() -> None:
     assert verdict.codes == ("input.invalid",)
 
 
-
 def test_schema_with_an_unresolvable_ref_is_an_input_error_not_a_checker_bug() -> None:
     # Nothing is fetched: a remote or dangling $ref is malformed evidence.
     for ref in ("https://example.invalid/body.json", "#/definitions/nowhere"):
@@ -902,6 +901,7 @@ def test_stage_that_is_not_a_name_is_an_error_naming_the_line() -> None:
     verdict = calls(call("local_receipt", PLAN_ARGS), {**call("x", PLAN_ARGS), "stage": ["x"]})
     assert verdict.codes == ("input.invalid",)
     assert "line 2" in verdict.message
+
 
 def test_tool_declared_twice_or_without_schema_is_an_error() -> None:
     twice = {"tools": [TOOLS["tools"][0], TOOLS["tools"][0]]}

@@ -544,7 +544,6 @@ def test_repeats_of_one_hard_task_are_not_counted_as_many_tasks() -> None:
     assert "recomputed 50.0% (1 of 2 tasks)" in verdict.message
 
 
-
 def test_a_task_left_out_of_pass_at_k_is_named_in_the_pass_message() -> None:
     # A hard task whose environment kept failing drops out of the pass@k denominator;
     # the verdict must not let that happen silently (seed: do not silently exclude
@@ -554,6 +553,7 @@ def test_a_task_left_out_of_pass_at_k_is_named_in_the_pass_message() -> None:
     assert verdict.status == "pass"
     assert "1 task left out" in verdict.message and "hard" in verdict.message
     assert "2 environment failure(s)" in verdict.message
+
 
 def test_tolerance_absorbs_rounding_of_fractions_but_not_counts() -> None:
     assert stats_verdict(SMALL, k=3, claimed={"success_rate": 0.538}).status == "pass"

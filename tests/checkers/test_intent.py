@@ -177,7 +177,6 @@ def test_too_few_items_resolved_by_probe_fails_probe() -> None:
     assert verdict.details["case"]["expectations"]["min_resolved_by_probe"]["observed"] == 1
 
 
-
 @pytest.mark.parametrize(
     "padded",
     [
@@ -195,6 +194,7 @@ def test_a_padded_probe_list_does_not_meet_min_resolved_by_probe(padded: list[An
     row = verdict.details["case"]["expectations"]["min_resolved_by_probe"]
     assert row["observed"] == 1
     assert "repeated or blank" in row["ignored"]
+
 
 def test_forty_questions_fail_max_asked() -> None:
     questions = [f"What should happen on cache failure, variant {i}?" for i in range(40)]
@@ -229,9 +229,9 @@ def test_required_file_written_with_a_leading_dot_slash_is_the_same_file() -> No
     as they do for pointers; otherwise the expectation could never hold."""
     verdict = one(evidence_must_include=["./src/cache/redis.ts", "src/routes/users.ts"])
     assert verdict.status == "pass", verdict.reasons
-    assert one({"evidence": ["src/routes/users.ts"]},
-               evidence_must_include=["./src/cache/redis.ts"]).codes == (
-        "expect.evidence_missing",)
+    assert one(
+        {"evidence": ["src/routes/users.ts"]}, evidence_must_include=["./src/cache/redis.ts"]
+    ).codes == ("expect.evidence_missing",)
 
 
 def test_every_failed_expectation_is_its_own_reason() -> None:
@@ -667,14 +667,16 @@ def test_locations_are_capped_but_the_count_is_not() -> None:
         ({"transcripts": {"a.log": b"\xff\xfe"}}, {"markers": SKILL_MARKERS}, "input.invalid"),
         # an empty transcript shows nothing, so it cannot show a clean run
         ({"transcripts": {"a.log": b""}}, {"markers": SKILL_MARKERS}, "input.invalid"),
-        ({"transcripts": {**CLEAN, "b.log": b" \n\n"}}, {"markers": SKILL_MARKERS},
-         "input.invalid"),
+        (
+            {"transcripts": {**CLEAN, "b.log": b" \n\n"}},
+            {"markers": SKILL_MARKERS},
+            "input.invalid",
+        ),
         # lines are searched one at a time: a marker spanning a line break never hits
         ({"transcripts": CLEAN}, {"markers": ["## Intent\ncontract"]}, "params.invalid"),
         ({"transcripts": CLEAN}, {"markers": ["## Intent\\ncontract"]}, "params.invalid"),
         # the same marker twice would count every hit twice
-        ({"transcripts": CLEAN}, {"markers": ["intent-router", "intent-router"]},
-         "params.invalid"),
+        ({"transcripts": CLEAN}, {"markers": ["intent-router", "intent-router"]}, "params.invalid"),
     ],
 )
 def test_a_contamination_check_that_cannot_fail_is_refused(

@@ -17,19 +17,30 @@ assert METRICS is not None
 
 # truth, checker, self-assessment; "fail" (a failed run) is the positive class
 ROWS = [
-    ("pass", "pass", "pass"), ("pass", "pass", "pass"), ("pass", "pass", "fail"),
-    ("fail", "fail", "pass"), ("fail", "fail", "pass"), ("fail", "fail", "fail"),
-    ("pass", "pass", "pass"), ("fail", "fail", "pass"), ("pass", "pass", "pass"),
+    ("pass", "pass", "pass"),
+    ("pass", "pass", "pass"),
+    ("pass", "pass", "fail"),
+    ("fail", "fail", "pass"),
+    ("fail", "fail", "pass"),
+    ("fail", "fail", "fail"),
+    ("pass", "pass", "pass"),
+    ("fail", "fail", "pass"),
+    ("pass", "pass", "pass"),
     ("fail", "fail", "fail"),
 ]
 
 
 def table(rows: list[tuple[str, str, str]] = ROWS) -> dict[str, Any]:
-    return {"items": [
-        {"id": f"t{i:02d}", "truth": truth,
-         "predictions": {"checker": ours, "self-assessment": theirs}}
-        for i, (truth, ours, theirs) in enumerate(rows, start=1)
-    ]}
+    return {
+        "items": [
+            {
+                "id": f"t{i:02d}",
+                "truth": truth,
+                "predictions": {"checker": ours, "self-assessment": theirs},
+            }
+            for i, (truth, ours, theirs) in enumerate(rows, start=1)
+        ]
+    }
 
 
 def run(predictions: Any, **params: Any) -> Any:
@@ -37,11 +48,23 @@ def run(predictions: Any, **params: Any) -> Any:
 
 
 def test_recomputes_the_hand_counted_confusion_matrix_and_figures() -> None:
-    verdict = run(table(), claimed={
-        "checker": {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0},
-        "self-assessment": {"accuracy": 0.6, "precision": 0.667, "recall": 0.4, "f1": 0.5,
-                            "tp": 2, "fp": 1, "fn": 3, "tn": 4, "n": 10},
-    })
+    verdict = run(
+        table(),
+        claimed={
+            "checker": {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0},
+            "self-assessment": {
+                "accuracy": 0.6,
+                "precision": 0.667,
+                "recall": 0.4,
+                "f1": 0.5,
+                "tp": 2,
+                "fp": 1,
+                "fn": 3,
+                "tn": 4,
+                "n": 10,
+            },
+        },
+    )
     assert verdict.status == "pass", verdict.message
     assert "all 13 claimed figure(s) match" in verdict.message
     ours = verdict.details["methods"]["self-assessment"]
@@ -52,8 +75,9 @@ def test_recomputes_the_hand_counted_confusion_matrix_and_figures() -> None:
 
 def test_each_misstated_figure_is_its_own_mismatch() -> None:
     # the seed's figures, from its own data set, claimed for this table
-    verdict = run(table(), claimed={"self-assessment": {"accuracy": 0.822, "f1": 0.698,
-                                                         "recall": 0.4}})
+    verdict = run(
+        table(), claimed={"self-assessment": {"accuracy": 0.822, "f1": 0.698, "recall": 0.4}}
+    )
     assert verdict.status == "fail"
     assert verdict.codes == ("metrics.mismatch",)
     assert sorted(r.details["figure"] for r in verdict.reasons) == ["accuracy", "f1"]
@@ -64,8 +88,10 @@ def test_each_misstated_figure_is_its_own_mismatch() -> None:
 def test_tolerance_accepts_rounding_and_nothing_more() -> None:
     assert run(table(), claimed={"self-assessment": {"precision": 0.667}}).status == "pass"
     assert run(table(), claimed={"self-assessment": {"precision": 0.66}}).status == "fail"
-    assert run(table(), claimed={"self-assessment": {"precision": 0.66}},
-               tolerance=0.01).status == "pass"
+    assert (
+        run(table(), claimed={"self-assessment": {"precision": 0.66}}, tolerance=0.01).status
+        == "pass"
+    )
 
 
 def test_counts_are_compared_exactly() -> None:
@@ -76,10 +102,13 @@ def test_counts_are_compared_exactly() -> None:
 
 def test_figures_with_no_positive_items_are_undefined_never_zero_or_one() -> None:
     only_passes = table([r for r in ROWS if r[0] == "pass"])
-    fine = run(only_passes, claimed={
-        "checker": {"precision": "undefined", "recall": "undefined", "f1": "undefined"},
-        "self-assessment": {"precision": 0.0, "recall": "undefined", "f1": "undefined"},
-    })
+    fine = run(
+        only_passes,
+        claimed={
+            "checker": {"precision": "undefined", "recall": "undefined", "f1": "undefined"},
+            "self-assessment": {"precision": 0.0, "recall": "undefined", "f1": "undefined"},
+        },
+    )
     assert fine.status == "pass", fine.message
     recall = fine.details["methods"]["checker"]["figures"]["recall"]
     assert recall["value"] is None and recall["denominator"] == 0
@@ -108,13 +137,28 @@ def test_f1_is_zero_not_undefined_when_nothing_is_caught_but_both_are_defined() 
         ({"items": []}, "empty"),
         ([1, 2], "a list 'items'"),
         ({"items": [{"id": "a", "truth": "ok", "predictions": {"m": "pass"}}]}, "truth 'ok'"),
-        ({"items": [{"id": "a", "truth": "pass", "predictions": {"m": "pass"}},
-                    {"id": "b", "truth": "fail", "predictions": {"n": "fail"}}]},
-         "(a): no verdict from method 'n'"),
-        ({"items": [{"id": "a", "truth": "pass", "predictions": {"m": "pass"}},
-                    {"id": "a", "truth": "pass", "predictions": {"m": "pass"}}]}, "unique"),
-        ({"items": [{"id": "a", "truth": "pass", "predictions": {"m": "ok"}}]},
-         "method 'm' gave 'ok'"),
+        (
+            {
+                "items": [
+                    {"id": "a", "truth": "pass", "predictions": {"m": "pass"}},
+                    {"id": "b", "truth": "fail", "predictions": {"n": "fail"}},
+                ]
+            },
+            "(a): no verdict from method 'n'",
+        ),
+        (
+            {
+                "items": [
+                    {"id": "a", "truth": "pass", "predictions": {"m": "pass"}},
+                    {"id": "a", "truth": "pass", "predictions": {"m": "pass"}},
+                ]
+            },
+            "unique",
+        ),
+        (
+            {"items": [{"id": "a", "truth": "pass", "predictions": {"m": "ok"}}]},
+            "method 'm' gave 'ok'",
+        ),
     ],
 )
 def test_malformed_table_is_input_invalid(predictions: Any, fragment: str) -> None:

@@ -50,10 +50,19 @@ def run(inputs: dict[str, Any], **params: Any) -> Any:
 
 
 def test_yaml_and_jsonl_forms_of_a_trace_have_the_same_hash() -> None:
-    document = {"trace": "r1", "task": "t", "states": [
-        {"label": "a", "attrs": {"view": "x"}}, {"label": "b", "action": {"type": "key"}}]}
-    records = [(1, {"trace": "r1", "task": "t"}), (2, document["states"][0]),
-               (3, document["states"][1])]
+    document = {
+        "trace": "r1",
+        "task": "t",
+        "states": [
+            {"label": "a", "attrs": {"view": "x"}},
+            {"label": "b", "action": {"type": "key"}},
+        ],
+    }
+    records = [
+        (1, {"trace": "r1", "task": "t"}),
+        (2, document["states"][0]),
+        (3, document["states"][1]),
+    ]
     assert parse_trace(document).sha256 == parse_trace(records).sha256
     assert [s.label for s in parse_trace(records).steps] == ["a", "b"]
 
@@ -94,11 +103,16 @@ def test_normaliser_strips_a_volatile_timer_so_two_loading_screens_are_one_state
 
 def test_attributes_outside_the_identity_are_ignored_and_inside_it_keep_states_apart() -> None:
     eq = Equivalence.from_params(["label", "view"], [])
-    steps = parse_trace({"trace": "t", "states": [
-        {"label": "editor", "attrs": {"view": "main", "shot": "1.png"}},
-        {"label": "editor", "attrs": {"view": "main", "shot": "2.png"}},
-        {"label": "editor", "attrs": {"view": "diff"}},
-    ]}).steps
+    steps = parse_trace(
+        {
+            "trace": "t",
+            "states": [
+                {"label": "editor", "attrs": {"view": "main", "shot": "1.png"}},
+                {"label": "editor", "attrs": {"view": "main", "shot": "2.png"}},
+                {"label": "editor", "attrs": {"view": "diff"}},
+            ],
+        }
+    ).steps
     assert eq.identify(steps[0]) == eq.identify(steps[1])
     assert eq.identify(steps[0]) != eq.identify(steps[2])
 
@@ -134,8 +148,11 @@ def test_loading_screen_is_optional_and_search_dialog_essential() -> None:
     assert model.precedence == (("editor", "search-dialog"), ("search-dialog", "search-results"))
     # hand-computed dominator tree of the merged graph
     assert model.immediate_dominators == {
-        "editor": "start", "command-palette": "editor", "search-dialog": "editor",
-        "loading": "search-dialog", "search-results": "search-dialog",
+        "editor": "start",
+        "command-palette": "editor",
+        "search-dialog": "editor",
+        "loading": "search-dialog",
+        "search-results": "search-dialog",
         "success": "search-results",
     }
     assert model.guard == ()
@@ -151,15 +168,27 @@ def test_prefix_tree_and_merge_decisions_are_recorded() -> None:
     assert merges["search-results"]["merged"] is True
     assert merges["search-results"]["prefix_tree_nodes"] == 3
     assert [(o["trace"], o["step"]) for o in merges["search-results"]["observations"]] == [
-        ("r0", 4), ("r1", 3), ("r2", 5)]
+        ("r0", 4),
+        ("r1", 3),
+        ("r2", 5),
+    ]
     assert "equal normalised identity" in merges["search-results"]["decision"]
 
 
 def test_states_kept_apart_by_an_identity_attribute_are_recorded() -> None:
     eq = Equivalence.from_params(["label", "view"], [])
-    refs = [parse_trace({"trace": n, "states": [
-        {"label": "editor", "attrs": {"view": "main"}},
-        {"label": "editor", "attrs": {"view": "diff"}}]}) for n in ("a", "b")]
+    refs = [
+        parse_trace(
+            {
+                "trace": n,
+                "states": [
+                    {"label": "editor", "attrs": {"view": "main"}},
+                    {"label": "editor", "attrs": {"view": "diff"}},
+                ],
+            }
+        )
+        for n in ("a", "b")
+    ]
     model = learn(refs, eq)
     assert [s.id for s in model.states] == ["editor", "editor-2"]
     assert model.kept_apart[0]["differ_on"] == ["view"]
@@ -231,7 +260,9 @@ def test_merge_guard_keeps_a_step_that_merging_routed_around() -> None:
     assert (idom["success"], idom["d"]) == ("d", "a")  # dominators alone: A and D only
     assert set(model.skeleton) == {"a", "b", "e", "d"}
     assert {g["state"]: model.state(g["state"]).why for g in model.guard} == {
-        "b": "guard", "e": "guard"}
+        "b": "guard",
+        "e": "guard",
+    }
     for entry in model.guard:
         assert entry["state"] not in entry["bypass"]
         assert "no reference trace took" in entry["message"]
@@ -248,9 +279,11 @@ def test_merge_guard_keeps_a_step_that_merging_routed_around() -> None:
 def test_merge_guard_catches_an_optional_state_seen_before_and_after_a_step() -> None:
     # the loading screen appears before "search results" in one run and after it in
     # another: the merged graph then has editor -> loading -> done, around the results
-    refs = [trace("r1", ["editor", "loading", "results", "done"]),
-            trace("r2", ["editor", "results", "loading", "done"]),
-            trace("r3", ["editor", "results", "done"])]
+    refs = [
+        trace("r1", ["editor", "loading", "results", "done"]),
+        trace("r2", ["editor", "results", "loading", "done"]),
+        trace("r3", ["editor", "results", "done"]),
+    ]
     model = learn(refs, LABEL)
     assert model.state("results").why == "guard"
     assert "loading" in model.optional
@@ -268,8 +301,12 @@ def test_reference_with_a_loop_still_learns_its_skeleton() -> None:
 
 
 def test_extra_states_between_essential_ones_are_noise() -> None:
-    result = match(search_model(), trace("t", [
-        "editor", "tooltip", "search dialog", "notification", "loading", "search results"]))
+    result = match(
+        search_model(),
+        trace(
+            "t", ["editor", "tooltip", "search dialog", "notification", "loading", "search results"]
+        ),
+    )
     assert result.passed
     assert result.coverage == 1.0
     assert dict(result.positions) == {"editor": 1, "search-dialog": 3, "search-results": 6}
@@ -280,14 +317,14 @@ def test_missing_state_is_named_with_the_state_it_should_follow() -> None:
     result = match(search_model(), trace("t", ["editor", "search dialog", "loading"]))
     assert [p.code for p in result.problems] == ["trajectory.missing"]
     assert result.problems[0].message == (
-        "state 'search results' never reached after 'search dialog'")
+        "state 'search results' never reached after 'search dialog'"
+    )
     assert result.matched == 2 and round(result.coverage, 3) == 0.667
 
 
 def test_state_reached_only_before_its_predecessor_is_an_order_failure() -> None:
     result = match(search_model(), trace("t", ["editor", "search results", "search dialog"]))
-    assert [(p.code, p.state) for p in result.problems] == [
-        ("trajectory.order", "search-results")]
+    assert [(p.code, p.state) for p in result.problems] == [("trajectory.order", "search-results")]
     assert result.problems[0].details["must_follow"] == "search-dialog"
 
 
@@ -302,8 +339,12 @@ def test_every_problem_is_reported_not_only_the_first() -> None:
 
 
 def test_checker_passes_a_noisy_trace_against_a_stored_model() -> None:
-    verdict = run({"model": search_model().to_dict(),
-                   "trace": doc("t", ["editor", "x", "search dialog", "search results"])})
+    verdict = run(
+        {
+            "model": search_model().to_dict(),
+            "trace": doc("t", ["editor", "x", "search dialog", "search results"]),
+        }
+    )
     assert verdict.status == "pass", verdict.message
     assert verdict.details["coverage"] == {"matched": 3, "essential": 3, "share": 1.0}
     assert verdict.details["skeleton_from"] == "stored model"
@@ -311,23 +352,29 @@ def test_checker_passes_a_noisy_trace_against_a_stored_model() -> None:
 
 
 def test_checker_fails_missing_step_with_trajectory_missing() -> None:
-    verdict = run({"model": search_model().to_dict(),
-                   "trace": doc("t", ["editor", "search dialog"])})
+    verdict = run(
+        {"model": search_model().to_dict(), "trace": doc("t", ["editor", "search dialog"])}
+    )
     assert verdict.status == "fail"
     assert verdict.codes == ("trajectory.missing",)
     assert "never reached after 'search dialog'" in verdict.message
 
 
 def test_checker_fails_misordered_steps_with_trajectory_order() -> None:
-    verdict = run({"model": search_model().to_dict(),
-                   "trace": doc("t", ["editor", "search results", "search dialog"])})
+    verdict = run(
+        {
+            "model": search_model().to_dict(),
+            "trace": doc("t", ["editor", "search results", "search dialog"]),
+        }
+    )
     assert verdict.codes == ("trajectory.order",)
 
 
 def test_checker_learns_from_references_when_no_model_is_given() -> None:
     refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
-    passing = run({"references": refs, "trace": doc("t", ["editor", "search dialog",
-                                                          "search results"])})
+    passing = run(
+        {"references": refs, "trace": doc("t", ["editor", "search dialog", "search results"])}
+    )
     failing = run({"references": refs, "trace": doc("t", ["editor", "search results"])})
     assert passing.status == "pass"
     assert passing.details["skeleton_from"] == "model learned from the references"
@@ -335,12 +382,15 @@ def test_checker_learns_from_references_when_no_model_is_given() -> None:
 
 
 def test_checker_learns_with_declared_identity_and_normalisers() -> None:
-    refs = [doc("r1", ["open", "Searching… 0.5 s", "done"]),
-            doc("r2", ["open", "Searching… 3.1 s", "done"])]
+    refs = [
+        doc("r1", ["open", "Searching… 0.5 s", "done"]),
+        doc("r2", ["open", "Searching… 3.1 s", "done"]),
+    ]
     probe = doc("t", ["open", "done"])
     plain = run({"references": refs, "trace": probe})
-    normalised = run({"references": refs, "trace": probe},
-                     normalise=[{"pattern": r" \d+(\.\d+)? s$"}])
+    normalised = run(
+        {"references": refs, "trace": probe}, normalise=[{"pattern": r" \d+(\.\d+)? s$"}]
+    )
     # without the normaliser the two loading screens are different states: optional
     assert plain.status == "pass"
     # with it they are one state every reference reached: essential
@@ -349,8 +399,13 @@ def test_checker_learns_with_declared_identity_and_normalisers() -> None:
 
 def test_stored_model_equal_to_relearned_one_passes() -> None:
     refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
-    verdict = run({"model": search_model().to_dict(), "references": refs,
-                   "trace": doc("t", ["editor", "search dialog", "search results"])})
+    verdict = run(
+        {
+            "model": search_model().to_dict(),
+            "references": refs,
+            "trace": doc("t", ["editor", "search dialog", "search results"]),
+        }
+    )
     assert verdict.status == "pass", verdict.message
     assert verdict.details["skeleton_from"] == "model re-learned from the references"
 
@@ -364,8 +419,9 @@ def test_tampered_model_is_refused_with_model_mismatch() -> None:
             state["essential"], state["why"] = False, None
     Model.from_dict(stored)  # a well-formed model, just not the learned one
     refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
-    verdict = run({"model": stored, "references": refs,
-                   "trace": doc("t", ["editor", "search results"])})
+    verdict = run(
+        {"model": stored, "references": refs, "trace": doc("t", ["editor", "search results"])}
+    )
     assert verdict.codes == ("trajectory.missing", "trajectory.model_mismatch")
     mismatch = next(r for r in verdict.reasons if r.code == "trajectory.model_mismatch")
     assert mismatch.details["count"] > 0
@@ -375,8 +431,13 @@ def test_tampered_model_is_refused_with_model_mismatch() -> None:
 def test_model_from_other_references_is_refused() -> None:
     refs = [doc(f"r{i}", labels) for i, labels in enumerate(SEARCH_REFS)]
     changed = doc("r2", ["editor", "search dialog", "loading", "search results", "x"])
-    verdict = run({"model": search_model().to_dict(), "references": [*refs[:2], changed],
-                   "trace": doc("t", ["editor", "search dialog", "search results"])})
+    verdict = run(
+        {
+            "model": search_model().to_dict(),
+            "references": [*refs[:2], changed],
+            "trace": doc("t", ["editor", "search dialog", "search results"]),
+        }
+    )
     assert verdict.codes == ("trajectory.model_mismatch",)
     assert verdict.reasons[0].details["differences"][0].startswith("sources[2]")
 
@@ -387,11 +448,11 @@ def test_checker_without_model_or_references_is_an_input_error() -> None:
 
 
 def test_params_that_contradict_the_model_are_refused() -> None:
-    verdict = run({"model": search_model().to_dict(), "trace": doc("t", ["a"])},
-                  identity=["label", "view"])
+    verdict = run(
+        {"model": search_model().to_dict(), "trace": doc("t", ["a"])}, identity=["label", "view"]
+    )
     assert (verdict.status, verdict.codes) == ("error", ("params.invalid",))
-    same = run({"model": search_model().to_dict(), "trace": doc("t", ["a"])},
-               identity=["label"])
+    same = run({"model": search_model().to_dict(), "trace": doc("t", ["a"])}, identity=["label"])
     assert same.status == "fail"
 
 
@@ -404,8 +465,9 @@ def test_params_that_contradict_the_model_are_refused() -> None:
         lambda m: m.update(precedence=[["search-results", "editor"]]),
         lambda m: m["params"].update(identity=[]),
         lambda m: m["params"].update(identity=["label", "view"]),
-        lambda m: m.update(skeleton=[], precedence=[]) or [
-            s.update(essential=False) for s in m["states"]],
+        lambda m: (
+            m.update(skeleton=[], precedence=[]) or [s.update(essential=False) for s in m["states"]]
+        ),
     ],
 )
 def test_malformed_model_is_input_invalid(edit: Any) -> None:
@@ -477,8 +539,9 @@ def test_swapping_two_essential_states_always_fails_on_order(
     chain, refs = case
     model = learned(refs)
     probe = list(data.draw(st.sampled_from(refs)))
-    first, second = sorted(data.draw(
-        st.lists(st.sampled_from(chain), min_size=2, max_size=2, unique=True)))
+    first, second = sorted(
+        data.draw(st.lists(st.sampled_from(chain), min_size=2, max_size=2, unique=True))
+    )
     i, j = probe.index(first), probe.index(second)
     probe[i], probe[j] = probe[j], probe[i]
     result = match(model, trace("t", probe))
@@ -503,8 +566,13 @@ def test_every_reference_passes_the_model_learned_from_it(runs: list[list[str]])
 
 def test_yaml_timestamps_in_a_trace_are_hashed_and_compared_as_text() -> None:
     when = datetime.datetime(2026, 11, 24, 9, 14, tzinfo=datetime.UTC)
-    refs = [{"trace": n, "states": [{"label": "a", "at": when, "attrs": {"day": when.date()}},
-                                    {"label": "b"}]} for n in ("r1", "r2")]
+    refs = [
+        {
+            "trace": n,
+            "states": [{"label": "a", "at": when, "attrs": {"day": when.date()}}, {"label": "b"}],
+        }
+        for n in ("r1", "r2")
+    ]
     eq = Equivalence.from_params(["label", "day"], [])
     verdict = run({"references": refs, "trace": refs[0]}, identity=["label", "day"])
     assert verdict.status == "pass", verdict.message

@@ -1,0 +1,290 @@
+"""A strict, streaming reader of tar headers and member data.
+
+Only what a bundle may hold is understood: POSIX ustar headers (GNU's variant too), pax
+extended headers and GNU long names for the member that follows. Every byte of the stream
+passes through here once, in order: the padding after each member and everything after
+the end-of-archive marker must be zero, so nothing can hide between members. Nothing is
+written; the caller decides what to do with each member.
+
+The stream comes from a ``pull`` function handing out decompressed pieces (``b""`` at
+the end), so limits on decompressed bytes stay with the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+BLOCK = 512
+MAX_HEADER_DATA = 1 << 20  # pax and GNU long-name data are read into memory whole
+
+REGULAR = (b"0", b"\0")
+FOLDER = b"5"
+PAX = b"x"
+PAX_GLOBAL = b"g"
+GNU_LONG_NAME = b"L"
+GNU_LONG_LINK = b"K"
+GNU_SPARSE = b"S"
+NO_DATA = frozenset((b"1", b"2", b"3", b"4", b"5", b"6"))  # links, devices, folders, FIFOs
+TYPE_NAMES = {
+    b"1": "a hard link",
+    b"2": "a symbolic link",
+    b"3": "a device file",
+    b"4": "a device file",
+    b"6": "a FIFO",
+    b"7": "a contiguous file",
+}
+USTAR_MAGICS = (b"ustar\x0000", b"ustar  \x00")
+
+
+class TarError(Exception):
+    """The stream cannot be read further: ``code`` is the problem code, ``where`` the member."""
+
+    def __init__(self, code: str, where: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.where = where
+        self.message = message
+
+
+@dataclass
+class Header:
+    """One member: its name (pax or GNU long name applied), type flag and data size."""
+
+    name: str
+    type: bytes
+    size: int
+    linkname: str = ""
+    pax: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_file(self) -> bool:
+        return self.type in REGULAR
+
+    @property
+    def is_folder(self) -> bool:
+        return self.type == FOLDER
+
+    @property
+    def has_data(self) -> bool:
+        return self.type not in NO_DATA
+
+
+def _text(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+
+
+def _number(raw: bytes, what: str) -> int:
+    if raw[:1] in (b"\x80", b"\xff"):  # GNU base-256 (sizes of 8 GiB and more)
+        if raw[0] == 0xFF:
+            raise TarError("archive.corrupt", "(archive)", f"a tar header has a negative {what}")
+        return int.from_bytes(raw[1:], "big")
+    digits = raw.split(b"\0", 1)[0].strip(b" ")
+    if not digits.strip(b"01234567"):
+        return int(digits, 8) if digits else 0
+    raise TarError("archive.corrupt", "(archive)", f"a tar header has an invalid {what} {raw!r}")
+
+
+def _checksum_ok(block: bytes) -> bool:
+    stored = block[148:156].split(b"\0", 1)[0].strip(b" ")
+    if not stored or stored.strip(b"01234567"):
+        return False
+    want = int(stored, 8)
+    unsigned = sum(block[:148]) + 256 + sum(block[156:])  # the field itself counts as spaces
+    if want == unsigned:
+        return True
+    return want == unsigned - 256 * sum(1 for b in block[:148] + block[156:] if b > 127)
+
+
+def _pax_records(data: bytes, where: str) -> dict[str, str]:
+    """``LENGTH KEY=VALUE\\n`` records, each length counting its whole record."""
+    records: dict[str, str] = {}
+    pos = 0
+    while pos < len(data):
+        space = data.find(b" ", pos, pos + 20)
+        length_text = data[pos:space] if space > pos else b""
+        if not length_text.isdigit() or not length_text.isascii():
+            raise TarError("archive.corrupt", where, "a pax header record has no valid length")
+        end = pos + int(length_text)
+        record = data[space + 1 : end]
+        if end > len(data) or not record.endswith(b"\n") or b"=" not in record:
+            raise TarError("archive.corrupt", where, "a pax header record is malformed")
+        key, _, value = record[:-1].partition(b"=")
+        try:
+            records[key.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
+        except UnicodeDecodeError:
+            raise TarError("archive.corrupt", where, "a pax header key is not UTF-8") from None
+        pos = end
+    return records
+
+
+class TarReader:
+    """Members of a tar stream, one header at a time; read or skip each one's data."""
+
+    def __init__(self, pull: Callable[[], bytes]) -> None:
+        self._pull = pull
+        self._buffer = b""
+        self._pos = 0
+        self._owed = 0  # data and padding of the current member not yet consumed
+        self._padding = 0
+        self._current = ""
+        self.headers = 0
+
+    # -- the byte stream -----------------------------------------------------------
+
+    def _fill(self) -> bool:
+        chunk = self._pull()
+        if not chunk:
+            return False
+        rest = self._buffer[self._pos :]
+        self._buffer = rest + chunk if rest else chunk
+        self._pos = 0
+        return True
+
+    def _take(self, n: int, where: str) -> bytes:
+        while len(self._buffer) - self._pos < n:
+            if not self._fill():
+                raise TarError("archive.truncated", where, "the archive ends inside this member")
+        out = self._buffer[self._pos : self._pos + n]
+        self._pos += n
+        return out
+
+    def _pieces(self, n: int) -> Iterator[memoryview]:
+        """The next ``n`` bytes in the pieces they arrive in (views, valid until the next)."""
+        while n:
+            if self._pos == len(self._buffer) and not self._fill():
+                raise TarError(
+                    "archive.truncated", self._current, "the archive ends inside this member"
+                )
+            take = min(n, len(self._buffer) - self._pos)
+            yield memoryview(self._buffer)[self._pos : self._pos + take]
+            self._pos += take
+            n -= take
+
+    # -- members -------------------------------------------------------------------
+
+    def data(self) -> Iterator[memoryview]:
+        """The current member's data, then its padding checked to be zero."""
+        size, self._owed = self._owed, 0
+        yield from self._pieces(size)
+        self._check_padding()
+
+    def _skip_rest(self) -> None:
+        if self._owed:
+            for _ in self.data():
+                pass
+        elif self._padding:
+            self._check_padding()
+
+    def _check_padding(self) -> None:
+        padding, self._padding = self._padding, 0
+        if self._take(padding, self._current).strip(b"\0"):
+            raise TarError(
+                "archive.hidden_data",
+                self._current,
+                "non-zero bytes hide in the padding after this member's data "
+                "(a member larger than its declared size?)",
+            )
+
+    def _small_data(self, header: Header, what: str) -> bytes:
+        if header.size > MAX_HEADER_DATA:
+            raise TarError(
+                "limit.header_size",
+                "(archive)",
+                f"{what} of {header.size} bytes (at most {MAX_HEADER_DATA})",
+            )
+        self._owed, self._padding = header.size, -header.size % BLOCK
+        return b"".join(bytes(piece) for piece in self.data())
+
+    def next(self) -> Header | None:
+        """The next member's header (any data of the one before is skipped), or None at the
+        end-of-archive marker, once every byte after it was checked to be zero."""
+        self._skip_rest()
+        pax: dict[str, str] = {}
+        long_name: str | None = None
+        while True:
+            block = self._take_header()
+            if block is None:
+                self._check_tail()
+                return None
+            header = self._parse(block)
+            if header.type == PAX:
+                pax.update(_pax_records(self._small_data(header, "a pax header"), header.name))
+                continue
+            if header.type == GNU_LONG_NAME:
+                long_name = _text(self._small_data(header, "a GNU long name"))
+                continue
+            if header.type == GNU_LONG_LINK:
+                self._small_data(header, "a GNU long link name")
+                continue
+            if header.type == PAX_GLOBAL:
+                raise TarError(
+                    "archive.global_header",
+                    header.name,
+                    "a pax global header; bundles have none",
+                )
+            if header.type == GNU_SPARSE:
+                raise TarError("member.type", header.name, "is a sparse file")
+            if long_name is not None:
+                header.name = long_name
+            if "path" in pax:
+                header.name = pax["path"]
+                if header.is_folder and header.name.endswith("/"):
+                    header.name = header.name[:-1]
+            if "size" in pax:
+                if not pax["size"].isdigit() or not pax["size"].isascii():
+                    raise TarError("archive.corrupt", header.name, "the pax size is not a number")
+                header.size = int(pax["size"])
+            header.pax = pax
+            self._current = header.name
+            self._owed = header.size if header.has_data else 0
+            self._padding = -self._owed % BLOCK
+            return header
+
+    def _take_header(self) -> bytes | None:
+        if self._pos == len(self._buffer) and not self._fill():
+            raise TarError(
+                "archive.truncated",
+                "(archive)",
+                "the archive ends without its end-of-archive marker",
+            )
+        block = self._take(BLOCK, "(archive)")
+        return None if not block.strip(b"\0") else block
+
+    def _parse(self, block: bytes) -> Header:
+        first = self.headers == 0
+        self.headers += 1
+        if not _checksum_ok(block) or block[257:265] not in USTAR_MAGICS:
+            if first:
+                raise TarError("archive.not_tar", "(archive)", "the stream is not a tar archive")
+            raise TarError(
+                "archive.corrupt",
+                "(archive)",
+                "a tar header is corrupt (bad checksum or not ustar)",
+            )
+        name = _text(block[0:100])
+        if block[257:263] == b"ustar\x00" and block[345] != 0:
+            name = _text(block[345:500]) + "/" + name
+        kind = block[156:157]
+        if kind == FOLDER and name.endswith("/"):
+            name = name[:-1]  # tar writes folders as "NAME/"
+        return Header(
+            name=name,
+            type=kind,
+            size=_number(block[124:136], "size"),
+            linkname=_text(block[157:257]),
+        )
+
+    def _check_tail(self) -> None:
+        """After the first zero block: only zeros until the stream ends."""
+        while True:
+            rest = self._buffer[self._pos :]
+            if rest.strip(b"\0"):
+                raise TarError(
+                    "archive.trailing_data",
+                    "(archive)",
+                    "there are bytes after the tar end-of-archive marker",
+                )
+            self._buffer, self._pos = b"", 0
+            if not self._fill():
+                return
