@@ -3,8 +3,10 @@
 gzip (``.bundle.tar.gz``) is readable everywhere and stays readable forever; zstd
 (``.bundle.tar.zst``) is several times faster to write and read. Both are pinned so that
 a rebuild gives the same bytes: gzip level 6 with no name and time 0 in its header; zstd
-level 3, single-threaded (``threads=0``: multi-threaded zstd splits blocks differently and
-so writes other bytes), with a content checksum and no dictionary.
+level 3 in libzstd's multi-threaded mode with one worker (``threads=1``: the worker
+compresses while the caller reads the next files; this mode writes the same bytes for any
+number of workers, but other bytes than single-threaded ``threads=0``), with a content
+checksum and no dictionary.
 
 Reading is bounded: each step hands out at most ``CHUNK`` decompressed bytes, the zstd
 window is capped, and no byte may follow the compressed stream.
@@ -23,6 +25,7 @@ from .hashing import CHUNK
 
 GZIP_LEVEL = 6
 ZSTD_LEVEL = 3
+ZSTD_THREADS = 1  # pinned: see above
 ZSTD_MAX_WINDOW = 1 << 23  # level 3 uses at most 2 MiB; refuse frames that ask for more
 
 
@@ -68,7 +71,9 @@ def compressing(codec: Codec, out: BinaryIO) -> Iterator[BinaryIO]:
         return
     import zstandard
 
-    compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=0, write_checksum=True)
+    compressor = zstandard.ZstdCompressor(
+        level=ZSTD_LEVEL, threads=ZSTD_THREADS, write_checksum=True
+    )
     with compressor.stream_writer(out, closefd=False) as writer:
         yield writer
 

@@ -7,15 +7,16 @@ pinned settings of ``compression``.
 
 from __future__ import annotations
 
-import io
-import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from . import compression
 from .compression import Codec
+from .errors import SourceError
+from .hashing import CHUNK
+from .tarstream import BLOCK, end_of_archive, file_header
 
 
 @dataclass(frozen=True)
@@ -28,30 +29,57 @@ class Member:
     size: int = 0
 
 
-def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(name)
-    info.size = size
-    info.mtime = mtime
-    info.mode = 0o644
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    info.type = tarfile.REGTYPE
-    return info
+BATCH = 1 << 20  # headers and small files are gathered before each compressor call
 
 
 def write_tar(
     out: BinaryIO, members: Iterable[Member], mtime: int, codec: Codec = compression.DEFAULT
 ) -> None:
-    """Write members, in the order given, as one compressed POSIX tar."""
-    with (
-        compression.compressing(codec, out) as packed,
-        tarfile.open(fileobj=packed, mode="w|", format=tarfile.PAX_FORMAT) as tar,
-    ):
+    """Write members, in the order given, as one compressed POSIX tar. Each file is read
+    once, in bounded pieces; one that cannot be read, or is not of the size given, raises
+    SourceError."""
+    written = 0
+    batch = bytearray()
+    with compression.compressing(codec, out) as packed:
+
+        def put(data: bytes | memoryview) -> None:
+            nonlocal batch
+            if len(batch) + len(data) < BATCH:
+                batch += data
+                return
+            if batch:
+                packed.write(batch)
+                batch = bytearray()
+            packed.write(data)
+
         for member in members:
+            size = len(member.data) if member.data is not None else member.size
+            header = file_header(member.name, size, mtime)
+            put(header)
             if member.data is not None:
-                tar.addfile(_info(member.name, len(member.data), mtime), io.BytesIO(member.data))
+                put(member.data)
             elif member.source is not None:
-                with member.source.open("rb") as stream:
-                    tar.addfile(_info(member.name, member.size, mtime), stream)
+                _copy(member.source, size, put)
             else:
                 raise ValueError(f"member {member.name} has no content")
+            put(bytes(-size % BLOCK))
+            written += len(header) + size + -size % BLOCK
+        put(end_of_archive(written))
+        packed.write(batch)
+
+
+def _copy(source: Path, size: int, put: Callable[[bytes | memoryview], None]) -> None:
+    left = size
+    try:
+        with source.open("rb", buffering=0) as stream:
+            while left > 0:
+                chunk = stream.read(min(CHUNK, left))
+                if not chunk:
+                    break
+                put(chunk)
+                left -= len(chunk)
+            changed = bool(left or stream.read(1))
+    except OSError as exc:
+        raise SourceError(f"cannot read {source}: {exc.strerror}") from None
+    if changed:
+        raise SourceError(f"{source} changed size while the bundle was being built")

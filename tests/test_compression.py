@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from bundler import compression
 from bundler.build import build
 from bundler.compression import GZIP, ZSTD, StreamError, ZstdInflater, detect
 from bundler.errors import BundleRejected
@@ -125,3 +126,23 @@ def test_report_command_reads_a_zstd_bundle_as_a_bundle(zst_bundle: Path) -> Non
     result = CliRunner().invoke(main, ["report", str(zst_bundle)])
     assert result.exit_code == 0, result.output
     assert "every claim supported" in result.stdout
+
+
+def test_zstd_bytes_do_not_depend_on_the_number_of_workers() -> None:
+    """The pinned mode is multi-threaded: one worker or four write the same bytes, so a
+    rebuild on a machine with more cores stays byte-identical."""
+    import random
+
+    rng = random.Random(7)
+    data = rng.randbytes(6 << 20) + b"repetitive text " * 400_000  # several zstd jobs
+    outputs = set()
+    for workers in (compression.ZSTD_THREADS, 2, 4):
+        compressor = zstandard.ZstdCompressor(
+            level=compression.ZSTD_LEVEL, threads=workers, write_checksum=True
+        )
+        out = io.BytesIO()
+        with compressor.stream_writer(out, closefd=False) as writer:
+            for i in range(0, len(data), 1 << 20):
+                writer.write(data[i : i + (1 << 20)])
+        outputs.add(out.getvalue())
+    assert len(outputs) == 1
