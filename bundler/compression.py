@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from .hashing import CHUNK
 
@@ -40,6 +40,12 @@ GZIP = Codec("gzip", ".bundle.tar.gz", b"\x1f\x8b")
 ZSTD = Codec("zstd", ".bundle.tar.zst", b"\x28\xb5\x2f\xfd")
 CODECS = {codec.name: codec for codec in (GZIP, ZSTD)}
 DEFAULT = ZSTD
+
+
+class Readable(Protocol):
+    """Where compressed bytes come from: a file, a pipe, anything with ``read``."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 class StreamError(Exception):
@@ -81,7 +87,7 @@ def compressing(codec: Codec, out: BinaryIO) -> Iterator[BinaryIO]:
 class Inflater:
     """Decompressed bytes of one stream, a bounded piece at a time."""
 
-    def __init__(self, raw: BinaryIO, archive_limit: int) -> None:
+    def __init__(self, raw: Readable, archive_limit: int) -> None:
         self._raw = raw
         self._limit = archive_limit
         self.compressed = 0
@@ -110,7 +116,7 @@ class Inflater:
 
 
 class GzipInflater(Inflater):
-    def __init__(self, raw: BinaryIO, archive_limit: int) -> None:
+    def __init__(self, raw: Readable, archive_limit: int) -> None:
         super().__init__(raw, archive_limit)
         self._z = zlib.decompressobj(wbits=31)
 
@@ -144,7 +150,7 @@ class ZstdInflater(Inflater):
 
     MAX_BLOCK = 128 << 10
 
-    def __init__(self, raw: BinaryIO, archive_limit: int) -> None:
+    def __init__(self, raw: Readable, archive_limit: int) -> None:
         super().__init__(raw, archive_limit)
         import zstandard
 
@@ -224,5 +230,5 @@ class ZstdInflater(Inflater):
         return b""
 
 
-def inflater(codec: Codec, raw: BinaryIO, archive_limit: int) -> Inflater:
+def inflater(codec: Codec, raw: Readable, archive_limit: int) -> Inflater:
     return (GzipInflater if codec is GZIP else ZstdInflater)(raw, archive_limit)

@@ -17,6 +17,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from . import compression
 from .errors import BundleRejected, Problem
@@ -173,41 +174,73 @@ def extract(
     workdir: Path,
     limits: Limits | None = None,
     before_payload: BeforePayload | None = None,
+    stream: BinaryIO | None = None,
 ) -> Extracted:
     """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``.
 
     ``before_payload`` sees the manifest and signatures before any payload byte is
     written (signature checks go there). On rejection the caller removes ``workdir``.
+    Given ``stream`` (a pipe, say), the bytes are read from it and ``bundle`` only
+    names them; either way they are read once, from the start, never seeking.
     """
     limits = limits or Limits()
-    try:
-        raw = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
-    except OSError as exc:
-        raise BundleRejected(
-            f"cannot read {bundle}: {exc.strerror}",
-            [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
-        ) from None
+    if stream is None:
+        try:
+            stream = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
+        except OSError as exc:
+            raise BundleRejected(
+                f"cannot read {bundle}: {exc.strerror}",
+                [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
+            ) from None
     writer = _Writer(workdir)
     try:
-        codec = compression.detect(raw.read(4))
-        raw.seek(0)
+        head = _read_up_to(stream, 4)
+        codec = compression.detect(head)
         if codec is None:
-            raw.seek(0)
-            kind = "a zip file" if raw.read(2) == b"PK" else "neither gzip- nor zstd-compressed"
+            kind = (
+                "empty"
+                if not head
+                else "a zip file"
+                if head[:2] == b"PK"
+                else "neither gzip- nor zstd-compressed"
+            )
             raise _Reject(
                 "archive.not_compressed_tar",
                 str(bundle.name),
                 f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
             )
-        stream = _Stream(compression.inflater(codec, raw, limits.archive_bytes), limits)
-        extracted = _read(stream, writer, workdir, limits, before_payload)
+        raw = _Prefixed(head, stream)
+        pieces = _Stream(compression.inflater(codec, raw, limits.archive_bytes), limits)
+        extracted = _read(pieces, writer, workdir, limits, before_payload)
         extracted.codec = codec
         return extracted
     except _Reject as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
         writer.close()
-        raw.close()
+        stream.close()
+
+
+def _read_up_to(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes, fewer only at the end (a pipe may hand them out piece by piece)."""
+    out = b""
+    while len(out) < size and (chunk := stream.read(size - len(out))):
+        out += chunk
+    return out
+
+
+class _Prefixed:
+    """A stream with bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.read(size)
+        out, self._head = self._head[:size], self._head[size:]
+        return out
 
 
 def _read(

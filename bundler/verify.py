@@ -13,6 +13,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from . import __version__
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
@@ -103,8 +104,10 @@ def verify(
     policy: Policy | None = None,
     code: CodePolicy | None = None,
     jobs: int = 1,
+    stream: BinaryIO | None = None,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
+    Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
 
     Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
     manifest is read and before any payload byte is written; a bad one always rejects.
@@ -115,12 +118,12 @@ def verify(
     def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, policy))
 
-    bundle_file = Path(bundle_file).absolute()
-    if not bundle_file.is_file():
+    bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
+    if stream is None and not bundle_file.is_file():
         raise UsageError(f"{bundle_file} is not a file")
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
     try:
-        extracted = extract(bundle_file, target, limits, judge_signatures)
+        extracted = extract(bundle_file, target, limits, judge_signatures, stream)
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
             cases = run_cases(extracted.manifest, extracted.root, progress, runner, jobs)

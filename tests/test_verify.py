@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,26 @@ def test_verify_does_not_depend_on_the_working_directory(
     monkeypatch.chdir(tmp_path)
     assert verify(quickstart_bundle).status == "supported"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bundle_can_be_verified_from_standard_input(quickstart_bundle: Path) -> None:
+    """``verify -`` reads the bundle from a pipe, once, without seeking."""
+    import subprocess
+    import sys
+
+    def run(data: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "bundler", "verify", "-", "--json", "-", "-q"],
+            input=data,
+            capture_output=True,
+            check=False,
+        )
+
+    data = quickstart_bundle.read_bytes()
+    done = run(data)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "supported"
+    truncated = run(data[: len(data) // 2])
+    assert truncated.returncode == 3
+    assert json.loads(truncated.stdout)["problems"][0]["code"] == "archive.truncated"
+    assert b"is empty" in run(b"").stderr

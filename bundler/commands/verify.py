@@ -220,6 +220,8 @@ def verify(
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
 
+    BUNDLE may be - to read the bundle from standard input (read once, never seeked).
+
     \b
     Example:
       reprobundle verify quickstart-1.0.0.bundle.tar.gz --json report.json
@@ -256,6 +258,7 @@ def verify(
         with ProgressDisplay(enabled=not quiet) as progress:
             verification = run_verify(
                 bundle,
+                stream=click.get_binary_stream("stdin") if str(bundle) == "-" else None,
                 workdir=workdir,
                 keep=keep,
                 limits=limits_from(limit_values),
