@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from . import compression
 from .errors import BundleRejected, Problem
@@ -120,12 +123,38 @@ def _member_problem(member: Header) -> str | None:
     return None
 
 
+class _Hasher:
+    """SHA-256 on a second thread, beside decompressing and writing on the first
+    (hashlib and os.write release the GIL). The queue is short, so memory stays bounded."""
+
+    THRESHOLD = 1 << 20  # smaller files are hashed in line: handing over costs more (measured)
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[Any, memoryview] | None] = queue.Queue(maxsize=64)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            item[0].update(item[1])
+
+    def update(self, digest: Any, chunk: memoryview) -> None:
+        self._queue.put((digest, chunk))
+
+    def finish(self) -> None:
+        """Wait until every handed-over piece is hashed."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+
 class _Writer:
     """Creates folders and files under one root without ever following a link."""
 
     def __init__(self, root: Path) -> None:
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self._dirs: dict[str, int] = {"": self.root_fd}
+        self._hasher: _Hasher | None = None
 
     def _dir(self, rel: str) -> int:
         if rel in self._dirs:
@@ -141,7 +170,9 @@ class _Writer:
         self._dirs[rel] = fd
         return fd
 
-    def write(self, rel: str, chunks: Iterator[memoryview]) -> tuple[str, int]:
+    def write(self, rel: str, size: int, chunks: Iterator[memoryview]) -> Any:
+        """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
+        ``finish`` has returned."""
         import hashlib
 
         parent, _, name = rel.rpartition("/")
@@ -152,18 +183,27 @@ class _Writer:
             dir_fd=self._dir(parent),
         )
         digest = hashlib.sha256()
-        size = 0
+        update: Callable[[memoryview], None]
+        if size >= _Hasher.THRESHOLD:
+            self._hasher = self._hasher or _Hasher()
+            update = partial(self._hasher.update, digest)
+        else:
+            update = digest.update
         try:
             for chunk in chunks:
-                digest.update(chunk)
-                size += len(chunk)
+                update(chunk)
                 while chunk:
                     chunk = chunk[os.write(fd, chunk) :]
         finally:
             os.close(fd)
-        return digest.hexdigest(), size
+        return digest
+
+    def finish(self) -> None:
+        if self._hasher is not None:
+            self._hasher.finish()
 
     def close(self) -> None:
+        self.finish()
         for fd in self._dirs.values():
             os.close(fd)
         self._dirs.clear()
@@ -257,7 +297,7 @@ def _read(
     expected: dict[str, tuple[str, int]] = {}
     seen: dict[str, str] = {}
     folders: set[str] = set()
-    written: dict[str, tuple[str, int]] = {}
+    digests: dict[str, Any] = {}  # hashlib objects, complete after writer.finish()
     signatures: dict[str, bytes] = {}
     total = 0
     count = 0
@@ -396,10 +436,12 @@ def _read(
                     f"the files add up to more than {limits.total_bytes} bytes "
                     "(raise with --max-total-bytes)",
                 )
-            written[rel] = writer.write(f"{top}/{rel}", tar.data())
+            digests[rel] = writer.write(f"{top}/{rel}", member.size, tar.data())
         if manifest is None:
             raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
         start_payload()
+        writer.finish()
+        written = {rel: digest.hexdigest() for rel, digest in digests.items()}
     except TarError as exc:
         raise _Reject(exc.code, exc.where, exc.message) from None
     except OSError as exc:
@@ -413,12 +455,12 @@ def _read(
                 problems.append(
                     Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing")
                 )
-        elif written[rel][0] != want_hash:
+        elif written[rel] != want_hash:
             problems.append(
                 Problem(
                     f"{top}/{rel}",
                     "file.hash",
-                    f"SHA-256 is {written[rel][0]}, the manifest says {want_hash}",
+                    f"SHA-256 is {written[rel]}, the manifest says {want_hash}",
                 )
             )
     if problems:
