@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from bundler.archive import Archive, signers  # noqa: E402
 from bundler.build import build  # noqa: E402
-from bundler.pack import Member, write_tar_gz  # noqa: E402
+from bundler.compression import GZIP  # noqa: E402
+from bundler.pack import Member, write_tar  # noqa: E402
 
 
 def make_bundles(folder: Path, count: int) -> list[Path]:
@@ -57,7 +58,7 @@ def make_bundles(folder: Path, count: int) -> list[Path]:
         packed += [Member(top + n[len(old_top) :], data=d) for n, d in members[1:]]
         target = folder / f"{top}.bundle.tar.gz"
         with target.open("wb") as stream:
-            write_tar_gz(stream, packed, 1700000000)
+            write_tar(stream, packed, 1700000000, GZIP)
         out.append(target)
     return out
 
