@@ -56,7 +56,7 @@ def _seed() -> bytes:
 
 def _mutate(data: bytes, rng: random.Random) -> bytes:
     out = bytearray(data)
-    choice = rng.randrange(4)
+    choice = rng.randrange(5)
     if choice == 0:  # flip bits in the compressed file
         for _ in range(rng.randint(1, 8)):
             out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
@@ -68,8 +68,18 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     elif choice == 2:  # splice a block elsewhere
         a, b = rng.randrange(0, len(raw), 512), rng.randrange(0, len(raw), 512)
         raw[a : a + 512] = raw[b : b + 512]
-    else:  # truncate or extend
+    elif choice == 3:  # truncate or extend
         raw = raw[: rng.randrange(len(raw))] + bytes(rng.randrange(2048))
+    else:  # change a header's fields and fix its checksum, so the change is read
+        headers = [i for i in range(0, len(raw), 512) if raw[i + 257 : i + 262] == b"ustar"]
+        at = rng.choice(headers)
+        for _ in range(rng.randint(1, 4)):
+            where = rng.choice([rng.randrange(100), 124 + rng.randrange(12), 156, 345])
+            raw[at + where] = rng.choice(
+                [0, 0x20, 0x2F, 0x30, 0x37, 0x78, 0xFF, rng.randrange(256)]
+            )
+        raw[at + 148 : at + 156] = b" " * 8
+        raw[at + 148 : at + 156] = b"%06o\0 " % sum(raw[at : at + 512])
     return gzip.compress(bytes(raw), mtime=0)
 
 
