@@ -149,6 +149,7 @@ class ZstdInflater(Inflater):
     """
 
     MAX_BLOCK = 128 << 10
+    GATHER = 64 << 10  # so one call hands out less than GATHER + MAX_BLOCK bytes
 
     def __init__(self, raw: Readable, archive_limit: int) -> None:
         super().__init__(raw, archive_limit)
@@ -206,17 +207,21 @@ class ZstdInflater(Inflater):
         self._feed(magic + bytes([descriptor]) + rest)
 
     def next(self) -> bytes:
+        """Whole blocks, at least ``GATHER`` bytes of them unless the frame ends first: one
+        block alone can be a few hundred bytes, and each call costs a round in Python."""
         if not self._started:
             self._header()
             self._started = True
-        while not self._done:
-            header = bytes(self._take(3))
+        pieces = []
+        have = 0
+        while not self._done and have < self.GATHER:
+            header = self._take(3)
             value = int.from_bytes(header, "little")
             last, kind, size = value & 1, (value >> 1) & 3, value >> 3
             if kind == 3 or size > self.MAX_BLOCK:
                 raise StreamError("archive.corrupt", "the zstd stream has an invalid block header")
-            out = self._feed(header)
-            out += self._feed(self._take(1 if kind == 1 else size))
+            self._pos -= 3  # feed the header and the block's body in one call
+            out = self._feed(self._take(3 + (1 if kind == 1 else size)))
             if last:
                 out += self._feed(self._take(self._checksum)) if self._checksum else b""
                 if not self._z.eof:
@@ -226,8 +231,9 @@ class ZstdInflater(Inflater):
                 self._no_trailing_bytes(self._pending[self._pos :])
                 self._done = True
             if out:
-                return out
-        return b""
+                pieces.append(out)
+                have += len(out)
+        return b"".join(pieces)
 
 
 def inflater(codec: Codec, raw: Readable, archive_limit: int) -> Inflater:
