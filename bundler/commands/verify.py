@@ -258,7 +258,7 @@ def verify(
         with ProgressDisplay(enabled=not quiet) as progress:
             verification = run_verify(
                 bundle,
-                stream=click.get_binary_stream("stdin") if str(bundle) == "-" else None,
+                stream=sys.stdin.buffer if str(bundle) == "-" else None,
                 workdir=workdir,
                 keep=keep,
                 limits=limits_from(limit_values),
