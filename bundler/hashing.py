@@ -20,7 +20,7 @@ def sha256_stream(stream: BinaryIO) -> tuple[str, int]:
 
 
 def sha256_file(path: Path) -> tuple[str, int]:
-    with path.open("rb") as stream:
+    with path.open("rb", buffering=0) as stream:  # unbuffered: one copy less per read
         return sha256_stream(stream)
 
 
