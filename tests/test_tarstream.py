@@ -97,3 +97,65 @@ def test_large_files_are_hashed_on_the_second_thread_to_the_same_digest(tmp_path
     assert big.hexdigest() == hashlib.sha256(data).hexdigest()
     assert small.hexdigest() == hashlib.sha256(b"hello").hexdigest()
     assert (tmp_path / "big.bin").read_bytes() == data
+
+
+def with_checksum(block: bytearray) -> bytes:
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def read_all(data: bytes) -> TarError:
+    """Read every member of ``data``; the error it ends with."""
+    pieces = [data]
+    reader = TarReader(lambda: pieces.pop() if pieces else b"")
+    with pytest.raises(TarError) as caught:
+        while reader.next() is not None:
+            for _ in reader.data():
+                pass
+    return caught.value
+
+
+def test_a_size_that_is_not_octal_is_corrupt() -> None:
+    first = archive([("top/a", b"")])[:512]
+    second = bytearray(file_header("top/b", 0, 0))
+    second[124:136] = b"0000000009Z\0"
+    error = read_all(first + with_checksum(second) + bytes(1024))
+    assert error.code == "archive.corrupt" and "invalid size" in error.message
+
+
+def test_a_negative_base256_size_is_corrupt() -> None:
+    block = bytearray(file_header("top/a", 0, 0))
+    block[124:136] = b"\xff" * 12
+    error = read_all(with_checksum(block) + bytes(1024))
+    assert error.code == "archive.corrupt" and "negative size" in error.message
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        (b"x path=top/a\n", "no valid length"),
+        (b"99 path=top/a\n", "malformed"),
+        (b"10 size=x\n", "not a number"),
+    ],
+)
+def test_malformed_pax_records_are_corrupt(records: bytes, message: str) -> None:
+    pax = bytearray(file_header("top/" + "é", 1, 0)[:512])  # the pax header block
+    pax[124:136] = b"%011o\0" % len(records)
+    data = with_checksum(pax) + records + bytes(-len(records) % 512)
+    data += file_header("top/a", 1, 0)[-512:] + b"x" + bytes(511) + bytes(1024)
+    error = read_all(data)
+    assert error.code == "archive.corrupt" and message in error.message
+
+
+def test_a_stream_without_the_end_marker_is_truncated() -> None:
+    data = archive([("top/a", b"hello")])
+    error = read_all(data[:1024])  # header and data, no zero blocks
+    assert error.code == "archive.truncated" and "end-of-archive marker" in error.message
+    error = read_all(data[:600])  # inside the data
+    assert error.code == "archive.truncated" and error.where == "top/a"
+
+
+def test_a_source_file_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="cannot read"):
+        write_tar(io.BytesIO(), [Member("top/gone", source=tmp_path / "gone", size=3)], 0)
