@@ -14,7 +14,7 @@ from typing import Any
 from deepdiff import DeepDiff
 from deepdiff.helper import notpresent
 
-from .manifest import Case, Claim, Manifest
+from .manifest import Case, Claim, Manifest, dotted
 
 DIFF_FORMAT = "reprobundle-diff/1"
 
@@ -30,13 +30,6 @@ _KINDS = {
 }
 
 
-def _dotted(parts: list[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(all)"
-
-
 def changes(old: Any, new: Any) -> list[dict[str, Any]]:
     """Every difference between two plain values, as ``{path, change, old, new}``."""
     found = []
@@ -44,7 +37,7 @@ def changes(old: Any, new: Any) -> list[dict[str, Any]]:
         for level in levels:
             found.append(
                 {
-                    "path": _dotted(level.path(output_format="list")),
+                    "path": dotted(level.path(output_format="list"), root="(all)"),
                     "change": _KINDS.get(report_type, "changed"),
                     "old": None if level.t1 is notpresent else level.t1,
                     "new": None if level.t2 is notpresent else level.t2,

@@ -197,11 +197,12 @@ def schema_errors(doc: Any) -> list[ValidationError]:
     return sorted(schema_validator().iter_errors(doc), key=lambda e: list(e.path))
 
 
-def dotted(parts: Iterator[Any] | list[Any] | tuple[Any, ...]) -> str:
+def dotted(parts: Iterator[Any] | list[Any] | tuple[Any, ...], root: str = "(top level)") -> str:
+    """``['cases', 1, 'id']`` -> ``cases[1].id``; no parts at all is ``root``."""
     out = ""
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
+    return out or root
 
 
 def _depth_and_numbers(value: Any, where: tuple[Any, ...], problems: list[Problem]) -> None:

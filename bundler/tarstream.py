@@ -177,11 +177,8 @@ class TarReader:
         self._check_padding()
 
     def _skip_rest(self) -> None:
-        if self._owed:
-            for _ in self.data():
-                pass
-        elif self._padding:
-            self._check_padding()
+        for _ in self.data():
+            pass
 
     def _check_padding(self) -> None:
         padding, self._padding = self._padding, 0
@@ -236,8 +233,8 @@ class TarReader:
                 header.name = long_name
             if "path" in pax:
                 header.name = pax["path"]
-                if header.is_folder and header.name.endswith("/"):
-                    header.name = header.name[:-1]
+            if header.is_folder:
+                header.name = header.name.removesuffix("/")  # tar writes folders as "NAME/"
             if "size" in pax:
                 if not pax["size"].isdigit() or not pax["size"].isascii():
                     raise TarError("archive.corrupt", header.name, "the pax size is not a number")
@@ -272,12 +269,9 @@ class TarReader:
         name = _text(block[0:100])
         if block[257:263] == b"ustar\x00" and block[345] != 0:
             name = _text(block[345:500]) + "/" + name
-        kind = block[156:157]
-        if kind == FOLDER and name.endswith("/"):
-            name = name[:-1]  # tar writes folders as "NAME/"
         return Header(
             name=name,
-            type=kind,
+            type=block[156:157],
             size=_number(block[124:136], "size"),
             linkname=_text(block[157:257]),
         )
