@@ -142,14 +142,14 @@ class GzipInflater(Inflater):
 class ZstdInflater(Inflater):
     """One zstd frame, walked block by block.
 
-    The frame layout (RFC 8878) is read here so that each call decompresses a single
-    block (at most 128 KiB of output, whatever the compression ratio), a truncated frame
-    or a missing checksum is an error, and bytes after the frame are seen. The blocks
-    themselves are decoded, and the checksum checked, by libzstd.
+    The frame layout (RFC 8878) is read here so that each call decodes whole blocks whose
+    output is bounded by their headers (a compressed block gives at most 128 KiB, whatever
+    its ratio), a truncated frame or a missing checksum is an error, and bytes after the
+    frame are seen. The blocks themselves are decoded, and the checksum checked, by libzstd.
     """
 
     MAX_BLOCK = 128 << 10
-    GATHER = 64 << 10  # so one call hands out less than GATHER + MAX_BLOCK bytes
+    GATHER = 64 << 10  # one call hands out less than GATHER + MAX_BLOCK bytes
 
     def __init__(self, raw: Readable, archive_limit: int) -> None:
         super().__init__(raw, archive_limit)
@@ -163,8 +163,8 @@ class ZstdInflater(Inflater):
         self._started = False
         self._done = False
 
-    def _take(self, size: int) -> memoryview:
-        """The next ``size`` compressed bytes (a view, valid until the next call)."""
+    def _ensure(self, size: int) -> None:
+        """At least ``size`` unused compressed bytes in ``_pending``."""
         if len(self._pending) - self._pos < size:
             rest = self._pending[self._pos :]
             chunks = [rest]
@@ -178,6 +178,10 @@ class ZstdInflater(Inflater):
                 chunks.append(chunk)
                 have += len(chunk)
             self._pending, self._pos = b"".join(chunks), 0
+
+    def _take(self, size: int) -> memoryview:
+        """The next ``size`` compressed bytes (a view, valid until the next call)."""
+        self._ensure(size)
         view = memoryview(self._pending)[self._pos : self._pos + size]
         self._pos += size
         return view
@@ -207,21 +211,26 @@ class ZstdInflater(Inflater):
         self._feed(magic + bytes([descriptor]) + rest)
 
     def next(self) -> bytes:
-        """Whole blocks, at least ``GATHER`` bytes of them unless the frame ends first: one
-        block alone can be a few hundred bytes, and each call costs a round in Python."""
+        """Whole blocks, decoded in one call once they may give ``GATHER`` bytes or more:
+        a block alone can be a few hundred bytes, and each call costs a round in Python."""
         if not self._started:
             self._header()
             self._started = True
-        pieces = []
-        have = 0
-        while not self._done and have < self.GATHER:
-            header = self._take(3)
-            value = int.from_bytes(header, "little")
-            last, kind, size = value & 1, (value >> 1) & 3, value >> 3
-            if kind == 3 or size > self.MAX_BLOCK:
-                raise StreamError("archive.corrupt", "the zstd stream has an invalid block header")
-            self._pos -= 3  # feed the header and the block's body in one call
-            out = self._feed(self._take(3 + (1 if kind == 1 else size)))
+        out = b""
+        while not out and not self._done:
+            span = bound = last = 0
+            while not last and bound < self.GATHER and span < CHUNK:
+                self._ensure(span + 3)
+                at = self._pos + span
+                value = int.from_bytes(self._pending[at : at + 3], "little")
+                last, kind, size = value & 1, (value >> 1) & 3, value >> 3
+                if kind == 3 or size > self.MAX_BLOCK:
+                    raise StreamError(
+                        "archive.corrupt", "the zstd stream has an invalid block header"
+                    )
+                span += 3 + (1 if kind == 1 else size)  # an RLE block stores one byte
+                bound += self.MAX_BLOCK if kind == 2 else size  # 2: compressed
+            out = self._feed(self._take(span))
             if last:
                 out += self._feed(self._take(self._checksum)) if self._checksum else b""
                 if not self._z.eof:
@@ -230,10 +239,7 @@ class ZstdInflater(Inflater):
                     )
                 self._no_trailing_bytes(self._pending[self._pos :])
                 self._done = True
-            if out:
-                pieces.append(out)
-                have += len(out)
-        return b"".join(pieces)
+        return out
 
 
 def inflater(codec: Codec, raw: Readable, archive_limit: int) -> Inflater:

@@ -99,6 +99,30 @@ def test_zstd_inflater_hands_out_a_bounded_piece_per_step() -> None:
     assert len(sizes) > 50 << 20 >> 18
 
 
+def raw_frame(blocks: list[tuple[int, int, bytes]]) -> bytes:
+    """A zstd frame by hand: no checksum, 1 KiB window, (last, kind, body) blocks."""
+    out = b"\x28\xb5\x2f\xfd\x00\x00"
+    for last, kind, body in blocks:
+        size = len(body) if kind != 1 else 5
+        out += (last | kind << 1 | size << 3).to_bytes(3, "little") + body
+    return out
+
+
+def test_zstd_empty_blocks_do_not_end_the_stream_early() -> None:
+    """A million empty blocks decode to nothing; the bytes of the last block still come."""
+    frame = raw_frame([(0, 0, b"")] * 1_000_000 + [(1, 0, b"hello")])
+    inflater = ZstdInflater(io.BytesIO(frame), 1 << 30)
+    assert inflater.next() == b"hello"
+    assert inflater.next() == b""
+
+
+def test_zstd_rle_blocks_are_decoded_and_reserved_blocks_refused() -> None:
+    inflater = ZstdInflater(io.BytesIO(raw_frame([(0, 1, b"a"), (1, 0, b"!")])), 1 << 30)
+    assert inflater.next() == b"aaaaa!"
+    with pytest.raises(StreamError, match="invalid block header"):
+        ZstdInflater(io.BytesIO(raw_frame([(1, 3, b"x")])), 1 << 30).next()
+
+
 def test_zstd_frame_with_a_dictionary_is_refused() -> None:
     blob = bytearray(zstandard.ZstdCompressor().compress(b"data"))
     blob[4] |= 0x01  # dictionary id flag
