@@ -14,16 +14,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import tomli
 import tomli_w
-from jsonschema import Draft202012Validator, ValidationError
 
 from .errors import BundleRejected, Problem
 from .hashing import sha256_bytes
 from .paths import fold, path_problem
 from .schemafast import Check, compile_schema
+
+if TYPE_CHECKING:  # jsonschema is imported only to explain a manifest that fails
+    from jsonschema import Draft202012Validator, ValidationError
 
 FORMAT_MAJOR = 1
 FORMAT_MINOR = 1
@@ -178,15 +180,24 @@ def identity(manifest_bytes: bytes) -> str:
 
 
 @cache
-def schema_validator() -> Draft202012Validator:
-    """The validator of the machine-readable v1 schema in ``manifests/``."""
+def schema() -> dict[str, Any]:
+    """The machine-readable v1 schema in ``manifests/``."""
     text = resources.files("manifests").joinpath("manifest-v1.schema.json").read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def schema_validator() -> Draft202012Validator:
+    """jsonschema's validator of the v1 schema: it explains why a manifest fails."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
 
 
 @cache
 def _schema_check() -> Check:
-    return compile_schema(schema_validator().schema)
+    return compile_schema(schema())
 
 
 def schema_errors(doc: Any) -> list[ValidationError]:
