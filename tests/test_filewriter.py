@@ -1,0 +1,109 @@
+"""Small files written and hashed by the second process: same verdicts, real errors."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import os
+import struct
+from pathlib import Path
+
+import pytest
+
+from bundler import filewriter
+from bundler.errors import BundleRejected
+from bundler.extract import _Writer
+from bundler.verify import verify
+from tests.helpers import read_entries, write_entries
+
+
+@pytest.fixture
+def every_file_to_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_Writer, "PROCESS_AFTER", 0)
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_a_bundle_verifies_the_same_through_the_second_process(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    result = verify(quickstart_bundle, workdir=tmp_path / "work", keep=True)
+    assert result.status == "supported"
+    root = result.extracted.root
+    for entry in result.extracted.manifest.files:
+        data = (root / entry.path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry.sha256
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_a_changed_byte_is_caught_by_the_digest_the_process_sends_back(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    entries = read_entries(quickstart_bundle)
+    target = next(e for e in entries if e.name.endswith("inputs/expected.yaml"))
+    target.data = bytes([target.data[0] ^ 1]) + target.data[1:]
+    bad = write_entries(entries, tmp_path / "bad.bundle.tar.gz")
+    with pytest.raises(BundleRejected) as caught:
+        verify(bad, workdir=tmp_path / "work")
+    assert [p.code for p in caught.value.problems] == ["file.hash"]
+    assert not (tmp_path / "work").exists()  # made by verify, so removed by it
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_a_write_error_in_the_process_comes_back_with_its_errno(tmp_path: Path) -> None:
+    (tmp_path / "taken.txt").write_text("already here")
+    writer = _Writer(tmp_path)
+    try:
+        writer.write("fine.txt", 2, iter([memoryview(b"ok")]))
+        writer.write("taken.txt", 3, iter([memoryview(b"new")]))
+        with pytest.raises(OSError) as caught:
+            writer.finish()
+    finally:
+        writer.close()
+    assert caught.value.errno == errno.EEXIST
+    assert (tmp_path / "taken.txt").read_text() == "already here"
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_a_process_that_dies_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    writer = _Writer(tmp_path)
+    try:
+        digest = writer.write("a.txt", 2, iter([memoryview(b"ok")]))
+        assert writer._process is not None
+        writer._process._process.kill()
+        with pytest.raises(OSError, match="ended unexpectedly"):
+            writer.finish()
+    finally:
+        writer.close()
+    assert digest.hexdigest() == ""
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_stopping_midway_ends_the_process(tmp_path: Path) -> None:
+    writer = _Writer(tmp_path)
+    writer.write("a.txt", 2, iter([memoryview(b"ok")]))
+    assert writer._process is not None
+    process = writer._process._process
+    writer.close()  # a rejection: no finish
+    assert process.returncode is not None
+
+
+def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
+    """Even given a folder that is a link (the reader never sends one), it refuses."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "sub").symlink_to(outside)
+    stream = io.BytesIO(
+        filewriter.HEADER.pack(3, 5, 2) + b"subx.txt" + b"ok" + filewriter.HEADER.pack(0, 0, 0)
+    )
+    reply = io.BytesIO()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert filewriter.serve(stream, reply, fd) == 1
+    finally:
+        os.close(fd)
+    assert reply.getvalue()[:1] == b"E"
+    assert struct.unpack(">I", reply.getvalue()[1:5])[0] in (errno.ELOOP, errno.ENOTDIR)
+    assert list(outside.iterdir()) == []
