@@ -216,7 +216,31 @@ def dotted(parts: Iterator[Any] | list[Any] | tuple[Any, ...], root: str = "(top
     return out or root
 
 
+_PLAIN = (str, int, bool)
+
+
+def _plainly_fine(value: Any) -> bool:
+    """True when nothing below ``value`` is too deep, non-finite or of an odd type: the
+    usual answer, found without building the path of every value."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item and depth >= MAX_DEPTH:
+            return False
+        for child in item.values() if isinstance(item, dict) else item:
+            kind = type(child)
+            if kind in _PLAIN:
+                continue
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is not float or not math.isfinite(child):
+                return False
+    return True
+
+
 def _depth_and_numbers(value: Any, where: tuple[Any, ...], problems: list[Problem]) -> None:
+    if isinstance(value, dict | list) and _plainly_fine(value):
+        return
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, where)]
     while stack:
         item, at = stack.pop()

@@ -13,6 +13,7 @@ MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 1024
 
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+_WINDOWS_STEMS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})  # a quick first test
 _BIDI = {
     "\u200e",
     "\u200f",
@@ -80,9 +81,9 @@ def _components_problem(path: str) -> str | None:
             return "has a '.' component"
         if part == "..":
             return "has a '..' component"
-        if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        if len(part) > MAX_COMPONENT_BYTES // 4 and len(part.encode()) > MAX_COMPONENT_BYTES:
             return f"has a component longer than {MAX_COMPONENT_BYTES} bytes"
-        if _WINDOWS_RESERVED.match(part):
+        if part[:3].lower() in _WINDOWS_STEMS and _WINDOWS_RESERVED.match(part):
             return f"has a Windows-reserved name {part!r}"
         if part[-1] in " .":
             return "has a component ending in a space or a dot"

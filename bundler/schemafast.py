@@ -61,10 +61,23 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
         if sub is False:
             return lambda x: False
         checks = [_keyword(key, value, sub, node, ref) for key, value in sub.items()]
-        present = [c for c in checks if c is not None]
-        return lambda x: all(check(x) for check in present)
+        return _every([c for c in checks if c is not None])
 
     return node(schema)
+
+
+def _every(checks: list[Check]) -> Check:
+    """All of ``checks``; a plain loop, since this runs for every node of the document."""
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110 (a loop: all() over a generator is slower)
+            if not check(x):
+                return False
+        return True
+
+    return every
 
 
 def _keyword(
@@ -80,25 +93,34 @@ def _keyword(
     if key == "$ref":
         return ref(value)
     if key == "type":
-        kinds = [TYPES[value]] if isinstance(value, str) else [TYPES[v] for v in value]
+        if isinstance(value, str):
+            return TYPES[value]
+        kinds = [TYPES[v] for v in value]
         return lambda x: any(kind(x) for kind in kinds)
     if key == "properties":
-        props = {name: node(s) for name, s in value.items()}
-        return lambda x: (
-            not isinstance(x, dict)
-            or all(check(x[name]) for name, check in props.items() if name in x)
-        )
+        props = tuple((name, node(s)) for name, s in value.items())
+
+        def properties(x: Any) -> bool:
+            if isinstance(x, dict):
+                for name, check in props:
+                    if name in x and not check(x[name]):
+                        return False
+            return True
+
+        return properties
     if key == "additionalProperties":
         if set(sub) & {"patternProperties"}:
             raise ValueError("additionalProperties beside patternProperties is not compiled")
         known = frozenset(sub.get("properties", {}))
+        if value is False:
+            return lambda x: not isinstance(x, dict) or known.issuperset(x)
         extra = node(value)
         return lambda x: (
             not isinstance(x, dict) or all(extra(v) for k, v in x.items() if k not in known)
         )
     if key == "required":
-        names = tuple(value)
-        return lambda x: not isinstance(x, dict) or all(name in x for name in names)
+        names = frozenset(value)
+        return lambda x: not isinstance(x, dict) or x.keys() >= names
     if key == "minProperties":
         return lambda x: not isinstance(x, dict) or len(x) >= value
     if key == "pattern":
@@ -110,7 +132,15 @@ def _keyword(
         return lambda x: not isinstance(x, str) or len(x) <= value
     if key == "items":
         item = node(value)
-        return lambda x: not isinstance(x, list) or all(item(v) for v in x)
+
+        def items(x: Any) -> bool:
+            if isinstance(x, list):
+                for v in x:
+                    if not item(v):
+                        return False
+            return True
+
+        return items
     if key == "minItems":
         return lambda x: not isinstance(x, list) or len(x) >= value
     if key == "maxItems":

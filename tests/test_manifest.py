@@ -10,7 +10,7 @@ import pytest
 import tomli_w
 
 from bundler.errors import BundleRejected
-from bundler.manifest import identity, parse
+from bundler.manifest import MAX_DEPTH, identity, parse
 from tests.helpers import read_entries
 
 
@@ -127,6 +127,23 @@ def test_nan_is_refused(good: bytes) -> None:
 def test_absurd_nesting_is_refused(good: bytes) -> None:
     data = good.replace(b"[[files]]", b"deep = " + b"[" * 5000 + b"]" * 5000 + b"\n[[files]]", 1)
     assert codes_of(data)[0] in ("manifest.too_deep", "manifest.toml")
+
+
+@pytest.mark.parametrize("inner", [b"1", b"1.5", b"[]", b"{}", b"nan", b"1979-05-27"])
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 5, MAX_DEPTH - 4, MAX_DEPTH - 3])
+def test_nesting_is_refused_exactly_past_the_limit(good: bytes, levels: int, inner: bytes) -> None:
+    """cases[0].params.x is 4 deep and each level of brackets puts the value inside one
+    deeper (an empty list counts too). The quick walk and the naming walk must agree."""
+    value = b"[" * levels + inner + b"]" * levels
+    data = good.replace(b"[cases.params]\n", b"[cases.params]\nx = " + value + b"\n", 1)
+    depth = 4 + levels
+    kinds = {b"nan": "manifest.not_finite", b"1979-05-27": "manifest.type"}
+    if depth > MAX_DEPTH:
+        assert codes_of(data) == ["manifest.too_deep"]
+    elif inner in kinds:
+        assert codes_of(data) == [kinds[inner]]
+    else:
+        assert parse(data).cases[0].params["x"]
 
 
 def test_claim_naming_unknown_case(good: bytes) -> None:
