@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 from . import compression, filewriter
 from .errors import BundleRejected, Problem
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
-from .paths import fold, path_problem
+from .paths import MAX_PATH_BYTES, fold, path_problem
 from .tarstream import TYPE_NAMES, Header, TarError, TarReader
 
 MAX_LISTED_PROBLEMS = 200
@@ -443,7 +443,16 @@ def _read(
                 )
             name = member.name
             where = name
-            why = path_problem(name) or _member_problem(member)
+            # The name of a file the manifest lists is portable: its top folder came with
+            # the manifest's own name, the rest was checked when the manifest was read.
+            listed = (
+                name[len(top) + 1 :] in expected
+                and name.startswith(top + "/")
+                and member.is_file
+                and PAX_KEYS.issuperset(member.pax)
+                and len(name.encode()) <= MAX_PATH_BYTES
+            )
+            why = None if listed else path_problem(name) or _member_problem(member)
             if why:
                 problems.append(
                     Problem(where, "member.name" if path_problem(name) else "member.type", why)

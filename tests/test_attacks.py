@@ -20,7 +20,7 @@ from bundler.cli import main
 from bundler.errors import BundleRejected
 from bundler.extract import Limits
 from bundler.verify import verify
-from tests.helpers import Entry, read_entries, write_entries
+from tests.helpers import Entry, edit_manifest, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"
 
@@ -530,3 +530,17 @@ def test_huge_extended_header_is_refused_before_it_is_read(
     info = tarfile.TarInfo(f"{TOP}/" + "a/" * 600_000 + "x")
     data = _splice_before_end(quickstart_bundle, info.tobuf(format=fmt))
     check(put(tmp_path, data), tmp_path, canary, "limit.header_size")
+
+
+def test_a_listed_name_too_long_once_inside_the_top_folder(
+    quickstart_bundle: Path, tmp_path: Path, canary: Path
+) -> None:
+    """The manifest's path fits in 1,024 bytes, the member's name with its top folder
+    does not: the member is refused like any other name, though the manifest lists it."""
+    long = "/".join(["d" * 250] * 4) + "/x.txt"
+    assert len(long) <= 1024 < len(f"{TOP}/{long}")
+    bundle = edit_manifest(
+        quickstart_bundle, tmp_path / "bad.bundle.tar.gz", lambda doc: None, {long: b"x"}
+    )
+    error = check(bundle, tmp_path, canary, "member.name")
+    assert "longer than 1024 bytes" in error.diagnostics()
