@@ -19,7 +19,7 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -184,7 +184,7 @@ class _FileProcess:
         self._bytes = 0
         self._digests: list[_Digest] = []
 
-    def write(self, folder: str, name: str, size: int, chunks: Iterator[memoryview]) -> _Digest:
+    def write(self, folder: str, name: str, size: int, chunks: Iterable[memoryview]) -> _Digest:
         rel, base = os.fsencode(folder), os.fsencode(name)
         self._pending.append(filewriter.HEADER.pack(len(rel), len(base), size) + rel + base)
         for chunk in chunks:
@@ -279,7 +279,7 @@ class _Writer:
         self._dirs[rel] = fd
         return fd
 
-    def write(self, rel: str, size: int, chunks: Iterator[memoryview]) -> Any:
+    def write(self, rel: str, size: int, chunks: Iterable[memoryview]) -> Any:
         """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
         ``finish`` has returned."""
         import hashlib
@@ -614,16 +614,22 @@ def _read(
 def _clash(
     key: str, name: str, is_file: bool, files: dict[str, str], folders: dict[str, str]
 ) -> str | None:
-    """Why a (folded) name is a file where another needs a folder, or the reverse."""
-    parts = key.split("/")
-    for i in range(1, len(parts)):
-        folder = "/".join(parts[:i])
-        if folder in files:
-            return f"needs a folder where {files[folder]!r} is a file"
+    """Why a (folded) name is a file where another needs a folder, or the reverse.
+
+    Every folder in ``folders`` has all its ancestors there too and none in ``files``, so
+    a name whose parent is known needs no walk up its path."""
+    known = key.rpartition("/")[0] in folders
+    parts = () if known else key.split("/")
+    if not known:
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in files:
+                return f"needs a folder where {files[folder]!r} is a file"
     if is_file and key in folders:
         return f"is a file, but {folders[key]!r} needs it as a folder"
-    for i in range(1, len(parts)):
-        folders.setdefault("/".join(parts[:i]), name)
+    if not known:
+        for i in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:i]), name)
     if is_file:
         files[key] = name
     else:

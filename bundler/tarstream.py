@@ -17,7 +17,7 @@ few microseconds a member: POSIX ustar, mode 0644, owner 0, no user names, and a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 BLOCK = 512
@@ -157,7 +157,7 @@ class TarReader:
         return out
 
     def _pieces(self, n: int) -> Iterator[memoryview]:
-        """The next ``n`` bytes in the pieces they arrive in (views, valid until the next)."""
+        """The next ``n`` bytes in the pieces they arrive in (views of immutable bytes)."""
         while n:
             if self._pos == len(self._buffer) and not self._fill():
                 raise TarError(
@@ -170,15 +170,26 @@ class TarReader:
 
     # -- members -------------------------------------------------------------------
 
-    def data(self) -> Iterator[memoryview]:
-        """The current member's data, then its padding checked to be zero."""
+    def data(self) -> Iterable[memoryview]:
+        """The current member's data (views that stay valid), then its padding checked to
+        be zero. A member already in the buffer whole comes as one view, at once."""
+        end = self._pos + self._owed
+        if end + self._padding <= len(self._buffer):
+            view = memoryview(self._buffer)[self._pos : end]
+            self._pos, self._owed = end, 0
+            self._check_padding()
+            return (view,)
+        return self._streamed()
+
+    def _streamed(self) -> Iterator[memoryview]:
         size, self._owed = self._owed, 0
         yield from self._pieces(size)
         self._check_padding()
 
     def _skip_rest(self) -> None:
-        for _ in self.data():
-            pass
+        if self._owed or self._padding:
+            for _ in self.data():
+                pass
 
     def _check_padding(self) -> None:
         padding, self._padding = self._padding, 0
