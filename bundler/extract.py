@@ -288,8 +288,8 @@ class _Writer:
         dir_fd = self._dir(parent)
         if size < _Hasher.THRESHOLD:
             self._small += 1
-            if self._small == self.PROCESS_AFTER + 1:  # one try; without it, write here
-                with contextlib.suppress(OSError):
+            if self._small == self.PROCESS_AFTER + 1 and os.path.isfile(filewriter.__file__):
+                with contextlib.suppress(OSError):  # one try; without it, write here
                     self._process = _FileProcess(self.root_fd)
             if self._process is not None:
                 return self._process.write(parent, name, size, chunks)
