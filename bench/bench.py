@@ -33,18 +33,13 @@ ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}  # TMPDIR is set to --wo
 PACK_ONLY = """
 import sys
 from pathlib import Path
-from bundler.build import make_manifest
+from bundler.build import make_manifest, members_of
 from bundler.compression import CODECS
-from bundler.manifest import MANIFEST_NAME, README_NAME
-from bundler.pack import Member, write_tar
+from bundler.pack import write_tar
 from bundler.source import read_source
 plan = read_source(Path(sys.argv[1]))
 manifest, readme = make_manifest(plan, 0)
-top = manifest.top
-members = [Member(f"{top}/{MANIFEST_NAME}", data=manifest.to_bytes())] + [
-    Member(f"{top}/{e.path}", data=readme) if e.path == README_NAME
-    else Member(f"{top}/{e.path}", source=plan.root / e.path, size=e.size)
-    for e in manifest.files]
+members = members_of(manifest, manifest.to_bytes(), readme, plan.root)
 with open(sys.argv[2], "wb") as out:
     write_tar(out, members, 0, CODECS[sys.argv[3]])
 """

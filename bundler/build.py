@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -117,15 +117,7 @@ def build(
     step(f"hashing {len(plan.files)} files")
     manifest, readme = make_manifest(plan, source_date_epoch)
     manifest_bytes = manifest.to_bytes()
-    top = manifest.top
-    members = [Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)]
-    for entry in manifest.files:
-        if entry.path == README_NAME:
-            members.append(Member(f"{top}/{README_NAME}", data=readme))
-        else:
-            members.append(
-                Member(f"{top}/{entry.path}", source=plan.root / entry.path, size=entry.size)
-            )
+    members = members_of(manifest, manifest_bytes, readme, plan.root)
 
     out = out.absolute()
     if out.is_dir():
@@ -147,6 +139,20 @@ def build(
         tmp.unlink(missing_ok=True)
         raise
     return BuildResult(out, manifest, identity(manifest_bytes), out.stat().st_size, report)
+
+
+def members_of(
+    manifest: Manifest, manifest_bytes: bytes, readme: bytes, root: Path
+) -> Iterator[Member]:
+    """What to pack, in order: the manifest first, then every listed file. Made one at a
+    time, so memory does not grow with a Path per file."""
+    top = manifest.top
+    yield Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)
+    for entry in manifest.files:
+        if entry.path == README_NAME:
+            yield Member(f"{top}/{README_NAME}", data=readme)
+        else:
+            yield Member(f"{top}/{entry.path}", source=root / entry.path, size=entry.size)
 
 
 def _codec_of(name: str) -> Codec:

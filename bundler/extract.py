@@ -570,7 +570,6 @@ def _read(
             raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
         start_payload()
         writer.finish()
-        written = {rel: digest.hexdigest() for rel, digest in digests.items()}
     except TarError as exc:
         raise _Reject(exc.code, exc.where, exc.message) from None
     except OSError as exc:
@@ -578,18 +577,18 @@ def _read(
             "archive.write", "(work directory)", f"cannot write: {exc.strerror}"
         ) from None
 
+    named = {p.where for p in problems}
     for rel, (want_hash, _) in expected.items():
-        if rel not in written:
-            if not any(p.where == f"{top}/{rel}" for p in problems):
+        digest = digests.get(rel)
+        if digest is None:
+            if f"{top}/{rel}" not in named:
                 problems.append(
                     Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing")
                 )
-        elif written[rel] != want_hash:
+        elif (got := digest.hexdigest()) != want_hash:
             problems.append(
                 Problem(
-                    f"{top}/{rel}",
-                    "file.hash",
-                    f"SHA-256 is {written[rel]}, the manifest says {want_hash}",
+                    f"{top}/{rel}", "file.hash", f"SHA-256 is {got}, the manifest says {want_hash}"
                 )
             )
     if problems:

@@ -51,7 +51,7 @@ _KEYS: Mapping[Locator, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class SourcePlan:
     """What to pack: the source root, the files (relative paths) and the manifest-shaped
-    document without hashes or environment."""
+    document without environment or files (hashing the files makes that list)."""
 
     root: Path
     files: tuple[str, ...]
@@ -109,6 +109,7 @@ def read_source(root: Path) -> SourcePlan:
         _claim_problems(document, out)
     if out.problems:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
+    document = {key: value for key, value in document.items() if key != "files"}
     return SourcePlan(root=root, files=tuple(files), document=document)
 
 
