@@ -26,7 +26,7 @@ from . import __version__, compression
 from .atomic import publish
 from .compression import Codec
 from .errors import BuildRefused, Problem, SourceError
-from .hashing import sha256_file
+from .hashing import sha256_files
 from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
 from .pack import Member, write_tar
 from .readme import bundle_readme
@@ -78,10 +78,8 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
 
 def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, bytes]:
     """Hash every file and assemble the manifest. Returns it and the generated README."""
-    entries = []
-    for rel in plan.files:
-        digest, size = sha256_file(plan.root / rel)
-        entries.append(FileEntry(rel, digest, size))
+    hashes = sha256_files([plan.root / rel for rel in plan.files])
+    entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)
     document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
