@@ -7,24 +7,49 @@ as an internal error (exit 5), with a traceback only under ``--verbose``.
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from . import __version__
-from .commands import (
-    archive,
-    build,
-    checkers,
-    diff,
-    init,
-    inspect,
-    keys,
-    report,
-    trajectory,
-    verify,
+
+# command name -> "module:function" in bundler/commands, imported only when it runs
+COMMANDS = {
+    "archive": "archive:archive",
+    "build": "build:build",
+    "checkers": "checkers:list_checkers",
+    "diff": "diff:diff",
+    "init": "init:init",
+    "inspect": "inspect:inspect",
+    "keygen": "keys:keygen",
+    "report": "report:report",
+    "sign": "keys:sign",
+    "trajectory": "trajectory:trajectory",
+    "verify": "verify:verify",
+}
+
+
+class _Commands(click.Group):
+    """A group that imports a command's module when that command is asked for, so that
+    ``verify`` does not pay for loading ``archive`` or ``trajectory``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, name = target.split(":")
+        command = getattr(importlib.import_module(f"{__package__}.commands.{module}"), name)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="reprobundle")
 def main() -> None:
     """Build and verify reproducibility bundles: the evidence behind a report's claims,
@@ -36,19 +61,3 @@ def main() -> None:
       reprobundle build mybundle           # -> starter-0.1.0.bundle.tar.zst
       reprobundle verify starter-0.1.0.bundle.tar.zst
     """
-
-
-for command in (
-    init.init,
-    build.build,
-    verify.verify,
-    inspect.inspect,
-    checkers.list_checkers,
-    trajectory.trajectory,
-    report.report,
-    diff.diff,
-    archive.archive,
-    keys.keygen,
-    keys.sign,
-):
-    main.add_command(command)

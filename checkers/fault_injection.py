@@ -698,9 +698,8 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
             + (f" (+{len(excluded) - 5} more)" if len(excluded) > 5 else "")
         )
     if figures["environment_failures"]:
-        summary += (
-            f"; {figures['environment_failures']} environment failure(s), "
-            + ("excluded" if rule == "exclude" else "counted as failures")
+        summary += f"; {figures['environment_failures']} environment failure(s), " + (
+            "excluded" if rule == "exclude" else "counted as failures"
         )
     if reasons:
         message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"

@@ -64,9 +64,7 @@ class Confusion:
         return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn, "n": self.n}
 
 
-def confusions(
-    document: Any, positive: str, negative: str
-) -> tuple[dict[str, Confusion], int]:
+def confusions(document: Any, positive: str, negative: str) -> tuple[dict[str, Confusion], int]:
     """Per method, the confusion matrix of its verdicts; and the number of items.
 
     ``document``: ``{items: [{id, truth, predictions: {METHOD: LABEL}}]}``; every item
@@ -110,8 +108,10 @@ def confusions(
                     f"{where} ({ident}): method {method!r} gave {verdict!r}, "
                     f"expected one of {labels}",
                 )
-            cell = (0 if truth == positive else 1) if verdict == positive else (
-                2 if truth == positive else 3
+            cell = (
+                (0 if truth == positive else 1)
+                if verdict == positive
+                else (2 if truth == positive else 3)
             )
             counts[method][cell] += 1
     return {m: Confusion(*c) for m, c in counts.items()}, len(items)
@@ -229,12 +229,17 @@ def _compare(
         )
     figure = confusion.figures()[name]
     value = figure["value"]
-    shown = (
-        f"{figure['numerator']}/{figure['denominator']}"
-        + (f" = {value:.4f}" if value is not None else f", undefined: {figure['undefined']}")
+    shown = f"{figure['numerator']}/{figure['denominator']}" + (
+        f" = {value:.4f}" if value is not None else f", undefined: {figure['undefined']}"
     )
-    base = {"method": method, "figure": name, "claimed": claimed, "recomputed": value,
-            "numerator": figure["numerator"], "denominator": figure["denominator"]}
+    base = {
+        "method": method,
+        "figure": name,
+        "claimed": claimed,
+        "recomputed": value,
+        "numerator": figure["numerator"],
+        "denominator": figure["denominator"],
+    }
     if claimed == UNDEFINED:
         if value is None:
             return None

@@ -140,9 +140,7 @@ def parse_trace(value: Any) -> Trace:
     outcome = document.get("outcome")
     if outcome is not None and not isinstance(outcome, str):
         raise _invalid(f"trace {name!r}: 'outcome' must be text")
-    steps = tuple(
-        _parse_step(name, places[i], i + 1, record) for i, record in enumerate(states)
-    )
+    steps = tuple(_parse_step(name, places[i], i + 1, record) for i, record in enumerate(states))
     header = {k: v for k, v in document.items() if k not in ("trace", "states")}
     digest = hashlib.sha256(canonical(document).encode("utf-8")).hexdigest()
     return Trace(name, steps, outcome, digest, header)
@@ -158,8 +156,7 @@ def _parse_step(trace: str, where: str, number: int, record: Any) -> Step:
     unknown = sorted(set(record) - _STEP_KEYS)
     if unknown:
         raise _invalid(
-            f"trace {trace!r} {where}: unknown field(s) {unknown}; "
-            f"a state has {sorted(_STEP_KEYS)}"
+            f"trace {trace!r} {where}: unknown field(s) {unknown}; a state has {sorted(_STEP_KEYS)}"
         )
     label = record.get("label")
     if not isinstance(label, str) or not label.strip():
@@ -261,8 +258,7 @@ class Equivalence:
     def raw(self, step: Step) -> dict[str, Any]:
         """The identity fields of a step before normalisation."""
         return {
-            name: step.label if name == "label" else step.attrs.get(name)
-            for name in self.identity
+            name: step.label if name == "label" else step.attrs.get(name) for name in self.identity
         }
 
     def identify(self, step: Step) -> dict[str, Any]:
@@ -560,21 +556,24 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
     visited = {name: {state_of_key[k] for k in keys} for name, keys in paths.items()}
     common = set.intersection(*visited.values())
     guard: list[dict[str, Any]] = []
-    labels = {state_of_key[k]: _display_label(k, identities, observations, node_key)
-              for k in state_of_key}
+    labels = {
+        state_of_key[k]: _display_label(k, identities, observations, node_key) for k in state_of_key
+    }
     for hidden in sorted(common - set(chain)):
         bypass = nx.shortest_path(graph.subgraph(set(graph) - {hidden}), START, SUCCESS)
         shown = " → ".join(labels.get(n, n) for n in bypass)
-        guard.append({
-            "state": hidden,
-            "label": labels[hidden],
-            "bypass": bypass,
-            "message": (
-                f"every reference trace ({len(ordered)} of {len(ordered)}) reached "
-                f"'{labels[hidden]}', but merging created the path {shown}, which no "
-                "reference trace took and which skips it: kept essential"
-            ),
-        })
+        guard.append(
+            {
+                "state": hidden,
+                "label": labels[hidden],
+                "bypass": bypass,
+                "message": (
+                    f"every reference trace ({len(ordered)} of {len(ordered)}) reached "
+                    f"'{labels[hidden]}', but merging created the path {shown}, which no "
+                    "reference trace took and which skips it: kept essential"
+                ),
+            }
+        )
     essential = set(chain) | {g["state"] for g in guard}
     if not essential:
         raise _invalid(
@@ -739,12 +738,14 @@ def _kept_apart(states: Sequence[State], equivalence: Equivalence) -> tuple[dict
                 for name in equivalence.identity
                 if len({canonical(s.identity.get(name)) for s in group}) > 1
             ]
-            out.append({
-                "label": label,
-                "states": [s.id for s in group],
-                "differ_on": differ,
-                "decision": f"not merged: the normalised identities differ on {differ}",
-            })
+            out.append(
+                {
+                    "label": label,
+                    "states": [s.id for s in group],
+                    "differ_on": differ,
+                    "decision": f"not merged: the normalised identities differ on {differ}",
+                }
+            )
     return tuple(out)
 
 
@@ -846,24 +847,32 @@ def match(model: Model, trace: Trace) -> Match:
         label = model.label(state)
         if not seen:
             where = f" after '{model.label(anchor)}'" if anchor else ""
-            problems.append(Problem(
-                "trajectory.missing",
-                state,
-                f"state '{label}' never reached{where}",
-                {"state": state, "label": label, "after": anchor,
-                 "after_step": bound or None},
-            ))
+            problems.append(
+                Problem(
+                    "trajectory.missing",
+                    state,
+                    f"state '{label}' never reached{where}",
+                    {"state": state, "label": label, "after": anchor, "after_step": bound or None},
+                )
+            )
         else:
             assert anchor is not None  # seen but not after the bound: bound > 0
-            problems.append(Problem(
-                "trajectory.order",
-                state,
-                f"state '{label}' came only before '{model.label(anchor)}', which must "
-                f"precede it ('{label}' at step(s) {', '.join(map(str, seen))}, "
-                f"'{model.label(anchor)}' at step {bound})",
-                {"state": state, "label": label, "steps": seen,
-                 "must_follow": anchor, "must_follow_step": bound},
-            ))
+            problems.append(
+                Problem(
+                    "trajectory.order",
+                    state,
+                    f"state '{label}' came only before '{model.label(anchor)}', which must "
+                    f"precede it ('{label}' at step(s) {', '.join(map(str, seen))}, "
+                    f"'{model.label(anchor)}' at step {bound})",
+                    {
+                        "state": state,
+                        "label": label,
+                        "steps": seen,
+                        "must_follow": anchor,
+                        "must_follow_step": bound,
+                    },
+                )
+            )
     return Match(
         trace=trace.name,
         skeleton=tuple((s, model.label(s)) for s in model.skeleton),

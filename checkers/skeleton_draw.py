@@ -63,18 +63,19 @@ def _mermaid_text(text: str) -> str:
 
 def render_mermaid(model: Model) -> str:
     """A Mermaid flowchart of the merged graph."""
-    lines = ["flowchart TD", f"  {_mermaid_id(START)}(((start)))",
-             f"  {_mermaid_id(SUCCESS)}(((success)))"]
+    lines = [
+        "flowchart TD",
+        f"  {_mermaid_id(START)}(((start)))",
+        f"  {_mermaid_id(SUCCESS)}(((success)))",
+    ]
     for state in model.states:
         lines.append(f'  {_mermaid_id(state.id)}["{_mermaid_text(state.label)}"]')
     for edge in model.edges:
         runs = len(edge["traces"])
-        lines.append(
-            f"  {_mermaid_id(edge['from'])} -->|{runs}| {_mermaid_id(edge['to'])}"
-        )
+        lines.append(f"  {_mermaid_id(edge['from'])} -->|{runs}| {_mermaid_id(edge['to'])}")
     for state in model.states:
-        kind = "guarded" if state.why == "guard" else (
-            "essential" if state.essential else "optional"
+        kind = (
+            "guarded" if state.why == "guard" else ("essential" if state.essential else "optional")
         )
         lines.append(f"  class {_mermaid_id(state.id)} {kind}")
     lines += [

@@ -123,16 +123,16 @@ def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
             )
             if diffs:
                 shown = [d.message for d in diffs[:_MAX_SHOWN]]
-                reasons.append(Reason(
-                    "trajectory.model_mismatch",
-                    f"the stored model is not what its {len(references)} reference traces "
-                    f"give: {len(diffs)} difference(s), first: {shown[0]}",
-                    {"differences": shown, "count": len(diffs)},
-                ))
+                reasons.append(
+                    Reason(
+                        "trajectory.model_mismatch",
+                        f"the stored model is not what its {len(references)} reference traces "
+                        f"give: {len(diffs)} difference(s), first: {shown[0]}",
+                        {"differences": shown, "count": len(diffs)},
+                    )
+                )
     else:
-        equivalence = Equivalence.from_params(
-            params["identity"] or ["label"], params["normalise"]
-        )
+        equivalence = Equivalence.from_params(params["identity"] or ["label"], params["normalise"])
         model = learn(references, equivalence)
         source = "model learned from the references"
     result = match(model, trace)

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -412,7 +413,7 @@ def test_export_refuses_a_rotted_object_and_leaves_no_file(
 
 
 def test_every_archive_command_help_has_an_example() -> None:
-    group = main.commands["archive"]
+    group = main.get_command(click.Context(main), "archive")
     paths = [["archive"]]
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         paths.append(["archive", name])
