@@ -78,7 +78,8 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
 
 def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, bytes]:
     """Hash every file and assemble the manifest. Returns it and the generated README."""
-    hashes = sha256_files([plan.root / rel for rel in plan.files])
+    root = str(plan.root)
+    hashes = sha256_files([os.path.join(root, rel) for rel in plan.files])
     entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)
@@ -144,13 +145,14 @@ def members_of(
 ) -> Iterator[Member]:
     """What to pack, in order: the manifest first, then every listed file. Made one at a
     time, so memory does not grow with a Path per file."""
-    top = manifest.top
+    top, folder = manifest.top, str(root)
     yield Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)
     for entry in manifest.files:
         if entry.path == README_NAME:
             yield Member(f"{top}/{README_NAME}", data=readme)
         else:
-            yield Member(f"{top}/{entry.path}", source=root / entry.path, size=entry.size)
+            source = os.path.join(folder, entry.path)
+            yield Member(f"{top}/{entry.path}", source=source, size=entry.size)
 
 
 def _codec_of(name: str) -> Codec:

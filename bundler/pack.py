@@ -25,7 +25,7 @@ class Member:
 
     name: str
     data: bytes | None = None
-    source: Path | None = None
+    source: str | Path | None = None  # a plain string is cheaper by the ten thousand
     size: int = 0
 
 
@@ -68,10 +68,10 @@ def write_tar(
         packed.write(batch)
 
 
-def _copy(source: Path, size: int, put: Callable[[bytes | memoryview], None]) -> None:
+def _copy(source: str | Path, size: int, put: Callable[[bytes | memoryview], None]) -> None:
     left = size
     try:
-        with source.open("rb", buffering=0) as stream:
+        with open(source, "rb", buffering=0) as stream:
             while left > 0:
                 chunk = stream.read(min(CHUNK, left))
                 if not chunk:
