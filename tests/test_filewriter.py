@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from bundler import filewriter
+from bundler.build import build
 from bundler.errors import BundleRejected
-from bundler.extract import _Writer
+from bundler.extract import _FileProcess, _Writer
 from bundler.verify import verify
-from tests.helpers import read_entries, write_entries
+from tests.helpers import copy_source, read_entries, write_entries
 
 
 @pytest.fixture
@@ -107,3 +108,40 @@ def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
     assert reply.getvalue()[:1] == b"E"
     assert struct.unpack(">I", reply.getvalue()[1:5])[0] in (errno.ELOOP, errno.ENOTDIR)
     assert list(outside.iterdir()) == []
+
+
+def test_a_bundle_past_the_threshold_uses_both_writers_and_each_digest_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first files are written by the reader, the rest by the second process; a byte
+    changed on either side of the switch is caught."""
+    started: list[int] = []
+    real_init = _FileProcess.__init__
+
+    def spy(self: _FileProcess, root_fd: int) -> None:
+        started.append(root_fd)
+        real_init(self, root_fd)
+
+    monkeypatch.setattr(_FileProcess, "__init__", spy)
+    source = copy_source(tmp_path)
+    extra = source / "inputs" / "many"
+    extra.mkdir()
+    for i in range(_Writer.PROCESS_AFTER + 100):
+        (extra / f"{i:04d}.txt").write_text(f"file {i}\n")
+    built = build(source, tmp_path / "many.bundle.tar.gz", 1700000000).path
+    assert verify(built, workdir=tmp_path / "ok").status == "supported"
+    assert len(started) == 1  # (build verifies at home in a process of its own)
+
+    entries = read_entries(built)
+    names = [e.name for e in entries if "/inputs/many/" in e.name]
+    early, late = names[10], names[-10]  # before and after the switch to the process
+    for entry in entries:
+        if entry.name in (early, late):
+            entry.data = entry.data.replace(b"file", b"FILE")
+    bad = write_entries(entries, tmp_path / "bad.bundle.tar.gz")
+    with pytest.raises(BundleRejected) as caught:
+        verify(bad, workdir=tmp_path / "work")
+    assert sorted((p.where, p.code) for p in caught.value.problems) == [
+        (early, "file.hash"),
+        (late, "file.hash"),
+    ]
