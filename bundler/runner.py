@@ -1,14 +1,18 @@
 """Cases -> outcomes: load each case's inputs, call its checker, compare with the expectation.
 
 Built-in checkers run in-process and import nothing from the bundle. Whatever a
-checker does wrong (raises, returns garbage, names an undeclared code) becomes an
-``error`` verdict, and an error is never evidence: its outcome is ``inconclusive``.
+checker does wrong (raises, returns garbage, names an undeclared code, runs past the time
+limit per case) becomes an ``error`` verdict, and an error is never evidence: its outcome
+is ``inconclusive``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +24,9 @@ from . import strictjson, yamlfile
 from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
+# A built-in case running longer is stopped: a bundle's params can hold a regex that
+# backtracks for ever on its inputs. 0 means no limit.
+CASE_SECONDS = 600.0
 # Told (cases done, cases in all, the case about to run or "") as work goes on.
 Progress = Callable[[int, int, str], None]
 
@@ -169,7 +176,45 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str, allow_nan=False, sort_keys=True))
 
 
-def run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
+class _OutOfTime(BaseException):
+    """Raised inside a checker by the timer; not an Exception, so no checker swallows it."""
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the code inside after ``seconds``. SIGALRM reaches Python code and the
+    ``re`` engine; signals arrive on the main thread only, so elsewhere there is no limit."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_case(
+    case: Case, root: Path, listed: Mapping[str, int], seconds: float = CASE_SECONDS
+) -> Verdict:
+    """The verdict of one built-in case, within ``seconds``."""
+    try:
+        with _time_limit(seconds):
+            return _run_case(case, root, listed)
+    except _OutOfTime:
+        return Verdict.errored(
+            "checker.timeout",
+            f"{case.checker} ran longer than {seconds:g} s (raise with --case-timeout)",
+        )
+
+
+def _run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
     found = checkers.get(case.checker)
     if found is None:
         return Verdict.errored(
@@ -216,8 +261,10 @@ def not_allowed(manifest: Manifest, case: Case) -> Verdict:
 PARALLEL_FROM = 64
 
 
-def _run_chunk(cases: list[Case], root: Path, listed: Mapping[str, int]) -> list[Verdict]:
-    return [run_case(case, root, listed) for case in cases]
+def _run_chunk(
+    cases: list[Case], root: Path, listed: Mapping[str, int], seconds: float
+) -> list[Verdict]:
+    return [run_case(case, root, listed, seconds) for case in cases]
 
 
 def _run_built_in(
@@ -227,6 +274,7 @@ def _run_built_in(
     jobs: int,
     progress: Progress | None,
     total: int,
+    seconds: float,
 ) -> list[Verdict]:
     """Verdicts of built-in cases, in their order, across ``jobs`` processes when it pays.
     Checkers are pure, so the verdicts are the same as a serial run's."""
@@ -235,7 +283,7 @@ def _run_built_in(
         for done, case in enumerate(cases):
             if progress:
                 progress(done, total, case.id)
-            verdicts.append(run_case(case, root, listed))
+            verdicts.append(run_case(case, root, listed, seconds))
         return verdicts
     import concurrent.futures
     import multiprocessing
@@ -248,7 +296,8 @@ def _run_built_in(
     )
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = {
-            pool.submit(_run_chunk, chunk, root, listed): i for i, chunk in enumerate(chunks)
+            pool.submit(_run_chunk, chunk, root, listed, seconds): i
+            for i, chunk in enumerate(chunks)
         }
         done = 0
         for future in concurrent.futures.as_completed(futures):
@@ -265,10 +314,11 @@ def run_cases(
     progress: Progress | None = None,
     bundled: Callable[[Case], Verdict] | None = None,
     jobs: int = 1,
+    case_seconds: float = CASE_SECONDS,
 ) -> list[CaseResult]:
-    """Built-in checkers first (across ``jobs`` processes when there are many cases);
-    bundled code last, through ``bundled`` (when allowed; otherwise those cases are
-    inconclusive)."""
+    """Built-in checkers first (across ``jobs`` processes when there are many cases, each
+    case within ``case_seconds``); bundled code last, through ``bundled`` (when allowed;
+    otherwise those cases are inconclusive)."""
     listed = {f.path: f.size for f in manifest.files}
     built_in = [c for c in manifest.cases if not c.checker.startswith(BUNDLED_PREFIX)]
     own_code = [c for c in manifest.cases if c.checker.startswith(BUNDLED_PREFIX)]
@@ -276,7 +326,7 @@ def run_cases(
     verdicts = dict(
         zip(
             (c.id for c in built_in),
-            _run_built_in(built_in, root, listed, jobs, progress, total),
+            _run_built_in(built_in, root, listed, jobs, progress, total, case_seconds),
             strict=True,
         )
     )

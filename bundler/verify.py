@@ -19,7 +19,7 @@ from . import __version__
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
-from .runner import CaseResult, Progress, run_cases
+from .runner import CASE_SECONDS, CaseResult, Progress, run_cases
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 
@@ -105,6 +105,7 @@ def verify(
     code: CodePolicy | None = None,
     jobs: int = 1,
     stream: BinaryIO | None = None,
+    case_seconds: float = CASE_SECONDS,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
@@ -126,7 +127,9 @@ def verify(
         extracted = extract(bundle_file, target, limits, judge_signatures, stream)
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
-            cases = run_cases(extracted.manifest, extracted.root, progress, runner, jobs)
+            cases = run_cases(
+                extracted.manifest, extracted.root, progress, runner, jobs, case_seconds
+            )
         finally:
             if runner is not None:
                 runner.close()

@@ -119,6 +119,7 @@ COMMON_ERRORS: Mapping[str, str] = {
     "checker.raised": "the checker raised an unexpected exception (a bug, not a verdict)",
     "checker.bad_verdict": "the checker returned something that is not a valid verdict",
     "checker.unavailable": "this verifier has no checker of that name and version",
+    "checker.timeout": "the checker ran past the verifier's time limit per case",
 }
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..runner import CASE_SECONDS
 from ._shared import (
     EXIT_HELP,
     ProgressDisplay,
@@ -173,6 +174,13 @@ def policy_from(
     help="Output bytes kept per bundled-code case.",
 )
 @click.option(
+    "--case-timeout",
+    type=click.FloatRange(0),
+    default=CASE_SECONDS,
+    show_default=True,
+    help="Seconds a built-in case may run before it is stopped as inconclusive (0: no limit).",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1),
@@ -201,6 +209,7 @@ def verify(
     code_timeout: float,
     code_memory: int,
     code_output: int,
+    case_timeout: float,
     jobs: int,
     **limit_values: int,
 ) -> None:
@@ -266,6 +275,7 @@ def verify(
                 policy=policy,
                 code=code,
                 jobs=jobs,
+                case_seconds=case_timeout,
             )
     except (BundleRejected, UsageError) as exc:
         write_outputs(rejection_json(exc, exc.exit_code), targets)

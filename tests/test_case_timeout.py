@@ -1,0 +1,117 @@
+"""A built-in case that runs too long is stopped and is inconclusive, never a hang."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import checkers
+from bundler.cli import main
+from bundler.manifest import Case
+from bundler.runner import run_case
+from checkers.api import Checker, Verdict, checker
+
+
+@checker("spin", 1, roles=[], reasons={})
+def spin(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Never returns, and swallows every Exception on the way."""
+    while True:
+        with contextlib.suppress(Exception):  # the timer's signal is not an Exception
+            time.sleep(0.01)
+
+
+@checker("quick", 1, roles=[], reasons={})
+def quick(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Passes at once."""
+    return Verdict.passed("fine")
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    known: dict[str, Checker] = {spin.key: spin, quick.key: quick}
+    monkeypatch.setattr(checkers, "get", known.get)
+
+
+def case(key: str) -> Case:
+    return Case(id="c", checker=key, inputs={}, params={}, expect="pass")
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_checker_that_never_returns_is_stopped(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    verdict = run_case(case("spin@1"), tmp_path, {}, seconds=0.3)
+    assert time.monotonic() - started < 5
+    assert verdict.status == "error"
+    assert verdict.codes == ("checker.timeout",)
+    assert "ran longer than 0.3 s" in verdict.message
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_quick_checker_is_untouched_and_no_timer_is_left(tmp_path: Path) -> None:
+    verdict = run_case(case("quick@1"), tmp_path, {}, seconds=0.3)
+    assert verdict.status == "pass"
+    time.sleep(0.5)  # an alarm left armed would fire here and fail the test
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
+    """The real attack: a contamination marker that backtracks for ever on a line."""
+    source = tmp_path / "src"
+    (source / "runs").mkdir(parents=True)
+    (source / "runs" / "run.log").write_text("a" * 64 + "!\n")
+    (source / "bundle.yaml").write_text(
+        "name: redos\nversion: 1.0.0\ntitle: A marker that never finishes matching\n"
+        "files: [runs/**]\n"
+        "cases:\n"
+        "  - id: clean\n    checker: contamination@1\n    inputs: {transcripts: runs}\n"
+        "    params: {markers: ['^(a+)+$']}\n    expect: pass\n"
+        "  - id: caught\n    checker: contamination@1\n    inputs: {transcripts: runs}\n"
+        "    params: {markers: ['!']}\n    expect: fail\n"
+        "claims:\n  - id: clean\n    statement: The run is clean.\n"
+        "    cases: [clean, caught]\n"
+    )
+    # build checks at home with the default limit, which this would take hours to reach;
+    # the same file, packed by hand, is what a stranger would send
+    from bundler.build import make_manifest, members_of
+    from bundler.pack import write_tar
+    from bundler.source import read_source
+
+    plan = read_source(source)
+    manifest, readme = make_manifest(plan, 0)
+    bundle = tmp_path / "redos.bundle.tar.zst"
+    with bundle.open("wb") as out:
+        write_tar(out, members_of(manifest, manifest.to_bytes(), readme, plan.root), 0)
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        main, ["verify", str(bundle), "--case-timeout", "1", "--json", "-", "-q"]
+    )
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 4, result.output
+    cases = {c["id"]: c for c in json.loads(result.stdout)["cases"]}
+    assert cases["clean"]["outcome"] == "inconclusive"
+    assert "ran longer than 1 s" in json.dumps(cases["clean"])
+    assert cases["caught"]["outcome"] == "reproduced"
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_limit_holds_in_worker_processes_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bundler import runner
+
+    monkeypatch.setattr(runner, "PARALLEL_FROM", 1)
+    cases = [case("spin@1"), case("quick@1")]
+    verdicts = runner._run_built_in(cases, tmp_path, {}, 2, None, 2, 0.3)
+    assert [v.status for v in verdicts] == ["error", "pass"]
+    assert verdicts[0].codes == ("checker.timeout",)
