@@ -11,25 +11,17 @@ sees every byte once; ``tarfile`` is not used.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import queue
-import stat
-import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import compression, filewriter
+from . import compression
 from .errors import BundleRejected, Problem
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
 from .paths import MAX_PATH_BYTES, fold, path_problem
 from .tarstream import TYPE_NAMES, Header, TarError, TarReader
+from .writer import Writer
 
 MAX_LISTED_PROBLEMS = 200
 # pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
@@ -126,209 +118,6 @@ def _member_problem(member: Header) -> str | None:
     return None
 
 
-class _Hasher:
-    """SHA-256 on a second thread, beside decompressing and writing on the first
-    (hashlib and os.write release the GIL). The queue is short, so memory stays bounded."""
-
-    THRESHOLD = 1 << 20  # smaller files are hashed in line: handing over costs more (measured)
-
-    def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Any, memoryview] | None] = queue.Queue(maxsize=64)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            item[0].update(item[1])
-
-    def update(self, digest: Any, chunk: memoryview) -> None:
-        self._queue.put((digest, chunk))
-
-    def finish(self) -> None:
-        """Wait until every handed-over piece is hashed."""
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-
-
-class _Digest:
-    """The SHA-256 of a file written by the second process, known once it answered."""
-
-    def __init__(self) -> None:
-        self.value = b""
-
-    def hexdigest(self) -> str:
-        return self.value.hex()
-
-
-class _FileProcess:
-    """Small files handed to ``filewriter`` on a second process, in order, through a pipe;
-    their digests come back at ``finish``."""
-
-    BATCH_BYTES = 1 << 20
-    BATCH_PIECES = 512  # os.writev takes at most IOV_MAX (1024 on Linux) buffers
-
-    def __init__(self, root_fd: int) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", filewriter.__file__, str(root_fd)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(root_fd,),
-        )
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._pipe = self._process.stdin.fileno()
-        with contextlib.suppress(AttributeError, OSError):  # fewer rounds: Linux only
-            fcntl.fcntl(self._pipe, fcntl.F_SETPIPE_SZ, self.BATCH_BYTES)
-        self._pending: list[bytes | memoryview] = []
-        self._bytes = 0
-        self._digests: list[_Digest] = []
-
-    def write(self, folder: str, name: str, size: int, chunks: Iterable[memoryview]) -> _Digest:
-        rel, base = os.fsencode(folder), os.fsencode(name)
-        self._pending.append(filewriter.HEADER.pack(len(rel), len(base), size) + rel + base)
-        for chunk in chunks:
-            self._pending.append(chunk)
-            self._bytes += len(chunk)
-            if self._bytes >= self.BATCH_BYTES or len(self._pending) >= self.BATCH_PIECES:
-                self._send()
-        digest = _Digest()
-        self._digests.append(digest)
-        return digest
-
-    def _send(self) -> None:
-        pending, self._pending, self._bytes = self._pending, [], 0
-        done = 0
-        try:
-            while done < len(pending):
-                written = os.writev(self._pipe, pending[done : done + self.BATCH_PIECES])
-                while done < len(pending) and written >= len(pending[done]):
-                    written -= len(pending[done])
-                    done += 1
-                if written:
-                    pending[done] = memoryview(pending[done])[written:]
-        except BrokenPipeError:
-            self._answer()  # the writer stopped: raise what it reported
-
-    def finish(self) -> None:
-        """Wait for every file; raises ``OSError`` with the writer's own error."""
-        self._pending.append(filewriter.HEADER.pack(0, 0, 0))
-        self._send()
-        self._answer()
-
-    def _answer(self) -> None:
-        process = self._process
-        assert process.stdin is not None and process.stdout is not None
-        with contextlib.suppress(BrokenPipeError):
-            process.stdin.close()
-        answer = process.stdout.read()
-        process.stdout.close()
-        status = process.wait()
-        if answer[:1] == b"D" and len(answer) == 1 + 32 * len(self._digests):
-            for i, digest in enumerate(self._digests):
-                digest.value = answer[1 + 32 * i : 33 + 32 * i]
-            return
-        if answer[:1] == b"E" and len(answer) >= 5:
-            errno = int.from_bytes(answer[1:5], "big")
-            raise OSError(errno, answer[5:].decode("utf-8", "replace"))
-        raise OSError(0, f"the file-writing process ended unexpectedly (exit status {status})")
-
-    def close(self) -> None:
-        """Stop the writer if it is still running (the bundle was rejected midway)."""
-        process = self._process
-        if process.returncode is None:
-            assert process.stdin is not None and process.stdout is not None
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            process.stdout.close()
-
-
-class _Writer:
-    """Creates folders and files under one root without ever following a link.
-
-    Folders are made here (a clash must stop the read at once). Once a bundle has shown
-    it holds many small files, the next ones are written and hashed by a second process
-    (``_FileProcess``); large ones are written here and hashed on a second thread.
-    """
-
-    PROCESS_AFTER = 256  # small files written here before the second process pays off
-
-    def __init__(self, root: Path) -> None:
-        self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        self._dirs: dict[str, int] = {"": self.root_fd}
-        self._hasher: _Hasher | None = None
-        self._process: _FileProcess | None = None
-        self._small = 0
-
-    def _dir(self, rel: str) -> int:
-        if rel in self._dirs:
-            return self._dirs[rel]
-        parent, _, name = rel.rpartition("/")
-        parent_fd = self._dir(parent)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(name, 0o755, dir_fd=parent_fd)
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise _Reject("member.not_folder", rel, "is used as a folder but is not one")
-        self._dirs[rel] = fd
-        return fd
-
-    def write(self, rel: str, size: int, chunks: Iterable[memoryview]) -> Any:
-        """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
-        ``finish`` has returned."""
-        import hashlib
-
-        parent, _, name = rel.rpartition("/")
-        dir_fd = self._dir(parent)
-        if size < _Hasher.THRESHOLD:
-            self._small += 1
-            if self._small == self.PROCESS_AFTER + 1 and os.path.isfile(filewriter.__file__):
-                with contextlib.suppress(OSError):  # one try; without it, write here
-                    self._process = _FileProcess(self.root_fd)
-            if self._process is not None:
-                return self._process.write(parent, name, size, chunks)
-        fd = os.open(
-            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd
-        )
-        digest = hashlib.sha256()
-        update: Callable[[memoryview], None]
-        if size >= _Hasher.THRESHOLD:
-            self._hasher = self._hasher or _Hasher()
-            update = partial(self._hasher.update, digest)
-        else:
-            update = digest.update
-        try:
-            for chunk in chunks:
-                update(chunk)
-                while chunk:
-                    chunk = chunk[os.write(fd, chunk) :]
-        finally:
-            os.close(fd)
-        return digest
-
-    def finish(self) -> None:
-        """Wait until every file is written and hashed; raises the first write error."""
-        if self._hasher is not None:
-            self._hasher.finish()
-        if self._process is not None:
-            self._process.finish()
-
-    def close(self) -> None:
-        if self._hasher is not None:
-            self._hasher.finish()
-        if self._process is not None:
-            self._process.close()
-        for fd in self._dirs.values():
-            os.close(fd)
-        self._dirs.clear()
-
-
 def extract(
     bundle: Path,
     workdir: Path,
@@ -352,7 +141,7 @@ def extract(
                 f"cannot read {bundle}: {exc.strerror}",
                 [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
             ) from None
-    writer = _Writer(workdir)
+    writer = Writer(workdir)
     try:
         head = _read_up_to(stream, 4)
         codec = compression.detect(head)
@@ -405,7 +194,7 @@ class _Prefixed:
 
 def _read(
     stream: _Stream,
-    writer: _Writer,
+    writer: Writer,
     workdir: Path,
     limits: Limits,
     before_payload: BeforePayload | None,

@@ -1,4 +1,4 @@
-"""Create, write and hash files on a second process, fed through a pipe.
+"""Create, write and hash files on a second process, fed through a pipe: both ends.
 
 Verifying a bundle of many small files is bound by Python's per-file cost on one core;
 a separate process (not a thread: the GIL would serialise the two) takes the file system
@@ -17,12 +17,15 @@ in order, or ``E``, a ``>I`` errno and an error message when a write failed.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import os
-import stat
 import struct
+import subprocess
 import sys
+from collections.abc import Iterable
 from typing import Protocol
 
 HEADER = struct.Struct(">HHQ")
@@ -49,9 +52,6 @@ class _Folders:
             return self._fds[rel]
         parent, _, name = rel.rpartition(b"/")
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self.get(parent))
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):  # pragma: no cover (O_DIRECTORY refuses)
-            os.close(fd)
-            raise NotADirectoryError(20, "not a folder")
         self._fds[rel] = fd
         return fd
 
@@ -107,6 +107,103 @@ def serve(source: Source, reply: Sink, root_fd: int) -> int:
         return 1
     reply.write(b"D" + b"".join(digests))
     return 0
+
+
+class Digest:
+    """The SHA-256 of a file written by the second process, known once it answered."""
+
+    def __init__(self) -> None:
+        self.value = b""
+
+    def hexdigest(self) -> str:
+        return self.value.hex()
+
+
+class FileProcess:
+    """The reader's end: files handed to this module on a second process, in order,
+    through a pipe; their digests come back at ``finish``."""
+
+    BATCH_BYTES = 1 << 20
+    BATCH_PIECES = 512  # os.writev takes at most IOV_MAX (1024 on Linux) buffers
+
+    def __init__(self, root_fd: int) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-S", __file__, str(root_fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(root_fd,),
+        )
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._pipe = self._process.stdin.fileno()
+        with contextlib.suppress(AttributeError, OSError):  # fewer rounds: Linux only
+            fcntl.fcntl(self._pipe, fcntl.F_SETPIPE_SZ, self.BATCH_BYTES)
+        self._pending: list[bytes | memoryview] = []
+        self._bytes = 0
+        self._digests: list[Digest] = []
+
+    def write(self, folder: str, name: str, size: int, chunks: Iterable[memoryview]) -> Digest:
+        rel, base = os.fsencode(folder), os.fsencode(name)
+        self._pending.append(HEADER.pack(len(rel), len(base), size) + rel + base)
+        for chunk in chunks:
+            self._pending.append(chunk)
+            self._bytes += len(chunk)
+            if self._bytes >= self.BATCH_BYTES or len(self._pending) >= self.BATCH_PIECES:
+                self._send()
+        digest = Digest()
+        self._digests.append(digest)
+        return digest
+
+    def _send(self) -> None:
+        pending, self._pending, self._bytes = self._pending, [], 0
+        done = 0
+        try:
+            while done < len(pending):
+                written = os.writev(self._pipe, pending[done : done + self.BATCH_PIECES])
+                while done < len(pending) and written >= len(pending[done]):
+                    written -= len(pending[done])
+                    done += 1
+                if written:
+                    pending[done] = memoryview(pending[done])[written:]
+        except BrokenPipeError:
+            self._answer()  # the writer stopped: raise what it reported
+
+    def finish(self) -> None:
+        """Wait for every file; raises ``OSError`` with the writer's own error."""
+        self._pending.append(HEADER.pack(0, 0, 0))
+        self._send()
+        self._answer()
+
+    def _answer(self) -> None:
+        process = self._process
+        assert process.stdin is not None and process.stdout is not None
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+        answer = process.stdout.read()
+        process.stdout.close()
+        status = process.wait()
+        if answer[:1] == b"D" and len(answer) == 1 + DIGEST_SIZE * len(self._digests):
+            for i, digest in enumerate(self._digests):
+                digest.value = answer[1 + DIGEST_SIZE * i : 1 + DIGEST_SIZE * (i + 1)]
+            return
+        if answer[:1] == b"E" and len(answer) >= 5:
+            errno = int.from_bytes(answer[1:5], "big")
+            raise OSError(errno, answer[5:].decode("utf-8", "replace"))
+        raise OSError(0, f"the file-writing process ended unexpectedly (exit status {status})")
+
+    def close(self) -> None:
+        """Stop the writer if it is still running (the bundle was rejected midway)."""
+        process = self._process
+        if process.returncode is None:
+            assert process.stdin is not None and process.stdout is not None
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
 
 
 if __name__ == "__main__":

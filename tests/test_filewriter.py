@@ -14,14 +14,15 @@ import pytest
 from bundler import filewriter
 from bundler.build import build
 from bundler.errors import BundleRejected
-from bundler.extract import _FileProcess, _Writer
+from bundler.filewriter import FileProcess
 from bundler.verify import verify
+from bundler.writer import Writer
 from tests.helpers import copy_source, read_entries, write_entries
 
 
 @pytest.fixture
 def every_file_to_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_Writer, "PROCESS_AFTER", 0)
+    monkeypatch.setattr(Writer, "PROCESS_AFTER", 0)
 
 
 @pytest.mark.usefixtures("every_file_to_the_process")
@@ -53,7 +54,7 @@ def test_a_changed_byte_is_caught_by_the_digest_the_process_sends_back(
 @pytest.mark.usefixtures("every_file_to_the_process")
 def test_a_write_error_in_the_process_comes_back_with_its_errno(tmp_path: Path) -> None:
     (tmp_path / "taken.txt").write_text("already here")
-    writer = _Writer(tmp_path)
+    writer = Writer(tmp_path)
     try:
         writer.write("fine.txt", 2, iter([memoryview(b"ok")]))
         writer.write("taken.txt", 3, iter([memoryview(b"new")]))
@@ -67,7 +68,7 @@ def test_a_write_error_in_the_process_comes_back_with_its_errno(tmp_path: Path) 
 
 @pytest.mark.usefixtures("every_file_to_the_process")
 def test_a_process_that_dies_is_an_error_not_a_pass(tmp_path: Path) -> None:
-    writer = _Writer(tmp_path)
+    writer = Writer(tmp_path)
     try:
         digest = writer.write("a.txt", 2, iter([memoryview(b"ok")]))
         assert writer._process is not None
@@ -81,7 +82,7 @@ def test_a_process_that_dies_is_an_error_not_a_pass(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("every_file_to_the_process")
 def test_stopping_midway_ends_the_process(tmp_path: Path) -> None:
-    writer = _Writer(tmp_path)
+    writer = Writer(tmp_path)
     writer.write("a.txt", 2, iter([memoryview(b"ok")]))
     assert writer._process is not None
     process = writer._process._process
@@ -116,17 +117,17 @@ def test_a_bundle_past_the_threshold_uses_both_writers_and_each_digest_counts(
     """The first files are written by the reader, the rest by the second process; a byte
     changed on either side of the switch is caught."""
     started: list[int] = []
-    real_init = _FileProcess.__init__
+    real_init = FileProcess.__init__
 
-    def spy(self: _FileProcess, root_fd: int) -> None:
+    def spy(self: FileProcess, root_fd: int) -> None:
         started.append(root_fd)
         real_init(self, root_fd)
 
-    monkeypatch.setattr(_FileProcess, "__init__", spy)
+    monkeypatch.setattr(FileProcess, "__init__", spy)
     source = copy_source(tmp_path)
     extra = source / "inputs" / "many"
     extra.mkdir()
-    for i in range(_Writer.PROCESS_AFTER + 100):
+    for i in range(Writer.PROCESS_AFTER + 100):
         (extra / f"{i:04d}.txt").write_text(f"file {i}\n")
     built = build(source, tmp_path / "many.bundle.tar.gz", 1700000000).path
     assert verify(built, workdir=tmp_path / "ok").status == "supported"

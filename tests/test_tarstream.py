@@ -83,11 +83,11 @@ def test_large_files_are_hashed_on_the_second_thread_to_the_same_digest(tmp_path
     import hashlib
     import random
 
-    from bundler.extract import _Hasher, _Writer
+    from bundler.writer import Hasher, Writer
 
-    data = random.Random(3).randbytes(3 * _Hasher.THRESHOLD + 123)
+    data = random.Random(3).randbytes(3 * Hasher.THRESHOLD + 123)
     pieces = [memoryview(data)[i : i + 100_000] for i in range(0, len(data), 100_000)]
-    writer = _Writer(tmp_path)
+    writer = Writer(tmp_path)
     try:
         big = writer.write("big.bin", len(data), iter(pieces))
         small = writer.write("small.bin", 5, iter([memoryview(b"hello")]))
