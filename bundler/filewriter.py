@@ -7,7 +7,8 @@ file as a script, so it imports the standard library only.
 
 It never resolves a path the reader did not send, never follows a link (every folder
 component and the file itself are opened with ``O_NOFOLLOW``, files with ``O_EXCL``),
-and writes only under the folder descriptor it inherits.
+and writes only under the folder descriptor it inherits. ``writer`` creates the files it
+keeps for itself with the same ``Folders``, ``create`` and ``write_all``.
 
 The protocol, reader to writer: per file a header ``>HHQ`` (folder length, name length,
 size), the folder and name (file-system bytes), then ``size`` bytes of data; a header
@@ -41,19 +42,42 @@ class Sink(Protocol):
     def write(self, data: bytes, /) -> int | None: ...
 
 
-class _Folders:
-    """Folder descriptors below one root, each component opened without following links."""
+class Folders:
+    """Folder descriptors below one root, each component opened without following a link
+    (``O_DIRECTORY``: a file or a link where a folder should be fails as an OSError);
+    with ``create``, a missing folder is made first."""
 
-    def __init__(self, root_fd: int) -> None:
-        self._fds: dict[bytes, int] = {b"": root_fd}
+    def __init__(self, root_fd: int, create: bool = False) -> None:
+        self._fds: dict[str, int] = {"": root_fd}
+        self._create = create
 
-    def get(self, rel: bytes) -> int:
+    def get(self, rel: str) -> int:
         if rel in self._fds:
             return self._fds[rel]
-        parent, _, name = rel.rpartition(b"/")
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=self.get(parent))
+        parent, _, name = rel.rpartition("/")
+        parent_fd = self.get(parent)
+        if self._create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=parent_fd)
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
         self._fds[rel] = fd
         return fd
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+def create(name: str | bytes, folder_fd: int) -> int:
+    """A new file, never an existing one and never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    return os.open(name, flags, 0o644, dir_fd=folder_fd)
+
+
+def write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def _read_exactly(source: Source, view: memoryview) -> None:
@@ -68,7 +92,7 @@ def _read_exactly(source: Source, view: memoryview) -> None:
 def serve(source: Source, reply: Sink, root_fd: int) -> int:
     """Write every file ``source`` describes; send the digests (or the error) to ``reply``.
     Returns the exit status."""
-    folders = _Folders(root_fd)
+    folders = Folders(root_fd)
     digests = []
     header = memoryview(bytearray(HEADER.size))
     buffer = memoryview(bytearray(PIECE))
@@ -81,12 +105,7 @@ def serve(source: Source, reply: Sink, root_fd: int) -> int:
             names = memoryview(bytearray(folder_len + name_len))
             _read_exactly(source, names)
             folder, name = bytes(names[:folder_len]), bytes(names[folder_len:])
-            fd = os.open(
-                name,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o644,
-                dir_fd=folders.get(folder),
-            )
+            fd = create(name, folders.get(os.fsdecode(folder)))
             digest = hashlib.sha256()
             try:
                 while size:
@@ -94,8 +113,7 @@ def serve(source: Source, reply: Sink, root_fd: int) -> int:
                     size -= len(piece)
                     _read_exactly(source, piece)
                     digest.update(piece)
-                    while piece:
-                        piece = piece[os.write(fd, piece) :]
+                    write_all(fd, piece)
             finally:
                 os.close(fd)
             digests.append(digest.digest())

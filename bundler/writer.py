@@ -58,22 +58,10 @@ class Writer:
 
     def __init__(self, root: Path) -> None:
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        self._dirs: dict[str, int] = {"": self.root_fd}
+        self._folders = filewriter.Folders(self.root_fd, create=True)
         self._hasher: Hasher | None = None
         self._process: filewriter.FileProcess | None = None
         self._small = 0
-
-    def _dir(self, rel: str) -> int:
-        if rel in self._dirs:
-            return self._dirs[rel]
-        parent, _, name = rel.rpartition("/")
-        parent_fd = self._dir(parent)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(name, 0o755, dir_fd=parent_fd)
-        # O_DIRECTORY: a file or a link where a folder should be fails here (an OSError)
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
-        self._dirs[rel] = fd
-        return fd
 
     def write(self, rel: str, size: int, chunks: Iterable[memoryview]) -> Any:
         """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
@@ -81,7 +69,7 @@ class Writer:
         import hashlib
 
         parent, _, name = rel.rpartition("/")
-        dir_fd = self._dir(parent)
+        dir_fd = self._folders.get(parent)
         if size < Hasher.THRESHOLD:
             self._small += 1
             if self._small == self.PROCESS_AFTER + 1 and os.path.isfile(filewriter.__file__):
@@ -89,9 +77,7 @@ class Writer:
                     self._process = filewriter.FileProcess(self.root_fd)
             if self._process is not None:
                 return self._process.write(parent, name, size, chunks)
-        fd = os.open(
-            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd
-        )
+        fd = filewriter.create(name, dir_fd)
         digest = hashlib.sha256()
         update: Callable[[memoryview], None]
         if size >= Hasher.THRESHOLD:
@@ -102,8 +88,7 @@ class Writer:
         try:
             for chunk in chunks:
                 update(chunk)
-                while chunk:
-                    chunk = chunk[os.write(fd, chunk) :]
+                filewriter.write_all(fd, chunk)
         finally:
             os.close(fd)
         return digest
@@ -120,6 +105,4 @@ class Writer:
             self._hasher.finish()
         if self._process is not None:
             self._process.close()
-        for fd in self._dirs.values():
-            os.close(fd)
-        self._dirs.clear()
+        self._folders.close()
