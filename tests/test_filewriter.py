@@ -146,3 +146,17 @@ def test_a_bundle_past_the_threshold_uses_both_writers_and_each_digest_counts(
         (early, "file.hash"),
         (late, "file.hash"),
     ]
+
+
+@pytest.mark.usefixtures("every_file_to_the_process")
+def test_without_a_second_process_the_reader_writes_every_file_itself(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cannot_start(self: FileProcess, root_fd: int) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(FileProcess, "__init__", cannot_start)
+    result = verify(quickstart_bundle, workdir=tmp_path / "work", keep=True)
+    assert result.status == "supported"
+    root = result.extracted.root
+    assert all((root / f.path).is_file() for f in result.extracted.manifest.files)
