@@ -1,4 +1,5 @@
-"""Create, write and hash files on a second process, fed through a pipe: both ends.
+"""Create, write and hash files on a second process, fed through a pipe: both ends;
+and remove many files on two processes.
 
 Verifying a bundle of many small files is bound by Python's per-file cost on one core;
 a separate process (not a thread: the GIL would serialise the two) takes the file system
@@ -14,6 +15,10 @@ The protocol, reader to writer: per file a header ``>HHQ`` (folder length, name 
 size), the folder and name (file-system bytes), then ``size`` bytes of data; a header
 of zero lengths ends the stream. Writer to reader: ``D`` and a 32-byte SHA-256 per file
 in order, or ``E``, a ``>I`` errno and an error message when a write failed.
+
+Removing is kernel work that scales with processes (two ``rm`` halve the time on tmpfs;
+two threads in one process did not): ``remove_files`` hands half the names to a second
+process started with ``--remove``, which reads them NUL-separated from its input.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 HEADER = struct.Struct(">HHQ")
@@ -224,7 +230,56 @@ class FileProcess:
             process.stdout.close()
 
 
+REMOVE_SPLIT = 2000  # fewer files go faster on one process than by starting a second
+
+
+def unlink_all(root_fd: int, rels: Iterable[str | bytes]) -> None:
+    """Unlink each file ``rels`` names below ``root_fd`` (folders opened without following
+    a link), then close ``root_fd``; a file that is gone or unreachable is left for a
+    later ``rmtree``."""
+    folders = Folders(root_fd)
+    try:
+        for rel in rels:
+            folder, _, name = os.fsdecode(rel).rpartition("/")
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=folders.get(folder))
+    finally:
+        folders.close()
+
+
+def remove_files(root: str, rels: Sequence[str]) -> None:
+    """Unlink the files ``rels`` (relative to ``root``), nearly half of them on a second
+    process when there are many. Best effort: the caller removes whatever is left."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    # the second process starts some 20 ms later, so it takes a little less than half
+    mine = len(rels) * 11 // 20 if len(rels) >= REMOVE_SPLIT else len(rels)
+    helper = None
+    if mine < len(rels):
+        with contextlib.suppress(OSError):
+            helper = subprocess.Popen(
+                [sys.executable, "-I", "-S", __file__, "--remove", str(root_fd)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(root_fd,),
+            )
+    if helper is None:
+        unlink_all(root_fd, rels)
+        return
+    names = b"\0".join(os.fsencode(rel) for rel in rels[mine:])
+    feed = threading.Thread(target=helper.communicate, args=(names,), daemon=True)
+    feed.start()
+    unlink_all(root_fd, rels[:mine])
+    feed.join()
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--remove":
+        unlink_all(int(sys.argv[2]), sys.stdin.buffer.read().split(b"\0"))
+        sys.exit(0)
     source = io.BufferedReader(io.FileIO(sys.stdin.fileno(), "rb", closefd=False), PIECE)
     reply = io.BufferedWriter(io.FileIO(sys.stdout.fileno(), "wb", closefd=False))
     status = serve(source, reply, int(sys.argv[1]))

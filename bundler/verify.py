@@ -11,11 +11,12 @@ import platform
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from . import __version__
+from . import __version__, filewriter
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import Extracted, Limits, extract
@@ -84,7 +85,10 @@ def prepare_workdir(workdir: Path | None) -> tuple[Path, bool]:
     return workdir, True
 
 
-def clean(workdir: Path, created: bool) -> None:
+def clean(workdir: Path, created: bool, files: Sequence[str] = ()) -> None:
+    """Remove what was unpacked; ``files`` (relative to ``workdir``), if known, are
+    removed first on two processes."""
+    filewriter.remove_files(str(workdir), files)
     if created:
         shutil.rmtree(workdir, ignore_errors=True)
     else:
@@ -123,8 +127,10 @@ def verify(
     if stream is None and not bundle_file.is_file():
         raise UsageError(f"{bundle_file} is not a file")
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
+    unpacked: list[str] = []
     try:
         extracted = extract(bundle_file, target, limits, judge_signatures, stream)
+        unpacked = [f"{extracted.root.name}/{f.path}" for f in extracted.manifest.files]
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
             cases = run_cases(
@@ -158,7 +164,7 @@ def verify(
         raise
     finally:
         if not keep:
-            clean(target, created)
+            clean(target, created, unpacked)
 
 
 def _code(

@@ -7,7 +7,9 @@ import hashlib
 import io
 import os
 import struct
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,3 +162,82 @@ def test_without_a_second_process_the_reader_writes_every_file_itself(
     assert result.status == "supported"
     root = result.extracted.root
     assert all((root / f.path).is_file() for f in result.extracted.manifest.files)
+
+
+def _files(root: Path, count: int) -> list[str]:
+    rels = [f"d{i % 7}/f{i:05d}" for i in range(count)]
+    for rel in rels:
+        (root / rel).parent.mkdir(exist_ok=True)
+        (root / rel).write_bytes(b"x")
+    return rels
+
+
+def test_many_files_are_removed_on_two_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filewriter, "REMOVE_SPLIT", 10)
+    spawned: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def spy(args: list[str], **kwargs: Any) -> object:
+        spawned.append(args)
+        return real_popen(args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    rels = _files(tmp_path, 40)
+    kept = tmp_path / "d0" / "not-listed"
+    kept.write_bytes(b"made by a case")
+    filewriter.remove_files(str(tmp_path), rels)
+    assert len(spawned) == 1 and "--remove" in spawned[0]
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["d0/not-listed"]  # only the listed files, on both sides of the split
+
+
+def test_few_files_are_removed_without_a_second_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_process(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no second process for a few files")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    rels = _files(tmp_path, 30)
+    filewriter.remove_files(str(tmp_path), rels)
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+def test_removing_never_follows_a_link_in_a_folder_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder swapped for a link (bundled code could do that) leads nowhere: the file
+    behind the link survives, on either process."""
+    monkeypatch.setattr(filewriter, "REMOVE_SPLIT", 2)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("a", "b"):
+        (outside / name).write_bytes(b"keep me")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "sub").symlink_to(outside)
+    filewriter.remove_files(str(root), ["sub/a", "sub/b"])
+    assert sorted(p.name for p in outside.iterdir()) == ["a", "b"]
+
+
+def test_the_work_folder_of_a_large_bundle_is_removed_completely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filewriter, "REMOVE_SPLIT", 2)
+    source = copy_source(tmp_path)
+    built = build(source, tmp_path / "qs.bundle.tar.gz", 1700000000).path
+    removed: list[int] = []
+    real_remove = filewriter.remove_files
+
+    def spy(root: str, rels: list[str]) -> None:
+        removed.append(len(rels))
+        real_remove(root, rels)
+
+    monkeypatch.setattr(filewriter, "remove_files", spy)
+    (tmp_path / "work").mkdir()
+    result = verify(built, workdir=tmp_path / "work")
+    assert result.status == "supported"
+    assert removed == [len(result.extracted.manifest.files)]
+    assert list((tmp_path / "work").iterdir()) == []  # given, so emptied but kept
