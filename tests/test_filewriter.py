@@ -105,12 +105,93 @@ def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
     reply = io.BytesIO()
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        assert filewriter.serve(stream, reply, fd) == 1
+        assert (
+            filewriter.serve(filewriter.Pieces(lambda: memoryview(stream.read(7))), reply, fd) == 1
+        )
     finally:
         os.close(fd)
     assert reply.getvalue()[:1] == b"E"
     assert struct.unpack(">I", reply.getvalue()[1:5])[0] in (errno.ELOOP, errno.ENOTDIR)
     assert list(outside.iterdir()) == []
+
+
+def _stream(files: dict[str, bytes]) -> bytes:
+    out = b""
+    for rel, data in files.items():
+        folder, _, name = rel.encode().rpartition(b"/")
+        out += filewriter.HEADER.pack(len(folder), len(name), len(data)) + folder + name + data
+    return out + filewriter.HEADER.pack(0, 0, 0)
+
+
+def test_headers_names_and_data_may_straddle_any_piece_boundary(tmp_path: Path) -> None:
+    files = {"a.txt": b"first file", "sub/b.bin": bytes(range(256)) * 3, "c": b""}
+    (tmp_path / "sub").mkdir()
+    stream = io.BytesIO(_stream(files))
+    sizes = iter([1, 2, 3, 5, 7, 11, 13] * 200)
+    reply = io.BytesIO()
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        pieces = filewriter.Pieces(lambda: memoryview(stream.read(next(sizes))))
+        assert filewriter.serve(pieces, reply, fd) == 0
+    finally:
+        os.close(fd)
+    assert reply.getvalue() == b"D" + b"".join(hashlib.sha256(d).digest() for d in files.values())
+    assert all((tmp_path / rel).read_bytes() == data for rel, data in files.items())
+
+
+def test_the_ring_is_reused_for_more_bytes_than_it_holds(tmp_path: Path) -> None:
+    """Five times the ring's size, in odd pieces: every slot is handed back and refilled,
+    and every byte lands where it belongs."""
+    ring = filewriter.SLOT * filewriter.SLOTS
+    big = os.urandom(5 * ring + 12345)
+    small = [os.urandom(i * 997) for i in range(40)]
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    try:
+        view = memoryview(big)
+        pieces = [view[i : i + 300_001] for i in range(0, len(big), 300_001)]
+        digests = [process.write("", "big.bin", len(big), pieces)]
+        digests += [
+            process.write("", f"s{i}", len(d), [memoryview(d)]) for i, d in enumerate(small)
+        ]
+        process.finish()
+    finally:
+        process.close()
+        os.close(root_fd)
+    for digest, (name, data) in zip(
+        digests, [("big.bin", big)] + [(f"s{i}", d) for i, d in enumerate(small)], strict=True
+    ):
+        assert digest.value == hashlib.sha256(data).digest()
+        assert (tmp_path / name).read_bytes() == data
+
+
+def test_a_writer_that_dies_while_the_reader_waits_for_a_slot_is_an_error(
+    tmp_path: Path,
+) -> None:
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    try:
+        process._process.kill()
+        data = memoryview(bytes(filewriter.SLOT * (filewriter.SLOTS + 2)))
+        with pytest.raises(OSError, match="ended unexpectedly"):
+            process.write("", "a.bin", len(data), [data])
+            process.finish()
+    finally:
+        process.close()
+        os.close(root_fd)
+
+
+def test_a_notice_naming_no_slot_is_an_error_not_a_read_elsewhere(tmp_path: Path) -> None:
+    notices = io.BytesIO(filewriter.NOTICE.pack(filewriter.SLOTS, 10))
+    shared = memoryview(bytearray(filewriter.SLOT * filewriter.SLOTS))
+    reply = io.BytesIO()
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        pieces = filewriter.Pieces(filewriter.slots(notices, -1, shared))
+        assert filewriter.serve(pieces, reply, fd) == 1
+    finally:
+        os.close(fd)
+    assert reply.getvalue().startswith(b"E") and b"names slot 16" in reply.getvalue()
 
 
 def test_a_bundle_past_the_threshold_uses_both_writers_and_each_digest_counts(
