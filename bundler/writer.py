@@ -51,7 +51,8 @@ class Writer:
 
     Folders are made here (a clash must stop the read at once). Once a bundle has shown
     it holds many small files, the next ones are written and hashed by a second process
-    (``filewriter``); large ones are written here and hashed on a second thread.
+    (``filewriter``), except while it lags behind; large ones are written here and
+    hashed on a second thread.
     """
 
     PROCESS_AFTER = 256  # small files written here before the second process pays off
@@ -75,7 +76,7 @@ class Writer:
             if self._small == self.PROCESS_AFTER + 1 and os.path.isfile(filewriter.__file__):
                 with contextlib.suppress(OSError):  # one try; without it, write here
                     self._process = filewriter.FileProcess(self.root_fd)
-            if self._process is not None:
+            if self._process is not None and not self._process.behind():
                 return self._process.write(parent, name, size, chunks)
         fd = filewriter.create(name, dir_fd)
         digest = hashlib.sha256()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import io
 import os
+import signal
 import struct
 import subprocess
 from pathlib import Path
@@ -115,6 +117,19 @@ def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
     assert list(outside.iterdir()) == []
 
 
+def _problems_after_changing(
+    entries: list[Any], names: set[str], tmp_path: Path
+) -> list[tuple[str, str]]:
+    """Change a byte of each named member and verify: (where, code) of each problem."""
+    for entry in entries:
+        if entry.name in names:
+            entry.data = entry.data.replace(b"file", b"FILE")
+    bad = write_entries(entries, tmp_path / "bad.bundle.tar.gz")
+    with pytest.raises(BundleRejected) as caught:
+        verify(bad, workdir=tmp_path / "work")
+    return sorted((p.where, p.code) for p in caught.value.problems)
+
+
 def _stream(files: dict[str, bytes]) -> bytes:
     out = b""
     for rel, data in files.items():
@@ -181,6 +196,61 @@ def test_a_writer_that_dies_while_the_reader_waits_for_a_slot_is_an_error(
         os.close(root_fd)
 
 
+def test_the_reader_knows_when_the_writer_lags_behind(tmp_path: Path) -> None:
+    """More than half the ring waiting for a stopped writer is "behind"; less is not."""
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    pid = process._process.pid
+    data = memoryview(os.urandom(filewriter.SLOT))
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        states = []
+        for i in range(filewriter.SLOTS // 2 + 1):
+            states.append(process.behind())
+            process.write("", f"f{i}", len(data), [data])
+        states.append(process.behind())
+        assert states == [False] * (filewriter.SLOTS // 2) + [True, True]
+        os.kill(pid, signal.SIGCONT)
+        process.finish()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+        process.close()
+        os.close(root_fd)
+    assert all((tmp_path / f"f{i}").read_bytes() == data for i in range(filewriter.SLOTS // 2 + 1))
+
+
+def test_files_the_reader_writes_while_the_writer_lags_are_checked_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader takes every other file itself (as when the writer lags): the verdict is
+    the same, and a changed byte is caught on either side."""
+    sent: list[str] = []
+    real_write = FileProcess.write
+    turns = iter(range(1 << 20))
+
+    def spy(self: FileProcess, folder: str, name: str, size: int, chunks: Any) -> Any:
+        sent.append(f"{folder}/{name}")
+        return real_write(self, folder, name, size, chunks)
+
+    monkeypatch.setattr(Writer, "PROCESS_AFTER", 0)
+    monkeypatch.setattr(FileProcess, "behind", lambda self: next(turns) % 2 == 1)
+    monkeypatch.setattr(FileProcess, "write", spy)
+    source = copy_source(tmp_path)
+    for i in range(20):
+        (source / "inputs" / f"extra{i:02d}.txt").write_text(f"file {i}\n")
+    built = build(source, tmp_path / "lag.bundle.tar.gz", 1700000000).path
+    sent.clear()  # (build verified at home in a process of its own)
+    assert verify(built, workdir=tmp_path / "ok").status == "supported"
+    entries = read_entries(built)
+    extras = [e.name for e in entries if "/inputs/extra" in e.name]
+    by_process = next(name for name in extras if name in sent)
+    by_reader = next(name for name in extras if name not in sent)
+    assert _problems_after_changing(entries, {by_process, by_reader}, tmp_path) == sorted(
+        [(by_process, "file.hash"), (by_reader, "file.hash")]
+    )
+
+
 def test_a_notice_naming_no_slot_is_an_error_not_a_read_elsewhere(tmp_path: Path) -> None:
     notices = io.BytesIO(filewriter.NOTICE.pack(filewriter.SLOTS, 10))
     shared = memoryview(bytearray(filewriter.SLOT * filewriter.SLOTS))
@@ -219,13 +289,7 @@ def test_a_bundle_past_the_threshold_uses_both_writers_and_each_digest_counts(
     entries = read_entries(built)
     names = [e.name for e in entries if "/inputs/many/" in e.name]
     early, late = names[10], names[-10]  # before and after the switch to the process
-    for entry in entries:
-        if entry.name in (early, late):
-            entry.data = entry.data.replace(b"file", b"FILE")
-    bad = write_entries(entries, tmp_path / "bad.bundle.tar.gz")
-    with pytest.raises(BundleRejected) as caught:
-        verify(bad, workdir=tmp_path / "work")
-    assert sorted((p.where, p.code) for p in caught.value.problems) == [
+    assert _problems_after_changing(entries, {early, late}, tmp_path) == [
         (early, "file.hash"),
         (late, "file.hash"),
     ]
