@@ -21,7 +21,7 @@ from bundler.errors import BundleRejected
 from bundler.filewriter import FileProcess
 from bundler.verify import verify
 from bundler.writer import Writer
-from tests.helpers import copy_source, read_entries, write_entries
+from tests.helpers import Entry, copy_source, read_entries, write_entries
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
 
 
 def _problems_after_changing(
-    entries: list[Any], names: set[str], tmp_path: Path
+    entries: list[Entry], names: set[str], tmp_path: Path
 ) -> list[tuple[str, str]]:
     """Change a byte of each named member and verify: (where, code) of each problem."""
     for entry in entries:
