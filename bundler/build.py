@@ -214,8 +214,10 @@ def _refuse_unless_supported(report: dict[str, Any]) -> None:
             problems.append(
                 Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"])
             )
+    for problem in report.get("problems", []):  # rejected (or failed) before any case ran
+        problems.append(Problem(problem["where"], problem["code"], problem["message"]))
     raise BuildRefused(
         f"refusing to build: the bundle's claims are not all supported at home "
         f"(result: {report.get('result')}); no file was written",
-        problems or [Problem("", "build.rejected", str(report.get("rejected", "")))],
+        problems or [Problem("", "build.rejected", str(report.get("message", "")))],
     )

@@ -35,7 +35,6 @@ import hashlib
 import io
 import mmap
 import os
-import select
 import struct
 import subprocess
 import sys
@@ -54,17 +53,33 @@ DIGEST_SIZE = 32
 class Folders:
     """Folder descriptors below one root, each component opened without following a link
     (``O_DIRECTORY``: a file or a link where a folder should be fails as an OSError);
-    with ``create``, a missing folder is made first."""
+    with ``create``, a missing folder is made first.
+
+    At most about ``KEEP`` stay open: a bundle may hold thousands of folders, and a process
+    may often open only 1,024 files. Past that, all but the root are closed and opened
+    again from the root when needed, just as safely."""
+
+    KEEP = 128
 
     def __init__(self, root_fd: int, create: bool = False) -> None:
         self._fds: dict[str, int] = {"": root_fd}
         self._create = create
 
     def get(self, rel: str) -> int:
+        fd = self._fds.get(rel)
+        if fd is None:
+            if len(self._fds) > self.KEEP:
+                root = self._fds.pop("")
+                self.close()
+                self._fds[""] = root
+            fd = self._open(rel)
+        return fd
+
+    def _open(self, rel: str) -> int:
         if rel in self._fds:
             return self._fds[rel]
         parent, _, name = rel.rpartition("/")
-        parent_fd = self.get(parent)
+        parent_fd = self._open(parent)
         if self._create:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o755, dir_fd=parent_fd)
@@ -248,14 +263,16 @@ class FileProcess:
         return len(self._free) < SLOTS // 2
 
     def _free_slot(self) -> int:
-        while not self._free:
-            select.select([self._credits], [], [])
-            with contextlib.suppress(BlockingIOError):
+        if not self._free:
+            os.set_blocking(self._credits, True)  # wait for the writer to hand one back
+            try:
                 freed = os.read(self._credits, SLOTS)
-                if not freed:  # the writer stopped: raise what it reported
-                    self._answer()
-                    raise OSError(0, "the file-writing process stopped early")
-                self._free.extend(freed)
+            finally:
+                os.set_blocking(self._credits, False)
+            if not freed:  # the writer stopped: raise what it reported
+                self._answer()
+                raise OSError(0, "the file-writing process stopped early")
+            self._free.extend(freed)
         return self._free.pop()
 
     def _post(self) -> None:

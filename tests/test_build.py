@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import bundler.build
 from bundler.build import build
-from bundler.errors import BuildRefused, SourceError
+from bundler.errors import BuildRefused, BundleRejected, Problem, SourceError
+from bundler.report import rejection_json
 from tests.helpers import QUICKSTART, copy_source
 
 
@@ -53,6 +55,27 @@ def test_build_refuses_when_a_case_diverges_and_leaves_no_file(tmp_path: Path) -
     assert "expected fail ['content.changed'], observed fail ['content.removed']" in report
     assert not out.exists()
     assert os.listdir(out.parent) == []
+
+
+def test_a_rejection_at_home_is_refused_with_its_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bundle the verifier at home rejects (here: it could not write a file) names why."""
+    rejected = BundleRejected(
+        "the bundle was rejected",
+        [Problem("(work directory)", "archive.write", "cannot write: Too many open files")],
+    )
+    monkeypatch.setattr(
+        bundler.build, "verify_at_home", lambda *args, **kwargs: rejection_json(rejected, 3)
+    )
+    out = tmp_path / "x.bundle.tar.gz"
+    with pytest.raises(BuildRefused) as caught:
+        build(QUICKSTART, out, 0)
+    assert "(result: rejected)" in str(caught.value)
+    assert [(p.where, p.code) for p in caught.value.problems] == [
+        ("(work directory)", "archive.write")
+    ]
+    assert not out.exists()
 
 
 def test_build_refuses_escaping_path_before_writing(tmp_path: Path) -> None:

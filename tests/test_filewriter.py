@@ -10,6 +10,7 @@ import os
 import signal
 import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -386,3 +387,51 @@ def test_the_work_folder_of_a_large_bundle_is_removed_completely(
     assert result.status == "supported"
     assert removed == [len(result.extracted.manifest.files)]
     assert list((tmp_path / "work").iterdir()) == []  # given, so emptied but kept
+
+
+def test_folders_keep_only_a_bounded_number_of_descriptors_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filewriter.Folders, "KEEP", 4)
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    folders = filewriter.Folders(root_fd, create=True)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    most = 0
+    try:
+        for i in range(40):
+            rel = f"a{i % 3}/b{i}/c"
+            fd = filewriter.create("f", folders.get(rel))
+            os.write(fd, str(i).encode())
+            os.close(fd)
+            most = max(most, len(folders._fds))
+        if before is not None:
+            assert len(os.listdir("/proc/self/fd")) <= before + 4 + 3 + 1
+    finally:
+        folders.close()
+    assert most <= 4 + 3 + 1  # KEEP, the depth of one path, the root
+    assert all((tmp_path / f"a{i % 3}/b{i}/c/f").read_text() == str(i) for i in range(40))
+
+
+def test_a_bundle_with_more_folders_than_open_files_allowed_verifies(tmp_path: Path) -> None:
+    """Many machines let a process open only 1,024 files; a bundle may hold more folders."""
+    resource = pytest.importorskip("resource")
+    source = copy_source(tmp_path)
+    for i in range(300):
+        folder = source / "inputs" / "many" / f"d{i:03d}"
+        folder.mkdir(parents=True)
+        (folder / "f.txt").write_text(f"{i}\n")
+    built = build(source, tmp_path / "folders.bundle.tar.gz", 1700000000).path
+
+    def few_files() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (200, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "verify", str(built), "-q"],
+        capture_output=True,
+        text=True,
+        preexec_fn=few_files,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
