@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from . import compression
 from .errors import BundleRejected, Problem
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
-from .paths import MAX_PATH_BYTES, fold, path_problem
+from .paths import MAX_PATH_BYTES, fold, folders_of, path_problem
 from .tarstream import TYPE_NAMES, Header, TarError, TarReader
 from .writer import Writer
 
@@ -291,9 +291,7 @@ def _read(
                         f"the top folder is {top!r} but the manifest names {manifest.top!r}",
                     )
                 expected = {f.path: (f.sha256, f.size) for f in manifest.files}
-                for path in expected:
-                    for i in range(1, path.count("/") + 1):
-                        folders.add("/".join(path.split("/")[:i]))
+                folders = folders_of(expected)
                 continue
             if not name.startswith(top + "/"):
                 problems.append(Problem(where, "member.outside_top", f"is not inside {top}/"))

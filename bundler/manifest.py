@@ -21,7 +21,7 @@ import tomli_w
 
 from .errors import BundleRejected, Problem
 from .hashing import sha256_bytes
-from .paths import fold, path_problem
+from .paths import fold, folders_of, path_problem
 from .schemafast import Check, compile_schema
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a manifest that fails
@@ -391,7 +391,7 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
             )
         seen[key] = path
         listed.add(path)
-    dirs = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
+    dirs = folders_of(listed)
     for clash in sorted(listed & dirs):
         problems.append(
             (("files",), "path.file_and_folder", f"{clash!r} is both a file and a folder")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 1024
@@ -95,3 +96,14 @@ def _components_problem(path: str) -> str | None:
 def fold(path: str) -> str:
     """The key under which two names would collide on a case-insensitive file system."""
     return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", path).casefold())
+
+
+def folders_of(paths: Iterable[str]) -> set[str]:
+    """Every folder the paths lie in, their ancestors included ("a/b/c" gives "a", "a/b")."""
+    folders: set[str] = set()
+    for path in paths:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in folders:  # a known folder's ancestors are known
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    return folders

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bundler.errors import BundleRejected
 from bundler.extract import extract
-from bundler.paths import fold, path_problem
+from bundler.paths import fold, folders_of, path_problem
 from tests.helpers import Entry, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"
@@ -122,3 +122,9 @@ def test_random_byte_flips_never_crash(quickstart_bundle: Path, seed: int, flips
         bundle = Path(tmp) / "b.tar.gz"
         bundle.write_bytes(bytes(data))
         _contained_extract(bundle)
+
+
+@given(st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=4).map("/".join)))
+def test_folders_of_is_every_proper_prefix_of_every_path(paths: list[str]) -> None:
+    naive = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
+    assert folders_of(paths) == naive
