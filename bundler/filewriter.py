@@ -286,7 +286,8 @@ class FileProcess:
     def finish(self) -> None:
         """Wait for every file; raises ``OSError`` with the writer's own error."""
         self._put(memoryview(HEADER.pack(0, 0, 0)))
-        self._post()
+        if self._slot >= 0:  # (a full slot was posted as it filled)
+            self._post()
         self._answer()
 
     def _answer(self) -> None:

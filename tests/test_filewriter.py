@@ -11,10 +11,13 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bundler import filewriter
 from bundler.build import build
@@ -435,3 +438,48 @@ def test_a_bundle_with_more_folders_than_open_files_allowed_verifies(tmp_path: P
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_stream_that_ends_exactly_at_the_end_of_a_slot(tmp_path: Path) -> None:
+    header = filewriter.HEADER.size
+    data = memoryview(os.urandom(filewriter.SLOT - 2 * header - 1))  # + header, name "a", end
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    try:
+        digest = process.write("", "a", len(data), [data])
+        process.finish()
+    finally:
+        process.close()
+        os.close(root_fd)
+    assert digest.value == hashlib.sha256(data).digest()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(0, 300),
+            st.integers(-40, 40).map(lambda k: filewriter.SLOT + k),
+            st.integers(0, 3 * filewriter.SLOT),
+        ),
+        max_size=12,
+    )
+)
+def test_any_sequence_of_file_sizes_crosses_the_ring_intact(sizes: list[int]) -> None:
+    """Headers, names and data ending anywhere near slot boundaries."""
+    with tempfile.TemporaryDirectory() as folder:
+        root_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        process = FileProcess(root_fd)
+        files = [os.urandom(size) for size in sizes]
+        try:
+            digests = [
+                process.write("", f"f{i}", len(data), [memoryview(data)])
+                for i, data in enumerate(files)
+            ]
+            process.finish()
+        finally:
+            process.close()
+            os.close(root_fd)
+        for i, (digest, data) in enumerate(zip(digests, files, strict=True)):
+            assert digest.value == hashlib.sha256(data).digest()
+            assert Path(folder, f"f{i}").read_bytes() == data
