@@ -483,3 +483,24 @@ def test_any_sequence_of_file_sizes_crosses_the_ring_intact(sizes: list[int]) ->
         for i, (digest, data) in enumerate(zip(digests, files, strict=True)):
             assert digest.value == hashlib.sha256(data).digest()
             assert Path(folder, f"f{i}").read_bytes() == data
+
+
+def test_without_memfd_the_ring_lives_in_an_unlinked_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    fd = filewriter._shared_file(filewriter.SLOT)
+    try:
+        assert os.fstat(fd).st_size == filewriter.SLOT
+        assert os.fstat(fd).st_nlink == 0  # no name anywhere
+    finally:
+        os.close(fd)
+    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    try:
+        digest = process.write("", "a.txt", 2, [memoryview(b"ok")])
+        process.finish()
+    finally:
+        process.close()
+        os.close(root_fd)
+    assert digest.value == hashlib.sha256(b"ok").digest()
