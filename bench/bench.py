@@ -6,7 +6,8 @@
 
 Each data set is measured at two sizes (to show cost growing linearly). Rows give the
 median wall time of --runs runs, the peak RSS of the command and its children, and the
-ratio to the baseline named in the row's group. Every command writes and reads in the
+ratio to the baseline named in the row's group. The commands of a group take turns, one
+run of each per round, so a slow spell of the machine does not fall on one tool alone. Every command writes and reads in the
 same folder (--work), so all see the same file system. Run by hand; never from tests.
 """
 
@@ -53,35 +54,47 @@ class Row:
     rss_mib: float
 
 
-def timed(
-    command: list[str],
-    runs: int,
-    prepare: Callable[[], None] | None = None,
-    cwd: Path | None = None,
-) -> tuple[float, float]:
-    """Median wall seconds and peak RSS (MiB) of ``command`` over ``runs`` runs.
+@dataclass
+class Task:
+    """One command of a group, and what to do before each run (outside the timing)."""
 
-    RSS comes from GNU time (``%M``, the largest process of the tree): measured from this
-    process it would include the memory of this benchmark at the moment of the fork."""
-    times, peaks = [], []
+    label: str
+    command: list[str]
+    prepare: Callable[[], None] | None = None
+
+
+def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
+    """Median wall seconds and peak RSS (MiB) of each task over ``runs`` rounds.
+
+    The tasks take turns (one run of each per round), so a slow spell of the machine hits
+    them alike instead of one tool's every run. RSS comes from GNU time (``%M``, the
+    largest process of the tree): measured from this process it would include the memory
+    of this benchmark at the moment of the fork."""
+    times: dict[str, list[float]] = {task.label: [] for task in tasks}
+    peaks: dict[str, list[float]] = {task.label: [] for task in tasks}
     rss_file = Path(ENV["TMPDIR"]) / "rss.txt"
     for _ in range(runs):
-        if prepare:
-            prepare()
-        start = time.perf_counter()
-        done = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *command],
-            cwd=cwd,
-            env=ENV,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            check=False,
-        )
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            raise SystemExit(f"failed: {' '.join(command)}\n{done.stderr.decode(errors='replace')}")
-        peaks.append(int(rss_file.read_text().split()[-1]) / 1024)
-    return statistics.median(times), max(peaks)
+        for task in tasks:
+            if task.prepare:
+                task.prepare()
+            start = time.perf_counter()
+            done = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *task.command],
+                env=ENV,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+            times[task.label].append(time.perf_counter() - start)
+            if done.returncode != 0:
+                raise SystemExit(
+                    f"failed: {' '.join(task.command)}\n{done.stderr.decode(errors='replace')}"
+                )
+            peaks[task.label].append(int(rss_file.read_text().split()[-1]) / 1024)
+    return [
+        Row(group, task.label, statistics.median(times[task.label]), max(peaks[task.label]))
+        for task in tasks
+    ]
 
 
 def empty(path: Path) -> Callable[[], None]:
@@ -96,117 +109,87 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
     source = make(ds, work / "src")
     out, unpack, bag = work / "out", work / "unpack", work / "bag"
     out.mkdir()
-    group = f"{ds.name}: build"
-    rows = [
-        Row(
-            group,
+    bagit = shutil.which("bagit.py")
+
+    def fresh_bag() -> None:
+        shutil.rmtree(bag, ignore_errors=True)
+        shutil.copytree(source / "data", bag)
+
+    build = [
+        Task(
             "tar --zstd -cf",
-            *timed(["tar", "--zstd", "-cf", str(out / "t.tar.zst"), "-C", str(source), "."], runs),
+            ["tar", "--zstd", "-cf", str(out / "t.tar.zst"), "-C", str(source), "."],
         ),
-        Row(
-            group,
-            "tar -czf",
-            *timed(["tar", "-czf", str(out / "t.tar.gz"), "-C", str(source), "."], runs),
-        ),
+        Task("tar -czf", ["tar", "-czf", str(out / "t.tar.gz"), "-C", str(source), "."]),
     ]
     for codec, suffix in (("zstd", "zst"), ("gzip", "gz")):
-        target = out / f"b.bundle.tar.{suffix}"
-        rows.append(
-            Row(
-                group,
+        build += [
+            Task(
                 f"reprobundle pack only ({codec})",
-                *timed(
-                    [sys.executable, "-c", PACK_ONLY, str(source), str(out / f"p.{suffix}"), codec],
-                    runs,
-                ),
-            )
-        )
-        rows.append(
-            Row(
-                group,
+                [sys.executable, "-c", PACK_ONLY, str(source), str(out / f"p.{suffix}"), codec],
+            ),
+            Task(
                 f"reprobundle build ({codec}, with verify at home)",
-                *timed([*RB, "build", str(source), "-o", str(target), "-q"], runs),
-            )
-        )
-    if shutil.which("bagit.py"):
-
-        def fresh_bag() -> None:
-            shutil.rmtree(bag, ignore_errors=True)
-            shutil.copytree(source / "data", bag)
-
-        rows.append(
-            Row(
-                group,
+                [*RB, "build", str(source), "-o", str(out / f"b.bundle.tar.{suffix}"), "-q"],
+            ),
+        ]
+    if bagit:
+        build.append(
+            Task(
                 "bagit.py (make bag, 1 process)",
-                *timed(["bagit.py", "--quiet", "--processes", "1", str(bag)], runs, fresh_bag),
+                ["bagit.py", "--quiet", "--processes", "1", str(bag)],
+                fresh_bag,
             )
         )
+    rows = measure(f"{ds.name}: build", build, runs)
 
-    group = f"{ds.name}: verify"
     sums = work / "SHA256SUMS"
     subprocess.run(
         f"cd {source} && find . -type f -print0 | sort -z | xargs -0 sha256sum > {sums}",
         shell=True,
         check=True,
     )
-    rows += [
-        Row(
-            group,
+    check = [
+        Task(
             "tar --zstd -xf",
-            *timed(
-                ["tar", "--zstd", "-xf", str(out / "t.tar.zst"), "-C", str(unpack)],
-                runs,
-                empty(unpack),
-            ),
+            ["tar", "--zstd", "-xf", str(out / "t.tar.zst"), "-C", str(unpack)],
+            empty(unpack),
         ),
-        Row(
-            group,
-            "tar -xzf",
-            *timed(["tar", "-xzf", str(out / "t.tar.gz"), "-C", str(unpack)], runs, empty(unpack)),
-        ),
-        Row(
-            group,
+        Task("tar -xzf", ["tar", "-xzf", str(out / "t.tar.gz"), "-C", str(unpack)], empty(unpack)),
+        Task(
             "tar --zstd -xf + sha256sum -c",
-            *timed(
-                [
-                    "sh",
-                    "-c",
-                    f"tar --zstd -xf {out / 't.tar.zst'} -C {unpack} && cd {unpack} && "
-                    f"sha256sum --quiet -c {sums}",
-                ],
-                runs,
-                empty(unpack),
-            ),
+            [
+                "sh",
+                "-c",
+                f"tar --zstd -xf {out / 't.tar.zst'} -C {unpack} && cd {unpack} && "
+                f"sha256sum --quiet -c {sums}",
+            ],
+            empty(unpack),
         ),
     ]
     for codec, suffix in (("zstd", "zst"), ("gzip", "gz")):
-        rows.append(
-            Row(
-                group,
+        check.append(
+            Task(
                 f"reprobundle verify ({codec})",
-                *timed(
-                    [
-                        *RB,
-                        "verify",
-                        str(out / f"b.bundle.tar.{suffix}"),
-                        "-q",
-                        "--workdir",
-                        str(unpack),
-                    ],
-                    runs,
-                    empty(unpack),
-                ),
+                [
+                    *RB,
+                    "verify",
+                    str(out / f"b.bundle.tar.{suffix}"),
+                    "-q",
+                    "--workdir",
+                    str(unpack),
+                ],
+                empty(unpack),
             )
         )
-    if shutil.which("bagit.py"):
-        rows.append(
-            Row(
-                group,
+    if bagit:
+        check.append(
+            Task(
                 "bagit.py --validate (1 process)",
-                *timed(["bagit.py", "--quiet", "--validate", "--processes", "1", str(bag)], runs),
+                ["bagit.py", "--quiet", "--validate", "--processes", "1", str(bag)],
             )
         )
-    return rows
+    return rows + measure(f"{ds.name}: verify", check, runs)
 
 
 def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
@@ -219,21 +202,15 @@ def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
         stdout=subprocess.DEVNULL,
     )
     unpack = work / "unpack"
-    group = f"{cases} built-in cases: verify"
-    rows = []
-    for jobs in (1, os.cpu_count() or 1):
-        rows.append(
-            Row(
-                group,
-                f"reprobundle verify -j {jobs}",
-                *timed(
-                    [*RB, "verify", str(bundle), "-q", "-j", str(jobs), "--workdir", str(unpack)],
-                    runs,
-                    empty(unpack),
-                ),
-            )
+    tasks = [
+        Task(
+            f"reprobundle verify -j {jobs}",
+            [*RB, "verify", str(bundle), "-q", "-j", str(jobs), "--workdir", str(unpack)],
+            empty(unpack),
         )
-    return rows
+        for jobs in (1, os.cpu_count() or 1)
+    ]
+    return measure(f"{cases} built-in cases: verify", tasks, runs)
 
 
 def table(rows: list[Row]) -> str:

@@ -99,7 +99,7 @@ def make_cases(root: Path, cases: int) -> Path:
     ]
     ids = []
     for i in range(cases):
-        doc = {f"k{j}": rng.randint(0, 1000) for j in range(8)}
+        doc: dict[str, object] = {f"k{j}": rng.randint(0, 1000) for j in range(8)}
         doc["items"] = [rng.randint(0, 9) for _ in range(6)]
         expected = "\n".join(f"{k}: {v}" for k, v in doc.items()) + "\n"
         negative = i % 10 == 0
