@@ -403,19 +403,18 @@ def _clash(
     """Why a (folded) name is a file where another needs a folder, or the reverse.
 
     Every folder in ``folders`` has all its ancestors there too and none in ``files``, so
-    a name whose parent is known needs no walk up its path."""
-    known = key.rpartition("/")[0] in folders
-    parts = () if known else key.split("/")
-    if not known:
-        for i in range(1, len(parts)):
-            folder = "/".join(parts[:i])
-            if folder in files:
-                return f"needs a folder where {files[folder]!r} is a file"
+    the walk up the name's path stops at the first known folder (as in ``folders_of``)."""
+    new = []
+    parent = key.rpartition("/")[0]
+    while parent and parent not in folders:
+        if parent in files:
+            return f"needs a folder where {files[parent]!r} is a file"
+        new.append(parent)
+        parent = parent.rpartition("/")[0]
     if is_file and key in folders:
         return f"is a file, but {folders[key]!r} needs it as a folder"
-    if not known:
-        for i in range(1, len(parts)):
-            folders.setdefault("/".join(parts[:i]), name)
+    for folder in new:
+        folders[folder] = name
     if is_file:
         files[key] = name
     else:

@@ -24,8 +24,8 @@ hands the slot back with one byte on a second pipe. While more than half the rin
 waits for the writer, the reader writes the next files itself (``behind``).
 
 Removing is kernel work that scales with processes (two ``rm`` halve the time on tmpfs;
-two threads in one process did not): ``remove_files`` hands half the names to a second
-process started with ``--remove``, which reads them NUL-separated from its input.
+two threads in one process did not): ``remove_files`` hands nearly half the names to a
+second process started with ``--remove``, which reads them NUL-separated from its input.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ shown many small files, the rest are created and hashed on a second process
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import queue
 import threading
@@ -67,8 +68,6 @@ class Writer:
     def write(self, rel: str, size: int, chunks: Iterable[memoryview]) -> Any:
         """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
         ``finish`` has returned."""
-        import hashlib
-
         parent, _, name = rel.rpartition("/")
         dir_fd = self._folders.get(parent)
         if size < Hasher.THRESHOLD:

@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,15 +159,25 @@ def test_headers_names_and_data_may_straddle_any_piece_boundary(tmp_path: Path) 
     assert all((tmp_path / rel).read_bytes() == data for rel, data in files.items())
 
 
+@contextlib.contextmanager
+def _file_process(folder: str | Path) -> Iterator[FileProcess]:
+    """A second process writing into ``folder``, stopped and closed afterwards."""
+    root_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    process = FileProcess(root_fd)
+    try:
+        yield process
+    finally:
+        process.close()
+        os.close(root_fd)
+
+
 def test_the_ring_is_reused_for_more_bytes_than_it_holds(tmp_path: Path) -> None:
     """Five times the ring's size, in odd pieces: every slot is handed back and refilled,
     and every byte lands where it belongs."""
     ring = filewriter.SLOT * filewriter.SLOTS
     big = os.urandom(5 * ring + 12345)
     small = [os.urandom(i * 997) for i in range(40)]
-    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    process = FileProcess(root_fd)
-    try:
+    with _file_process(tmp_path) as process:
         view = memoryview(big)
         pieces = [view[i : i + 300_001] for i in range(0, len(big), 300_001)]
         digests = [process.write("", "big.bin", len(big), pieces)]
@@ -174,9 +185,6 @@ def test_the_ring_is_reused_for_more_bytes_than_it_holds(tmp_path: Path) -> None
             process.write("", f"s{i}", len(d), [memoryview(d)]) for i, d in enumerate(small)
         ]
         process.finish()
-    finally:
-        process.close()
-        os.close(root_fd)
     for digest, (name, data) in zip(
         digests, [("big.bin", big)] + [(f"s{i}", d) for i, d in enumerate(small)], strict=True
     ):
@@ -187,40 +195,32 @@ def test_the_ring_is_reused_for_more_bytes_than_it_holds(tmp_path: Path) -> None
 def test_a_writer_that_dies_while_the_reader_waits_for_a_slot_is_an_error(
     tmp_path: Path,
 ) -> None:
-    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    process = FileProcess(root_fd)
-    try:
+    with _file_process(tmp_path) as process:
         process._process.kill()
         data = memoryview(bytes(filewriter.SLOT * (filewriter.SLOTS + 2)))
         with pytest.raises(OSError, match="ended unexpectedly"):
             process.write("", "a.bin", len(data), [data])
             process.finish()
-    finally:
-        process.close()
-        os.close(root_fd)
 
 
 def test_the_reader_knows_when_the_writer_lags_behind(tmp_path: Path) -> None:
     """More than half the ring waiting for a stopped writer is "behind"; less is not."""
-    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    process = FileProcess(root_fd)
-    pid = process._process.pid
     data = memoryview(os.urandom(filewriter.SLOT))
-    try:
-        os.kill(pid, signal.SIGSTOP)
-        states = []
-        for i in range(filewriter.SLOTS // 2 + 1):
+    with _file_process(tmp_path) as process:
+        pid = process._process.pid
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            states = []
+            for i in range(filewriter.SLOTS // 2 + 1):
+                states.append(process.behind())
+                process.write("", f"f{i}", len(data), [data])
             states.append(process.behind())
-            process.write("", f"f{i}", len(data), [data])
-        states.append(process.behind())
-        assert states == [False] * (filewriter.SLOTS // 2) + [True, True]
-        os.kill(pid, signal.SIGCONT)
-        process.finish()
-    finally:
-        with contextlib.suppress(ProcessLookupError):
+            assert states == [False] * (filewriter.SLOTS // 2) + [True, True]
             os.kill(pid, signal.SIGCONT)
-        process.close()
-        os.close(root_fd)
+            process.finish()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
     assert all((tmp_path / f"f{i}").read_bytes() == data for i in range(filewriter.SLOTS // 2 + 1))
 
 
@@ -443,14 +443,9 @@ def test_a_bundle_with_more_folders_than_open_files_allowed_verifies(tmp_path: P
 def test_a_stream_that_ends_exactly_at_the_end_of_a_slot(tmp_path: Path) -> None:
     header = filewriter.HEADER.size
     data = memoryview(os.urandom(filewriter.SLOT - 2 * header - 1))  # + header, name "a", end
-    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    process = FileProcess(root_fd)
-    try:
+    with _file_process(tmp_path) as process:
         digest = process.write("", "a", len(data), [data])
         process.finish()
-    finally:
-        process.close()
-        os.close(root_fd)
     assert digest.value == hashlib.sha256(data).digest()
 
 
@@ -468,18 +463,13 @@ def test_a_stream_that_ends_exactly_at_the_end_of_a_slot(tmp_path: Path) -> None
 def test_any_sequence_of_file_sizes_crosses_the_ring_intact(sizes: list[int]) -> None:
     """Headers, names and data ending anywhere near slot boundaries."""
     with tempfile.TemporaryDirectory() as folder:
-        root_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        process = FileProcess(root_fd)
         files = [os.urandom(size) for size in sizes]
-        try:
+        with _file_process(folder) as process:
             digests = [
                 process.write("", f"f{i}", len(data), [memoryview(data)])
                 for i, data in enumerate(files)
             ]
             process.finish()
-        finally:
-            process.close()
-            os.close(root_fd)
         for i, (digest, data) in enumerate(zip(digests, files, strict=True)):
             assert digest.value == hashlib.sha256(data).digest()
             assert Path(folder, f"f{i}").read_bytes() == data
@@ -495,12 +485,7 @@ def test_without_memfd_the_ring_lives_in_an_unlinked_temporary_file(
         assert os.fstat(fd).st_nlink == 0  # no name anywhere
     finally:
         os.close(fd)
-    root_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    process = FileProcess(root_fd)
-    try:
+    with _file_process(tmp_path) as process:
         digest = process.write("", "a.txt", 2, [memoryview(b"ok")])
         process.finish()
-    finally:
-        process.close()
-        os.close(root_fd)
     assert digest.value == hashlib.sha256(b"ok").digest()
