@@ -130,7 +130,7 @@ def verify(
     unpacked: list[str] = []
     try:
         extracted = extract(bundle_file, target, limits, judge_signatures, stream)
-        unpacked = [f"{extracted.root.name}/{f.path}" for f in extracted.manifest.files]
+        unpacked = extracted.unpacked()
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
             cases = run_cases(

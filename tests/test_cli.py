@@ -121,6 +121,23 @@ def test_inspect_runs_nothing_and_shows_claims(quickstart_bundle: Path) -> None:
     assert "dropped-rule-is-caught: structured-equal@1, expects fail ['content.removed']" in out
 
 
+def test_inspect_leaves_nothing_behind(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    assert run("inspect", str(quickstart_bundle))[0] == 0
+    assert list(temp.iterdir()) == []
+    cut = tmp_path / "cut.bundle.tar.gz"
+    cut.write_bytes(quickstart_bundle.read_bytes()[:-100])
+    code, _, err = run("inspect", str(cut))
+    assert code == 3 and "archive." in err
+    assert list(temp.iterdir()) == []
+
+
 def test_checkers_lists_codes_and_params(tmp_path: Path) -> None:
     code, out, _ = run("checkers")
     assert code == 0 and "structured-equal@1" in out

@@ -20,18 +20,22 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     Example:
       reprobundle inspect quickstart-1.0.0.bundle.tar.gz
     """
-    import tempfile
-
     from ..extract import extract
     from ..trust import Policy, SignatureCheck, check_signatures
+    from ..verify import clean, prepare_workdir
 
     checked: list[SignatureCheck] = []
 
     def signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, Policy()))
 
-    with tempfile.TemporaryDirectory(prefix="reprobundle-inspect-") as work:
-        extracted = extract(bundle.absolute(), Path(work), limits_from(limit_values), signatures)
+    work, _ = prepare_workdir(None)
+    unpacked: list[str] = []
+    try:
+        extracted = extract(bundle.absolute(), work, limits_from(limit_values), signatures)
+        unpacked = extracted.unpacked()
+    finally:
+        clean(work, True, unpacked)
     m = extracted.manifest
     env = m.environment
     click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
