@@ -7,8 +7,9 @@
 Each data set is measured at two sizes (to show cost growing linearly). Rows give the
 median wall time of --runs runs, the peak RSS of the command and its children, and the
 ratio to the baseline named in the row's group. The commands of a group take turns, one
-run of each per round, so a slow spell of the machine does not fall on one tool alone. Every command writes and reads in the
-same folder (--work), so all see the same file system. Run by hand; never from tests.
+run of each per round, so a slow spell of the machine does not fall on one tool alone.
+Every command writes and reads in the same folder (--work), so all see the same file
+system. Run by hand; never from tests.
 """
 
 from __future__ import annotations

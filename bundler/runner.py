@@ -20,7 +20,7 @@ from typing import Any, Literal
 import checkers
 from checkers.api import Checker, CheckerInputError, InputKind, Param, Reason, Verdict
 
-from . import strictjson, yamlfile
+from . import strictjson
 from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
@@ -97,6 +97,8 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
             return strictjson.loads(text)
         except ValueError as exc:
             raise _LoadError(f"{path}: not valid JSON: {exc}") from None
+    from . import yamlfile  # PyYAML takes 12 ms to import; only YAML inputs need it
+
     try:
         value, _ = yamlfile.load(text)
     except yamlfile.YamlProblem as exc:

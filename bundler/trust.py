@@ -25,12 +25,14 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import tomli
 
 from .errors import BundleRejected, Problem, UsageError
-from .signing import PAYLOAD_TYPE, PublicKey, Signature, SignatureProblem, parse_signature
+
+if TYPE_CHECKING:
+    from .signing import PublicKey, Signature
 
 SignatureState = Literal["trusted", "unknown-key", "unsigned"]
 _STORE_KEYS = {"name", "public_key", "valid_from", "valid_until", "revoked", "allow_code"}
@@ -101,30 +103,15 @@ def _reject(headline: str, where: str, code: str, message: str) -> BundleRejecte
     return BundleRejected(headline, [Problem(where, code, message)])
 
 
-def check_signatures(
-    manifest_bytes: bytes,
-    identity: str,
-    signatures: Mapping[str, bytes],
-    policy: Policy,
-    now: dt.datetime | None = None,
-) -> SignatureCheck:
-    """Judge every signature over the exact manifest bytes. Raises ``BundleRejected``."""
-    now = now or dt.datetime.now(dt.UTC)
-    pinned = False
-    if policy.expect_manifest_sha256 is not None:
-        if identity != policy.expect_manifest_sha256.lower():
-            raise _reject(
-                "the bundle is not the one expected",
-                "manifest.toml",
-                "identity.mismatch",
-                f"its identity is sha256:{identity}, expected "
-                f"sha256:{policy.expect_manifest_sha256.lower()}",
-            )
-        pinned = True
+def _verified(found: Mapping[str, bytes], manifest_bytes: bytes) -> list[tuple[str, Signature]]:
+    """Every signature parsed and checked over the manifest bytes, or ``BundleRejected``.
+    Only called when there is a signature: ``cryptography`` takes 15 ms to import, which
+    an unsigned bundle need not pay."""
+    from .signing import PAYLOAD_TYPE, SignatureProblem, parse_signature
 
     parsed: list[tuple[str, Signature]] = []
     problems: list[Problem] = []
-    for where, data in sorted({**signatures, **policy.detached}.items()):
+    for where, data in sorted(found.items()):
         try:
             parsed.append((where, parse_signature(data)))
         except SignatureProblem as exc:
@@ -163,6 +150,32 @@ def check_signatures(
             )
     if problems:
         raise BundleRejected("a signature does not verify: the bundle was altered", problems)
+    return parsed
+
+
+def check_signatures(
+    manifest_bytes: bytes,
+    identity: str,
+    signatures: Mapping[str, bytes],
+    policy: Policy,
+    now: dt.datetime | None = None,
+) -> SignatureCheck:
+    """Judge every signature over the exact manifest bytes. Raises ``BundleRejected``."""
+    now = now or dt.datetime.now(dt.UTC)
+    pinned = False
+    if policy.expect_manifest_sha256 is not None:
+        if identity != policy.expect_manifest_sha256.lower():
+            raise _reject(
+                "the bundle is not the one expected",
+                "manifest.toml",
+                "identity.mismatch",
+                f"its identity is sha256:{identity}, expected "
+                f"sha256:{policy.expect_manifest_sha256.lower()}",
+            )
+        pinned = True
+
+    found = {**signatures, **policy.detached}
+    parsed = _verified(found, manifest_bytes) if found else []
 
     by_raw = {t.key.raw: t for t in policy.trusted}
     signers: list[TrustedKey] = []
@@ -230,6 +243,8 @@ def _read_small(path: Path, what: str) -> str:
 
 def load_key_file(path: Path) -> TrustedKey:
     """A public key file given with ``--trust``: trusted by name of the file."""
+    from .signing import PublicKey, SignatureProblem
+
     text = _read_small(path, "key file")
     try:
         key = PublicKey.from_text(text)
@@ -251,6 +266,8 @@ def _when(value: Any, where: str) -> dt.datetime | None:
 
 def load_store(path: Path) -> tuple[TrustedKey, ...]:
     """Read a trust store strictly; a store with no keys is an error (fail closed)."""
+    from .signing import PublicKey, SignatureProblem
+
     text = _read_small(path, "trust store")
     try:
         doc = tomli.loads(text)

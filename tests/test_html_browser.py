@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bundler.reports import to_html
+from bundler.reports.html import to_html
 from tests.helpers import REPO
 
 SCREENS = {"laptop": (1366, 768), "phone": (390, 844)}

@@ -21,8 +21,14 @@ from bundler.cli import main
 from bundler.errors import BundleRejected
 from bundler.extract import extract
 from bundler.report import rejection_json, to_json
-from bundler.reports import register_details_renderer, to_html, to_junit, to_markdown
-from bundler.reports.html import DETAILS_RENDERERS, environment_rows
+from bundler.reports.html import (
+    DETAILS_RENDERERS,
+    environment_rows,
+    register_details_renderer,
+    to_html,
+)
+from bundler.reports.junit import to_junit
+from bundler.reports.markdown import to_markdown
 from bundler.reports.schema import read_report, schema_problems
 from bundler.verify import verify
 from tests.helpers import REPO, edit_manifest

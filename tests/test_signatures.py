@@ -10,6 +10,8 @@ import base64
 import datetime as dt
 import json
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -433,3 +435,27 @@ def test_inspect_checks_signatures_too(signed: Path, tmp_path: Path) -> None:
     bad = rewrite(signed, tmp_path / "bad.bundle.tar.gz", flip)
     code, _, err = run("inspect", str(bad))
     assert code == 3 and "signature.bad" in err
+
+
+def _modules_after_verify(bundle: Path) -> set[str]:
+    """The modules a fresh interpreter has loaded after ``reprobundle verify -q BUNDLE``."""
+    script = (
+        "import sys\n"
+        "from bundler.cli import main\n"
+        "try:\n"
+        "    main(['verify', sys.argv[1], '-q'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('modules:', *sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(bundle)], capture_output=True, text=True, check=True
+    )
+    return set(done.stdout.rpartition("modules:")[2].split())
+
+
+def test_cryptography_is_loaded_only_for_a_signature(quickstart_bundle: Path, signed: Path) -> None:
+    # Importing cryptography costs about 15 ms of every verify; an unsigned bundle skips it,
+    # a signed one still gets its signature checked.
+    assert "cryptography" not in _modules_after_verify(quickstart_bundle)
+    assert "cryptography" in _modules_after_verify(signed)

@@ -56,7 +56,9 @@ def report(
     from ..compression import detect
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json
-    from ..reports import to_html, to_junit, to_markdown
+    from ..reports.html import to_html
+    from ..reports.junit import to_junit
+    from ..reports.markdown import to_markdown
     from ..reports.schema import read_report
     from ..verify import verify as run_verify
     from .verify import expects_identity_option

@@ -29,16 +29,20 @@ def expects_identity_option() -> bool:
 
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
     """Write each requested rendering of the JSON report data."""
-    from ..reports import to_html, to_junit, to_markdown
-
     pin = expects_identity_option()
     if targets.get("json"):
         write_json(str(targets["json"]), report)
-    if targets.get("markdown"):
+    if targets.get("markdown"):  # each renderer is imported only when asked for
+        from ..reports.markdown import to_markdown
+
         write_text(str(targets["markdown"]), to_markdown(report, expect_identity=pin))
     if targets.get("junit"):
+        from ..reports.junit import to_junit
+
         write_text(str(targets["junit"]), to_junit(report))
     if targets.get("html"):
+        from ..reports.html import to_html
+
         write_text(str(targets["html"]), to_html(report, expect_identity=pin))
 
 

@@ -54,7 +54,8 @@ def normalise(report: dict[str, Any]) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> dict[str, str]:
     """The golden files' contents for one (normalised) report."""
-    from bundler.reports import to_junit, to_markdown
+    from bundler.reports.junit import to_junit
+    from bundler.reports.markdown import to_markdown
 
     return {
         "report.json": json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
