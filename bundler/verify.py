@@ -19,7 +19,7 @@ from typing import BinaryIO
 from . import __version__, filewriter
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
-from .extract import Extracted, Limits, extract
+from .extract import BeforePayload, Extracted, Limits, extract
 from .runner import CASE_SECONDS, CaseResult, Progress, run_cases
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
@@ -99,6 +99,29 @@ def clean(workdir: Path, created: bool, files: Sequence[str] = ()) -> None:
                 child.unlink(missing_ok=True)
 
 
+def check_integrity(
+    bundle_file: Path, limits: Limits | None = None, before_payload: BeforePayload | None = None
+) -> Extracted:
+    """Unpack ``bundle_file`` into a new temporary folder, check every byte against its
+    manifest, and remove the folder again: what ``inspect`` and ``diff`` need, running no
+    case. The returned ``root`` no longer exists. Raises ``UsageError`` when ``bundle_file``
+    is not a file, ``BundleRejected`` when it does not hold."""
+    _must_be_file(bundle_file)
+    target, _ = prepare_workdir(None)
+    unpacked: list[str] = []
+    try:
+        extracted = extract(bundle_file.absolute(), target, limits, before_payload)
+        unpacked = extracted.unpacked()
+        return extracted
+    finally:
+        clean(target, True, unpacked)
+
+
+def _must_be_file(path: Path) -> None:
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file")
+
+
 def verify(
     bundle_file: Path,
     workdir: Path | None = None,
@@ -124,8 +147,8 @@ def verify(
         checked.append(check_signatures(manifest_bytes, identity, found, policy))
 
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
-    if stream is None and not bundle_file.is_file():
-        raise UsageError(f"{bundle_file} is not a file")
+    if stream is None:
+        _must_be_file(bundle_file)
     target, created = prepare_workdir(workdir.absolute() if workdir else None)
     unpacked: list[str] = []
     try:

@@ -78,9 +78,11 @@ def test_contradicted_exits_1(quickstart_bundle: Path, tmp_path: Path) -> None:
     assert "contradicted" in out and "Result: a claim is contradicted" in out
 
 
-def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
-    code, _, err = run("verify", str(tmp_path / "nope.bundle.tar.gz"))
-    assert code == 2 and "is not a file" in err
+@pytest.mark.parametrize("command", ["verify", "inspect", "report"])
+def test_missing_file_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    for path in (tmp_path / "nope.bundle.tar.gz", tmp_path):  # missing, a folder
+        code, _, err = run(command, str(path))
+        assert code == 2 and f"{path} is not a file" in err
 
 
 def test_nonempty_workdir_exits_2(quickstart_bundle: Path, tmp_path: Path) -> None:

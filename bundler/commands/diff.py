@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,23 +56,18 @@ def diff(
       reprobundle diff quickstart-1.0.0.bundle.tar.gz quickstart-1.1.0.bundle.tar.gz
     """
     from ..diff import diff as compare
-    from ..errors import BundleRejected
-    from ..extract import extract
+    from ..errors import BundlerError
     from ..reports.difftext import to_text
+    from ..verify import check_integrity
 
     limits = limits_from(limit_values)
     read = []
     for label, path in (("OLD", old), ("NEW", new)):
-        if not path.is_file():
-            from ..errors import UsageError
-
-            raise UsageError(f"{label} {path} is not a file")
-        with tempfile.TemporaryDirectory(prefix="reprobundle-diff-") as work:
-            try:
-                read.append(extract(path.absolute(), Path(work), limits))
-            except BundleRejected as exc:
-                exc.headline = f"{label} ({path}): {exc.headline}"
-                raise
+        try:
+            read.append(check_integrity(path, limits))
+        except BundlerError as exc:
+            exc.headline = f"{label} ({path}): {exc.headline}"
+            raise
     result = compare(
         read[0].manifest,
         read[1].manifest,

@@ -20,22 +20,15 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     Example:
       reprobundle inspect quickstart-1.0.0.bundle.tar.gz
     """
-    from ..extract import extract
     from ..trust import Policy, SignatureCheck, check_signatures
-    from ..verify import clean, prepare_workdir
+    from ..verify import check_integrity
 
     checked: list[SignatureCheck] = []
 
     def signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, Policy()))
 
-    work, _ = prepare_workdir(None)
-    unpacked: list[str] = []
-    try:
-        extracted = extract(bundle.absolute(), work, limits_from(limit_values), signatures)
-        unpacked = extracted.unpacked()
-    finally:
-        clean(work, True, unpacked)
+    extracted = check_integrity(bundle, limits_from(limit_values), signatures)
     m = extracted.manifest
     env = m.environment
     click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
