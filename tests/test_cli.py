@@ -109,6 +109,20 @@ def test_init_then_build_then_verify(tmp_path: Path) -> None:
     assert run("verify", str(out))[0] == 0
 
 
+def test_starter_comment_names_the_file_build_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "mine"
+    assert run("init", str(source))[0] == 0
+    header = (source / "bundle.yaml").read_text().splitlines()[:2]
+    assert "reprobundle build ." in header[0]
+    named = header[1].split("reprobundle verify ")[1].strip()
+    monkeypatch.chdir(source)
+    assert run("build", ".")[0] == 0
+    assert (source / named).is_file()
+    assert run("verify", named)[0] == 0
+
+
 def test_init_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     code, _, err = run("init", str(tmp_path))
