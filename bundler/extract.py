@@ -57,10 +57,6 @@ class Extracted:
     signatures: dict[str, bytes] = field(default_factory=dict)
     codec: compression.Codec = compression.GZIP
 
-    def unpacked(self) -> list[str]:
-        """Every file written, relative to the work folder (what ``verify.clean`` removes)."""
-        return [f"{self.root.name}/{f.path}" for f in self.manifest.files]
-
 
 class _Reject(Exception):
     """Stop reading at once (a limit, a corrupt stream)."""

@@ -11,7 +11,8 @@ import platform
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -99,22 +100,45 @@ def clean(workdir: Path, created: bool, files: Sequence[str] = ()) -> None:
                 child.unlink(missing_ok=True)
 
 
+@contextmanager
+def unpacked(
+    bundle_file: Path,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+    before_payload: BeforePayload | None = None,
+    stream: BinaryIO | None = None,
+) -> Iterator[Extracted]:
+    """``bundle_file`` read into ``workdir`` (a new temporary folder by default) with every
+    byte checked, and removed again on the way out unless ``keep``: the one place a work
+    folder is made and emptied. A refusal while it is kept says where it is."""
+    target, created = prepare_workdir(workdir)
+    files: list[str] = []
+    try:
+        extracted = extract(bundle_file, target, limits, before_payload, stream)
+        files = [f"{extracted.root.name}/{f.path}" for f in extracted.manifest.files]
+        yield extracted
+    except BundlerError as exc:
+        if keep:
+            exc.problems.append(
+                Problem("", "workdir.kept", f"the work directory is kept at {target}")
+            )
+        raise
+    finally:
+        if not keep:
+            clean(target, created, files)
+
+
 def check_integrity(
     bundle_file: Path, limits: Limits | None = None, before_payload: BeforePayload | None = None
 ) -> Extracted:
-    """Unpack ``bundle_file`` into a new temporary folder, check every byte against its
-    manifest, and remove the folder again: what ``inspect`` and ``diff`` need, running no
-    case. The returned ``root`` no longer exists. Raises ``UsageError`` when ``bundle_file``
-    is not a file, ``BundleRejected`` when it does not hold."""
+    """Check every byte of ``bundle_file`` against its manifest, running no case: what
+    ``inspect`` and ``diff`` need. The returned ``root`` no longer exists. Raises
+    ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
+    hold."""
     _must_be_file(bundle_file)
-    target, _ = prepare_workdir(None)
-    unpacked: list[str] = []
-    try:
-        extracted = extract(bundle_file.absolute(), target, limits, before_payload)
-        unpacked = extracted.unpacked()
-        return extracted
-    finally:
-        clean(target, True, unpacked)
+    with unpacked(bundle_file.absolute(), limits=limits, before_payload=before_payload) as found:
+        return found
 
 
 def _must_be_file(path: Path) -> None:
@@ -149,11 +173,9 @@ def verify(
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
     if stream is None:
         _must_be_file(bundle_file)
-    target, created = prepare_workdir(workdir.absolute() if workdir else None)
-    unpacked: list[str] = []
-    try:
-        extracted = extract(bundle_file, target, limits, judge_signatures, stream)
-        unpacked = extracted.unpacked()
+    with unpacked(
+        bundle_file, workdir.absolute() if workdir else None, keep, limits, judge_signatures, stream
+    ) as extracted:
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
             cases = run_cases(
@@ -175,19 +197,10 @@ def verify(
             claims=claims,
             status=overall(claims),
             environment=verifier_environment(),
-            workdir=target if keep else None,
+            workdir=extracted.root.parent if keep else None,
             signature=checked[0],
             code=code_run if extracted.manifest.code else None,
         )
-    except BundlerError as exc:
-        if keep:
-            exc.problems.append(
-                Problem("", "workdir.kept", f"the work directory is kept at {target}")
-            )
-        raise
-    finally:
-        if not keep:
-            clean(target, created, unpacked)
 
 
 def _code(
