@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 import checkers
-from bundler.errors import UsageError
+from bundler.errors import BundleRejected, UsageError
 from bundler.verify import verify
 from checkers.api import Checker
-from tests.helpers import edit_manifest
+from tests.helpers import edit_manifest, read_entries, write_entries
 
 
 def case_of(doc: dict[str, Any], case_id: str) -> dict[str, Any]:
@@ -118,6 +118,26 @@ def test_workdir_is_removed_unless_kept(quickstart_bundle: Path, tmp_path: Path)
     kept = verify(quickstart_bundle, workdir=work, keep=True)
     assert kept.workdir == work
     assert (work / "quickstart-1.0.0" / "inputs" / "expected.yaml").is_file()
+
+
+def test_a_kept_workdir_of_a_rejected_bundle_is_named(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    entries = read_entries(quickstart_bundle)
+    changed = next(e for e in entries if e.name.endswith("inputs/expected.yaml"))
+    changed.data = changed.data.replace(b"3", b"4", 1)
+    bundle = write_entries(entries, tmp_path / "changed.bundle.tar.gz")
+    work = tmp_path / "w"
+    with pytest.raises(BundleRejected) as caught:
+        verify(bundle, workdir=work, keep=True)
+    assert ("workdir.kept", f"the work directory is kept at {work}") in [
+        (p.code, p.message) for p in caught.value.problems
+    ]
+    assert (work / "quickstart-1.0.0" / "inputs" / "expected.yaml").is_file()
+    with pytest.raises(BundleRejected) as caught:
+        verify(bundle, workdir=tmp_path / "w2")
+    assert "workdir.kept" not in [p.code for p in caught.value.problems]
+    assert not (tmp_path / "w2").exists()
 
 
 def test_verify_does_not_depend_on_the_working_directory(
