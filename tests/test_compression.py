@@ -101,11 +101,11 @@ def test_zstd_inflater_hands_out_a_bounded_piece_per_step() -> None:
 
 def raw_frame(blocks: list[tuple[int, int, bytes]]) -> bytes:
     """A zstd frame by hand: no checksum, 1 KiB window, (last, kind, body) blocks."""
-    out = b"\x28\xb5\x2f\xfd\x00\x00"
+    parts = [b"\x28\xb5\x2f\xfd\x00\x00"]  # joined once: += on bytes is quadratic
     for last, kind, body in blocks:
         size = len(body) if kind != 1 else 5
-        out += (last | kind << 1 | size << 3).to_bytes(3, "little") + body
-    return out
+        parts.append((last | kind << 1 | size << 3).to_bytes(3, "little") + body)
+    return b"".join(parts)
 
 
 def test_zstd_empty_blocks_do_not_end_the_stream_early() -> None:
