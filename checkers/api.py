@@ -111,6 +111,11 @@ class CheckerInputError(Exception):
 
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
+# Given params the checker accepts, loaded inputs (role -> value, as the runner passes
+# them) on which the checker must fail with one of its own reason codes; ``None`` when no
+# input can make it fail: those params are vacuous, and a claim may not rest on them.
+Counterexample = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
 # Error codes every checker may return; the runner produces them.
 COMMON_ERRORS: Mapping[str, str] = {
     "input.unreadable": "an input file could not be read or parsed as its role requires",
@@ -136,6 +141,7 @@ class Checker:
     reasons: Mapping[str, str]
     function: CheckFunction
     libraries: tuple[str, ...] = ()
+    counterexample: Counterexample | None = None
 
     @property
     def key(self) -> str:
@@ -157,6 +163,7 @@ def checker(
     reasons: Mapping[str, str],
     params: list[Param] | None = None,
     libraries: tuple[str, ...] = (),
+    counterexample: Counterexample | None = None,
 ) -> Callable[[CheckFunction], Checker]:
     """Declare a built-in checker. The function's docstring is its user documentation:
     first line a summary, the rest shown by ``reprobundle checkers``."""
@@ -182,6 +189,7 @@ def checker(
             reasons=dict(reasons),
             function=function,
             libraries=libraries,
+            counterexample=counterexample,
         )
 
     return wrap
