@@ -185,7 +185,9 @@ def test_kill_9_at_a_known_point_of_add_leaves_the_archive_consistent(
     with assert_consistent(root) as archive:
         assert len(archive.list_bundles()) == 2
     done = subprocess.run(
-        archive_cmd(root, "add", *map(str, many)), env=environment(), capture_output=True,
+        archive_cmd(root, "add", *map(str, many)),
+        env=environment(),
+        capture_output=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr.decode()

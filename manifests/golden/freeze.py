@@ -53,8 +53,17 @@ def run_verify(bundle: Path, args: list[str]) -> tuple[int, dict[str, Any]]:
         report = Path(fresh) / "report.json"
         absolute = [str(REPO / a) if a.startswith("bundles/") else a for a in args]
         done = subprocess.run(
-            [sys.executable, "-m", "bundler", "verify", str(bundle), "-q", "--json",
-             str(report), *absolute],
+            [
+                sys.executable,
+                "-m",
+                "bundler",
+                "verify",
+                str(bundle),
+                "-q",
+                "--json",
+                str(report),
+                *absolute,
+            ],
             cwd=fresh,
             env={**os.environ, "PYTHONPATH": str(REPO)},
             capture_output=True,
@@ -79,8 +88,17 @@ def main(release: str) -> int:
         subprocess.run(cmd, env=env, check=True)
     signed = target / "quickstart-signed.bundle.tar.zst"
     key = DEMO / "DEMO-ONLY-not-secret.key"
-    cmd = [sys.executable, "-m", "bundler", "sign", str(target / "quickstart.bundle.tar.zst"),
-           "--key", str(key), "-o", str(signed)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bundler",
+        "sign",
+        str(target / "quickstart.bundle.tar.zst"),
+        "--key",
+        str(key),
+        "-o",
+        str(signed),
+    ]
     subprocess.run(cmd, env=env, check=True)
     for bundle in sorted(target.glob("*.bundle.tar.zst")):
         name = bundle.name.removesuffix(".bundle.tar.zst")
