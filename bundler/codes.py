@@ -1,0 +1,206 @@
+"""Every problem code reprobundle itself gives, with what it means and how it ends a run.
+
+Codes are part of the format: bundles name them in ``expect_reasons``, scripts match on
+them, reports print them. This table is the one place they are listed; the reference in
+``manifests/CODES.md`` is generated from it (``python -m bundler.codes``), and a test fails
+on a code the code base uses that is not here, or one listed here that nothing uses.
+A checker's own reason codes are declared beside the checker (``reprobundle checkers``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Ends(enum.Enum):
+    """How a problem with this code ends the command that meets it."""
+
+    USAGE = "exit 2: the command, its arguments or the bundle source are refused"
+    REJECTED = "exit 3: the bundle (or archive record) is rejected; nothing ran"
+    CASE = "the case is inconclusive (exit 4 unless a claim is contradicted)"
+    CLAIM = "the claim is not supported (build refuses it; verify reports it)"
+    BUILD = "exit 1: build keeps no file, the bundle is not supported at home"
+    ARCHIVE = "exit 2: the archive could not do what was asked; nothing was changed"
+    TAMPERED = "exit 3: the archive's index, log or store does not reconcile"
+    NOTE = "a note or warning; the command goes on"
+
+
+@dataclass(frozen=True)
+class Code:
+    meaning: str
+    ends: Ends
+
+
+# Codes spelt like a file name (``manifest.toml``: the manifest is not valid TOML): a scan
+# for codes cannot tell them from the names, so they are listed but not searched for.
+FILE_LIKE = frozenset(
+    {"toml", "yaml", "yml", "json", "md", "py", "txt", "html", "xml", "zst", "gz"}
+)
+
+_U, _R, _C, _L, _B = Ends.USAGE, Ends.REJECTED, Ends.CASE, Ends.CLAIM, Ends.BUILD
+_A, _T, _N = Ends.ARCHIVE, Ends.TAMPERED, Ends.NOTE
+
+# Codes made from a variable part: the prefix, then any word.
+PREFIXES: dict[str, Code] = {
+    "os.": Code("the operating system refused a file operation (the errno name follows)", _A),
+    "case.": Code("build: a case did not reproduce at home (its outcome follows)", _B),
+    "claim.": Code("build: a claim is not supported at home (its status follows)", _B),
+}
+
+CODES: dict[str, Code] = {
+    # -- the container: reading the compressed tar ------------------------------------
+    "archive.unreadable": Code("the bundle file cannot be read", _R),
+    "archive.not_compressed_tar": Code("the file is neither gzip- nor zstd-compressed", _R),
+    "archive.corrupt": Code("the compressed stream or a tar header is damaged", _R),
+    "archive.truncated": Code("the file ends before its stream does", _R),
+    "archive.trailing_data": Code("bytes follow the end of the compressed stream", _R),
+    "archive.not_tar": Code("the stream decompresses but is not a tar archive", _R),
+    "archive.hidden_data": Code("non-zero bytes in padding or after the end marker", _R),
+    "archive.global_header": Code("a pax global header (bundles have none)", _R),
+    "archive.empty": Code("the archive holds no manifest", _R),
+    "bundle.rejected": Code("a rejection with no more specific code", _R),
+    "archive.layout": Code("the first member is not NAME-VERSION/manifest.toml", _R),
+    "archive.write": Code("the work folder cannot be written", _R),
+    "limit.archive_size": Code("the file is larger than --max-archive-bytes", _R),
+    "limit.members": Code("more members than --max-members", _R),
+    "limit.file_size": Code("a member is larger than --max-file-bytes", _R),
+    "limit.total_size": Code("the payload decompresses past --max-total-bytes", _R),
+    "limit.ratio": Code("the stream decompresses past the bomb ratio", _R),
+    "limit.header_size": Code("a pax or long-name header is too large", _R),
+    "limit.manifest_size": Code("the manifest is larger than the limit", _R),
+    "limit.signature_size": Code("a signature file is larger than the limit", _R),
+    "member.name": Code("a member name is absolute, escapes, or is not portable", _R),
+    "member.type": Code("a member is a link, device, FIFO or other non-file", _R),
+    "member.outside_top": Code("a member is not inside the bundle's top folder", _R),
+    "member.duplicate": Code("two members with one name (also after case folding)", _R),
+    "member.file_and_folder": Code("one name is both a file and a folder", _R),
+    "member.unlisted": Code("a member the manifest does not list", _R),
+    "member.size": Code("a member's size differs from the manifest's", _R),
+    "file.missing": Code("a file the manifest lists is not in the archive", _R),
+    "file.hash": Code("a file's SHA-256 differs from the manifest's", _R),
+    # -- the manifest ------------------------------------------------------------------
+    "manifest.bom": Code("the manifest starts with a byte-order mark", _R),
+    "manifest.encoding": Code("the manifest is not UTF-8", _R),
+    "manifest.toml": Code("the manifest is not valid TOML", _R),
+    "manifest.too_deep": Code("the manifest is nested too deeply to read", _R),
+    "manifest.format": Code("the format line is not reprobundle/MAJOR[.MINOR]", _R),
+    "manifest.unsupported_major": Code("a format major version this verifier cannot read", _R),
+    "manifest.schema": Code("the manifest does not follow the format's schema", _R),
+    "manifest.type": Code("a TOML value of a type the format does not allow", _R),
+    "manifest.not_finite": Code("NaN or infinity in the manifest", _R),
+    "path.invalid": Code("a listed path is not a safe relative path", _R),
+    "path.reserved": Code("a listed path uses a reserved name", _R),
+    "path.duplicate": Code("two listed paths collide (also after case folding)", _R),
+    "path.file_and_folder": Code("a listed path is both a file and a folder", _R),
+    "path.not_regular": Code("build: a source file is a link or not a regular file", _U),
+    "id.duplicate": Code("a case or code id is used twice", _R),
+    "claim.unknown_case": Code("a claim names a case that does not exist", _R),
+    "code.format": Code("bundled code needs a newer format minor", _R),
+    "code.unknown": Code("a case names a bundled checker no code entry defines", _R),
+    "code.unlisted": Code("a code entry's file is not one of the bundle's files", _R),
+    "identity.mismatch": Code("the manifest is not the one --expect-identity names", _R),
+    # -- signatures and keys -----------------------------------------------------------
+    "signature.format": Code("a signature file is not valid", _R),
+    "signature.payload_type": Code("a signature does not sign a reprobundle manifest", _R),
+    "signature.bad": Code("a signature does not match the manifest bytes", _R),
+    "signature.duplicate": Code("two signatures by one key", _R),
+    "signature.revoked": Code("a signature by a key the trust store revokes", _R),
+    "signature.required": Code("no signature by a trusted key, and one is required", _R),
+    "key.format": Code("a key file is not an Ed25519 key in a known form", _U),
+    "key.algorithm": Code("a key of another algorithm than Ed25519", _U),
+    "key.passphrase": Code("the key needs a passphrase (or another one)", _U),
+    "key.weak": Code("a public key that is not a usable Ed25519 point", _U),
+    "trust.format": Code("a trust store entry is not valid", _U),
+    "trust.duplicate": Code("a trust store lists one key twice", _U),
+    # -- the bundle source (build) -----------------------------------------------------
+    "source.schema": Code("bundle.yaml does not follow the source schema", _U),
+    "source.unknown_key": Code("bundle.yaml has a key the schema does not know", _U),
+    "source.files": Code("the files patterns are missing, empty or match nothing", _U),
+    "case.unknown_checker": Code("a case names a checker this tool does not have", _U),
+    "case.unknown_role": Code("a case names an input role its checker lacks", _U),
+    "case.missing_role": Code("a case lacks an input its checker needs", _U),
+    "case.role_shape": Code("one path where the role takes a list, or the reverse", _U),
+    "case.unlisted_input": Code("a case input is not one of the bundle's files", _U),
+    "case.params": Code("a case's params do not fit its checker", _U),
+    "case.expect_reasons": Code("expect_reasons on a case that does not expect fail", _U),
+    "case.unknown_reason": Code("expect_reasons names a code the checker never gives", _U),
+    "claim.no_negative_control": Code("a claim rests on checks never shown able to fail", _L),
+    "build.home_verify": Code("the new bundle could not be verified at home", _B),
+    "build.rejected": Code("the new bundle was rejected at home", _B),
+    # -- running cases -----------------------------------------------------------------
+    "input.unreadable": Code("an input cannot be read or parsed as its role needs", _C),
+    "input.invalid": Code("an input parsed but does not have the documented shape", _C),
+    "input.tampered": Code("bundled code changed an input while it ran", _C),
+    "params.invalid": Code("a param is missing, unknown or of the wrong type", _C),
+    "checker.raised": Code("the checker raised (a bug, never a verdict)", _C),
+    "checker.bad_verdict": Code("the checker returned something that is not a verdict", _C),
+    "checker.unavailable": Code("this verifier has no checker of that name and version", _C),
+    "checker.timeout": Code("the checker ran past --case-timeout", _C),
+    "code.not_allowed": Code("bundled code was not allowed to run (no --allow-code)", _C),
+    "code.timeout": Code("the bundled checker did not answer in time", _C),
+    "code.crashed": Code("the bundled checker's process died", _C),
+    "code.raised": Code("the bundled checker raised an exception", _C),
+    "workdir.kept": Code("the work folder was kept where the note says", _N),
+    "report.json": Code("a stored JSON report is not valid JSON", _U),
+    "report.schema": Code("a stored JSON report does not follow the report schema", _U),
+    "report.unknown_case": Code("a stored report's claim names a case it lacks", _U),
+    # -- the archive -------------------------------------------------------------------
+    "add.not_a_file": Code("a path given to add is not a file", _U),
+    "add.version_reused": Code("NAME@VERSION is stored already with other bytes", _R),
+    "add.rollback": Code("a version lower than the highest stored was added", _N),
+    "add.partial": Code("the bundles stored before the add stopped", _N),
+    "add.duplicate": Code("the same bytes were added again (logged, not stored twice)", _N),
+    "store.missing": Code("a stored object is missing", _T),
+    "store.object": Code("a stored object's bytes do not match its digest", _T),
+    "store.partial": Code("a non-object file in the store", _T),
+    "store.rotted": Code("a stored object rotted (its digest no longer matches)", _T),
+    "index.open": Code("the index cannot be opened", _A),
+    "index.corrupt": Code("the index file is not a readable SQLite database", _A),
+    "index.readonly": Code("the index cannot be written", _A),
+    "index.busy": Code("the index stayed locked by another process", _A),
+    "index.full": Code("the disk is full", _A),
+    "index.error": Code("another SQLite error", _A),
+    "index.altered": Code("an index fact differs from what the log says", _T),
+    "index.unlogged": Code("an index row the log never recorded", _T),
+    "log.record": Code("an audit log record cannot be read", _T),
+    "log.edited": Code("a record's hash differs from the stored one", _T),
+    "log.chain": Code("a record does not link to the hash of the one before", _T),
+    "log.gap": Code("records were removed or inserted", _T),
+    "log.reordered": Code("a record is stored at another position than it says", _T),
+    "log.rewritten": Code("the log up to a checkpoint was rewritten", _T),
+    "log.truncated": Code("records were removed from the end of the log", _T),
+    "log.checkpoint_mismatch": Code("the last checkpoint does not match the log", _T),
+    "log.checkpoint_record": Code("the record of the last checkpoint is damaged", _T),
+    "checkpoint.format": Code("a checkpoint file is not valid", _U),
+    "checkpoint.archive": Code("a checkpoint issued by another archive", _U),
+    "checkpoint.signature": Code("a checkpoint altered after signing", _T),
+    "checkpoint.key": Code("the checkpoint key cannot be read or made", _A),
+}
+
+
+def lookup(code: str) -> Code | None:
+    """The table's entry for ``code``, also for codes with a variable part."""
+    if code in CODES:
+        return CODES[code]
+    return next((entry for prefix, entry in PREFIXES.items() if code.startswith(prefix)), None)
+
+
+def reference() -> str:
+    """The Markdown reference of every code (``manifests/CODES.md``)."""
+    lines = [
+        "# Problem codes",
+        "",
+        "Generated from `bundler/codes.py` by `python -m bundler.codes`; do not edit by hand.",
+        "A checker's own reason codes are listed by `reprobundle checkers NAME`.",
+        "",
+        "| code | meaning | what follows |",
+        "| --- | --- | --- |",
+    ]
+    rows = sorted(CODES.items()) + sorted((f"{p}*", c) for p, c in PREFIXES.items())
+    lines += [f"| `{code}` | {entry.meaning} | {entry.ends.value} |" for code, entry in rows]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference(), end="")
