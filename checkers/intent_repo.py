@@ -349,10 +349,14 @@ def _turn(raw: Any, where: str) -> Turn:
 def parse_record(raw: Any, case: RepoCase, where: str) -> Record:
     """A run as the runner records it, checked against the runner's rules for turns.
 
-    Either the full record ``{turns: [...], runner_failures: [...]}`` or one turn
-    ``{spec, status, text}``. The runner sends the follow-up turns only when turn one
-    ASKed and did not die environmentally, and otherwise records ``turn1_not_ask``; a
-    record that contradicts this rule was not made by the runner and is refused.
+    Either the full record ``{turns: [...], runner_failures: [...]}`` (what
+    ``run_case_once`` returns) or one bare turn ``{spec, status, text}`` (the shape the
+    grader's selftest judges, schema examples included). In the full record the runner's
+    rule for turn one holds: the follow-up turns are sent only when turn one ASKed and did
+    not die environmentally, and otherwise ``turn1_not_ask`` is recorded (computed when
+    ``runner_failures`` is left out); a full record that contradicts the rule was not made
+    by the runner and is refused. A bare turn carries no runner failure, as in the grader's
+    ``check`` (it is then judged as the last turn, against ``expect``).
     """
     if not isinstance(raw, Mapping):
         raise input_invalid(f"{where}: expected a record (a mapping)")
@@ -371,7 +375,7 @@ def parse_record(raw: Any, case: RepoCase, where: str) -> Record:
             )
         recorded = raw.get("runner_failures")
     else:
-        turns, recorded = (_turn(raw, where),), None
+        return Record((_turn(raw, where),))
     if recorded is not None and (
         not isinstance(recorded, list) or not all(f in RUNNER_FAILURES for f in recorded)
     ):
