@@ -20,6 +20,12 @@ Three rules from the seed are built in and cannot be switched off by a param:
   "degraded output" (a spec that does not parse) are behavioural failures. The four
   failure modes are counted apart.
 
+``intent-expectations@2`` and ``suite-threshold@2`` take the Intent-Router repository's
+own ``evals/cases.yaml`` unchanged and judge runs recorded by its runner as its grader
+``evals/run.py`` does (model in ``checkers/intent_repo.py``): where the grader and the
+article above disagree (a timeout is not a pass; the threshold is ceil(0.8 x cases), not a
+fixed 14/17; which pointers are legal), ``@2`` follows the grader. ``@1`` is unchanged.
+
 ``suite-threshold@1`` cannot see the verdicts of other bundle cases (a checker only
 sees its own inputs), so it takes the same three inputs as ``intent-expectations@1``
 and recomputes every per-case result with the same function, ``judge_suite`` in
