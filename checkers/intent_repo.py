@@ -1004,7 +1004,9 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-serialisable copy of a loaded YAML value (dates and such become str)."""
+    """A JSON-serialisable copy of a loaded YAML value (dates, .nan and .inf become str)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Mapping):

@@ -554,3 +554,44 @@ def test_the_counterexample_makes_the_checker_fail_with_its_own_code(
     verdict = checker.function(inputs, params)
     assert verdict.status == "fail"
     assert set(verdict.codes) <= set(checker.reasons)
+
+
+# ------------------------------------------------------------------ hostile records
+
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**30),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.sampled_from(["ASK", "ROUTE", ".", "src/cache/redis.ts", "git:#1", "ns:1", "a b", "x\n"]),
+)
+_NAMES = st.sampled_from(
+    ["decision", "resolution", "unknown", "constraints", "trace", "evidence", "state", "asked",
+     "question", "options", "text", "source", "issue", "field", "open_fields", "unknowns_found",
+     "resolved_by_probe", "inferred", "ask_budget", "irreversible", "target"]
+)  # fmt: skip
+_VALUE = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_NAMES, inner, max_size=5)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(_NAMES, _VALUE, max_size=6), st.sampled_from([k[0] for k in KEYS]))
+def test_hostile_specs_give_a_verdict_of_plain_data_or_an_input_error(
+    parts: dict[str, Any], key: str
+) -> None:
+    spec = ask_spec()
+    spec.update(parts)
+    want = next(k[1] for k in KEYS if k[0] == key)
+    try:
+        verdict = run_case({key: want}, turn(spec))
+    except CheckerInputError:
+        return
+    json.dumps(verdict.details, allow_nan=False)
+    for reason in verdict.reasons:
+        json.dumps(dict(reason.details), allow_nan=False)
