@@ -503,7 +503,6 @@ def test_any_counter_off_by_any_amount_breaks_the_invariant(
     spec["resolution"][key] += delta
     broken = invariant_failures(spec)
     assert broken and broken[0].startswith("sum(")
-    assert run_case({}, turn(spec)).status == "fail"
 
 
 @settings(max_examples=100, deadline=None)
