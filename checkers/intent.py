@@ -319,7 +319,15 @@ _REPO_ROLES = [
         InputKind.DATA,
         "the runs as its runner records them: {case id: {turns: [{spec, status, text}], "
         "runner_failures: []} | one turn {spec, status, text} | a list of records (repeats) "
-        "| null (not run)}",
+        "| null (not run)}; or give transcripts instead",
+        optional=True,
+    ),
+    Role(
+        "transcripts",
+        InputKind.TREE,
+        "instead of outputs: the runner's persisted transcripts, reports/raw/<harness>/"
+        "<case>-<n>.txt, read back as its --rescore reads them",
+        optional=True,
     ),
     Role(
         "schema",
@@ -393,10 +401,11 @@ def intent_expectations_v2(inputs: Mapping[str, Any], params: Mapping[str, Any])
     """
     results = judge(
         inputs["cases"],
-        inputs["outputs"],
+        inputs.get("outputs"),
         inputs.get("fixture"),
         inputs["schema"],
         only=params["case"],
+        transcripts=inputs.get("transcripts"),
     )
     (one,) = results
     row = one.to_dict()
@@ -459,7 +468,13 @@ def suite_threshold_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     total = params["total"]
     if isinstance(total, bool) or total < 0:
         raise CheckerInputError("params.invalid", f"total must be >= 0, observed {total}")
-    results = judge(inputs["cases"], inputs["outputs"], inputs.get("fixture"), inputs["schema"])
+    results = judge(
+        inputs["cases"],
+        inputs.get("outputs"),
+        inputs.get("fixture"),
+        inputs["schema"],
+        transcripts=inputs.get("transcripts"),
+    )
     if total and len(results) != total:
         raise input_invalid(
             f"cases.yaml holds {len(results)} case(s), the threshold is stated for {total}"

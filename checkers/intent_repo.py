@@ -376,6 +376,11 @@ def parse_record(raw: Any, case: RepoCase, where: str) -> Record:
         recorded = raw.get("runner_failures")
     else:
         return Record((_turn(raw, where),))
+    return runner_rule(turns, case, recorded, where)
+
+
+def runner_rule(turns: tuple[Turn, ...], case: RepoCase, recorded: Any, where: str) -> Record:
+    """A full run checked against the runner's rule for turns (see ``parse_record``)."""
     if recorded is not None and (
         not isinstance(recorded, list) or not all(f in RUNNER_FAILURES for f in recorded)
     ):
@@ -930,16 +935,39 @@ def parse_outputs(doc: Any, cases: Sequence[RepoCase]) -> dict[str, list[Record]
 
 
 def judge(
-    cases_doc: Any, outputs_doc: Any, tree: Any, schema: Any, *, only: str = ""
+    cases_doc: Any,
+    outputs_doc: Any,
+    tree: Any,
+    schema: Any,
+    *,
+    only: str = "",
+    transcripts: Any = None,
 ) -> list[CaseResult]:
     """Parse the inputs and judge every case of the file (or only the case ``only``).
 
-    Every judged case needs an entry in the outputs (null when it was not run): a case
-    left out is an input error, never a silent not-run.
+    The runs come from the records (``outputs_doc``) or from the runner's persisted
+    transcripts (``transcripts``), exactly one of them. With records, every judged case
+    needs an entry (null when it was not run): a case left out is an input error, never
+    a silent not-run. With transcripts, as ``--rescore``, a case with no transcript was
+    not run.
     """
     cases = parse_cases(cases_doc)
     validator = schema_validator(schema)
-    outputs = parse_outputs(outputs_doc, cases)
+    if (outputs_doc is None) == (transcripts is None):
+        raise input_invalid("give the runs either as outputs (records) or as transcripts, not both")
+    if transcripts is not None:
+        from .intent_transcripts import transcript_runs
+
+        by_id = {c.id: c for c in cases}
+        found = transcript_runs(transcripts, cases)
+        outputs: dict[str, list[Record] | None] = {c.id: None for c in cases}
+        for cid, runs in found.items():
+            outputs[cid] = [
+                runner_rule(tuple(turns), by_id[cid], None, f"transcripts/{cid}-{i + 1}")
+                for i, turns in enumerate(runs)
+            ]
+    else:
+        outputs = parse_outputs(outputs_doc, cases)
     if only:
         cases = [c for c in cases if c.id == only]
         if not cases:

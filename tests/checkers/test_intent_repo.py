@@ -594,3 +594,99 @@ def test_hostile_specs_give_a_verdict_of_plain_data_or_an_input_error(
     json.dumps(verdict.details, allow_nan=False)
     for reason in verdict.reasons:
         json.dumps(dict(reason.details), allow_nan=False)
+
+
+# ------------------------------------------------------------------ persisted transcripts
+
+
+def _fence(spec: dict[str, Any]) -> str:
+    import yaml
+
+    return "Intent spec:\n\n```yaml\n" + yaml.safe_dump(spec, sort_keys=False) + "```\n"
+
+
+def _block(stdout: str, code: int = 0, stderr: str = "") -> str:
+    return (
+        f"$ opencode run --format json 'add caching'\n[exit {code}]\n{stdout}\n[stderr]\n{stderr}"
+    )
+
+
+def _opencode(*events: dict[str, Any]) -> str:
+    return "\n".join(json.dumps(e) for e in events)
+
+
+SKILL_ECHO = {
+    "type": "tool_use",
+    "part": {"type": "tool", "state": {"output": _fence(route_spec())}},
+}
+
+
+def run_transcripts(expect: dict[str, Any], files: dict[str, str], **extra: Any) -> Verdict:
+    case = {"id": "c", "fixture": "user-api", "expect": expect, **extra}
+    inputs = {
+        "cases": [case],
+        "transcripts": {name: text.encode() for name, text in files.items()},
+        "schema": SCHEMA,
+        "fixture": FILES,
+    }
+    return CASE.function(inputs, {"case": "c"})
+
+
+def test_a_transcript_is_read_back_as_the_runner_reads_it() -> None:
+    reply = {"type": "text", "part": {"type": "text", "text": _fence(ask_spec())}}
+    opencode = _block(_opencode(SKILL_ECHO, reply))
+    assert run_transcripts({"state": "ASK"}, {"c-1.txt": opencode}).status == "pass"
+    claude = _block(json.dumps({"session_id": "s1", "result": _fence(ask_spec())}))
+    assert run_transcripts({"state": "ASK"}, {"c-1.txt": claude}).status == "pass"
+
+
+def test_a_fence_in_tool_output_is_never_the_spec_so_a_quiet_run_stays_quiet() -> None:
+    quiet = {"type": "text", "part": {"type": "text", "text": "Done; no spec needed."}}
+    files = {"c-1.txt": _block(_opencode(SKILL_ECHO, quiet))}
+    assert run_transcripts({"should_trigger": False}, files).status == "pass"
+    assert codes(run_transcripts({"state": "ASK"}, files)) == ["run.not_triggered"]
+
+
+def test_transcript_statuses_timeout_harness_error_and_degraded_output() -> None:
+    timeout = {"c-1.txt": _block("", 124, "timeout after 480s")}
+    assert codes(run_transcripts({"state": "ASK"}, timeout)) == ["run.timeout"]
+    limited = {"c-1.txt": _block("", 1, "error 429: rate limit")}
+    assert codes(run_transcripts({"state": "ASK"}, limited)) == ["run.harness_error"]
+    broken = json.dumps({"result": "```yaml\na: [1,\n```"})
+    assert codes(run_transcripts({"state": "ASK"}, {"c-1.txt": _block(broken)})) == ["run.degraded"]
+
+
+def test_a_two_turn_transcript_and_repeats_by_file_name() -> None:
+    turn_one = _block(json.dumps({"session_id": "s", "result": _fence(ask_spec())}))
+    turn_two = _block(json.dumps({"session_id": "s", "result": _fence(route_spec())}))
+    files = {"c-1.txt": turn_one + "\n\n" + turn_two}
+    assert run_transcripts({"state": "ROUTE"}, files, **TWO).status == "pass"
+    only_one = {"c-1.txt": turn_two}  # turn one routed: the runner stopped there
+    assert codes(run_transcripts({"state": "ROUTE"}, only_one, **TWO)) == ["run.turn1_not_ask"]
+    runs = {"c-1.txt": turn_one, "c-2.txt": _block("", 124), "c-3.txt": turn_one}
+    assert run_transcripts({"state": "ASK"}, runs).status == "pass"  # 2 of 3
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"c-1.txt": "no block here"}, "no '\\$ command'"),
+        ({"other-1.txt": _block("")}, "not in cases.yaml"),
+        ({"notes.md": _block("")}, "not a transcript"),
+        ({"c-1.txt": _block(json.dumps({"result": "```yaml\na: &x [1]\nb: *x\n```"}))}, "alias"),
+    ],
+)
+def test_a_transcript_that_is_not_one_is_refused(files: dict[str, str], message: str) -> None:
+    with pytest.raises(CheckerInputError, match=message):
+        run_transcripts({"state": "ASK"}, files)
+
+
+def test_outputs_and_transcripts_together_are_refused() -> None:
+    inputs = {
+        "cases": [{"id": "c", "expect": {}}],
+        "outputs": {"c": turn(None)},
+        "transcripts": {"c-1.txt": _block("").encode()},
+        "schema": SCHEMA,
+    }
+    with pytest.raises(CheckerInputError, match="not both"):
+        CASE.function(inputs, {"case": "c"})
