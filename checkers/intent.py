@@ -20,6 +20,12 @@ Three rules from the seed are built in and cannot be switched off by a param:
   "degraded output" (a spec that does not parse) are behavioural failures. The four
   failure modes are counted apart.
 
+``intent-expectations@2`` and ``suite-threshold@2`` take the Intent-Router repository's
+own ``evals/cases.yaml`` unchanged and judge runs recorded by its runner as its grader
+``evals/run.py`` does (model in ``checkers/intent_repo.py``): where the grader and the
+article above disagree (a timeout is not a pass; the threshold is ceil(0.8 x cases), not a
+fixed 14/17; which pointers are legal), ``@2`` follows the grader. ``@1`` is unchanged.
+
 ``suite-threshold@1`` cannot see the verdicts of other bundle cases (a checker only
 sees its own inputs), so it takes the same three inputs as ``intent-expectations@1``
 and recomputes every per-case result with the same function, ``judge_suite`` in
@@ -50,6 +56,7 @@ from .intent_cases import (
     records,
     suite_counts,
 )
+from .intent_repo import EXPECT_KEYS, judge, summary, threshold
 
 __all__ = [
     "CaseResult",
@@ -60,9 +67,11 @@ __all__ = [
     "contamination",
     "group_rates",
     "intent_expectations",
+    "intent_expectations_v2",
     "judge_case",
     "judge_suite",
     "suite_threshold",
+    "suite_threshold_v2",
 ]
 
 _INPUT_ROLES = [
@@ -294,6 +303,216 @@ def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
             **details,
         )
     return Verdict.passed(f"suite passes: {score}, no hallucinated evidence", **details)
+
+
+# --------------------------------------------------------------------------- @2, repository format
+
+_REPO_ROLES = [
+    Role(
+        "cases",
+        InputKind.DATA,
+        "the Intent-Router repository's evals/cases.yaml, unchanged: a list of "
+        "{id, prompt, mode, fixture, turns, expect, expect_turn1, metrics}",
+    ),
+    Role(
+        "outputs",
+        InputKind.DATA,
+        "the runs as its runner records them: {case id: {turns: [{spec, status, text}], "
+        "runner_failures: []} | one turn {spec, status, text} | a list of records (repeats) "
+        "| null (not run)}; or give transcripts instead",
+        optional=True,
+    ),
+    Role(
+        "transcripts",
+        InputKind.TREE,
+        "instead of outputs: the runner's persisted transcripts, reports/raw/<harness>/"
+        "<case>-<n>.txt, read back as its --rescore reads them",
+        optional=True,
+    ),
+    Role(
+        "schema",
+        InputKind.DATA,
+        "the IntentSpec JSON Schema every emitted spec must validate against (Draft 2020-12; "
+        "the repository's skills/intent-router/schema/intentspec.schema.json)",
+    ),
+    Role(
+        "fixture",
+        InputKind.TREE,
+        "the fixture repositories, one folder per fixture name (evals/fixtures: user-api/..., "
+        "support-queue/...); optional when every judged case uses the empty fixture",
+        optional=True,
+    ),
+]
+_REPO_REASONS = {
+    **{f"expect.{key}": f"the assertion {key} of the case does not hold" for key in EXPECT_KEYS},
+    "spec.schema_invalid": "the emitted spec does not validate against the schema (schema_valid)",
+    "spec.invariants_broken": "the spec's counters do not balance, a ROUTE leaves an unknown "
+    "open or infers an irreversible constraint, or an ASK has no budget left (invariants_ok)",
+    "evidence.form": "an evidence value is not a legal pointer (evidence_form): fails the case",
+    "evidence.hallucinated": "a well-formed path names no file of the workspace "
+    "(evidence_valid): fails the case and the whole suite",
+    "run.not_triggered": "a spec was expected and none was emitted (triggered)",
+    "run.degraded": "a spec was emitted and does not parse (degraded_output)",
+    "run.timeout": "the run timed out: counted apart as environmental, and not passed",
+    "run.harness_error": "the harness failed: counted apart as environmental, and not passed",
+    "run.turn1_not_ask": "a multi-turn case whose first turn did not ASK (the runner stops)",
+}
+
+
+def _repo_counterexample(case_id: str, n: int = 1) -> dict[str, Any]:
+    """Inputs on which a case expecting ASK emits no spec: a ``triggered`` failure."""
+    ids = [case_id] + [f"{case_id}-{i}" for i in range(2, n + 1)]
+    return {
+        "cases": [{"id": i, "fixture": "empty", "expect": {"state": "ASK"}} for i in ids],
+        "outputs": {i: {"spec": None, "status": "no_fence", "text": ""} for i in ids},
+        "schema": {"type": "object"},
+    }
+
+
+def _one_case_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    case = params.get("case")
+    return _repo_counterexample(case) if isinstance(case, str) and case else None
+
+
+@checker(
+    "intent-expectations",
+    2,
+    roles=list(_REPO_ROLES),
+    params=[Param("case", "the id of the case of cases.yaml to judge", (str,))],
+    reasons={**_REPO_REASONS, "run.not_run": "the case was never dispatched (null output)"},
+    libraries=("pyyaml", "jsonschema"),
+    counterexample=_one_case_counterexample,
+)
+def intent_expectations_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """One case of the repository's own cases.yaml, judged on its recorded run as its grader does.
+
+    Reads ``cases.yaml`` as the repository publishes it and the runner's record of the
+    case, and applies the grader's rules (``evals/run.py`` ``check``/``check_turn``):
+    every assertion key the grader knows, on the last turn (``expect``) and on turn one
+    of a multi-turn case (``expect_turn1``); a quiet case (``should_trigger: false``)
+    passes exactly when no spec was emitted; for every emitted spec, always, schema
+    validity, the counter invariants and every evidence pointer (``evidence.form`` for a
+    value that is not a legal pointer, ``evidence.hallucinated`` for a path that is not
+    in the workspace). A timeout or harness error is not passed (``run.timeout``,
+    ``run.harness_error``: environmental, counted apart). With repeats, more than half
+    of the runs must pass. One reason per failure the grader would record; the details
+    hold every run's measured values. A pass says what the recorded run did, not what a
+    re-run would do. A key the grader does not know is refused by name (input.invalid).
+    """
+    results = judge(
+        inputs["cases"],
+        inputs.get("outputs"),
+        inputs.get("fixture"),
+        inputs["schema"],
+        only=params["case"],
+        transcripts=inputs.get("transcripts"),
+    )
+    (one,) = results
+    row = one.to_dict()
+    cid = one.case.id
+    if one.verdict is None:
+        return Verdict.errored("run.not_run", f"{cid}: not run: neither pass nor fail", case=row)
+    runs = f"{one.pass_count} of {len(one.runs or [])} run(s) passed"
+    if one.verdict:
+        return Verdict.passed(f"{cid}: passed as the grader judges it ({runs})", case=row)
+    return Verdict.failed(
+        f"{cid}: not passed ({runs}); failed: {', '.join(one.failure_names)}",
+        one.reasons(),
+        case=row,
+    )
+
+
+def _suite_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    total = params.get("total", 0)
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        return None
+    return _repo_counterexample("case", max(total, 1))
+
+
+@checker(
+    "suite-threshold",
+    2,
+    roles=list(_REPO_ROLES),
+    params=[
+        Param(
+            "total",
+            "when > 0, the number of cases cases.yaml must hold (guards against a shrunk "
+            "file); 0 takes the file as it is",
+            (int,),
+            0,
+        )
+    ],
+    reasons={
+        "suite.below_threshold": "fewer than ceil(0.8 x cases) cases passed; a timeout, a "
+        "harness error or a case not run is not a pass",
+        "suite.hallucinated_evidence": "an evidence pointer is hallucinated: the whole suite fails",
+    },
+    libraries=("pyyaml", "jsonschema"),
+    counterexample=_suite_counterexample,
+)
+def suite_threshold_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The whole cases.yaml meets its threshold: ceil(0.8 x cases) pass, none hallucinated.
+
+    As the repository defines it (``evals/README.md`` section 4, ``render_report`` and
+    ``run_suite`` in ``evals/run.py``): the threshold follows the number of cases in the
+    file (17 cases need 14), every case is judged as ``intent-expectations@2`` judges it
+    (the same function), and a case passes or not: a timeout, a harness error and a
+    case not run are not passes. One hallucinated pointer anywhere fails the suite
+    (``suite.hallucinated_evidence``) however many cases passed; form violations fail
+    only their case. Every case of the file needs an entry in the outputs (null when it
+    was not run). The details give the report's summary table (not triggered, degraded
+    output, timeouts and harness errors counted apart; evidence form violations apart
+    from hallucinations), the per-case table, and the probe ratio, a diagnostic that
+    decides nothing.
+    """
+    total = params["total"]
+    if isinstance(total, bool) or total < 0:
+        raise CheckerInputError("params.invalid", f"total must be >= 0, observed {total}")
+    results = judge(
+        inputs["cases"],
+        inputs.get("outputs"),
+        inputs.get("fixture"),
+        inputs["schema"],
+        transcripts=inputs.get("transcripts"),
+    )
+    if total and len(results) != total:
+        raise input_invalid(
+            f"cases.yaml holds {len(results)} case(s), the threshold is stated for {total}"
+        )
+    counts = summary(results)
+    need = threshold(len(results))
+    passed = counts["passed"]
+    score = f"{passed} of {len(results)} case(s) passed (threshold {need} of {len(results)})"
+    details = {
+        "threshold": f"{need}/{len(results)}",
+        "summary": counts,
+        "cases": [r.to_dict() for r in results],
+    }
+    reasons: list[Reason] = []
+    if counts["hallucinated_evidence"]:
+        reasons.append(
+            Reason(
+                "suite.hallucinated_evidence",
+                f"{counts['hallucinated_evidence']} hallucinated evidence pointer(s) in "
+                f"{counts['hallucinated_cases']}: one invented citation fails the whole suite",
+                {
+                    "cases": counts["hallucinated_cases"],
+                    "pointers": counts["hallucinated_evidence"],
+                },
+            )
+        )
+    if passed < need:
+        failed = [r.case.id for r in results if r.verdict is not True]
+        reasons.append(
+            Reason(
+                "suite.below_threshold",
+                f"{score}; not passed: {failed}",
+                {"passed": passed, "need": need, "cases": len(results), "not_passed": failed},
+            )
+        )
+    if reasons:
+        return Verdict.failed(f"threshold not met: {score}", reasons, **details)
+    return Verdict.passed(f"threshold met: {score}, no hallucinated evidence", **details)
 
 
 # --------------------------------------------------------------------------- contamination

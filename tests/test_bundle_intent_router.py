@@ -1,5 +1,5 @@
 """bundles/intent-router builds and verifies with every claim supported; a flipped
-expected verdict or a changed recorded output moves exactly the claims it supports."""
+expected verdict or a changed recorded run moves exactly the claims it supports."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from bundler.build import build
@@ -16,7 +17,7 @@ from bundler.verify import verify
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "bundles" / "intent-router"
-RUN = "inputs/outputs/suite-run.yaml"
+RUN = "inputs/runs/suite-run.yaml"
 CLAIMS = {
     "suite-meets-its-threshold",
     "one-invented-citation-fails-the-suite",
@@ -40,11 +41,11 @@ def statuses(bundle_file: Path) -> tuple[int, dict[str, str]]:
     return result.exit_code, {c.claim.id: c.status for c in result.claims}
 
 
-def edited_run(old: str, new: str) -> dict[str, bytes]:
-    """The recorded run with one exact text change (which must occur exactly once)."""
-    text = (SOURCE / RUN).read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    return {RUN: text.replace(old, new).encode()}
+def edited_run(edit: Any) -> dict[str, bytes]:
+    """The recorded run after ``edit(doc)``, written back as YAML."""
+    doc = yaml.safe_load((SOURCE / RUN).read_text(encoding="utf-8"))
+    edit(doc)
+    return {RUN: yaml.safe_dump(doc, allow_unicode=True, sort_keys=False).encode()}
 
 
 def test_intent_router_verifies_with_every_claim_supported(bundle: Path, tmp_path: Path) -> None:
@@ -54,21 +55,26 @@ def test_intent_router_verifies_with_every_claim_supported(bundle: Path, tmp_pat
     code, claims = statuses(bundle)
     assert code == 0
     assert claims == dict.fromkeys(CLAIMS, "supported")
-    # the report lets a reviewer see, per eval case, which expectation held
     cases = {c["id"]: c for c in json.loads(report.read_text())["cases"]}
-    rows = {row["case"]: row for row in cases["suite-run-meets-14-of-17"]["details"]["cases"]}
-    assert len(rows) == 17
-    assert rows["ungrillable"]["result"] == "inconclusive"
-    assert rows["partially-specified-auto"]["codes"] == ["run.not_triggered"]
-    held = rows["add-caching-auto"]["expectations"]
-    assert {key: row["held"] for key, row in held.items()} == {
-        "state": True,
-        "question_keywords": True,
-        "open_field_regex": True,
-        "min_resolved_by_probe": True,
-        "max_asked": True,
-        "evidence_must_include": True,
-    }
+    details = cases["suite-run-meets-its-threshold"]["details"]
+    assert details["threshold"] == "10/12"
+    rows = {row["case"]: row for row in details["cases"]}
+    assert len(rows) == 12
+    assert rows["ungrillable"]["result"] == "fail"
+    assert rows["ungrillable"]["failed_assertions"] == ["timeout"]
+    assert rows["fully-specified-auto-quiet"]["result"] == "pass"
+    assert details["summary"]["passed"] == 11 and details["summary"]["timeouts"] == 1
+
+
+def test_every_checked_case_has_a_control_with_the_same_checker_and_params() -> None:
+    doc = yaml.safe_load((SOURCE / "bundle.yaml").read_text(encoding="utf-8"))
+
+    def key(case: dict[str, Any]) -> str:
+        return case["checker"] + json.dumps(case.get("params", {}), sort_keys=True)
+
+    passing = {key(c) for c in doc["cases"] if c["expect"] == "pass"}
+    controls = {key(c) for c in doc["cases"] if c["expect"] == "fail"}
+    assert passing and passing <= controls, passing - controls
 
 
 def test_flipped_expected_verdict_contradicts_its_claim(bundle: Path, tmp_path: Path) -> None:
@@ -87,11 +93,13 @@ def test_flipped_expected_verdict_contradicts_its_claim(bundle: Path, tmp_path: 
 def test_one_invented_citation_in_the_recorded_run_contradicts_the_suite_claim(
     bundle: Path, tmp_path: Path
 ) -> None:
-    files = edited_run(
-        "      - src/server.ts:12-13\n",
-        "      - src/server.ts:12-13\n      - src/graphql/resolvers/users.ts\n",
+    def invent(doc: dict[str, Any]) -> None:
+        spec = doc["git-only-fact"]["turns"][0]["spec"]
+        spec["trace"].append({"step": "probe", "detail": "x", "evidence": "src/graphql/users.ts"})
+
+    tampered = edit_manifest(
+        bundle, tmp_path / "invented.bundle.tar.gz", lambda d: None, edited_run(invent)
     )
-    tampered = edit_manifest(bundle, tmp_path / "invented.bundle.tar.gz", lambda doc: None, files)
     code, claims = statuses(tampered)
     assert code == 1
     assert {k for k, v in claims.items() if v != "supported"} == {
@@ -101,18 +109,22 @@ def test_one_invented_citation_in_the_recorded_run_contradicts_the_suite_claim(
     assert claims["suite-meets-its-threshold"] == "contradicted"
 
 
-def test_a_timeout_makes_its_claim_inconclusive_never_contradicted(
+def test_a_timeout_is_not_a_pass_but_alone_does_not_sink_the_suite(
     bundle: Path, tmp_path: Path
 ) -> None:
-    start = "  - case: vague-no-ask\n    status: completed\n"
-    text = (SOURCE / RUN).read_text(encoding="utf-8")
-    assert text.count(start) == 1
-    files = {RUN: text.replace(start, "  - case: vague-no-ask\n    status: timeout\n").encode()}
-    tampered = edit_manifest(bundle, tmp_path / "timeout.bundle.tar.gz", lambda doc: None, files)
+    def time_out(doc: dict[str, Any]) -> None:
+        doc["vague-no-ask"] = {
+            "turns": [{"spec": None, "status": "timeout", "text": "", "exit": 124}],
+            "runner_failures": [],
+        }
+
+    tampered = edit_manifest(
+        bundle, tmp_path / "timeout.bundle.tar.gz", lambda d: None, edited_run(time_out)
+    )
     code, claims = statuses(tampered)
-    assert code == 4
-    # 14 of 17 still pass with two timeouts: the suite claim stands
+    assert code == 1
+    # 10 of 12 still pass with two timeouts: the suite claim stands; the case does not pass
     assert {k for k, v in claims.items() if v != "supported"} == {
         "unanswerable-requests-are-stopped"
     }
-    assert claims["unanswerable-requests-are-stopped"] == "inconclusive"
+    assert claims["unanswerable-requests-are-stopped"] == "contradicted"
