@@ -16,7 +16,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from .hashing import sha256_files
 from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
 from .pack import Member, write_tar
 from .readme import bundle_readme
+from .runner import checker_environment
 from .source import SourcePlan, read_source
 
 HOME_VERIFY_TIMEOUT = 3600
@@ -54,25 +54,14 @@ def default_name(
 
 
 def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
-    used = sorted({c["checker"] for c in plan.document["cases"]})
-    libraries: dict[str, str] = {}
-    for key in used:
-        found = checkers.get(key)
-        for library in found.libraries if found else ():
-            try:
-                libraries[library] = metadata.version(library)
-            except metadata.PackageNotFoundError:
-                libraries[library] = "unknown"
+    used = checker_environment(c["checker"] for c in plan.document["cases"])
     return {
         "tool": f"reprobundle {__version__}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "source_date_epoch": source_date_epoch,
-        "checkers": {
-            key: "bundled code" if key.startswith("bundle:") else "built-in" for key in used
-        },
-        "libraries": dict(sorted(libraries.items())),
+        **used,
     }
 
 

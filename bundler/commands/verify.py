@@ -296,9 +296,13 @@ def verify(
 
         render(report, Console(file=stream), verbose=verbose)
     else:
+        import shutil
+
         from ..reports.common import printable
 
-        click.echo(printable(to_text(verification, verbose=verbose)), err=text_to_stderr)
-    if verification.workdir and not quiet:
-        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr)
+        width = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal, else 80
+        text = to_text(verification, verbose=verbose, width=width)
+        click.echo(printable(text), err=text_to_stderr)
+    if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
+        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     sys.exit(verification.exit_code)
