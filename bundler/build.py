@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import checkers
-
 from . import __version__, compression
 from .atomic import publish
 from .compression import Codec
@@ -195,9 +193,14 @@ def _refuse_unless_supported(report: dict[str, Any]) -> None:
     problems = []
     for case in report.get("cases", []):
         if case["outcome"] != "reproduced":
-            problems.append(
-                Problem(f"case {case['id']}", f"case.{case['outcome']}", case["explanation"])
-            )
+            why = case["explanation"]
+            if case["expect"] == "fail" and case["verdict"] == "fail":
+                codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+                why += (
+                    f"; if that is the failure this case is meant to show, set "
+                    f"expect_reasons: [{codes}]"
+                )
+            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", why))
     for claim in report.get("claims", []):
         if claim["status"] != "supported":
             problems.append(

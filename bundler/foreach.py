@@ -48,7 +48,9 @@ def _fill(text: Any, row: Mapping[str, Any]) -> Any:
 
 def _row_problems(rows: Any, names: set[str], at: Locator) -> list[Problem]:
     if not isinstance(rows, list) or not rows:
-        return [(at, "case.each", "each must be a non-empty list of mappings, e.g. [{n: 1}, {n: 2}]")]
+        return [
+            (at, "case.each", "each must be a non-empty list of mappings, e.g. [{n: 1}, {n: 2}]")
+        ]
     problems: list[Problem] = []
     for j, row in enumerate(rows):
         where = (*at, j)
@@ -58,8 +60,11 @@ def _row_problems(rows: Any, names: set[str], at: Locator) -> list[Problem]:
         for key, value in row.items():
             if not isinstance(value, (str, int)) or isinstance(value, bool):
                 problems.append(
-                    (where, "case.each", f"{key!r} must be text or a whole number, observed "
-                     f"{type(value).__name__}")
+                    (
+                        where,
+                        "case.each",
+                        f"{key!r} must be text or a whole number, observed {type(value).__name__}",
+                    )
                 )
         missing = sorted(names - set(row))
         unused = sorted(set(row) - names)
@@ -132,9 +137,7 @@ def expand_claim_cases(claims: Any, case_ids: list[str]) -> tuple[Any, list[Prob
     out: list[Any] = []
     for i, claim in enumerate(claims):
         names = claim.get("cases") if isinstance(claim, dict) else None
-        if not isinstance(names, list) or not any(
-            isinstance(n, str) and "*" in n for n in names
-        ):
+        if not isinstance(names, list) or not any(isinstance(n, str) and "*" in n for n in names):
             out.append(claim)
             continue
         chosen: list[str] = []
@@ -145,7 +148,11 @@ def expand_claim_cases(claims: Any, case_ids: list[str]) -> tuple[Any, list[Prob
             matched = [c for c in case_ids if fnmatch.fnmatchcase(c, name)]
             if not matched:
                 problems.append(
-                    (("claims", i, "cases", j), "claim.unknown_case", f"no case id matches {name!r}")
+                    (
+                        ("claims", i, "cases", j),
+                        "claim.unknown_case",
+                        f"no case id matches {name!r}",
+                    )
                 )
             chosen += [c for c in matched if c not in chosen]
         out.append({**claim, "cases": chosen})

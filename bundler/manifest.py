@@ -433,7 +433,11 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
             )
         elif case.get("kind") == "finding" and doc.get("format") in (FORMAT, FORMAT_WITH_CODE):
             problems.append(
-                (("cases", i, "kind"), "case.format", f"a finding needs format {FORMAT_WITH_FINDINGS!r}")
+                (
+                    ("cases", i, "kind"),
+                    "case.format",
+                    f"a finding needs format {FORMAT_WITH_FINDINGS!r}",
+                )
             )
         for role, ref in case["inputs"].items():
             for path in [ref] if isinstance(ref, str) else ref:

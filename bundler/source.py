@@ -137,9 +137,11 @@ def _expand_templates(raw: dict[str, Any], out: _Collector) -> dict[str, Any]:
     """``raw`` with every case template expanded (``foreach``) and every ``*`` pattern of a
     claim's cases replaced by the ids it matches."""
     cases, out.case_origin, problems = foreach.expand_cases(raw.get("cases"))
-    ids = [c["id"] for c in cases if isinstance(c, dict) and isinstance(c.get("id"), str)] if (
-        isinstance(cases, list)
-    ) else []
+    ids = (
+        [c["id"] for c in cases if isinstance(c, dict) and isinstance(c.get("id"), str)]
+        if (isinstance(cases, list))
+        else []
+    )
     claims, claim_problems = foreach.expand_claim_cases(raw.get("claims"), ids)
     for where, code, message in problems + claim_problems:
         out.add(where, code, message, expanded=False)
@@ -347,14 +349,20 @@ def _schema_hint(where: Locator, error: Any) -> str:
     """The schema's complaint in the author's words, with the fix where one is known."""
     key = str(where[-1]) if where else ""
     value = error.instance
-    if error.validator == "type" and error.validator_value == "string" and not isinstance(
-        value, (dict, list)
+    if (
+        error.validator == "type"
+        and error.validator_value == "string"
+        and not isinstance(value, (dict, list))
     ):
         shown = "true" if value is True else "false" if value is False else str(value)
         return (
             f"YAML read {shown} as a {type(value).__name__}, not as text; put it in quotes: "
             f'{key}: "{shown}"'
-            + (" (a semantic version has three numbers: MAJOR.MINOR.PATCH)" if key == "version" else "")
+            + (
+                " (a semantic version has three numbers: MAJOR.MINOR.PATCH)"
+                if key == "version"
+                else ""
+            )
         )
     if error.validator == "pattern" and key == "checker" and isinstance(value, str):
         versions = sorted(

@@ -142,12 +142,12 @@ def check_integrity(
     ``inspect`` and ``diff`` need. The returned ``root`` no longer exists. Raises
     ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
     hold."""
-    _must_be_file(bundle_file)
+    must_be_file(bundle_file)
     with unpacked(bundle_file.absolute(), limits=limits, before_payload=before_payload) as found:
         return found
 
 
-def _must_be_file(path: Path) -> None:
+def must_be_file(path: Path) -> None:
     """A usage error naming what ``path`` is instead of a bundle file, with the fix."""
     if path.is_file():
         return
@@ -189,7 +189,7 @@ def verify(
 
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
     if stream is None:
-        _must_be_file(bundle_file)
+        must_be_file(bundle_file)
     with unpacked(
         bundle_file, workdir.absolute() if workdir else None, keep, limits, judge_signatures, stream
     ) as extracted:

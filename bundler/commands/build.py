@@ -10,7 +10,12 @@ import click
 from ._shared import ProgressDisplay, handle_errors
 
 
-@click.command()
+@click.command(
+    epilog="""\b
+Exit codes: 0 the bundle was written · 1 its claims are not all supported at home (no
+file is left behind) · 2 a problem with the source or the arguments · 5 internal error
+(a bug in reprobundle)."""
+)
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option(
     "-o",
@@ -76,3 +81,10 @@ def build(
     if verbose:
         for case in result.home_report.get("cases", []):
             click.echo(f"  [{case['outcome']}] {case['id']}: {case['explanation']}")
+    for case in result.home_report.get("cases", []):
+        if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
+            codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+            click.echo(
+                f"note: case {case['id']} failed at home with [{codes}] but does not say which "
+                f"reasons it must fail with; pin them by adding to it: expect_reasons: [{codes}]"
+            )

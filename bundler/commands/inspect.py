@@ -6,10 +6,16 @@ from pathlib import Path
 
 import click
 
-from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from
+from ._shared import exit_help, handle_errors, limit_options, limits_from
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(
+    epilog=exit_help(
+        "0 shown (every byte matches the manifest)",
+        "2 usage error (a missing file, a folder)",
+        "3 the bundle was rejected (integrity, format, signature)",
+    )
+)
 @click.argument("bundle", type=click.Path(path_type=Path))
 @limit_options
 @handle_errors

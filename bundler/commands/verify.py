@@ -91,6 +91,81 @@ def policy_from(
     return Policy(tuple(keys), require_signature, pin, signatures)
 
 
+# verify's options that are not about how it writes its outputs: how it judges. `report`
+# takes exactly these too (judging_options), so the two always judge alike.
+_OUTPUT_OPTIONS = frozenset(
+    {
+        "bundle",
+        "workdir",
+        "keep",
+        "json_target",
+        "markdown_target",
+        "junit_target",
+        "html_target",
+        "quiet",
+        "verbose",
+    }
+)
+
+
+def judging_params() -> list[click.Parameter]:
+    """verify's trust, code and case options (everything but outputs and --max-... limits)."""
+    return [
+        p
+        for p in verify.params
+        if p.name and p.name not in _OUTPUT_OPTIONS and not p.name.startswith("max_")
+    ]
+
+
+def judging_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The values of ``judging_params`` among a command's arguments."""
+    return {p.name: values[p.name] for p in judging_params() if p.name}
+
+
+def verify_with_options(
+    bundle: Path,
+    options: dict[str, Any],
+    *,
+    stream: Any = None,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Any = None,
+    progress: Any = None,
+) -> Any:
+    """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
+    from ..sandbox import CodeLimits, CodePolicy
+    from ..verify import verify as run_verify
+
+    policy = policy_from(
+        options["trust_files"],
+        options["trust_store"],
+        options["require_signature"],
+        options["expect_manifest_sha256"],
+        options["detached"],
+    )
+    code = CodePolicy(
+        options["allow_code"],
+        CodeLimits(
+            timeout=options["code_timeout"],
+            cpu_seconds=max(1, int(options["code_timeout"]) + 1),
+            memory_bytes=options["code_memory"],
+            output_bytes=options["code_output"],
+        ),
+    )
+    return run_verify(
+        bundle,
+        stream=stream,
+        workdir=workdir,
+        keep=keep,
+        limits=limits,
+        progress=progress,
+        policy=policy,
+        code=code,
+        jobs=options["jobs"],
+        case_seconds=options["case_timeout"],
+    )
+
+
 @click.command(epilog=EXIT_HELP)
 @click.argument("bundle", type=click.Path(path_type=Path))
 @click.option(
@@ -243,7 +318,6 @@ def verify(
     """
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json, to_text, verdict_line
-    from ..verify import verify as run_verify
 
     targets = {
         "json": json_target,
@@ -254,32 +328,15 @@ def verify(
     check_targets(targets)
     text_to_stderr = "-" in targets.values()
     try:
-        policy = policy_from(
-            trust_files, trust_store, require_signature, expect_manifest_sha256, detached
-        )
-        from ..sandbox import CodeLimits, CodePolicy
-
-        code = CodePolicy(
-            allow_code,
-            CodeLimits(
-                timeout=code_timeout,
-                cpu_seconds=max(1, int(code_timeout) + 1),
-                memory_bytes=code_memory,
-                output_bytes=code_output,
-            ),
-        )
         with ProgressDisplay(enabled=not quiet) as progress:
-            verification = run_verify(
+            verification = verify_with_options(
                 bundle,
+                judging_options(locals()),
                 stream=sys.stdin.buffer if str(bundle) == "-" else None,
                 workdir=workdir,
                 keep=keep,
                 limits=limits_from(limit_values),
                 progress=progress.cases,
-                policy=policy,
-                code=code,
-                jobs=jobs,
-                case_seconds=case_timeout,
             )
     except (BundleRejected, UsageError) as exc:
         write_outputs(rejection_json(exc, exc.exit_code), targets)

@@ -91,7 +91,8 @@ def outcome_text(case: Mapping[str, Any]) -> str:
             return "reproduced: the checker fails it, as the planted control expects"
         return "reproduced: the checker passes it, as the author expects"
     if outcome == "diverged":
-        return f"diverged: the author expects {expected_text(case)}, the checker gave {observed_text(case)}"
+        expected, observed = expected_text(case), observed_text(case)
+        return f"diverged: the author expects {expected}, the checker gave {observed}"
     return f"inconclusive: {case['explanation']}"
 
 
@@ -131,6 +132,19 @@ def _count(number: int, word: str) -> str:
 def claim_cases(report: Mapping[str, Any], claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     by_id = {c["id"]: c for c in report.get("cases", [])}
     return [by_id[i] for i in claim["cases"] if i in by_id]
+
+
+# Up to this many cases, every format lists every case; past it, those that need a look.
+LIST_ALL_UP_TO = 50
+
+
+def shown_cases(report: Mapping[str, Any], verbose: bool = False) -> list[Mapping[str, Any]]:
+    """Every case when there are few (or ``verbose``); else the ones that need a look:
+    not reproduced, or a finding."""
+    cases = report["cases"]
+    if verbose or len(cases) <= LIST_ALL_UP_TO:
+        return list(cases)
+    return [c for c in cases if c["outcome"] != "reproduced" or case_kind(c) == "finding"]
 
 
 def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -20,12 +20,11 @@ from .common import (
     findings,
     observed_text,
     outcome_text,
+    shown_cases,
     verdicts_text,
 )
 
 MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
-# Up to this many cases, every case is listed; past it, those that need a look.
-LIST_ALL_UP_TO = 50
 
 
 def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[str]:
@@ -37,15 +36,6 @@ def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[s
         break_long_words=False,
         break_on_hyphens=False,
     ) or [indent.rstrip()]
-
-
-def shown_cases(report: Mapping[str, Any], verbose: bool) -> list[Mapping[str, Any]]:
-    """Every case when there are few (or ``verbose``); else the ones that need a look:
-    not reproduced, or a finding."""
-    cases = report["cases"]
-    if verbose or len(cases) <= LIST_ALL_UP_TO:
-        return list(cases)
-    return [c for c in cases if c["outcome"] != "reproduced" or case_kind(c) == "finding"]
 
 
 def kind_label(case: Mapping[str, Any]) -> str:
@@ -71,7 +61,8 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) 
         out.append(f"Bundled code: {code['why']}")
         verb = "ran" if code["allowed"] else "would run"
         out += [
-            f"  {verb} {e['checker']} = {e['entry']} (sha256:{e['sha256']})" for e in code["entries"]
+            f"  {verb} {e['checker']} = {e['entry']} (sha256:{e['sha256']})"
+            for e in code["entries"]
         ]
         if code["allowed"]:
             iso = code["isolation"]
@@ -104,7 +95,9 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) 
         if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
             limit = 10 if verbose else 3
             for reason in case["reasons"][:limit]:
-                out += _wrap(f"{reason['code']}: {reason['message']}", width, "         ", "           ")
+                out += _wrap(
+                    f"{reason['code']}: {reason['message']}", width, "         ", "           "
+                )
             if len(case["reasons"]) > limit:
                 out.append(f"         ... and {len(case['reasons']) - limit} more (--verbose)")
     if len(shown) < len(cases):
@@ -136,7 +129,10 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) 
             out += _wrap(f"limit: {limit}", width, "      ", "        ")
         if claim.get("negative_control_waiver"):
             out += _wrap(
-                f"negative control waived: {claim['negative_control_waiver']}", width, "      ", "        "
+                f"negative control waived: {claim['negative_control_waiver']}",
+                width,
+                "      ",
+                "        ",
             )
 
     out += ["", "What this bundle cannot support"]
