@@ -138,6 +138,8 @@ class Manifest:
             }
             if c.expect_reasons:
                 out["expect_reasons"] = list(c.expect_reasons)
+            if c.is_finding:  # a control is what expect = "fail" means without a kind
+                out["kind"] = "finding"
             return out
 
         def claim_dict(c: Claim) -> dict[str, Any]:

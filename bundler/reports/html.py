@@ -95,8 +95,8 @@ pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-
 max-width:100%}
 .digest{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;
 word-break:keep-all}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
-dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:0}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0;min-width:0}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:.5rem;border-bottom:1px solid var(--line)}
 th{background:var(--bg)}
@@ -129,7 +129,7 @@ body{font-size:15px}
 table.claims thead{display:none}
 table.claims tr,table.claims td{display:block;border:0;padding:.2rem .5rem}
 table.claims tr{border-bottom:1px solid var(--line);padding:.5rem 0}
-dl.facts{grid-template-columns:1fr}dl.facts dt{margin-top:.4rem}
+dl.facts{grid-template-columns:minmax(0,1fr)}dl.facts dt{margin-top:.4rem}
 table.env th,table.env td{padding:.35rem .25rem;font-size:.85rem}
 }
 """
@@ -248,13 +248,21 @@ def _drawing(case: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) 
     return f'<figure class="drawing">{markup}</figure>' if markup else ""
 
 
+def _reasons(case: Mapping[str, Any], limit: int) -> str:
+    items = "".join(
+        f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:limit]
+    )
+    more = len(case["reasons"]) - limit
+    return items + (f"<li>… and {more} more</li>" if more > 0 else "")
+
+
 def _findings_section(report: Mapping[str, Any]) -> str:
     found = findings(report)
     if not found:
         return ""
     items = "".join(
         f"""<li><a class="mono" href="#case-{e(c["id"])}">{e(c["id"])}</a>: the checker's verdict
-<code>{e(observed_text(c))}</code>; {e(outcome_text(c))}</li>"""
+<code>{e(observed_text(c))}</code>; {e(outcome_text(c))}<ul>{_reasons(c, 5)}</ul></li>"""
         for c in found
     )
     return f"""<section id="findings"><h2>Findings</h2>
@@ -265,12 +273,7 @@ output as the author does.</p><ul>{items}</ul></section>"""
 def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
     articles = []
     for case in report["cases"]:
-        reasons = "".join(
-            f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:50]
-        )
-        more = len(case["reasons"]) - 50
-        if more > 0:
-            reasons += f"<li>… and {more} more</li>"
+        reasons = _reasons(case, 50)
         message = f"<p>{e(case['message'])}</p>" if case.get("message") else ""
         kind = case_kind(case)
         label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
