@@ -125,7 +125,7 @@ def archive(ctx: click.Context, root: Path | None) -> None:
     Example:
       export REPROBUNDLE_ARCHIVE=~/bundle-archive
       reprobundle archive init
-      reprobundle archive add quickstart-1.0.0.bundle.tar.gz
+      reprobundle archive add starter-0.1.0.bundle.tar.zst
       reprobundle archive verify --all --jobs 2
       reprobundle archive checkpoint -o checkpoint-2026-11.json
       reprobundle archive log verify --checkpoint checkpoint-2026-11.json
@@ -467,7 +467,7 @@ def export(root: Path | None, /, bundle: str, out: Path) -> None:
 
     \b
     Example:
-      reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.gz
+      reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.zst
     """
     with opened(root) as store:
         row = store.export(bundle, out)

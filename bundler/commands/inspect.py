@@ -24,7 +24,7 @@ def inspect(bundle: Path, **limit_values: int) -> None:
 
     \b
     Example:
-      reprobundle inspect quickstart-1.0.0.bundle.tar.gz
+      reprobundle inspect starter-0.1.0.bundle.tar.zst
     """
     from ..trust import Policy, SignatureCheck, check_signatures
     from ..verify import check_integrity

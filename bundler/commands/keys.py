@@ -128,7 +128,7 @@ def sign(
 
     \b
     Example:
-      reprobundle sign quickstart-1.0.0.bundle.tar.gz --key ~/.reprobundle/alice.key
+      reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
     from ..errors import UsageError
     from ..signfile import sign_bundle

@@ -312,8 +312,8 @@ def verify(
 
     \b
     Example:
-      reprobundle verify quickstart-1.0.0.bundle.tar.gz --json report.json
-      reprobundle verify qs.bundle.tar.gz --junit junit.xml --html report.html -q
+      reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
+      reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from ..errors import BundleRejected, UsageError
