@@ -78,7 +78,9 @@ def test_each_command_help_gives_its_own_exit_codes(words: tuple[str, ...]) -> N
 def test_no_help_example_names_a_file_nothing_produces() -> None:
     for words in all_commands():
         _, out, _ = run(*words, "--help")
-        assert "qs.bundle" not in out and "quickstart-1.1.0" not in out, words
+        assert "quickstart-1.1.0" not in out and "mybundle-1.0.0" not in out, words
+        for named in re.findall(r"reprobundle (?:verify|inspect|sign|report) (\S+\.tar\.\w+)", out):
+            assert named.startswith(("starter-0.1.0", "signed")), (words, named)
 
 
 # --- report judges like verify -------------------------------------------------------
@@ -201,6 +203,7 @@ def test_verify_records_checkers_and_library_versions_beside_the_build(
     quickstart_bundle: Path,
 ) -> None:
     code, out, _ = run("verify", str(quickstart_bundle), "--json", "-")
+    assert code == 0
     report = json.loads(out)
     here, built = report["verify_environment"], report["build_environment"]
     assert here["checkers"] == {"structured-equal@1": "built-in"} == built["checkers"]

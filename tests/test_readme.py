@@ -60,7 +60,7 @@ def commands(markdown: str) -> list[Command]:
 
 
 def matches(expected: str, output: str) -> bool:
-    """Whether some line of ``output`` holds ``expected`` (whitespace runs alike, ``…`` any text)."""
+    """Whether a line of ``output`` holds ``expected`` (any run of spaces alike, ``…`` any text)."""
     pattern = ".*?".join(re.escape(" ".join(part.split())) for part in expected.split("…"))
     return any(re.search(pattern, " ".join(line.split())) for line in output.splitlines())
 

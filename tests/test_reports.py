@@ -151,8 +151,8 @@ def test_markdown_states_what_is_not_supported(
     assert "contradicted: 1 of 2 cases reproduced; 1 diverged (dropped-rule-is-caught)" in text
     text = to_markdown(inconclusive)
     assert (
-        "| **inconclusive** | 2 of 3 verdicts reproduced (1 pass, 1 fail as expected: 1 control), 1 inconclusive | 1 | 2 |"
-        in text
+        "| **inconclusive** | 2 of 3 verdicts reproduced (1 pass, 1 fail as expected: 1 control), "
+        "1 inconclusive | 1 | 2 |" in text
     )
 
 

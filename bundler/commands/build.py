@@ -49,7 +49,7 @@ def build(
 
     \b
     Example:
-      SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/quickstart.bundle.tar.gz
+      SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.zst
     """
     from ..build import build as build_bundle
     from ..build import default_name

@@ -44,18 +44,38 @@ def kind_label(case: Mapping[str, Any]) -> str:
 
 def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) -> str:
     bundle, env = report["bundle"], report.get("build_environment", {})
+    head = "         "
     out = [
-        f"Bundle   {bundle['name']} {bundle['version']}: {bundle['title']}",
+        *_wrap(
+            f"Bundle   {bundle['name']} {bundle['version']}: {bundle['title']}", width, "", head
+        ),
         f"Identity sha256:{bundle['identity']}",
-        f"Built    with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})",
-        f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the manifest's "
-        "SHA-256 and sizes",
+        *_wrap(
+            f"Built    with {env.get('tool')} on Python {env.get('python')} "
+            f"({env.get('platform')})",
+            width,
+            "",
+            head,
+        ),
+        *_wrap(
+            f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
+            "manifest's SHA-256 and sizes",
+            width,
+            "",
+            "  ",
+        ),
     ]
     signature = report.get("signature") or {}
     if signature:
-        out.append(f"Signature: {signature.get('summary')}")
-        out += [f"  note: {note}" for note in signature.get("notes", [])]
-    out += [f"warning: {w}" for w in report.get("warnings", [])]
+        out += _wrap(f"Signature: {signature.get('summary')}", width, "", "  ")
+        out += [
+            line
+            for note in signature.get("notes", [])
+            for line in _wrap(f"note: {note}", width, "  ", "    ")
+        ]
+    out += [
+        line for w in report.get("warnings", []) for line in _wrap(f"warning: {w}", width, "", "  ")
+    ]
     code = report.get("bundled_code")
     if code:
         out.append(f"Bundled code: {code['why']}")
@@ -78,12 +98,15 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) 
 
     cases = report["cases"]
     shown = shown_cases(report, verbose)
-    out += ["", f"Cases: {verdicts_text(cases)}"]
+    out += ["", *_wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")]
     id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
     for case in shown:
-        out.append(
+        out += _wrap(
             f"  [{MARK[case['outcome']]}] {case['outcome']:<12} {case['id']:<{id_width}}  "
-            f"{kind_label(case):<8} {observed_text(case)}"
+            f"{kind_label(case):<8} {observed_text(case)}",
+            width,
+            "",
+            "           ",
         )
         details = []
         if case["outcome"] != "reproduced" or verbose:
