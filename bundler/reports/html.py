@@ -107,7 +107,6 @@ font-size:.85rem;white-space:nowrap;border:1px solid}
 .inconclusive .badge{color:var(--unk);background:var(--unk-bg)}
 .badge.kind{color:var(--muted);background:#fff;font-weight:600}
 .badge.finding{color:#fff;background:#6e40c9;border-color:#6e40c9}
-article.case.finding{border-left-color:#6e40c9}
 section#findings li{margin:.25rem 0}
 .verdict-of{font-weight:700}
 tr.claim.contradicted{background:var(--bad-bg)}tr.claim.inconclusive{background:var(--unk-bg)}
@@ -118,6 +117,9 @@ padding:.5rem .75rem;margin:.5rem 0}
 article.case.reproduced{border-left-color:var(--ok)}
 article.case.diverged{border-left-color:var(--bad);background:var(--bad-bg)}
 article.case.inconclusive{border-left-color:var(--unk);background:var(--unk-bg)}
+article.case.finding{border-left-color:#6e40c9;background:#f3efff}
+article.case.reproduced.finding .badge{color:#6e40c9;background:#fff}
+article.case.finding .badge.kind.finding{color:#fff;background:#6e40c9}
 article.case h3{font-size:1rem;margin:0 0 .25rem}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.25rem 1rem}
 tr.differs td{background:var(--unk-bg);font-weight:600}
