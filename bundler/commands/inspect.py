@@ -55,8 +55,9 @@ def inspect(bundle: Path, **limit_values: int) -> None:
         click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {entry.path}")
     click.echo("\nCases")
     for case in m.cases:
-        reasons = f" {list(case.expect_reasons)}" if case.expect_reasons else ""
-        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}")
+        reasons = f" [{', '.join(sorted(case.expect_reasons))}]" if case.expect_reasons else ""
+        kind = f" ({case.kind})" if case.kind else ""
+        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}{kind}")
     for code in m.code:
         click.echo(f"  bundled code {code.key} = {code.entry} (runs only when allowed)")
     click.echo("\nClaims")
