@@ -303,7 +303,8 @@ def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str,
     if "claims" in raw:
         doc["claims"] = with_default(raw["claims"], "limits", [])
     if "code" in raw:
-        doc["format"] = max(doc["format"], FORMAT_WITH_CODE)
+        if doc["format"] == FORMAT:  # a finding's 1.2 includes what 1.1 added
+            doc["format"] = FORMAT_WITH_CODE
         doc["code"] = with_default(raw["code"], "reasons", {})
     return doc
 
@@ -349,20 +350,19 @@ def _schema_hint(where: Locator, error: Any) -> str:
     """The schema's complaint in the author's words, with the fix where one is known."""
     key = str(where[-1]) if where else ""
     value = error.instance
+    if error.validator == "type" and error.validator_value == "string" and value is None:
+        return f"{key} is empty; write its text after the colon"
     if (
         error.validator == "type"
         and error.validator_value == "string"
-        and not isinstance(value, (dict, list))
+        and isinstance(value, (bool, int, float))
     ):
-        shown = "true" if value is True else "false" if value is False else str(value)
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        if key == "version":  # 1.0 -> "1.0.0": a semantic version has three numbers
+            shown += ".0" * max(0, 2 - shown.count("."))
         return (
-            f"YAML read {shown} as a {type(value).__name__}, not as text; put it in quotes: "
+            f"YAML read {value!r} as a {type(value).__name__}, not as text; put it in quotes: "
             f'{key}: "{shown}"'
-            + (
-                " (a semantic version has three numbers: MAJOR.MINOR.PATCH)"
-                if key == "version"
-                else ""
-            )
         )
     if error.validator == "pattern" and key == "checker" and isinstance(value, str):
         versions = sorted(

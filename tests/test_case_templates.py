@@ -126,8 +126,7 @@ def test_an_unquoted_version_is_told_to_be_quoted(tmp_path: Path) -> None:
     (folder / "bundle.yaml").write_text(text)
     found = problems_of(folder)
     assert any(
-        "YAML read 1.0 as a float, not as text; put it in quotes" in p
-        and "MAJOR.MINOR.PATCH" in p
+        'YAML read 1.0 as a float, not as text; put it in quotes: version: "1.0.0"' in p
         and p.startswith("bundle.yaml:2:")
         for p in found
     ), found

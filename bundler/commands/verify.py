@@ -57,7 +57,10 @@ def check_targets(targets: dict[str, str | None]) -> None:
 
 
 if TYPE_CHECKING:
+    from ..extract import Limits
+    from ..runner import Progress
     from ..trust import Policy
+    from ..verify import Verification
 
 
 def policy_from(
@@ -129,9 +132,9 @@ def verify_with_options(
     stream: Any = None,
     workdir: Path | None = None,
     keep: bool = False,
-    limits: Any = None,
-    progress: Any = None,
-) -> Any:
+    limits: Limits | None = None,
+    progress: Progress | None = None,
+) -> Verification:
     """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
     from ..sandbox import CodeLimits, CodePolicy
     from ..verify import verify as run_verify
