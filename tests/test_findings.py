@@ -171,3 +171,18 @@ def test_a_report_of_format_1_1_reads_every_expected_failure_as_a_control(
     assert schema_problems(old) == []
     assert "2 fail as expected: 2 controls" in to_markdown(old)
     assert '<section id="findings">' not in to_html(old)
+
+
+def test_diff_shows_a_finding_turned_into_a_control(built: Path) -> None:
+    import dataclasses
+
+    from bundler.diff import diff
+    from bundler.verify import check_integrity
+
+    old = check_integrity(built).manifest
+    cases = tuple(dataclasses.replace(c, kind="control") if c.is_finding else c for c in old.cases)
+    new = dataclasses.replace(old, cases=cases)
+    found = diff(old, new, "old", "new")["expectations_changed"]
+    assert [(e["case"], e["flipped"], e["old"].get("kind")) for e in found] == [
+        ("run-6", False, "finding")
+    ]
