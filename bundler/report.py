@@ -130,7 +130,7 @@ def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
     }
 
 
-def to_text(verification: Verification, verbose: bool = False, width: int = 100) -> str:
+def to_text(verification: Verification, verbose: bool = False, width: int = 0) -> str:
     """Plain text of the verification (from its JSON report, like every format)."""
     from .reports.text import to_text as text_of
 

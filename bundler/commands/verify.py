@@ -360,7 +360,8 @@ def verify(
 
         from ..reports.common import printable
 
-        width = shutil.get_terminal_size().columns  # $COLUMNS, else the terminal, else 80
+        # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
+        width = shutil.get_terminal_size(fallback=(0, 0)).columns
         text = to_text(verification, verbose=verbose, width=width)
         click.echo(printable(text), err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed

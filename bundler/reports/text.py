@@ -2,7 +2,7 @@
 
 Built from the JSON report data, like every other format, and wrapped at ``width``
 columns (long words such as hashes are never split), so a statement of a few hundred
-characters reads as a paragraph, not as one line.
+characters reads as a paragraph, not as one line; ``width`` 0 wraps nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
 
 
 def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[str]:
+    if width <= 0:  # no width known (piped): one line each, for grep and friends
+        return [indent + text]
     return textwrap.wrap(
         text,
         width=max(width, 40),
@@ -42,7 +44,7 @@ def kind_label(case: Mapping[str, Any]) -> str:
     return {"finding": "FINDING", "control": "control"}.get(case_kind(case) or "", "pass")
 
 
-def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 100) -> str:
+def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
     bundle, env = report["bundle"], report.get("build_environment", {})
     head = "         "
     out = [
