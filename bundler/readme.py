@@ -18,8 +18,9 @@ def bundle_readme(manifest: Manifest) -> str:
     lines += [
         "## How to verify",
         "",
+        "With reprobundle installed (from a clone of its repository: `python -m pip install .`):",
+        "",
         "```",
-        "pip install reprobundle",
         f"reprobundle verify {manifest.top}.bundle.tar.zst   # or .tar.gz: the same manifest",
         "```",
         "",
