@@ -109,12 +109,12 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         console.print()
         console.print(Text("Findings: real outputs the author judges wrong", style="bold"))
         for case in found:
-            console.print(
+            _item(
+                console,
                 Text.assemble(
-                    "  - ",
                     (case["id"], STYLE["finding"]),
                     f": {observed_text(case)}; {outcome_text(case)}",
-                )
+                ),
             )
 
     claims = Table(title="Claims", title_justify="left", show_lines=True, expand=True)
@@ -141,8 +141,8 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     console.print()
     console.print(Text("What this bundle cannot support", style="bold"))
     for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
-        console.print(Text(f"  - {item}"))
-    console.print(Text(f"  - {WHAT_IT_SHOWS}"))
+        _item(console, Text(item))
+    _item(console, Text(WHAT_IT_SHOWS))
     console.print()
     supported = sum(1 for c in report["claims"] if c["status"] == "supported")
     console.print(
@@ -152,6 +152,15 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
             f" ({supported} of {len(report['claims'])} claims supported)",
         )
     )
+
+
+def _item(console: Console, text: Text) -> None:
+    """``  - text``, its wrapped lines under the text, not under the dash."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    grid.add_row("  - ", text)
+    console.print(grid)
 
 
 def _printable(value: Any) -> Any:
