@@ -68,23 +68,26 @@ def build(
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     with ProgressDisplay(enabled=not quiet) as progress:
         result = build_bundle(source, output, int(epoch_text), progress=progress.step, codec=codec)
+    for case in result.home_report.get("cases", []):  # on stderr, so even with --quiet
+        if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
+            codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+            click.echo(
+                f"note: case {case['id']} failed at home with [{codes}] but does not say which "
+                f"reasons it must fail with; pin them by adding to it: expect_reasons: [{codes}]",
+                err=True,
+            )
     if quiet:
         click.echo(str(result.path))
         return
     claims = result.home_report.get("claims", [])
     click.echo(f"built {result.path} ({result.size} bytes)")
     click.echo(f"identity sha256:{result.identity}")
+    from ..reports.common import verdicts_text
+
     click.echo(
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
-        f"{len(result.manifest.cases)} cases reproduced"
+        f"{verdicts_text(result.home_report.get('cases', []))}"
     )
     if verbose:
         for case in result.home_report.get("cases", []):
             click.echo(f"  [{case['outcome']}] {case['id']}: {case['explanation']}")
-    for case in result.home_report.get("cases", []):
-        if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
-            codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
-            click.echo(
-                f"note: case {case['id']} failed at home with [{codes}] but does not say which "
-                f"reasons it must fail with; pin them by adding to it: expect_reasons: [{codes}]"
-            )
