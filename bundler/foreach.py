@@ -108,6 +108,8 @@ def expand_cases(cases: Any) -> tuple[Any, list[int], list[Problem]]:
                     "a case with each needs a placeholder in its id, e.g. id: run-{n}",
                 )
             )
+        if not found and len(out) + len(case[EACH]) > MAX_CASES:
+            found.append((("cases", i, EACH), "case.each", f"more than {MAX_CASES} cases in all"))
         if found:
             problems += found
             continue
@@ -122,9 +124,6 @@ def expand_cases(cases: Any) -> tuple[Any, list[int], list[Problem]]:
                 }
             out.append(expanded)
             origin.append(i)
-        if len(out) > MAX_CASES:
-            problems.append((("cases", i), "case.each", f"more than {MAX_CASES} cases"))
-            break
     return out, origin, problems
 
 

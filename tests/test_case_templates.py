@@ -150,3 +150,13 @@ def test_kind_belongs_to_a_case_expected_to_fail(tmp_path: Path) -> None:
     )
     found = problems_of(folder)
     assert any("only a case that expects fail is a control or a finding" in p for p in found)
+
+
+def test_a_template_of_too_many_cases_is_refused_before_it_is_expanded() -> None:
+    from bundler import foreach
+
+    rows = [{"n": n} for n in range(foreach.MAX_CASES + 1)]
+    cases, _, problems = expand_cases([{"id": "run-{n}", "each": rows}])
+    assert cases == [] and problems == [
+        (("cases", 0, "each"), "case.each", f"more than {foreach.MAX_CASES} cases in all")
+    ]
