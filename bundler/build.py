@@ -16,11 +16,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-import checkers
 
 from . import __version__, compression
 from .atomic import publish
@@ -30,6 +27,7 @@ from .hashing import sha256_files
 from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
 from .pack import Member, write_tar
 from .readme import bundle_readme
+from .runner import checker_environment
 from .source import SourcePlan, read_source
 
 HOME_VERIFY_TIMEOUT = 3600
@@ -54,25 +52,14 @@ def default_name(
 
 
 def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
-    used = sorted({c["checker"] for c in plan.document["cases"]})
-    libraries: dict[str, str] = {}
-    for key in used:
-        found = checkers.get(key)
-        for library in found.libraries if found else ():
-            try:
-                libraries[library] = metadata.version(library)
-            except metadata.PackageNotFoundError:
-                libraries[library] = "unknown"
+    used = checker_environment(c["checker"] for c in plan.document["cases"])
     return {
         "tool": f"reprobundle {__version__}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "source_date_epoch": source_date_epoch,
-        "checkers": {
-            key: "bundled code" if key.startswith("bundle:") else "built-in" for key in used
-        },
-        "libraries": dict(sorted(libraries.items())),
+        **used,
     }
 
 
@@ -206,9 +193,14 @@ def _refuse_unless_supported(report: dict[str, Any]) -> None:
     problems = []
     for case in report.get("cases", []):
         if case["outcome"] != "reproduced":
-            problems.append(
-                Problem(f"case {case['id']}", f"case.{case['outcome']}", case["explanation"])
-            )
+            why = case["explanation"]
+            if case["expect"] == "fail" and case["verdict"] == "fail":
+                codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+                why += (
+                    f"; if that is the failure this case is meant to show, set "
+                    f"expect_reasons: [{codes}]"
+                )
+            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", why))
     for claim in report.get("claims", []):
         if claim["status"] != "supported":
             problems.append(

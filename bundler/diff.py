@@ -55,7 +55,8 @@ def _case_body(case: Case) -> dict[str, Any]:
 
 
 def _expectation(case: Case) -> dict[str, Any]:
-    return {"expect": case.expect, "expect_reasons": sorted(case.expect_reasons)}
+    expectation = {"expect": case.expect, "expect_reasons": sorted(case.expect_reasons)}
+    return expectation | ({"kind": "finding"} if case.is_finding else {})
 
 
 def _claim_body(claim: Claim) -> dict[str, Any]:

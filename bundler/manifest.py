@@ -28,9 +28,10 @@ if TYPE_CHECKING:  # jsonschema is imported only to explain a manifest that fail
     from jsonschema import Draft202012Validator, ValidationError
 
 FORMAT_MAJOR = 1
-FORMAT_MINOR = 1
+FORMAT_MINOR = 2
 FORMAT = f"reprobundle/{FORMAT_MAJOR}"
 FORMAT_WITH_CODE = f"reprobundle/{FORMAT_MAJOR}.1"  # bundles that declare bundled code
+FORMAT_WITH_FINDINGS = f"reprobundle/{FORMAT_MAJOR}.2"  # bundles with a case of kind finding
 BUNDLED_PREFIX = "bundle:"
 MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"
@@ -41,6 +42,9 @@ MAX_DEPTH = 32
 _FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?$")
 
 Expect = Literal["pass", "fail"]
+# What an expected failure is: a control the author planted to show the check can fail,
+# or a finding, a real output the author judges wrong.
+FailKind = Literal["control", "finding"]
 InputRef = str | tuple[str, ...]
 
 
@@ -59,10 +63,15 @@ class Case:
     params: Mapping[str, Any]
     expect: Expect
     expect_reasons: tuple[str, ...] = ()
+    kind: FailKind | None = None  # set when expect is fail; control unless the source says
 
     @property
     def is_negative_control(self) -> bool:
         return self.expect == "fail"
+
+    @property
+    def is_finding(self) -> bool:
+        return self.kind == "finding"
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,8 @@ class Manifest:
             }
             if c.expect_reasons:
                 out["expect_reasons"] = list(c.expect_reasons)
+            if c.is_finding:  # a control is what expect = "fail" means without a kind
+                out["kind"] = "finding"
             return out
 
         def claim_dict(c: Claim) -> dict[str, Any]:
@@ -343,6 +354,7 @@ def _from_dict(doc: Mapping[str, Any], warnings: tuple[str, ...]) -> Manifest:
                 params=c["params"],
                 expect=c["expect"],
                 expect_reasons=tuple(c.get("expect_reasons", ())),
+                kind=c.get("kind", "control") if c["expect"] == "fail" else None,
             )
             for c in doc["cases"]
         ),
@@ -410,6 +422,23 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
                     ("cases", i, "expect_reasons"),
                     "case.expect_reasons",
                     "only a case that expects fail can name the reasons it must fail with",
+                )
+            )
+        if "kind" in case and case["expect"] != "fail":
+            problems.append(
+                (
+                    ("cases", i, "kind"),
+                    "case.kind",
+                    "only a case that expects fail is a control or a finding; "
+                    "remove kind, or expect fail",
+                )
+            )
+        elif case.get("kind") == "finding" and doc.get("format") in (FORMAT, FORMAT_WITH_CODE):
+            problems.append(
+                (
+                    ("cases", i, "kind"),
+                    "case.format",
+                    f"a finding needs format {FORMAT_WITH_FINDINGS!r}",
                 )
             )
         for role, ref in case["inputs"].items():

@@ -18,8 +18,9 @@ def bundle_readme(manifest: Manifest) -> str:
     lines += [
         "## How to verify",
         "",
+        "With reprobundle installed (from a clone of its repository: `python -m pip install .`):",
+        "",
         "```",
-        "pip install reprobundle",
         f"reprobundle verify {manifest.top}.bundle.tar.zst   # or .tar.gz: the same manifest",
         "```",
         "",
@@ -36,7 +37,10 @@ def bundle_readme(manifest: Manifest) -> str:
         for case_id in claim.cases:
             case = manifest.case(case_id)
             reasons = f" with {', '.join(case.expect_reasons)}" if case.expect_reasons else ""
-            lines.append(f"- `{case.id}`: `{case.checker}` expected to {case.expect}{reasons}")
+            kind = " (a finding: a real output the author judges wrong)" if case.is_finding else ""
+            lines.append(
+                f"- `{case.id}`: `{case.checker}` expected to {case.expect}{reasons}{kind}"
+            )
         lines += ["", "Limits:"]
         lines += [f"- {limit}" for limit in claim.limits] or ["- (none stated)"]
         if claim.negative_control_waiver:

@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import BundlerError
+from .reports.common import verdicts_text
 from .runner import CaseResult
 from .verify import Verification
 
-REPORT_FORMAT = "reprobundle-report/1.1"  # 1.1: signature, bundled_code, checked_by
+# 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
+# findings, the checkers and libraries of verify_environment.
+REPORT_FORMAT = "reprobundle-report/1.2"
 
-_MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
 _VERDICT_LINE = {
     "supported": "every claim supported",
     "contradicted": "a claim is contradicted",
@@ -56,6 +58,7 @@ def _case_dict(result: CaseResult) -> dict[str, Any]:
         "checked_by": checked_by(case.checker),
         "expect": case.expect,
         "expect_reasons": list(case.expect_reasons),
+        "kind": case.kind,
         "verdict": verdict.status,
         "reasons": [
             {"code": r.code, "message": r.message, "details": r.details} for r in verdict.reasons
@@ -69,6 +72,7 @@ def _case_dict(result: CaseResult) -> dict[str, Any]:
 
 def to_json(verification: Verification) -> dict[str, Any]:
     manifest = verification.extracted.manifest
+    cases = {r.case.id: _case_dict(r) for r in verification.cases}
     return {
         "report_format": REPORT_FORMAT,
         "result": verification.status,
@@ -88,7 +92,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
         "warnings": list(manifest.warnings),
         "build_environment": dict(manifest.environment),
         "verify_environment": verification.environment,
-        "cases": [_case_dict(r) for r in verification.cases],
+        "cases": list(cases.values()),
         "claims": [
             {
                 "id": c.claim.id,
@@ -104,6 +108,8 @@ def to_json(verification: Verification) -> dict[str, Any]:
                 "negative_control_waiver": c.waiver,
                 "limits": list(c.claim.limits),
                 "checked_by": _claim_checked_by(verification, c.claim.cases),
+                "verdicts": verdicts_text([cases[i] for i in c.claim.cases]),
+                "findings": [i for i in c.claim.cases if cases[i]["kind"] == "finding"],
             }
             for c in verification.claims
         ],
@@ -124,92 +130,11 @@ def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
     }
 
 
-def to_text(verification: Verification, verbose: bool = False) -> str:
-    manifest = verification.extracted.manifest
-    env = manifest.environment
-    out: list[str] = []
-    out.append(f"Bundle   {manifest.name} {manifest.version}: {manifest.title}")
-    out.append(f"Identity sha256:{verification.extracted.identity}")
-    out.append(
-        f"Built    with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})"
-    )
-    out.append(
-        f"Integrity: all {len(manifest.files)} files ({verification.extracted.total_bytes} bytes) "
-        "match the manifest's SHA-256 and sizes"
-    )
-    out.append(f"Signature: {verification.signature.describe()}")
-    for note in verification.signature.notes:
-        out.append(f"  note: {note}")
-    for warning in manifest.warnings:
-        out.append(f"warning: {warning}")
-    if verification.code is not None:
-        code = verification.code
-        out.append(f"Bundled code: {code.why}")
-        for checker, entry, digest in code.entries:
-            verb = "ran" if code.allowed else "would run"
-            out.append(f"  {verb} {checker} = {entry} (sha256:{digest})")
-        if code.allowed:
-            iso = code.isolation
-            out.append(
-                "  in separate processes: python -I, scrubbed environment, fresh folders, "
-                f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
-                f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
-                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}; not a sandbox"
-            )
+def to_text(verification: Verification, verbose: bool = False, width: int = 0) -> str:
+    """Plain text of the verification (from its JSON report, like every format)."""
+    from .reports.text import to_text as text_of
 
-    counts = {k: sum(1 for r in verification.cases if r.outcome == k) for k in _MARK}
-    out.append("")
-    out.append(
-        f"Cases: {counts['reproduced']} of {len(verification.cases)} reproduced, "
-        f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive"
-    )
-    width = max((len(r.case.id) for r in verification.cases), default=4)
-    for result in verification.cases:
-        if verbose or result.outcome != "reproduced":
-            out.append(
-                f"  [{_MARK[result.outcome]}] {result.case.id:<{width}}  {result.case.checker:<24} "
-                f"{result.outcome}: {result.explanation}"
-            )
-            if verbose or result.outcome == "diverged":
-                for reason in result.verdict.reasons[:10]:
-                    out.append(f"         {reason.code}: {reason.message}")
-
-    out.append("")
-    out.append("Claims")
-    id_width = max([5, *(len(c.claim.id) for c in verification.claims)])
-    out.append(f"  {'STATUS':<13} {'CLAIM':<{id_width}}  CASES")
-    for claim in verification.claims:
-        denominators = f"{claim.reproduced}/{claim.total} reproduced"
-        if claim.inconclusive:
-            denominators += f", {claim.inconclusive} inconclusive"
-        if claim.diverged:
-            denominators += f", {claim.diverged} diverged"
-        out.append(f"  {claim.status:<13} {claim.claim.id:<{id_width}}  {denominators}")
-        out.append(f"      {claim.claim.statement}")
-        if verification.code is not None:
-            out.append(f"      {_claim_checked_by(verification, claim.claim.cases)}")
-        out.append(f"      why: {claim.why}")
-        for limit in claim.claim.limits:
-            out.append(f"      limit: {limit}")
-        if claim.waiver:
-            out.append(f"      negative control waived: {claim.waiver}")
-
-    out.append("")
-    out.append("What this bundle cannot support")
-    for item in manifest.cannot_support:
-        out.append(f"  - {item}")
-    if not manifest.cannot_support:
-        out.append("  - (the bundle states nothing here)")
-    out.append(
-        "  - Re-running checkers on stored inputs is not re-running what produced those inputs."
-    )
-    out.append("")
-    supported = sum(1 for c in verification.claims if c.status == "supported")
-    out.append(
-        verdict_line(verification)
-        + f" ({supported} of {len(verification.claims)} claims supported)"
-    )
-    return "\n".join(out)
+    return text_of(to_json(verification), verbose, width)
 
 
 def verdict_line(verification: Verification) -> str:

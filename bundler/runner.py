@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,33 @@ class CaseResult:
     verdict: Verdict
     outcome: Outcome
     explanation: str
+
+
+def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str, Any]:
+    """``checkers`` (each ``name@version`` -> where it came from here) and ``libraries``
+    (the version of each library those checkers rely on): what explains a divergence
+    between the build's machine and this one."""
+    from importlib import metadata
+
+    used = sorted(set(keys))
+    libraries: dict[str, str] = {}
+    found_by_key = {key: checkers.get(key) for key in used}
+    for found in found_by_key.values():
+        for library in found.libraries if found else ():
+            try:
+                libraries[library] = metadata.version(library)
+            except metadata.PackageNotFoundError:
+                libraries[library] = "unknown"
+
+    def origin(key: str) -> str:
+        if key.startswith(BUNDLED_PREFIX):
+            return "bundled code" if code_ran else "bundled code (not run here)"
+        return "built-in" if found_by_key[key] else "unavailable"
+
+    return {
+        "checkers": {key: origin(key) for key in used},
+        "libraries": dict(sorted(libraries.items())),
+    }
 
 
 def params_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:

@@ -18,12 +18,13 @@ from typing import Any
 
 import checkers
 
-from . import yamlfile
+from . import foreach, yamlfile
 from .errors import Problem, SourceError
 from .manifest import (
     BUNDLED_PREFIX,
     FORMAT,
     FORMAT_WITH_CODE,
+    FORMAT_WITH_FINDINGS,
     MANIFEST_NAME,
     README_NAME,
     SIGNATURES_DIR,
@@ -42,7 +43,16 @@ _PLACEHOLDER_HASH = "0" * 64
 _KEYS: Mapping[Locator, tuple[str, ...]] = {
     (): ("name", "version", "title", "description", "files", "cases", "claims", "scope", "code"),
     ("code", "*"): ("name", "entry", "reasons"),
-    ("cases", "*"): ("id", "checker", "inputs", "params", "expect", "expect_reasons"),
+    ("cases", "*"): (
+        "id",
+        "checker",
+        "inputs",
+        "params",
+        "expect",
+        "expect_reasons",
+        "kind",
+        foreach.EACH,
+    ),
     ("claims", "*"): ("id", "statement", "cases", "limits", "negative_control_waiver"),
     ("scope",): ("cannot_support",),
 }
@@ -62,8 +72,15 @@ class _Collector:
     def __init__(self, marks: Mapping[Locator, int]) -> None:
         self.marks = marks
         self.problems: list[Problem] = []
+        self.case_origin: list[int] = []  # expanded case index -> its case in bundle.yaml
 
-    def add(self, where: Locator, code: str, message: str) -> None:
+    def add(self, where: Locator, code: str, message: str, expanded: bool = True) -> None:
+        """``where`` locates the problem in the expanded cases unless ``expanded`` is
+        false (a locator in bundle.yaml as written)."""
+        if expanded and where[:1] == ("cases",) and len(where) > 1:
+            index = where[1]
+            if isinstance(index, int) and index < len(self.case_origin):
+                where = ("cases", self.case_origin[index], *where[2:])
         self.problems.append(Problem(self.where(where), code, message))
 
     def where(self, where: Locator) -> str:
@@ -100,10 +117,13 @@ def read_source(root: Path) -> SourcePlan:
     out = _Collector(marks)
     _unknown_keys(raw, (), out)
     files = _resolve_files(root, raw.get("files"), out)
+    raw = _expand_templates(raw, out)
     document = _as_manifest_document(raw, files)
     _schema_problems(document, out)
     if not out.problems:
         for locator, code, message in manifest_consistency(document):
+            if code == "case.unlisted_input":
+                message = _unlisted_input(root, message)
             out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
         _claim_problems(document, out)
@@ -111,6 +131,40 @@ def read_source(root: Path) -> SourcePlan:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
     document = {key: value for key, value in document.items() if key != "files"}
     return SourcePlan(root=root, files=tuple(files), document=document)
+
+
+def _expand_templates(raw: dict[str, Any], out: _Collector) -> dict[str, Any]:
+    """``raw`` with every case template expanded (``foreach``) and every ``*`` pattern of a
+    claim's cases replaced by the ids it matches."""
+    cases, out.case_origin, problems = foreach.expand_cases(raw.get("cases"))
+    ids = (
+        [c["id"] for c in cases if isinstance(c, dict) and isinstance(c.get("id"), str)]
+        if (isinstance(cases, list))
+        else []
+    )
+    claims, claim_problems = foreach.expand_claim_cases(raw.get("claims"), ids)
+    for where, code, message in problems + claim_problems:
+        out.add(where, code, message, expanded=False)
+    expanded = dict(raw)
+    if "cases" in raw:
+        expanded["cases"] = cases
+    if "claims" in raw:
+        expanded["claims"] = claims
+    return expanded
+
+
+def _unlisted_input(root: Path, message: str) -> str:
+    """Say whether an input that is not a bundle file is missing or merely not listed."""
+    match = re.match(r"^'(.*)' is not one of the bundle's files or folders$", message)
+    if match is None:
+        return message
+    path = match.group(1)
+    if not (root / path).exists():
+        return f"{path!r} does not exist in the source folder {root}; fix the path or add the file"
+    return (
+        f"{path!r} exists but no pattern under files takes it; add it (or a folder holding it) "
+        "to files"
+    )
 
 
 def _unknown_keys(raw: Mapping[str, Any], where: Locator, out: _Collector) -> None:
@@ -242,12 +296,25 @@ def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str,
     }
     if "cases" in raw:
         doc["cases"] = with_default(raw["cases"], "params", {})
+        if isinstance(doc["cases"], list):
+            doc["cases"] = [_without_default_kind(c) for c in doc["cases"]]
+            if any(isinstance(c, dict) and c.get("kind") == "finding" for c in doc["cases"]):
+                doc["format"] = FORMAT_WITH_FINDINGS
     if "claims" in raw:
         doc["claims"] = with_default(raw["claims"], "limits", [])
     if "code" in raw:
-        doc["format"] = FORMAT_WITH_CODE
+        if doc["format"] == FORMAT:  # a finding's 1.2 includes what 1.1 added
+            doc["format"] = FORMAT_WITH_CODE
         doc["code"] = with_default(raw["code"], "reasons", {})
     return doc
+
+
+def _without_default_kind(case: Any) -> Any:
+    """``kind: control`` is what a case expecting fail is anyway: the manifest leaves it
+    out, so such a bundle keeps the format older verifiers know."""
+    if isinstance(case, dict) and case.get("kind") == "control" and case.get("expect") == "fail":
+        return {k: v for k, v in case.items() if k != "kind"}
+    return case
 
 
 def _source_locator(where: Locator) -> Locator:
@@ -267,7 +334,50 @@ def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
         if error.validator == "additionalProperties" or list(error.path)[:1] == ["files"]:
             continue  # reported with more help by _unknown_keys and _resolve_files
         where = _source_locator(tuple(error.path))
-        out.add(where, "source.schema", f"{dotted(where)}: {error.message}")
+        out.add(where, "source.schema", f"{dotted(where)}: {_schema_hint(where, error)}")
+
+
+# What a value must look like, in words, for the fields whose schema is a pattern.
+_PATTERN_WORDS = {
+    "name": "lower case letters, digits and dashes, e.g. my-bundle",
+    "version": 'a semantic version MAJOR.MINOR.PATCH, e.g. "1.0.0"',
+    "id": "letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "checker": "name@version of a built-in checker (e.g. structured-equal@1), or bundle:NAME",
+}
+
+
+def _schema_hint(where: Locator, error: Any) -> str:
+    """The schema's complaint in the author's words, with the fix where one is known."""
+    key = str(where[-1]) if where else ""
+    value = error.instance
+    if error.validator == "type" and error.validator_value == "string" and value is None:
+        return f"{key} is empty; write its text after the colon"
+    if (
+        error.validator == "type"
+        and error.validator_value == "string"
+        and isinstance(value, (bool, int, float))
+    ):
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        if key == "version":  # 1.0 -> "1.0.0": a semantic version has three numbers
+            shown += ".0" * max(0, 2 - shown.count("."))
+        return (
+            f"YAML read {value!r} as a {type(value).__name__}, not as text; put it in quotes: "
+            f'{key}: "{shown}"'
+        )
+    if error.validator == "pattern" and key == "checker" and isinstance(value, str):
+        versions = sorted(
+            (c.version for c in checkers.registry().values() if c.name == value), reverse=True
+        )
+        if versions:
+            return (
+                f"{value!r} needs a version: checker: {value}@{versions[0]} "
+                f"(see `reprobundle checkers {value}`)"
+            )
+    if error.validator == "pattern" and key in _PATTERN_WORDS:
+        return f"{value!r} is not {_PATTERN_WORDS[key]}"
+    if isinstance(where[-1] if where else None, int) and error.validator == "pattern":
+        return f"{value!r} is not {_PATTERN_WORDS['id']}"
+    return str(error.message)
 
 
 def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:

@@ -15,13 +15,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from . import __version__, filewriter
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import BeforePayload, Extracted, Limits, extract
-from .runner import CASE_SECONDS, CaseResult, Progress, run_cases
+from .manifest import Manifest
+from .runner import CASE_SECONDS, CaseResult, Progress, checker_environment, run_cases
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 
@@ -48,7 +49,7 @@ class Verification:
     cases: list[CaseResult]
     claims: list[ClaimResult]
     status: ClaimStatus
-    environment: dict[str, str]
+    environment: dict[str, Any]
     workdir: Path | None  # set when the caller kept it
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
     code: CodeRun | None = None  # set when the bundle declares bundled code
@@ -58,13 +59,18 @@ class Verification:
         return EXIT_CODES[self.status]
 
 
-def verifier_environment() -> dict[str, str]:
-    return {
+def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
+    """This machine, and (given the manifest) the checkers and library versions its cases
+    used here, beside which the build's are recorded."""
+    here: dict[str, Any] = {
         "tool": f"reprobundle {__version__}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
     }
+    if manifest is not None:
+        here.update(checker_environment((c.checker for c in manifest.cases), code_ran))
+    return here
 
 
 def prepare_workdir(workdir: Path | None) -> tuple[Path, bool]:
@@ -136,14 +142,25 @@ def check_integrity(
     ``inspect`` and ``diff`` need. The returned ``root`` no longer exists. Raises
     ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
     hold."""
-    _must_be_file(bundle_file)
+    must_be_file(bundle_file)
     with unpacked(bundle_file.absolute(), limits=limits, before_payload=before_payload) as found:
         return found
 
 
-def _must_be_file(path: Path) -> None:
-    if not path.is_file():
-        raise UsageError(f"{path} is not a file")
+def must_be_file(path: Path) -> None:
+    """A usage error naming what ``path`` is instead of a bundle file, with the fix."""
+    if path.is_file():
+        return
+    if (path / "bundle.yaml").is_file():
+        raise UsageError(
+            f"{path} is not a file but a bundle source (a folder holding bundle.yaml): build "
+            f"it first with `reprobundle build {path}`, then verify the file it writes"
+        )
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is not a file but a folder; give a bundle file (NAME-VERSION.bundle.tar.zst)"
+        )
+    raise UsageError(f"{path} is not a file: it does not exist")
 
 
 def verify(
@@ -172,7 +189,7 @@ def verify(
 
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
     if stream is None:
-        _must_be_file(bundle_file)
+        must_be_file(bundle_file)
     with unpacked(
         bundle_file, workdir.absolute() if workdir else None, keep, limits, judge_signatures, stream
     ) as extracted:
@@ -196,7 +213,7 @@ def verify(
             cases=cases,
             claims=claims,
             status=overall(claims),
-            environment=verifier_environment(),
+            environment=verifier_environment(extracted.manifest, code_run.allowed),
             workdir=extracted.root.parent if keep else None,
             signature=checked[0],
             code=code_run if extracted.manifest.code else None,

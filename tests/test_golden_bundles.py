@@ -13,6 +13,7 @@ commit, with the reason in the commit message and the changelog.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,22 @@ def test_golden_bundle_verifies_with_the_same_report(bundle: Path) -> None:
     expected = json.loads((bundle.parent / f"{name}.expected.json").read_text("utf-8"))
     code, report = run_verify(bundle, expected["verify_args"])
     assert code == expected["exit_code"]
-    assert changes(expected["report"], comparable(report)) == []
+    report = comparable(report)
+    if newer_minor(expected["report"].get("report_format"), report.get("report_format")):
+        report["report_format"] = expected["report"]["report_format"]
+    assert changes(expected["report"], report) == []
+
+
+def newer_minor(old: object, new: object) -> bool:
+    """``reprobundle-report/1.2`` keeps every field of ``/1.1`` (REPORT.md): the same
+    major version and a minor version at least as high."""
+
+    def version(value: object) -> tuple[int, int] | None:
+        match = re.fullmatch(r"reprobundle-report/([0-9]+)(?:\.([0-9]+))?", str(value))
+        return (int(match.group(1)), int(match.group(2) or 0)) if match else None
+
+    before, after = version(old), version(new)
+    return bool(before and after and before[0] == after[0] and after[1] >= before[1])
 
 
 def test_a_changed_verdict_a_lost_field_or_a_lost_case_is_caught() -> None:
@@ -79,3 +95,10 @@ def test_a_changed_verdict_a_lost_field_or_a_lost_case_is_caught() -> None:
     assert any(c.startswith("report.cases: expected a list") for c in changes(report, altered))
     assert changes(report, {**report, "added_later": 1}) == []
     assert changes({"n": 1}, {"n": 1.0}) != []
+
+
+def test_a_newer_minor_report_format_keeps_the_old_fields() -> None:
+    assert newer_minor("reprobundle-report/1.1", "reprobundle-report/1.2")
+    assert newer_minor("reprobundle-report/1", "reprobundle-report/1.1")
+    assert not newer_minor("reprobundle-report/1.2", "reprobundle-report/1.1")
+    assert not newer_minor("reprobundle-report/1.1", "reprobundle-report/2")

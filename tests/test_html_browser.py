@@ -149,13 +149,14 @@ def test_contradicted_page_shows_the_failing_claim_and_case(
         why="1 of 2 cases reproduced; 1 diverged (dropped-rule-is-caught)",
     )
     case = next(c for c in report["cases"] if c["id"] == "dropped-rule-is-caught")
-    case.update(outcome="diverged", explanation="expected pass, observed fail ['content.removed']")
+    case.update(outcome="diverged", expect="pass", expect_reasons=[], kind=None)
     page = Page(browser, to_html(report), tmp_path / "contradicted.html", "phone")
     try:
         check_claims_visible(page, report)
         diverged = page.page.locator("article.case.diverged")
         assert diverged.count() == 1 and diverged.is_visible()
-        assert "expected pass, observed fail" in diverged.inner_text()
+        text = diverged.inner_text()
+        assert "diverged: the author expects pass, the checker gave fail [content.removed]" in text
         colour = page.page.evaluate(
             "getComputedStyle(document.querySelector('header#summary')).backgroundColor"
         )
@@ -187,5 +188,54 @@ def test_a_drawing_that_points_outside_cannot_fetch(
     page = Page(browser, without_policy, tmp_path / "no-policy.html", "laptop")
     try:
         assert page.other_requests() == ["http://127.0.0.1:9/pixel.png"]
+    finally:
+        page.close()
+
+
+# Every text node between two break opportunities (<wbr>) of these elements must stay on
+# one line: a hash wraps only between its groups of 16 digits, an environment key or value
+# only after punctuation, never in the middle of a word.
+UNBROKEN = """(selector) => {
+  const broken = [];
+  for (const element of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.textContent.split(/\\s+/)) {
+        if (!word) continue;
+        const start = node.textContent.indexOf(word);
+        const range = document.createRange();
+        range.setStart(node, start);
+        range.setEnd(node, start + word.length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) broken.push(word);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+def test_phone_page_never_breaks_a_token_mid_word(
+    browser: Any, example_reports: dict[str, Any], tmp_path: Path
+) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    report = example_reports["config-edits"]
+    page = Page(browser, to_html(report, expect_identity=True), tmp_path / "edits.html", "phone")
+    try:
+        assert not page.overflows_sideways()
+        for selector in ("dd.digest", "table.env th", "table.env td", "article.case h3 .mono"):
+            assert page.page.evaluate(UNBROKEN, selector) == [], selector
+        identity = page.page.locator("dd.digest").inner_text().replace("\n", "")
+        assert identity == f"sha256:{report['bundle']['identity']}"  # copies whole
+        command = page.page.locator("#bundle pre")
+        lines = command.inner_text().splitlines()
+        assert lines[0].startswith("reprobundle verify ") and lines[0].endswith("\\")
+        assert lines[1].strip() == f"--expect-manifest-sha256 {report['bundle']['identity']}"
+        # the command scrolls inside its own box; the page itself does not
+        assert page.page.evaluate("(e) => e.scrollWidth > e.clientWidth", command.element_handle())
+        finding = page.page.locator("article.case.finding")
+        assert finding.count() == 1 and "finding" in finding.locator(".badge.kind").inner_text()
+        assert page.page.locator("section#findings").is_visible()
+        page.page.screenshot(path=str(SHOTS / "config-edits-phone-check.png"), full_page=True)
     finally:
         page.close()

@@ -125,8 +125,14 @@ def test_markdown_names_identity_command_denominators_and_scope(supported: dict[
     assert f"`sha256:{identity}`" in text
     assert f"reprobundle verify {supported['bundle']['file']}\n" in text
     assert "| `accepts-equivalent-content`: A candidate" in text
-    assert "| **supported** | 2 of 2 | 0 | 1 |" in text
-    assert "| **supported** | 3 of 3 | 0 | 2 |" in text
+    assert (
+        "| **supported** | 2 of 2 verdicts reproduced (1 pass, 1 fail as expected: 1 control) "
+        "| 0 | 1 |"
+    ) in text
+    assert (
+        "| **supported** | 3 of 3 verdicts reproduced (1 pass, 2 fail as expected: 2 controls) "
+        "| 0 | 2 |"
+    ) in text
     assert "does not mean the system or model that produced the inputs would produce them" in text
     assert "Signatures | unsigned" in text
 
@@ -141,10 +147,13 @@ def test_markdown_states_what_is_not_supported(
 ) -> None:
     text = to_markdown(contradicted)
     assert "**Result: a claim is contradicted**" in text
-    assert "| **contradicted** | 1 of 2 (1 diverged) | 0 | 0 |" in text
+    assert "| **contradicted** | 1 of 2 verdicts reproduced (1 pass), 1 diverged | 0 | 0 |" in text
     assert "contradicted: 1 of 2 cases reproduced; 1 diverged (dropped-rule-is-caught)" in text
     text = to_markdown(inconclusive)
-    assert "| **inconclusive** | 2 of 3 | 1 | 2 |" in text
+    assert (
+        "| **inconclusive** | 2 of 3 verdicts reproduced (1 pass, 1 fail as expected: 1 control), "
+        "1 inconclusive | 1 | 2 |" in text
+    )
 
 
 def test_markdown_cannot_be_broken_by_a_statement(supported: dict[str, Any]) -> None:
@@ -174,15 +183,21 @@ def test_junit_follows_the_junit_schema(kind: str, request: pytest.FixtureReques
     JUNIT.validate(xml)
 
 
-def test_junit_has_a_suite_per_claim_and_a_case_per_case(supported: dict[str, Any]) -> None:
+def test_junit_counts_each_case_once_in_a_suite_per_claim(supported: dict[str, Any]) -> None:
     data = suites(to_junit(supported))
     names = [s["@name"] for s in data["testsuite"]]
     assert names == [
         "quickstart-1.0.0.accepts-equivalent-content",
         "quickstart-1.0.0.order-and-types-matter",
     ]
-    assert [len(s["testcase"]) for s in data["testsuite"]] == [2, 3]
-    assert (data["@tests"], data["@failures"], data["@errors"]) == (5, 0, 0)
+    # reformatted-candidate-passes backs both claims: counted in the first only
+    assert [len(s["testcase"]) for s in data["testsuite"]] == [2, 2]
+    assert (data["@tests"], data["@failures"], data["@errors"]) == (4, 0, 0)
+    assert int(data["@tests"]) == len(supported["cases"])
+    second = {p["@name"]: p["@value"] for p in data["testsuite"][1]["properties"]["property"]}
+    assert second["claim.case_counted_in"] == (
+        "reformatted-candidate-passes (quickstart-1.0.0.accepts-equivalent-content)"
+    )
     properties = {p["@name"]: p["@value"] for p in data["testsuite"][0]["properties"]["property"]}
     assert properties["bundle.identity"] == f"sha256:{supported['bundle']['identity']}"
 
@@ -246,7 +261,9 @@ def test_html_highlights_environment_differences(supported: dict[str, Any]) -> N
     report["build_environment"]["python"] = "3.0.0"
     rows = {key: (built, here) for key, built, here in environment_rows(report)}
     assert rows["python"] == ("3.0.0", report["verify_environment"]["python"])
-    assert rows["libraries.deepdiff"][1] is None  # recorded at build only
+    built, here = rows["libraries.deepdiff"]  # recorded at build and at verify
+    assert built and here == report["verify_environment"]["libraries"]["deepdiff"]
+    assert rows["checkers.structured-equal@1"] == ("built-in", "built-in")
     page = to_html(report)
     assert re.search(r'<tr class="differs"><th scope="row">python</th>', page)
     assert not re.search(r'<tr class="differs"><th scope="row">implementation</th>', page)

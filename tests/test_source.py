@@ -59,7 +59,20 @@ def test_case_naming_a_missing_file(tmp_path: Path) -> None:
     source = copy_source(tmp_path)
     rewrite(source, "inputs/candidate-reformatted.json", "inputs/nope.json")
     found = problems_of(source)
-    assert any("'inputs/nope.json' is not one of the bundle's files" in p for p in found), found
+    assert any(
+        "'inputs/nope.json' does not exist in the source folder" in p and "fix the path" in p
+        for p in found
+    ), found
+
+
+def test_case_naming_a_file_no_pattern_takes(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    (source / "extra.json").write_text("{}")
+    rewrite(source, "inputs/candidate-reformatted.json", "extra.json")
+    found = problems_of(source)
+    assert any(
+        "'extra.json' exists but no pattern under files takes it; add it" in p for p in found
+    ), found
 
 
 def test_claim_without_negative_control_is_refused(tmp_path: Path) -> None:
@@ -121,7 +134,7 @@ def test_bad_version_and_expect_values(tmp_path: Path) -> None:
     rewrite(source, "version: 1.0.0", "version: one")
     rewrite(source, "    expect: pass", "    expect: maybe")
     found = "\n".join(problems_of(source))
-    assert "version: 'one' does not match" in found
+    assert "version: 'one' is not a semantic version MAJOR.MINOR.PATCH" in found
     assert "'maybe' is not one of ['pass', 'fail']" in found
 
 

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from rich.console import Console
@@ -100,7 +101,7 @@ def test_quiet_prints_only_the_verdict_line_even_on_a_terminal(quickstart_bundle
 def test_verbose_shows_every_case(quickstart_bundle: Path) -> None:
     result = CliRunner().invoke(main, ["verify", str(quickstart_bundle), "--verbose"])
     assert result.exit_code == 0
-    assert "[ok] reformatted-candidate-passes" in result.stdout
+    assert re.search(r"\[ok\] reproduced +reformatted-candidate-passes +pass +pass", result.stdout)
     assert "content.removed:" in result.stdout
 
 
@@ -136,3 +137,43 @@ def test_escape_sequences_in_a_bundle_are_shown_not_obeyed(
     assert "clears\\x1b[2J the screen\\x1b]0;pwned\\x07" in screen
     piped = CliRunner().invoke(main, ["verify", str(bad)])
     assert "\x1b" not in piped.stdout and "clears\\x1b[2J" in piped.stdout
+
+
+LONG = "A statement of about four hundred and seventy characters, " * 8
+
+
+def long_statement_bundle(quickstart_bundle: Path, tmp_path: Path) -> Path:
+    def lengthen(doc: dict[str, Any]) -> None:
+        doc["claims"][0]["statement"] = LONG.strip()
+
+    return edit_manifest(quickstart_bundle, tmp_path / "long.bundle.tar.gz", lengthen)
+
+
+def test_piped_text_wraps_at_the_terminal_width(quickstart_bundle: Path, tmp_path: Path) -> None:
+    bundle = long_statement_bundle(quickstart_bundle, tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "verify", str(bundle)],
+        env={**os.environ, "COLUMNS": "60", "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    long_lines = [
+        line
+        for line in done.stdout.splitlines()
+        if len(line) > 60
+        and " " in line.strip()
+        and not re.search(r"sha256:[0-9a-f]{64}|Linux|Built", line)
+    ]
+    assert long_lines == []
+    assert "A statement of about four hundred" in done.stdout
+
+
+def test_terminal_tables_wrap_at_the_terminal_width(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    bundle = long_statement_bundle(quickstart_bundle, tmp_path)
+    screen = in_terminal("verify", str(bundle), COLUMNS="70", NO_COLOR="1")
+    lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line) for line in screen.splitlines()]
+    assert "A statement of about four" in screen
+    assert max(len(line.rstrip("\r")) for line in lines if "sha256:" not in line) <= 70

@@ -20,10 +20,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_INTERNAL = 5
 
-EXIT_HELP = """\b
-Exit codes: 0 every claim supported · 1 a claim contradicted · 2 usage error ·
-3 bundle rejected (integrity, format, signature, trust; nothing ran) · 4 inconclusive ·
-5 internal error (a bug in reprobundle)."""
+
+def exit_help(*codes: str) -> str:
+    """A command's own exit codes for its ``--help`` (the internal error, 5, is added)."""
+    import textwrap
+
+    listed = " · ".join([*codes, "5 internal error (a bug in reprobundle)"])
+    return "\b\n" + "\n".join(textwrap.wrap("Exit codes: " + listed, 88, break_on_hyphens=False))
+
+
+EXIT_HELP = exit_help(
+    "0 every claim supported",
+    "1 a claim contradicted",
+    "2 usage error",
+    "3 bundle rejected (integrity, format, signature, trust; nothing ran)",
+    "4 inconclusive",
+)
 
 
 def handle_errors(function: F) -> F:

@@ -10,13 +10,47 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ._shared import handle_errors, limit_options, limits_from, write_json
+from ._shared import exit_help, handle_errors, limit_options, limits_from, write_json
 
-ARCHIVE_EXIT_HELP = """\b
-Exit codes: 0 done (every bundle verified supported) · 1 a claim contradicted ·
-2 usage error, or the archive cannot be written (full, read-only) ·
-3 refused, bit rot, or the audit log does not match its checkpoints ·
-4 inconclusive · 5 internal error."""
+_WRITE = "2 usage error, or the archive cannot be read or written (full, read-only, damaged)"
+_LOG = "3 the audit log no longer holds what its last checkpoint pinned"
+ARCHIVE_EXIT_HELP = exit_help(
+    "0 done (verify: every bundle supported)",
+    "1 a claim contradicted",
+    _WRITE,
+    "3 refused, bit rot, or the audit log does not match its checkpoints",
+    "4 inconclusive",
+)
+EXITS = {
+    "init": exit_help("0 the archive was created", _WRITE),
+    "add": exit_help(
+        "0 every file added (or already there)",
+        _WRITE,
+        "3 a file was refused (integrity, signature, a name and version stored with other bytes)",
+    ),
+    "list": exit_help("0 listed", _WRITE, _LOG),
+    "show": exit_help(
+        "0 shown", "2 usage error (no such bundle), or the archive cannot be read", _LOG
+    ),
+    "verify": exit_help(
+        "0 every bundle verified supported",
+        "1 a claim contradicted",
+        _WRITE,
+        "3 bit rot, a missing or rejected bundle",
+        "4 inconclusive",
+    ),
+    "export": exit_help(
+        "0 exported", _WRITE, "3 the stored file no longer has its digest (bit rot)"
+    ),
+    "checkpoint": exit_help("0 the checkpoint was written", _WRITE, _LOG),
+    "log": exit_help("0 consistent, or shown", _WRITE, "3 the log does not match"),
+    "log verify": exit_help(
+        "0 the log is consistent",
+        _WRITE,
+        "3 a record was edited, reordered, removed or rewritten, or a checkpoint does not match",
+    ),
+    "log show": exit_help("0 shown", _WRITE, _LOG),
+}
 
 
 if TYPE_CHECKING:
@@ -91,7 +125,7 @@ def archive(ctx: click.Context, root: Path | None) -> None:
     Example:
       export REPROBUNDLE_ARCHIVE=~/bundle-archive
       reprobundle archive init
-      reprobundle archive add quickstart-1.0.0.bundle.tar.gz
+      reprobundle archive add starter-0.1.0.bundle.tar.zst
       reprobundle archive verify --all --jobs 2
       reprobundle archive checkpoint -o checkpoint-2026-11.json
       reprobundle archive log verify --checkpoint checkpoint-2026-11.json
@@ -99,7 +133,7 @@ def archive(ctx: click.Context, root: Path | None) -> None:
     ctx.obj = root
 
 
-@archive.command("init", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("init", epilog=EXITS["init"])
 @trust_options("the archive trusts from now on (kept in its trust.toml)")
 @click.pass_obj
 @handle_errors
@@ -128,7 +162,7 @@ def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path 
             click.echo(f"trusted keys: {names} (in {created.root / 'trust.toml'})")
 
 
-@archive.command("add", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("add", epilog=EXITS["add"])
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @trust_options("to trust for this add, besides the archive's own")
 @limit_options
@@ -176,7 +210,7 @@ def add(
         )
 
 
-@archive.command("list", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("list", epilog=EXITS["list"])
 @click.option("--name", help="Only this bundle name.")
 @click.option("--version", "version", help="Only this version.")
 @click.option(
@@ -244,7 +278,7 @@ def list_bundles(
     click.echo(f"{len(rows)} bundle(s)")
 
 
-@archive.command("show", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("show", epilog=EXITS["show"])
 @click.argument("bundle")
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the details as JSON.")
 @click.pass_obj
@@ -294,7 +328,7 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
             click.echo(f"      - {problem['where']}: {problem['message']} [{problem['code']}]")
 
 
-@archive.command("verify", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("verify", epilog=EXITS["verify"])
 @click.argument("bundles", nargs=-1)
 @click.option("--all", "all_bundles", is_flag=True, help="Every stored bundle.")
 @click.option(
@@ -416,7 +450,7 @@ def verify(
     sys.exit(EXIT_CODES[worst])
 
 
-@archive.command("export", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("export", epilog=EXITS["export"])
 @click.argument("bundle")
 @click.option(
     "-o",
@@ -433,14 +467,14 @@ def export(root: Path | None, /, bundle: str, out: Path) -> None:
 
     \b
     Example:
-      reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.gz
+      reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.zst
     """
     with opened(root) as store:
         row = store.export(bundle, out)
     click.echo(f"exported {row.name}@{row.version} (sha256:{row.digest}) to {out}")
 
 
-@archive.command("checkpoint", epilog=ARCHIVE_EXIT_HELP)
+@archive.command("checkpoint", epilog=EXITS["checkpoint"])
 @click.option(
     "-o",
     "--output",
@@ -475,7 +509,7 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
             ) from None
 
 
-@archive.group("log", epilog=ARCHIVE_EXIT_HELP)
+@archive.group("log", epilog=EXITS["log"])
 def log() -> None:
     """The audit log: show it, or verify its hash chain against checkpoints.
 
@@ -485,7 +519,7 @@ def log() -> None:
     """
 
 
-@log.command("verify", epilog=ARCHIVE_EXIT_HELP)
+@log.command("verify", epilog=EXITS["log verify"])
 @click.option(
     "--checkpoint",
     "checkpoints",
@@ -520,7 +554,7 @@ def log_verify(root: Path | None, /, checkpoints: tuple[Path, ...]) -> None:
     )
 
 
-@log.command("show", epilog=ARCHIVE_EXIT_HELP)
+@log.command("show", epilog=EXITS["log show"])
 @click.option("--tail", type=click.IntRange(1), help="Only the last N records.")
 @click.pass_obj
 @handle_errors

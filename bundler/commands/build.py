@@ -10,7 +10,12 @@ import click
 from ._shared import ProgressDisplay, handle_errors
 
 
-@click.command()
+@click.command(
+    epilog="""\b
+Exit codes: 0 the bundle was written · 1 its claims are not all supported at home (no
+file is left behind) · 2 a problem with the source or the arguments · 5 internal error
+(a bug in reprobundle)."""
+)
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option(
     "-o",
@@ -44,7 +49,7 @@ def build(
 
     \b
     Example:
-      SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.gz
+      SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.zst
     """
     from ..build import build as build_bundle
     from ..build import default_name
@@ -63,15 +68,25 @@ def build(
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     with ProgressDisplay(enabled=not quiet) as progress:
         result = build_bundle(source, output, int(epoch_text), progress=progress.step, codec=codec)
+    for case in result.home_report.get("cases", []):  # on stderr, so even with --quiet
+        if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
+            codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+            click.echo(
+                f"note: case {case['id']} failed at home with [{codes}] but does not say which "
+                f"reasons it must fail with; pin them by adding to it: expect_reasons: [{codes}]",
+                err=True,
+            )
     if quiet:
         click.echo(str(result.path))
         return
     claims = result.home_report.get("claims", [])
     click.echo(f"built {result.path} ({result.size} bytes)")
     click.echo(f"identity sha256:{result.identity}")
+    from ..reports.common import verdicts_text
+
     click.echo(
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
-        f"{len(result.manifest.cases)} cases reproduced"
+        f"{verdicts_text(result.home_report.get('cases', []))}"
     )
     if verbose:
         for case in result.home_report.get("cases", []):

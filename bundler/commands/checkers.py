@@ -11,7 +11,12 @@ import checkers as builtin_checkers
 from ._shared import handle_errors
 
 
-@click.command("checkers")
+@click.command(
+    "checkers",
+    epilog="""\b
+Exit codes: 0 listed · 2 no built-in checker has that name (usage error) ·
+5 internal error (a bug in reprobundle).""",
+)
 @click.argument("name", required=False)
 @handle_errors
 def list_checkers(name: str | None) -> None:
@@ -28,7 +33,13 @@ def list_checkers(name: str | None) -> None:
     registry = builtin_checkers.registry()
     chosen = [c for key, c in registry.items() if name in (None, key, c.name)]
     if not chosen:
-        raise UsageError(f"no built-in checker {name!r}; known: {', '.join(registry)}")
+        import difflib
+
+        close = difflib.get_close_matches(
+            str(name), [*registry, *(c.name for c in registry.values())], n=1
+        )
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UsageError(f"no built-in checker {name!r}{hint}; known: {', '.join(registry)}")
     for found in chosen:
         click.echo(f"{found.key}  {found.summary}")
         if name is None:
@@ -50,7 +61,13 @@ def list_checkers(name: str | None) -> None:
             click.echo(f"  {param.name} ({default}): {param.doc}")
         if not found.params:
             click.echo("  (none)")
-        click.echo("reason codes:")
+        click.echo(
+            "reason codes (verdict fail; a case that expects fail names them in expect_reasons):"
+        )
         for code, meaning in found.reasons.items():
             click.echo(f"  {code}: {meaning}")
+        click.echo("error codes (verdict error: the case is inconclusive, never a pass or a fail):")
+        for code, meaning in found.all_reasons.items():
+            if code not in found.reasons:
+                click.echo(f"  {code}: {meaning}")
         click.echo("")

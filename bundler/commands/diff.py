@@ -53,7 +53,7 @@ def diff(
 
     \b
     Example:
-      reprobundle diff quickstart-1.0.0.bundle.tar.gz quickstart-1.1.0.bundle.tar.gz
+      reprobundle diff starter-0.1.0.bundle.tar.zst starter-0.2.0.bundle.tar.zst
     """
     from ..diff import diff as compare
     from ..errors import BundlerError

@@ -7,10 +7,14 @@ from pathlib import Path
 import click
 
 from ..templates import names
-from ._shared import handle_errors
+from ._shared import exit_help, handle_errors
 
 
-@click.command()
+@click.command(
+    epilog=exit_help(
+        "0 the starter source was written", "2 usage error (a folder that is not empty)"
+    )
+)
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option(
     "--template",

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import click
 
-from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from
+from ._shared import exit_help, handle_errors, limit_options, limits_from
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(
+    epilog=exit_help(
+        "0 shown (every byte matches the manifest)",
+        "2 usage error (a missing file, a folder)",
+        "3 the bundle was rejected (integrity, format, signature)",
+    )
+)
 @click.argument("bundle", type=click.Path(path_type=Path))
 @limit_options
 @handle_errors
@@ -18,7 +24,7 @@ def inspect(bundle: Path, **limit_values: int) -> None:
 
     \b
     Example:
-      reprobundle inspect quickstart-1.0.0.bundle.tar.gz
+      reprobundle inspect starter-0.1.0.bundle.tar.zst
     """
     from ..trust import Policy, SignatureCheck, check_signatures
     from ..verify import check_integrity
@@ -49,8 +55,9 @@ def inspect(bundle: Path, **limit_values: int) -> None:
         click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {entry.path}")
     click.echo("\nCases")
     for case in m.cases:
-        reasons = f" {list(case.expect_reasons)}" if case.expect_reasons else ""
-        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}")
+        reasons = f" [{', '.join(sorted(case.expect_reasons))}]" if case.expect_reasons else ""
+        kind = f" ({case.kind})" if case.kind else ""
+        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}{kind}")
     for code in m.code:
         click.echo(f"  bundled code {code.key} = {code.entry} (runs only when allowed)")
     click.echo("\nClaims")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._shared import EXIT_HELP, handle_errors, limit_options, limits_from
+from ._shared import exit_help, handle_errors, limit_options, limits_from
 
 PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
 
@@ -22,7 +22,12 @@ def _passphrase(confirm: bool) -> bytes:
     return text.encode("utf-8")
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(
+    epilog=exit_help(
+        "0 the key pair was written",
+        "2 usage error (a bad name, a key file that exists, an empty passphrase)",
+    )
+)
 @click.argument("name")
 @click.option(
     "--out-dir",
@@ -83,7 +88,13 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
     click.echo(f'  [[key]]\n  name = "{name}"\n  public_key = "ed25519:{public.b64}"')
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(
+    epilog=exit_help(
+        "0 signed",
+        "2 usage error (a missing file, a key that cannot be read)",
+        "3 the bundle was rejected (it does not match its manifest; nothing was signed)",
+    )
+)
 @click.argument("bundle", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--key",
@@ -117,7 +128,7 @@ def sign(
 
     \b
     Example:
-      reprobundle sign quickstart-1.0.0.bundle.tar.gz --key ~/.reprobundle/alice.key
+      reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
     from ..errors import UsageError
     from ..signfile import sign_bundle

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +20,24 @@ from ._shared import (
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
+def _with_verify_options(command: click.Command) -> click.Command:
+    """Give ``report`` verify's trust, code and case options (the same objects, so the
+    two commands cannot drift apart)."""
+    from .verify import judging_params
+
+    command.params.extend(judging_params())
+    return command
+
+
+def _is_json(file: Path) -> bool:
+    """A stored report is a JSON object; anything else is read as a bundle (and a file
+    that is neither is rejected as a bundle, exit 3, as verify rejects it)."""
+    with file.open("rb") as stream:
+        head = stream.read(64)
+    return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
+
+
+@_with_verify_options
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
@@ -37,44 +56,41 @@ MAX_REPORT_BYTES = 64 * 1024 * 1024
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
 @limit_options
 @handle_errors
-def report(
-    file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **limit_values: int
-) -> None:
+def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **options: Any) -> None:
     """Write the Markdown block for a report's appendix (or another format) for FILE.
 
-    FILE is a bundle, which is verified first (as `verify` does), or a JSON report that
-    `verify --json` wrote, which is rendered again without running anything. The block
-    names the bundle, its identity, the command to verify it, every claim with its
-    denominators, and what the bundle cannot support. The exit code is the
-    verification's (0 supported, 1 contradicted, 3 rejected, 4 inconclusive).
+    FILE is a bundle, which is verified first exactly as `verify` does (with the same
+    trust, code and case options), or a JSON report that `verify --json` wrote, which is
+    rendered again without running anything. The block names the bundle, its identity,
+    the command to verify it, every claim with its verdicts, and what the bundle cannot
+    support. The exit code is the verification's, as `verify` gives it.
 
     \b
     Example:
-      reprobundle report quickstart-1.0.0.bundle.tar.gz -o appendix.md
-      reprobundle verify qs.bundle.tar.gz --json r.json -q && reprobundle report r.json
+      reprobundle report starter-0.1.0.bundle.tar.zst -o appendix.md
+      reprobundle report signed.bundle.tar.zst --trust alice.pub -f html -o report.html
+      reprobundle verify starter-0.1.0.bundle.tar.zst --json r.json -q; reprobundle report r.json
     """
-    from ..compression import detect
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json
     from ..reports.html import to_html
     from ..reports.junit import to_junit
     from ..reports.markdown import to_markdown
     from ..reports.schema import read_report
-    from ..verify import verify as run_verify
-    from .verify import expects_identity_option
+    from ..verify import must_be_file
+    from .verify import expects_identity_option, judging_options, verify_with_options
 
-    if not file.is_file():
-        raise UsageError(f"{file} is not a file")
-    with file.open("rb") as stream:
-        magic = stream.read(4)
-    if detect(magic) is not None:
+    must_be_file(file)
+    limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
+    if not _is_json(file):
         try:
             with ProgressDisplay(enabled=not quiet) as progress:
-                verification = run_verify(
-                    file, limits=limits_from(limit_values), progress=progress.cases
+                verification = verify_with_options(
+                    file, judging_options(options), limits=limits, progress=progress.cases
                 )
             data = to_json(verification)
         except (BundleRejected, UsageError) as exc:
+            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
             data = rejection_json(exc, exc.exit_code)
     else:
         if file.stat().st_size > MAX_REPORT_BYTES:

@@ -23,7 +23,7 @@ from ..atomic import write_atomic
 from ..errors import UsageError
 from ..yamlfile import YamlProblem
 from ..yamlfile import load as load_yaml
-from ._shared import handle_errors
+from ._shared import exit_help, handle_errors
 
 
 def load_document(path: Path) -> Any:
@@ -87,7 +87,9 @@ _FORMAT = click.option(
 )
 
 
-@click.group()
+@click.group(
+    epilog=exit_help("0 learned, shown, or the trace passes", "1 the trace fails", "2 usage error")
+)
 def trajectory() -> None:
     """Learn the skeleton of successful runs from reference traces and check a trace.
 
@@ -98,7 +100,9 @@ def trajectory() -> None:
     """
 
 
-@trajectory.command("learn")
+@trajectory.command(
+    "learn", epilog=exit_help("0 the model was written", "2 usage error (unreadable traces)")
+)
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-o",
@@ -169,7 +173,10 @@ def learn_command(
         click.echo(f"model written to {output}")
 
 
-@trajectory.command("check")
+@trajectory.command(
+    "check",
+    epilog=exit_help("0 the trace passes", "1 the trace fails", "2 usage error"),
+)
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -203,7 +210,7 @@ def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
         sys.exit(1)
 
 
-@trajectory.command("show")
+@trajectory.command("show", epilog=exit_help("0 shown", "2 usage error"))
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, path_type=Path))
 @_FORMAT
 @handle_errors

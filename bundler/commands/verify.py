@@ -57,7 +57,10 @@ def check_targets(targets: dict[str, str | None]) -> None:
 
 
 if TYPE_CHECKING:
+    from ..extract import Limits
+    from ..runner import Progress
     from ..trust import Policy
+    from ..verify import Verification
 
 
 def policy_from(
@@ -89,6 +92,81 @@ def policy_from(
             raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
     pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
     return Policy(tuple(keys), require_signature, pin, signatures)
+
+
+# verify's options that are not about how it writes its outputs: how it judges. `report`
+# takes exactly these too (judging_options), so the two always judge alike.
+_OUTPUT_OPTIONS = frozenset(
+    {
+        "bundle",
+        "workdir",
+        "keep",
+        "json_target",
+        "markdown_target",
+        "junit_target",
+        "html_target",
+        "quiet",
+        "verbose",
+    }
+)
+
+
+def judging_params() -> list[click.Parameter]:
+    """verify's trust, code and case options (everything but outputs and --max-... limits)."""
+    return [
+        p
+        for p in verify.params
+        if p.name and p.name not in _OUTPUT_OPTIONS and not p.name.startswith("max_")
+    ]
+
+
+def judging_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The values of ``judging_params`` among a command's arguments."""
+    return {p.name: values[p.name] for p in judging_params() if p.name}
+
+
+def verify_with_options(
+    bundle: Path,
+    options: dict[str, Any],
+    *,
+    stream: Any = None,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+    progress: Progress | None = None,
+) -> Verification:
+    """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
+    from ..sandbox import CodeLimits, CodePolicy
+    from ..verify import verify as run_verify
+
+    policy = policy_from(
+        options["trust_files"],
+        options["trust_store"],
+        options["require_signature"],
+        options["expect_manifest_sha256"],
+        options["detached"],
+    )
+    code = CodePolicy(
+        options["allow_code"],
+        CodeLimits(
+            timeout=options["code_timeout"],
+            cpu_seconds=max(1, int(options["code_timeout"]) + 1),
+            memory_bytes=options["code_memory"],
+            output_bytes=options["code_output"],
+        ),
+    )
+    return run_verify(
+        bundle,
+        stream=stream,
+        workdir=workdir,
+        keep=keep,
+        limits=limits,
+        progress=progress,
+        policy=policy,
+        code=code,
+        jobs=options["jobs"],
+        case_seconds=options["case_timeout"],
+    )
 
 
 @click.command(epilog=EXIT_HELP)
@@ -237,13 +315,12 @@ def verify(
 
     \b
     Example:
-      reprobundle verify quickstart-1.0.0.bundle.tar.gz --json report.json
-      reprobundle verify qs.bundle.tar.gz --junit junit.xml --html report.html -q
+      reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
+      reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from ..errors import BundleRejected, UsageError
     from ..report import rejection_json, to_json, to_text, verdict_line
-    from ..verify import verify as run_verify
 
     targets = {
         "json": json_target,
@@ -254,32 +331,15 @@ def verify(
     check_targets(targets)
     text_to_stderr = "-" in targets.values()
     try:
-        policy = policy_from(
-            trust_files, trust_store, require_signature, expect_manifest_sha256, detached
-        )
-        from ..sandbox import CodeLimits, CodePolicy
-
-        code = CodePolicy(
-            allow_code,
-            CodeLimits(
-                timeout=code_timeout,
-                cpu_seconds=max(1, int(code_timeout) + 1),
-                memory_bytes=code_memory,
-                output_bytes=code_output,
-            ),
-        )
         with ProgressDisplay(enabled=not quiet) as progress:
-            verification = run_verify(
+            verification = verify_with_options(
                 bundle,
+                judging_options(locals()),
                 stream=sys.stdin.buffer if str(bundle) == "-" else None,
                 workdir=workdir,
                 keep=keep,
                 limits=limits_from(limit_values),
                 progress=progress.cases,
-                policy=policy,
-                code=code,
-                jobs=jobs,
-                case_seconds=case_timeout,
             )
     except (BundleRejected, UsageError) as exc:
         write_outputs(rejection_json(exc, exc.exit_code), targets)
@@ -296,9 +356,14 @@ def verify(
 
         render(report, Console(file=stream), verbose=verbose)
     else:
+        import shutil
+
         from ..reports.common import printable
 
-        click.echo(printable(to_text(verification, verbose=verbose)), err=text_to_stderr)
-    if verification.workdir and not quiet:
-        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr)
+        # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
+        width = shutil.get_terminal_size(fallback=(0, 0)).columns
+        text = to_text(verification, verbose=verbose, width=width)
+        click.echo(printable(text), err=text_to_stderr)
+    if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
+        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     sys.exit(verification.exit_code)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 STATUS_WORDS = {
@@ -55,14 +55,101 @@ def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> 
 
 
 def expected_text(case: Mapping[str, Any]) -> str:
-    reasons = case.get("expect_reasons") or []
+    """``fail [a, b]``: the expected verdict, reason codes sorted like ``observed_text``'s."""
+    reasons = sorted(case.get("expect_reasons") or [])
     return f"{case['expect']} [{', '.join(reasons)}]" if reasons else str(case["expect"])
 
 
 def observed_text(case: Mapping[str, Any]) -> str:
-    codes = [r["code"] for r in case.get("reasons", [])]
-    unique = list(dict.fromkeys(codes))
+    """``fail [a, b]``: the verdict the checker gave here, each reason code once, sorted."""
+    unique = sorted({r["code"] for r in case.get("reasons", [])})
     return f"{case['verdict']} [{', '.join(unique)}]" if unique else str(case["verdict"])
+
+
+def case_kind(case: Mapping[str, Any]) -> str | None:
+    """``control`` or ``finding`` for a case expected to fail, None for one expected to
+    pass. Reports before format 1.2 knew only controls."""
+    if case.get("expect") != "fail":
+        return None
+    return "finding" if case.get("kind") == "finding" else "control"
+
+
+KIND_WORDS = {
+    "control": "negative control: planted by the author to show the check can fail",
+    "finding": "finding: a real output the author judges wrong",
+}
+
+
+def outcome_text(case: Mapping[str, Any]) -> str:
+    """The outcome in words that cannot be read as "correct": reproduced means the
+    checker's verdict matched the author's expectation, nothing more."""
+    outcome, kind = case["outcome"], case_kind(case)
+    if outcome == "reproduced":
+        if kind == "finding":
+            return "reproduced: the checker fails it, as the author's finding says"
+        if kind == "control":
+            return "reproduced: the checker fails it, as the planted control expects"
+        return "reproduced: the checker passes it, as the author expects"
+    if outcome == "diverged":
+        expected, observed = expected_text(case), observed_text(case)
+        return f"diverged: the author expects {expected}, the checker gave {observed}"
+    return f"inconclusive: {case['explanation']}"
+
+
+def verdict_counts(cases: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many cases reproduced with each expected verdict, and how many did not."""
+    counts = {"pass": 0, "control": 0, "finding": 0, "diverged": 0, "inconclusive": 0}
+    for case in cases:
+        if case["outcome"] == "reproduced":
+            counts[case_kind(case) or "pass"] += 1
+        else:
+            counts[case["outcome"]] = counts.get(case["outcome"], 0) + 1
+    return counts
+
+
+def verdicts_text(cases: Sequence[Mapping[str, Any]]) -> str:
+    """``6 of 6 verdicts reproduced (5 pass, 1 fail as expected: 1 finding)``: every
+    denominator, and what the reproduced verdicts were."""
+    n = verdict_counts(cases)
+    fails = n["control"] + n["finding"]
+    parts = [f"{n['pass']} pass"] if n["pass"] else []
+    if fails:
+        kinds = [_count(n[k], k) for k in ("finding", "control") if n[k]]
+        parts.append(f"{fails} fail as expected: {', '.join(kinds)}")
+    text = f"{n['pass'] + fails} of {len(cases)} verdicts reproduced"
+    if parts:
+        text += f" ({', '.join(parts)})"
+    for outcome in ("diverged", "inconclusive"):
+        if n[outcome]:
+            text += f", {n[outcome]} {outcome}"
+    return text
+
+
+def _count(number: int, word: str) -> str:
+    return f"{number} {word}" + ("" if number == 1 else "s")
+
+
+def claim_cases(report: Mapping[str, Any], claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    by_id = {c["id"]: c for c in report.get("cases", [])}
+    return [by_id[i] for i in claim["cases"] if i in by_id]
+
+
+# Up to this many cases, every format lists every case; past it, those that need a look.
+LIST_ALL_UP_TO = 50
+
+
+def shown_cases(report: Mapping[str, Any], verbose: bool = False) -> list[Mapping[str, Any]]:
+    """Every case when there are few (or ``verbose``); else the ones that need a look:
+    not reproduced, or a finding."""
+    cases = report["cases"]
+    if verbose or len(cases) <= LIST_ALL_UP_TO:
+        return list(cases)
+    return [c for c in cases if c["outcome"] != "reproduced" or case_kind(c) == "finding"]
+
+
+def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The cases that are findings: real outputs the author judges wrong."""
+    return [c for c in report.get("cases", []) if case_kind(c) == "finding"]
 
 
 def signature_text(report: Mapping[str, Any]) -> str:

@@ -32,7 +32,8 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
 
 def _expect(e: Mapping[str, Any]) -> str:
     reasons = e["expect_reasons"]
-    return str(e["expect"]) + (f" [{', '.join(reasons)}]" if reasons else "")
+    finding = " (finding)" if e.get("kind") == "finding" else ""
+    return str(e["expect"]) + (f" [{', '.join(reasons)}]" if reasons else "") + finding
 
 
 def to_text(result: Mapping[str, Any], verbose: bool = False) -> str:

@@ -14,19 +14,24 @@ raises is shown as a note, never as a broken page. Register with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
 from .common import (
+    KIND_WORDS,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
-    case_counts,
-    denominators,
+    case_kind,
+    claim_cases,
     expected_text,
+    findings,
     is_rejection,
     observed_text,
+    outcome_text,
     signature_text,
+    verdicts_text,
     verify_command,
 )
 
@@ -50,12 +55,32 @@ def e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
+_BREAK_AFTER = re.compile(r"([./@_:,=-])")
+
+
+def breakable(value: object) -> str:
+    """Escaped text that may wrap only after ``. / @ _ : , = -`` (keys, platform strings,
+    file names), never in the middle of a word."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", e(value))
+
+
+def digest(value: str) -> str:
+    """A hash in groups of 16 digits that wrap as groups; copying it gives the digits
+    alone (``<wbr>`` adds no character)."""
+    return "<wbr>".join(e(value[i : i + 16]) for i in range(0, len(value), 16))
+
+
+def command(words: str) -> str:
+    """The verify command, one option per line, as a shell reads it."""
+    return e(words.replace(" --", " \\\n  --"))
+
+
 _CSS = """
 :root{--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#b42318;--bad-bg:#fde4e1;--unk:#8a5a00;
 --unk-bg:#fff1c2;--ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
-color:var(--ink);background:#fff;overflow-wrap:anywhere}
+color:var(--ink);background:#fff;overflow-wrap:break-word}
 main,header>div{max-width:72rem;margin:0 auto;padding:0 1rem}
 header{padding:1.25rem 0;border-bottom:4px solid var(--line)}
 header.supported{background:var(--ok-bg);border-color:var(--ok)}
@@ -66,9 +91,12 @@ h1{font-size:1.15rem;margin:.25rem 0}
 h2{font-size:1.2rem;margin:2rem 0 .5rem;border-bottom:1px solid var(--line)}
 .muted,.why{color:var(--muted)}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
-pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-space:pre-wrap}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
-dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-space:pre;
+max-width:100%}
+.digest{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;
+word-break:keep-all}
+dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:0}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0;min-width:0}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:.5rem;border-bottom:1px solid var(--line)}
 th{background:var(--bg)}
@@ -77,6 +105,10 @@ font-size:.85rem;white-space:nowrap;border:1px solid}
 .supported .badge,.reproduced .badge{color:var(--ok);background:var(--ok-bg)}
 .contradicted .badge,.diverged .badge{color:var(--bad);background:var(--bad-bg)}
 .inconclusive .badge{color:var(--unk);background:var(--unk-bg)}
+.badge.kind{color:var(--muted);background:#fff;font-weight:600}
+.badge.finding{color:#fff;background:#6e40c9;border-color:#6e40c9}
+section#findings li{margin:.25rem 0}
+.verdict-of{font-weight:700}
 tr.claim.contradicted{background:var(--bad-bg)}tr.claim.inconclusive{background:var(--unk-bg)}
 .statement{margin:.25rem 0}
 ul{margin:.25rem 0;padding-left:1.25rem}
@@ -85,6 +117,9 @@ padding:.5rem .75rem;margin:.5rem 0}
 article.case.reproduced{border-left-color:var(--ok)}
 article.case.diverged{border-left-color:var(--bad);background:var(--bad-bg)}
 article.case.inconclusive{border-left-color:var(--unk);background:var(--unk-bg)}
+article.case.finding{border-left-color:#6e40c9;background:#f3efff}
+article.case.reproduced.finding .badge{color:#6e40c9;background:#fff}
+article.case.finding .badge.kind.finding{color:#fff;background:#6e40c9}
 article.case h3{font-size:1rem;margin:0 0 .25rem}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.25rem 1rem}
 tr.differs td{background:var(--unk-bg);font-weight:600}
@@ -96,7 +131,7 @@ body{font-size:15px}
 table.claims thead{display:none}
 table.claims tr,table.claims td{display:block;border:0;padding:.2rem .5rem}
 table.claims tr{border-bottom:1px solid var(--line);padding:.5rem 0}
-dl.facts{grid-template-columns:1fr}dl.facts dt{margin-top:.4rem}
+dl.facts{grid-template-columns:minmax(0,1fr)}dl.facts dt{margin-top:.4rem}
 table.env th,table.env td{padding:.35rem .25rem;font-size:.85rem}
 }
 """
@@ -123,6 +158,7 @@ def to_html(
                 "<main>",
                 _bundle_section(report, expect_identity),
                 _claims_section(report),
+                _findings_section(report),
                 _cases_section(report, use),
                 _environment_section(report),
                 _scope_section(report),
@@ -151,28 +187,29 @@ def to_html(
 
 def _banner(report: Mapping[str, Any]) -> str:
     bundle, claims = report["bundle"], report["claims"]
-    counts = case_counts(report)
     supported = sum(1 for c in claims if c["status"] == "supported")
     warnings = "".join(f'<p class="warning">warning: {e(w)}</p>' for w in report["warnings"])
+    found = findings(report)
+    named = ", ".join(f'<a href="#case-{e(c["id"])}">{e(c["id"])}</a>' for c in found[:10])
+    noted = f"<p>Findings (outputs the author judges wrong): {named}</p>" if found else ""
     return f"""<header class="{e(report["result"])}" id="summary"><div>
 <p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
 <h1>{e(bundle["title"])}</h1>
 <p><strong>{e(bundle["name"])} {e(bundle["version"])}</strong> ·
 {supported} of {len(claims)} claims supported ·
-{counts["reproduced"]} of {len(report["cases"])} cases reproduced, {counts["diverged"]} diverged,
-{counts["inconclusive"]} inconclusive</p>{warnings}
+{e(verdicts_text(report["cases"]))}</p>{noted}{warnings}
 </div></header>"""
 
 
 def _bundle_section(report: Mapping[str, Any], expect_identity: bool) -> str:
     bundle = report["bundle"]
     return f"""<section id="bundle"><h2>Bundle</h2><dl class="facts">
-<dt>Identity</dt><dd class="mono">sha256:{e(bundle["identity"])}</dd>
-<dt>File</dt><dd class="mono">{e(bundle["file"])}</dd>
+<dt>Identity</dt><dd class="digest">sha256:<wbr>{digest(bundle["identity"])}</dd>
+<dt>File</dt><dd class="mono">{breakable(bundle["file"])}</dd>
 <dt>Format</dt><dd class="mono">{e(bundle["format"])}</dd>
 <dt>Contents</dt><dd>{bundle["files"]} files, {bundle["bytes"]} bytes: {e(report["integrity"])}</dd>
 <dt>Signatures</dt><dd>{e(signature_text(report))}</dd>
-<dt>Verify it</dt><dd><pre>{e(verify_command(report, expect_identity))}</pre></dd>
+<dt>Verify it</dt><dd><pre>{command(verify_command(report, expect_identity))}</pre></dd>
 </dl></section>"""
 
 
@@ -182,15 +219,18 @@ def _claims_section(report: Mapping[str, Any]) -> str:
         limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
         if claim.get("negative_control_waiver"):
             limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
-        cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"])
+        cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
+        if len(claim["cases"]) > 50:
+            cases += f" and {len(claim['cases']) - 50} more"
+        why = "" if claim["status"] == "supported" else f'<p class="why">why: {e(claim["why"])}</p>'
         rows.append(
             f"""<tr class="claim {e(claim["status"])}" id="claim-{e(claim["id"])}" \
 data-status="{e(claim["status"])}">
 <td><span class="badge">{e(claim["status"])}</span></td>
 <td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
-<p class="why">why: {e(claim["why"])}</p><ul class="limits">{limits}</ul></td>
-<td><span class="denominators">{e(denominators(claim))}</span>,
-{claim["negative_controls"]} negative control(s)<br><span class="muted">{cases}</span></td></tr>"""
+{why}<ul class="limits">{limits}</ul></td>
+<td><span class="denominators">{e(verdicts_text(claim_cases(report, claim)))}</span>
+<br><span class="muted">{cases}</span></td></tr>"""
         )
     return f"""<section id="claims"><h2>Claims</h2>
 <table class="claims"><thead><tr><th>Status</th><th>Claim</th><th>Cases</th></tr></thead>
@@ -210,23 +250,46 @@ def _drawing(case: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) 
     return f'<figure class="drawing">{markup}</figure>' if markup else ""
 
 
+def _reasons(case: Mapping[str, Any], limit: int) -> str:
+    items = "".join(
+        f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:limit]
+    )
+    more = len(case["reasons"]) - limit
+    return items + (f"<li>… and {more} more</li>" if more > 0 else "")
+
+
+def _findings_section(report: Mapping[str, Any]) -> str:
+    found = findings(report)
+    if not found:
+        return ""
+    items = "".join(
+        f"""<li><a class="mono" href="#case-{e(c["id"])}">{e(c["id"])}</a>: the checker's verdict
+<code>{e(observed_text(c))}</code>; {e(outcome_text(c))}<ul>{_reasons(c, 5)}</ul></li>"""
+        for c in found
+    )
+    return f"""<section id="findings"><h2>Findings</h2>
+<p class="muted">{e(KIND_WORDS["finding"])}. A reproduced finding means the checker fails this
+output as the author does.</p><ul>{items}</ul></section>"""
+
+
 def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
     articles = []
     for case in report["cases"]:
-        reasons = "".join(
-            f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:50]
-        )
-        more = len(case["reasons"]) - 50
-        if more > 0:
-            reasons += f"<li>… and {more} more</li>"
+        reasons = _reasons(case, 50)
         message = f"<p>{e(case['message'])}</p>" if case.get("message") else ""
+        kind = case_kind(case)
+        label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
+        kind_badge = f' <span class="badge kind {e(kind)}">{e(label)}</span>' if kind else ""
         articles.append(
-            f"""<article class="case {e(case["outcome"])}" id="case-{e(case["id"])}">
-<h3><span class="badge">{e(case["outcome"])}</span> <span class="mono">{e(case["id"])}</span></h3>
-<div class="cols"><div><strong>checker</strong> <code>{e(case["checker"])}</code></div>
+            f"""<article class="case {e(case["outcome"])} {e(kind or "pass")}" \
+id="case-{e(case["id"])}">
+<h3><span class="badge">{e(case["outcome"])}</span>{kind_badge}
+<span class="mono">{breakable(case["id"])}</span></h3>
+<div class="cols"><div><strong>verdict</strong>
+<code class="verdict-of">{e(observed_text(case))}</code></div>
 <div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
-<div><strong>observed</strong> <code>{e(observed_text(case))}</code></div></div>
-<p class="explanation">{e(case["explanation"])}</p>{message}
+<div><strong>checker</strong> <code>{e(case["checker"])}</code></div></div>
+<p class="explanation">{e(outcome_text(case))}</p>{message}
 {f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}
 </article>"""
         )
@@ -255,9 +318,9 @@ def _environment_section(report: Mapping[str, Any]) -> str:
     for key, built, here in environment_rows(report):
         differs = built is not None and here is not None and built != here
         rows.append(
-            f'<tr class="{"differs" if differs else "same"}"><th scope="row">{e(key)}</th>'
-            f'<td class="mono">{e(built) if built is not None else "—"}</td>'
-            f'<td class="mono">{e(here) if here is not None else "—"}</td></tr>'
+            f'<tr class="{"differs" if differs else "same"}"><th scope="row">{breakable(key)}</th>'
+            f'<td class="mono">{breakable(built) if built is not None else "—"}</td>'
+            f'<td class="mono">{breakable(here) if here is not None else "—"}</td></tr>'
         )
     return f"""<section id="environment"><h2>Environment: built vs verified</h2>
 <p class="muted">Rows where both sides recorded a value and the values differ are highlighted.</p>

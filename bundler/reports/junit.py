@@ -1,5 +1,6 @@
-"""JUnit XML for CI (``verify --junit FILE``): one test suite per claim, one test case
-per case of that claim.
+"""JUnit XML for CI (``verify --junit FILE``): one test suite per claim, and each case
+counted once, as a test case of the first claim that names it (a later claim names it in
+a ``claim.case_counted_in`` property; cases no claim names are a suite of their own).
 
 A diverged case is a ``failure`` with its reasons; an inconclusive one is an ``error``
 (the checker could not decide), or ``skipped`` when the verifier was not allowed to run
@@ -16,7 +17,18 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .common import STATUS_WORDS, WHAT_IT_SHOWS, expected_text, is_rejection, observed_text
+from .common import (
+    KIND_WORDS,
+    STATUS_WORDS,
+    WHAT_IT_SHOWS,
+    case_kind,
+    claim_cases,
+    expected_text,
+    is_rejection,
+    observed_text,
+    outcome_text,
+    verdicts_text,
+)
 
 # Reason codes meaning "this verifier was not allowed to run the case": skipped, not errored.
 SKIP_CODES = frozenset({"code.not_allowed"})
@@ -40,11 +52,12 @@ def _properties(parent: ET.Element, values: Iterable[tuple[str, object]]) -> Non
 
 
 def _reasons_text(case: Mapping[str, Any]) -> str:
+    kind = case_kind(case)
     lines = [
-        f"expected: {expected_text(case)}",
-        f"observed: {observed_text(case)}",
+        f"expected: {expected_text(case)}" + (f" ({kind})" if kind else ""),
+        f"verdict: {observed_text(case)}",
         f"checker: {case['checker']}",
-        f"outcome: {case['outcome']}: {case['explanation']}",
+        f"outcome: {outcome_text(case)}",
     ]
     if case.get("message"):
         lines.append(f"message: {case['message']}")
@@ -73,7 +86,11 @@ def _testcase(suite: ET.Element, claim_id: str, case: Mapping[str, Any]) -> str:
         error.text = _reasons_text(case)
         return "error"
     out = _element(element, "system-out")
-    out.text = clean(f"{case['explanation']} (expected {expected_text(case)})")
+    kind = case_kind(case)
+    out.text = clean(
+        f"{outcome_text(case)}; verdict {observed_text(case)}"
+        + (f"\n{KIND_WORDS[kind]}" if kind else "")
+    )
     return "passed"
 
 
@@ -131,20 +148,37 @@ def to_junit(report: Mapping[str, Any]) -> str:
         ("verified_with", report.get("verify_environment", {}).get("tool", "")),
     ]
     cases = {c["id"]: c for c in report["cases"]}
+    counted_in: dict[str, str] = {}  # case id -> the suite that counts it (each case once)
+    prefix = f"{bundle['name']}-{bundle['version']}"
     for claim in report["claims"]:
+        name = f"{prefix}.{claim['id']}"
         suite = _suite(
             root,
-            f"{bundle['name']}-{bundle['version']}.{claim['id']}",
+            name,
             [
                 *identity,
                 ("claim.statement", claim["statement"]),
                 ("claim.status", claim["status"]),
+                ("claim.verdicts", verdicts_text(claim_cases(report, claim))),
                 ("claim.why", claim["why"]),
                 *(("claim.limit", limit) for limit in claim["limits"]),
+                *(
+                    ("claim.case_counted_in", f"{case_id} ({counted_in[case_id]})")
+                    for case_id in claim["cases"]
+                    if case_id in counted_in
+                ),
                 ("scope", WHAT_IT_SHOWS),
             ],
         )
-        counted = [_testcase(suite, claim["id"], cases[case_id]) for case_id in claim["cases"]]
+        mine = [c for c in dict.fromkeys(claim["cases"]) if c not in counted_in]
+        counted_in.update((case_id, name) for case_id in mine)
+        counted = [_testcase(suite, claim["id"], cases[case_id]) for case_id in mine]
+        _count(suite, counted)
+        everything += counted
+    unclaimed = [c for c in cases if c not in counted_in]
+    if unclaimed:
+        suite = _suite(root, f"{prefix}.no-claim", identity)
+        counted = [_testcase(suite, "none", cases[case_id]) for case_id in unclaimed]
         _count(suite, counted)
         everything += counted
     _count(root, everything)

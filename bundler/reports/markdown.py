@@ -13,11 +13,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from .common import (
+    KIND_WORDS,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
-    case_counts,
+    case_kind,
+    claim_cases,
+    findings,
     is_rejection,
+    observed_text,
+    outcome_text,
+    shown_cases,
     signature_text,
+    verdicts_text,
     verify_command,
 )
 
@@ -46,15 +53,13 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         return _rejection(report)
     bundle = report["bundle"]
     claims = report["claims"]
-    counts = case_counts(report)
     supported = sum(1 for c in claims if c["status"] == "supported")
     env = report.get("verify_environment", {})
     out = [
         f"### Reproducibility bundle: {escape(bundle['name'])} {escape(bundle['version'])}",
         "",
-        f"> **Result: {STATUS_WORDS[report['result']]}** ({supported} of {len(claims)} claims "
-        f"supported; {counts['reproduced']} of {len(report['cases'])} cases reproduced, "
-        f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive)",
+        f"> **Result: {STATUS_WORDS[report['result']]}**: {supported} of {len(claims)} claims "
+        f"supported; {verdicts_text(report['cases'])}",
         "",
         "| | |",
         "| --- | --- |",
@@ -68,29 +73,54 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         f"| Verified with | {escape(env.get('tool', ''))}, Python {escape(env.get('python', ''))}"
         f" on {escape(env.get('platform', ''))} |",
         "",
-        "**How to verify**",
+        "**How to verify** (install reprobundle as its README says, then run)",
         "",
         "```sh",
-        "pip install reprobundle",
         verify_command(report, expect_identity),
         "```",
         "",
         "Exit code 0 means every claim below is supported; 1 a claim is contradicted; "
         "3 the bundle was rejected (nothing ran); 4 inconclusive. The identity printed "
-        "must equal the one above.",
+        "must equal the one above. A case *reproduced* when the checker's verdict matched "
+        "the author's expectation; that is not the same as the output being correct.",
         "",
         "**Claims**",
         "",
-        "| Claim | Status | Cases reproduced | Inconclusive | Negative controls |",
+        "| Claim | Status | Verdicts | Inconclusive | Negative controls |",
         "| --- | --- | --- | --- | --- |",
     ]
     for claim in claims:
         out.append(
             f"| {code(claim['id'])}: {escape(claim['statement'])} | **{claim['status']}** | "
-            f"{claim['reproduced']} of {claim['total']}"
-            + (f" ({claim['diverged']} diverged)" if claim["diverged"] else "")
-            + f" | {claim['inconclusive']} | {claim['negative_controls']} |"
+            f"{escape(verdicts_text(claim_cases(report, claim)))} | {claim['inconclusive']} | "
+            f"{claim['negative_controls']} |"
         )
+    found = findings(report)
+    if found:
+        out += ["", f"**Findings** ({escape(KIND_WORDS['finding'])})", ""]
+        for case in found:
+            out.append(
+                f"- {code(case['id'])}: verdict {code(observed_text(case))}; "
+                f"{escape(outcome_text(case))}"
+            )
+            out += [f"  - {code(r['code'])}: {escape(r['message'])}" for r in case["reasons"][:5]]
+    out += [
+        "",
+        "**Cases**",
+        "",
+        "| Case | Expected | Verdict | Outcome |",
+        "| --- | --- | --- | --- |",
+    ]
+    shown = shown_cases(report)
+    for case in shown:
+        kind = case_kind(case)
+        expected = "pass" if kind is None else f"fail ({kind})"
+        outcome = case["outcome"] if case["outcome"] == "reproduced" else f"**{case['outcome']}**"
+        out.append(
+            f"| {code(case['id'])} | {escape(expected)} | {code(observed_text(case))} | {outcome} |"
+        )
+    if len(shown) < len(report["cases"]):
+        out += ["", f"({len(report['cases']) - len(shown)} more cases reproduced as expected.)"]
     out += ["", "**Limits of each claim**", ""]
     for claim in claims:
         limits = [escape(limit) for limit in claim["limits"]] or ["(none stated)"]

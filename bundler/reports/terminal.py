@@ -2,7 +2,7 @@
 
 Colours come from rich, which leaves them out when the output is not a terminal and
 whenever ``NO_COLOR`` is set; the words carry every status on their own, so nothing is
-lost without colour. Piped output uses the plain text of ``bundler.report.to_text``.
+lost without colour. Piped output uses the plain text of ``bundler.reports.text``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from rich.text import Text
 from .common import (
     STATUS_WORDS,
     WHAT_IT_SHOWS,
-    case_counts,
-    denominators,
-    expected_text,
+    case_kind,
+    claim_cases,
+    findings,
+    observed_text,
+    outcome_text,
     printable,
+    shown_cases,
+    verdicts_text,
 )
 
 STYLE = {
@@ -29,6 +33,7 @@ STYLE = {
     "contradicted": "bold red",
     "diverged": "bold red",
     "inconclusive": "bold yellow",
+    "finding": "bold magenta",
 }
 
 
@@ -66,40 +71,60 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     for warning in report.get("warnings", []):
         console.print(Text(f"warning: {warning}", style="yellow"))
 
-    counts = case_counts(report)
-    shown = [c for c in report["cases"] if verbose or c["outcome"] != "reproduced"]
+    shown = shown_cases(report, verbose)
     console.print()
-    console.print(
-        Text(
-            f"Cases: {counts['reproduced']} of {len(report['cases'])} reproduced, "
-            f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive"
-        )
-    )
+    console.print(Text(f"Cases: {verdicts_text(report['cases'])}"))
     if shown:
-        cases = Table(show_lines=True, expand=True)
+        cases = Table(show_lines=False, expand=True)
         cases.add_column("OUTCOME", no_wrap=True)
         cases.add_column("CASE", overflow="fold", ratio=2)
-        cases.add_column("WHY", overflow="fold", ratio=3)
+        cases.add_column("VERDICT", overflow="fold", ratio=3)
         for case in shown:
-            why = Text(case["explanation"])
-            for reason in case["reasons"][:10]:
-                why.append(f"\n{reason['code']}: {reason['message']}", style="dim")
+            kind = case_kind(case)
+            verdict = Text(observed_text(case), style="bold" if case["verdict"] == "fail" else "")
+            if case["outcome"] != "reproduced" or verbose:
+                verdict.append(f"\n{outcome_text(case)}", style="dim")
+            if case["verdict"] == "fail" or case["outcome"] != "reproduced" or verbose:
+                for reason in case["reasons"][: 10 if verbose else 3]:
+                    verdict.append(f"\n{reason['code']}: {reason['message']}", style="dim")
+            label = Text(case["id"], style="bold")
+            if kind:
+                label.append(
+                    f"\n{'FINDING' if kind == 'finding' else 'negative control'}",
+                    style=STYLE["finding"] if kind == "finding" else "dim",
+                )
             cases.add_row(
-                Text(case["outcome"], style=STYLE.get(case["outcome"], "")),
-                Text.assemble(
-                    (case["id"], "bold"), f"\n{case['checker']}\nexpects {expected_text(case)}"
-                ),
-                why,
+                Text(case["outcome"], style=STYLE.get(case["outcome"], "")), label, verdict
             )
         console.print(cases)
+    if len(shown) < len(report["cases"]):
+        console.print(
+            Text(
+                f"({len(report['cases']) - len(shown)} more cases reproduced as expected; "
+                "--verbose lists them)"
+            )
+        )
+    found = findings(report)
+    if found:
+        console.print()
+        console.print(Text("Findings: real outputs the author judges wrong", style="bold"))
+        for case in found:
+            _item(
+                console,
+                Text.assemble(
+                    (case["id"], STYLE["finding"]),
+                    f": {observed_text(case)}; {outcome_text(case)}",
+                ),
+            )
 
     claims = Table(title="Claims", title_justify="left", show_lines=True, expand=True)
     claims.add_column("STATUS", no_wrap=True)
     claims.add_column("CLAIM", overflow="fold", ratio=3)
-    claims.add_column("CASES", ratio=1)
+    claims.add_column("VERDICTS", ratio=1)
     for claim in report["claims"]:
         lines: list[Text] = [Text(claim["id"], style="bold"), Text(claim["statement"])]
-        lines.append(Text(f"why: {claim['why']}", style="dim"))
+        if claim["status"] != "supported":
+            lines.append(Text(f"why: {claim['why']}", style="dim"))
         lines += [Text(f"limit: {limit}", style="dim") for limit in claim["limits"]]
         if code and claim.get("checked_by"):
             lines.append(Text(claim["checked_by"], style="yellow"))
@@ -108,7 +133,7 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         claims.add_row(
             Text(claim["status"], style=STYLE.get(claim["status"], "")),
             Group(*lines),
-            Text(f"{denominators(claim)}; {claim['negative_controls']} negative control(s)"),
+            Text(verdicts_text(claim_cases(report, claim))),
         )
     console.print()
     console.print(claims)
@@ -116,8 +141,8 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     console.print()
     console.print(Text("What this bundle cannot support", style="bold"))
     for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
-        console.print(Text(f"  - {item}"))
-    console.print(Text(f"  - {WHAT_IT_SHOWS}"))
+        _item(console, Text(item))
+    _item(console, Text(WHAT_IT_SHOWS))
     console.print()
     supported = sum(1 for c in report["claims"] if c["status"] == "supported")
     console.print(
@@ -127,6 +152,15 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
             f" ({supported} of {len(report['claims'])} claims supported)",
         )
     )
+
+
+def _item(console: Console, text: Text) -> None:
+    """``  - text``, its wrapped lines under the text, not under the dash."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    grid.add_row("  - ", text)
+    console.print(grid)
 
 
 def _printable(value: Any) -> Any:

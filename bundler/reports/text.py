@@ -1,0 +1,173 @@
+"""The verification as plain text (``verify`` when its output is not a terminal).
+
+Built from the JSON report data, like every other format, and wrapped at ``width``
+columns (long words such as hashes are never split), so a statement of a few hundred
+characters reads as a paragraph, not as one line; ``width`` 0 wraps nothing.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from .common import (
+    KIND_WORDS,
+    STATUS_WORDS,
+    WHAT_IT_SHOWS,
+    case_kind,
+    claim_cases,
+    findings,
+    observed_text,
+    outcome_text,
+    shown_cases,
+    verdicts_text,
+)
+
+MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
+
+
+def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[str]:
+    if width <= 0:  # no width known (piped): one line each, for grep and friends
+        return [indent + text]
+    return textwrap.wrap(
+        text,
+        width=max(width, 40),
+        initial_indent=indent,
+        subsequent_indent=hang if hang is not None else indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
+
+
+def kind_label(case: Mapping[str, Any]) -> str:
+    return {"finding": "FINDING", "control": "control"}.get(case_kind(case) or "", "pass")
+
+
+def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
+    bundle, env = report["bundle"], report.get("build_environment", {})
+    head = "         "
+    out = [
+        *_wrap(
+            f"Bundle   {bundle['name']} {bundle['version']}: {bundle['title']}", width, "", head
+        ),
+        f"Identity sha256:{bundle['identity']}",
+        *_wrap(
+            f"Built    with {env.get('tool')} on Python {env.get('python')} "
+            f"({env.get('platform')})",
+            width,
+            "",
+            head,
+        ),
+        *_wrap(
+            f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
+            "manifest's SHA-256 and sizes",
+            width,
+            "",
+            "  ",
+        ),
+    ]
+    signature = report.get("signature") or {}
+    if signature:
+        out += _wrap(f"Signature: {signature.get('summary')}", width, "", "  ")
+        out += [
+            line
+            for note in signature.get("notes", [])
+            for line in _wrap(f"note: {note}", width, "  ", "    ")
+        ]
+    out += [
+        line for w in report.get("warnings", []) for line in _wrap(f"warning: {w}", width, "", "  ")
+    ]
+    code = report.get("bundled_code")
+    if code:
+        out.append(f"Bundled code: {code['why']}")
+        verb = "ran" if code["allowed"] else "would run"
+        out += [
+            f"  {verb} {e['checker']} = {e['entry']} (sha256:{e['sha256']})"
+            for e in code["entries"]
+        ]
+        if code["allowed"]:
+            iso = code["isolation"]
+            out += _wrap(
+                "in separate processes: python -I, scrubbed environment, fresh folders, "
+                f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
+                f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
+                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}; not a sandbox",
+                width,
+                "  ",
+                "    ",
+            )
+
+    cases = report["cases"]
+    shown = shown_cases(report, verbose)
+    out += ["", *_wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")]
+    id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
+    for case in shown:
+        out += _wrap(
+            f"  [{MARK[case['outcome']]}] {case['outcome']:<12} {case['id']:<{id_width}}  "
+            f"{kind_label(case):<8} {observed_text(case)}",
+            width,
+            "",
+            "           ",
+        )
+        details = []
+        if case["outcome"] != "reproduced" or verbose:
+            details.append(outcome_text(case))
+        if case_kind(case) == "finding":
+            details.append(KIND_WORDS["finding"])
+        for line in details:
+            out += _wrap(line, width, "         ", "           ")
+        if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
+            limit = 10 if verbose else 3
+            for reason in case["reasons"][:limit]:
+                out += _wrap(
+                    f"{reason['code']}: {reason['message']}", width, "         ", "           "
+                )
+            if len(case["reasons"]) > limit:
+                out.append(f"         ... and {len(case['reasons']) - limit} more (--verbose)")
+    if len(shown) < len(cases):
+        out.append(
+            f"  ({len(cases) - len(shown)} more cases reproduced as expected; --verbose lists them)"
+        )
+
+    found = findings(report)
+    if found:
+        out += ["", "Findings: real outputs the author judges wrong"]
+        for case in found:
+            agrees = (
+                "the checker agrees"
+                if case["outcome"] == "reproduced"
+                else f"{case['outcome']}: the checker does not confirm it here"
+            )
+            out += _wrap(f"{case['id']}: {observed_text(case)} ({agrees})", width, "  - ", "    ")
+
+    out += ["", "Claims"]
+    for claim in report["claims"]:
+        out.append(f"  {claim['status']:<13} {claim['id']}")
+        out += _wrap(verdicts_text(claim_cases(report, claim)), width, "      ")
+        out += _wrap(claim["statement"], width, "      ")
+        if report.get("bundled_code") and claim.get("checked_by"):
+            out.append(f"      {claim['checked_by']}")
+        if claim["status"] != "supported":
+            out += _wrap(f"why: {claim['why']}", width, "      ", "        ")
+        for limit in claim["limits"]:
+            out += _wrap(f"limit: {limit}", width, "      ", "        ")
+        if claim.get("negative_control_waiver"):
+            out += _wrap(
+                f"negative control waived: {claim['negative_control_waiver']}",
+                width,
+                "      ",
+                "        ",
+            )
+
+    out += ["", "What this bundle cannot support"]
+    for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
+        out += _wrap(item, width, "  - ", "    ")
+    out += _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")
+    supported = sum(1 for c in report["claims"] if c["status"] == "supported")
+    out += ["", f"{result_line(report)} ({supported} of {len(report['claims'])} claims supported)"]
+    return "\n".join(out)
+
+
+def result_line(report: Mapping[str, Any]) -> str:
+    return f"Result: {STATUS_WORDS[report['result']]}"
