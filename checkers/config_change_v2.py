@@ -171,19 +171,28 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
 
 
 def _trace_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A write the first write rule matches, answered 403; with no write rule, a request
+    no read rule matches (unclassified). None when every request is a declared read."""
     try:
-        writes = v1._rules(params, "writes")
+        writes, reads = v1._rules(params, "writes"), v1._rules(params, "reads")
     except CheckerInputError:
         return None
-    if not writes:
-        return None  # nothing is a write; an unclassified request still fails, below
-    rule = writes[0]
-    method = "PUT" if rule.method == "*" else rule.method
-    path = rule.pattern.replace("*", "x")
-    if not path.startswith("/"):
-        path = "/" + path
-    line = {"method": method, "path": path, "status": 403, "recorded": "before_authorization"}
-    return {"trace": [(1, line)]}
+    probes = [("PATCH", "/x-unclassified"), ("DELETE", "/x-unclassified"), ("X-PROBE", "/")]
+    if writes:
+        rule = writes[0]
+        path = rule.pattern.replace("*", "x")
+        probes.insert(0, ("PUT" if rule.method == "*" else rule.method, "/" + path.lstrip("/")))
+    for method, path in probes:
+        normal = v1._normal_path(path)
+        if any(r.matches(method, normal) for r in writes) or not any(
+            r.matches(method, normal) for r in reads
+        ):
+            line = {"method": method, "path": path, "status": 403, **_RECORDED}
+            return {"trace": [(1, line)]}
+    return None
+
+
+_RECORDED = {"recorded": "before_authorization"}
 
 
 @checker(

@@ -24,23 +24,28 @@ _FORMATS = (MODEL_FORMAT_2,)
 
 
 def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """References of two steps, and a trace that skips the first: trajectory.missing."""
+    """References of two steps, and a trace that skips the first: trajectory.missing.
+    Labels are tried until one survives the params' normalisers (checked by running)."""
     identity = params.get("identity") or ["label"]
     if not isinstance(identity, list) or not all(isinstance(n, str) and n for n in identity):
         return None
-    if params.get("normalise"):
-        return None  # a normaliser may erase any text chosen here: cannot say in general
+    for first, last in (("open", "done"), ("state a", "state b"), ("A1", "B2"), ("x", "y")):
 
-    def state(name: str) -> dict[str, Any]:
-        attrs = {n: name for n in identity if n != "label"}
-        return {"label": name, "attrs": attrs}
+        def state(name: str) -> dict[str, Any]:
+            return {"label": name, "attrs": {n: name for n in identity if n != "label"}}
 
-    refs = [
-        {"trace": f"ref-{i}", "outcome": "success", "states": [state("open"), state("done")]}
-        for i in (1, 2)
-    ]
-    trace = {"trace": "candidate", "states": [state("done")]}
-    return {"references": refs, "trace": trace}
+        refs = [
+            {"trace": f"ref-{i}", "outcome": "success", "states": [state(first), state(last)]}
+            for i in (1, 2)
+        ]
+        inputs = {"references": refs, "trace": {"trace": "candidate", "states": [state(last)]}}
+        try:
+            verdict = trajectory_skeleton_v2.function(inputs, params)
+        except CheckerInputError:
+            continue
+        if verdict.status == "fail":
+            return inputs
+    return None
 
 
 @checker(
