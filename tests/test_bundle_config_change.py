@@ -40,7 +40,7 @@ def test_config_change_bundle_verifies_with_every_claim_supported(bundle: Path) 
         "review-shows-the-servers-answer-and-the-whole-change": "supported",
         "string-body-located-at-local-receipt": "supported",
     }
-    assert [r.outcome for r in result.cases] == ["reproduced"] * 24
+    assert [r.outcome for r in result.cases] == ["reproduced"] * 25
 
 
 def test_config_plan_workflow_claim_has_the_nine_cases(bundle: Path) -> None:
