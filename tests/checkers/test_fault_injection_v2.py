@@ -492,3 +492,50 @@ def test_samples_numbered_by_file_order_when_the_harness_writes_no_index() -> No
         claimed={"pass_at_k": 1.0, "pass_hat_k": 0.0},
     )
     assert verdict.status == "pass", verdict.message
+
+
+# --------------------------------------------------------------------------- noise
+
+JSON_NOISE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+READ = {"fault", "planned", "executed", "complete", "blocked", "records"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=8).filter(lambda k: k not in READ), JSON_NOISE, max_size=4),
+    st.lists(
+        st.dictionaries(st.sampled_from(["duration", "stdout", "x"]), JSON_NOISE),
+        min_size=10,
+        max_size=10,
+    ),
+    st.lists(JSON_NOISE, min_size=10, max_size=10),
+)
+def test_noise_in_fields_the_verdict_does_not_read_never_changes_it(
+    top: dict[str, Any], extra: list[dict[str, Any]], tracebacks: list[Any]
+) -> None:
+    pins = {
+        "want": "defect_detected",
+        "planned": 10,
+        "expected_failures": {"missing-record": 1},
+        "assertion_failures": True,
+    }
+    value = report("missing-record", {"test_scenario_4": ASSERTION})
+    assert run(REPORT_2, {"report": value}, **pins).status == "pass"
+    noisy = copy.deepcopy(value)
+    noisy.update(top)
+    for record, more, traceback in zip(noisy["records"], extra, tracebacks, strict=True):
+        record.update(more)
+        if record["status"] == "passed":
+            record["traceback"] = traceback  # never read for a test that passed
+    verdict = run(REPORT_2, {"report": noisy}, **pins)
+    assert verdict.status == "pass", verdict.message
