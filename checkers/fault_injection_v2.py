@@ -23,7 +23,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from . import fault_injection as v1
 from .api import CheckerInputError, InputKind, Param, Reading, Reason, Role, Verdict, checker
@@ -54,9 +55,9 @@ def _few(names: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- fault-report
 
 
-@dataclass(frozen=True)
-class Record:
-    """One scenario's result; ``traceback`` is kept as written and read only when asked."""
+class Record(NamedTuple):
+    """One scenario's result; ``traceback`` is kept as written and read only when asked.
+    (A tuple: a report may hold hundreds of thousands.)"""
 
     test: str
     status: str
@@ -72,7 +73,7 @@ class Report:
     fault: str
     records: tuple[Record, ...]
 
-    @property
+    @cached_property
     def failed(self) -> list[Record]:
         return [r for r in self.records if r.status == "failed"]
 
@@ -134,24 +135,31 @@ def parse_report(value: Any) -> Report:
             f"report.records: expected a list of {{test, status}}, observed {v1._show(raw_records)}"
         )
         raw_records = []
+    append = records.append
     for index, raw in enumerate(raw_records):
-        where = f"report.records[{index}]"
-        if not isinstance(raw, Mapping):
-            problems.append(f"{where}: expected a mapping, observed {v1._show(raw)}")
-            continue
-        test, status = raw.get("test"), raw.get("status")
-        if isinstance(test, str) and test and isinstance(status, str) and status:
-            records.append(Record(test, status, raw.get("traceback")))
-            continue
-        if not isinstance(test, str) or not test:
-            problems.append(f"{where}.test: expected a test name, observed {v1._show(test)}")
-        if not isinstance(status, str) or not status:
-            problems.append(f"{where}.status: expected a status, observed {v1._show(status)}")
+        if type(raw) is dict or isinstance(raw, Mapping):
+            test, status = raw.get("test"), raw.get("status")
+            if isinstance(test, str) and test and isinstance(status, str) and status:
+                append(Record(test, status, raw.get("traceback")))
+                continue
+        problems.extend(_record_problems(raw, f"report.records[{index}]"))
         if len(problems) >= _SHOWN:
             break
     if problems:
         raise CheckerInputError("input.invalid", "; ".join(problems))
     return Report(planned, executed, bool(complete), bool(blocked), str(fault), tuple(records))
+
+
+def _record_problems(raw: Any, where: str) -> list[str]:
+    if not isinstance(raw, Mapping):
+        return [f"{where}: expected a mapping, observed {v1._show(raw)}"]
+    test, status = raw.get("test"), raw.get("status")
+    problems = []
+    if not isinstance(test, str) or not test:
+        problems.append(f"{where}.test: expected a test name, observed {v1._show(test)}")
+    if not isinstance(status, str) or not status:
+        problems.append(f"{where}.status: expected a status, observed {v1._show(status)}")
+    return problems
 
 
 def judge(report: Report, known_faults: Sequence[str] = v1.SEED_FAULTS) -> v1.Judgement:
@@ -368,7 +376,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
             reasons,
             **details,
         )
-    return Verdict.passed(v1._summary(_as_v1(report), earned), **details)
+    return Verdict.passed(_summary(report, earned, len(failed)), **details)
 
 
 def _fault_params(params: Mapping[str, Any]) -> Verdict | None:
@@ -401,15 +409,13 @@ def _fault_params(params: Mapping[str, Any]) -> Verdict | None:
     return None
 
 
-def _as_v1(report: Report) -> v1.RunnerReport:
-    return v1.RunnerReport(
-        report.planned,
-        report.executed,
-        report.complete,
-        report.blocked,
-        report.fault,
-        tuple(v1.TestRecord(r.test, r.status) for r in report.records),
-    )
+def _summary(report: Report, earned: v1.Judgement, failed: int) -> str:
+    """@1's pass message."""
+    ran = f"{report.executed} of {report.planned} scenarios executed"
+    if earned.name == "defect_detected":
+        one = f" (one injected fault, not {failed} defects)" if failed > 1 else ""
+        return f"fault {report.fault!r} detected: {ran}, {failed} failed on an assertion{one}"
+    return f"fault {report.fault!r}: {earned.name}; {ran}, {failed} failed"
 
 
 def _causes(report: Report, params: Mapping[str, Any]) -> list[Reason]:
