@@ -339,3 +339,20 @@ def test_f1_is_the_formula(rows: list[tuple[str, str]]) -> None:
     )
     f1 = verdict.details["methods"]["m"]["figures"]["f1"]["value"]
     assert f1 == (2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else None)
+
+
+def test_the_edit_example_is_a_false_accept_of_version_1() -> None:
+    from bundler import yamlfile
+    from tests.helpers import REPO
+
+    def load(path: str) -> object:
+        text = (REPO / "bundles/trajectory-skeleton/inputs/edit" / path).read_text()
+        return yamlfile.load(text)[0]
+
+    inputs = {
+        "references": [load("references/e1.yaml"), load("references/e2.yaml")],
+        "trace": load("tests/body-never-saved.yaml"),
+    }
+    # format 1: the two spellings of "saved ✓" are two states, so no save is essential
+    assert run(SKELETON_1, inputs).status == "pass"
+    assert run(SKELETON_2, inputs).codes == ("trajectory.repeat_missing",)
