@@ -20,6 +20,7 @@ All three read YAML with anchors and aliases expanded (bounded; see
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +47,25 @@ def _document(value: Any, what: str) -> Any:
     return data
 
 
+def _finite(value: Any) -> Any:
+    """Plain data for a verdict: YAML's .inf and .nan (floats JSON cannot hold) as text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _plain_verdict(verdict: Verdict) -> Verdict:
+    reasons = tuple(Reason(r.code, r.message, _finite(r.details)) for r in verdict.reasons)
+    return Verdict(verdict.status, verdict.message, reasons, _finite(verdict.details))
+
+
 def _empty(value: Any) -> bool:
-    """Null, blank text, or an empty list or mapping: nothing was observed."""
-    if value is None:
+    """Null, NaN, blank text, or an empty list or mapping: nothing was observed."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
     if isinstance(value, str):
         return not value.strip()
@@ -162,8 +179,8 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
                 )
     verdict = v1.state_unchanged.function(inputs, params)
     interval = {"seconds": (end - start).total_seconds()}
-    return Verdict(
-        verdict.status, verdict.message, verdict.reasons, {**verdict.details, **interval}
+    return _plain_verdict(
+        Verdict(verdict.status, verdict.message, verdict.reasons, {**verdict.details, **interval})
     )
 
 
@@ -481,15 +498,17 @@ def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str,
         {"review": {**review, "candidate": reviewed}, "submission": submission}, params
     )
     if not accepted:
-        return base
+        return _plain_verdict(base)
     reasons = [
         *base.reasons,
         *_checks_reasons(review, submission, params),
         *_diff_reasons(review, submitted, inputs["current"]),
     ]
     if reasons:
-        return Verdict.failed(
-            f"the review does not match the submission ({len(reasons)} problem(s))", reasons
+        return _plain_verdict(
+            Verdict.failed(
+                f"the review does not match the submission ({len(reasons)} problem(s))", reasons
+            )
         )
     return Verdict.passed(
         "the submitted candidate is the reviewed one, the diff was against the current version "

@@ -102,6 +102,8 @@ def trajectory_skeleton_v2(inputs: Mapping[str, Any], params: Mapping[str, Any])
     """
     stored_doc = inputs.get("model")
     raw_refs = inputs.get("references") or []
+    if not isinstance(raw_refs, list):
+        raise CheckerInputError("input.invalid", "`references` must be a list of traces")
     if stored_doc is None and not raw_refs:
         raise CheckerInputError("input.invalid", "give a `model`, `references`, or both")
     trace = parse_trace(inputs["trace"])

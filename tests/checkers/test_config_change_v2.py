@@ -71,7 +71,7 @@ def test_yaml_timestamps_with_a_zone_are_times_too() -> None:
     assert run(STATE_2, {"before": before, "after": after}).status == "pass"
 
 
-@pytest.mark.parametrize("empty", [None, "", "   ", [], {}])
+@pytest.mark.parametrize("empty", [None, "", "   ", [], {}, float("nan")])
 def test_null_or_empty_observed_values_are_not_unchanged(empty: Any) -> None:
     before = observation("2026-11-12T09:58:41Z", config_hash=empty, versions=["cfg-41"])
     after = observation("2026-11-12T10:07:12Z", config_hash=copy.copy(empty), versions=["cfg-41"])
@@ -292,3 +292,11 @@ def test_review_params_that_cannot_be_met_have_no_counterexample() -> None:
     assert check.counterexample is not None
     clash = full_params(check, candidate_at="response.body", current_etag_at="response.body.x")
     assert check.counterexample(clash) is None
+
+
+def test_yaml_infinity_in_an_observation_is_reported_as_text() -> None:
+    before = observation("2026-11-12T09:58:41Z", limit=float("inf"))
+    after = observation("2026-11-12T10:07:12Z", limit=1.0)
+    verdict = run(STATE_2, {"before": before, "after": after})
+    assert verdict.codes == ("state.changed",)
+    assert verdict.reasons[0].details["before"] == "inf"
