@@ -77,6 +77,12 @@ def load(text: str, *, aliases: bool = False) -> tuple[Any, dict[Locator, int]]:
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
+        except (ValueError, OverflowError) as exc:
+            # an unquoted date or time that does not exist (2026-13-40): YAML 1.1 reads
+            # it as a timestamp and Python refuses to build it
+            raise YamlProblem(
+                None, f"cannot read YAML value: {exc} (quote a date or time to keep it as text)"
+            ) from None
         except RecursionError:
             raise YamlProblem(None, TOO_DEEP) from None
         return data, marks

@@ -90,3 +90,10 @@ def test_the_runner_reads_with_each_roles_rules(tmp_path: Any) -> None:
         else:
             with pytest.raises(Exception, match="aliases"):
                 load_inputs(found, case, tmp_path, listed)
+
+
+@pytest.mark.parametrize("aliases", [False, True])
+@pytest.mark.parametrize("text", ["at: 2026-13-40\n", "at: 2026-02-30 10:00:00\n"])
+def test_a_date_that_does_not_exist_is_a_problem_not_a_crash(text: str, aliases: bool) -> None:
+    error = problem(text, aliases=aliases)
+    assert "cannot read YAML value" in error.message and "quote" in error.message
