@@ -97,3 +97,14 @@ def test_the_runner_reads_with_each_roles_rules(tmp_path: Any) -> None:
 def test_a_date_that_does_not_exist_is_a_problem_not_a_crash(text: str, aliases: bool) -> None:
     error = problem(text, aliases=aliases)
     assert "cannot read YAML value" in error.message and "quote" in error.message
+
+
+def test_checkers_command_says_how_each_role_is_read() -> None:
+    from click.testing import CliRunner
+
+    from bundler.cli import main
+
+    new = CliRunner().invoke(main, ["checkers", "fault-report@2"])
+    old = CliRunner().invoke(main, ["checkers", "fault-report@1"])
+    assert "YAML aliases expanded, NaN/Infinity read" in new.output
+    assert "aliases" not in old.output and "NaN" not in old.output
