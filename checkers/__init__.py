@@ -31,6 +31,7 @@ FAMILIES = (
 )
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
+    "call-args-schema@2": "config_change_v2",
     "classification-metrics@1": "metrics",
     "classification-metrics@2": "metrics_v2",
     "contamination@1": "intent",
@@ -39,6 +40,7 @@ FAMILY_OF = {
     "group-rates@1": "intent",
     "intent-expectations@1": "intent",
     "merge-reconstruct@1": "config_change",
+    "merge-reconstruct@2": "config_change_v2",
     "no-write-attempts@1": "config_change",
     "no-write-attempts@2": "config_change_v2",
     "review-matches-submission@1": "config_change",

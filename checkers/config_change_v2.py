@@ -14,11 +14,13 @@ verifying with them); the versions here close false accepts an adversarial revie
   current config.
 
 All three read YAML with anchors and aliases expanded (bounded; see
-:mod:`bundler.yamlfile`): they are formatting, not content.
+:mod:`bundler.yamlfile`): they are formatting, not content. ``merge-reconstruct@2`` and
+``call-args-schema@2`` are their ``@1`` with only that reading changed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 from collections.abc import Mapping
@@ -27,10 +29,27 @@ from typing import Any
 from bundler import yamlfile
 
 from . import config_change as v1
-from .api import CheckerInputError, InputKind, Param, Reading, Reason, Role, Verdict, checker
+from .api import (
+    Checker,
+    CheckerInputError,
+    Counterexample,
+    InputKind,
+    Param,
+    Reading,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+)
 from .structured import compare_documents
 
-__all__ = ["no_write_attempts_v2", "review_matches_submission_v2", "state_unchanged_v2"]
+__all__ = [
+    "call_args_schema_v2",
+    "merge_reconstruct_v2",
+    "no_write_attempts_v2",
+    "review_matches_submission_v2",
+    "state_unchanged_v2",
+]
 
 _YAML = Reading(yaml_aliases=True)
 
@@ -515,3 +534,40 @@ def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str,
         "and lists exactly the changed paths, the checks shown are the server's answer, and the "
         "server returned the reviewed candidate identifier"
     )
+
+
+# --------------------------------------------------------------------------- reading only
+
+
+def _merge_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The intended change (b) missing from what the request rebuilds: target.wrong."""
+    return {"original": {"a": 1, "b": 1}, "request": {"a": 2}, "expected": {"a": 2, "b": 2}}
+
+
+def _calls_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An integer argument sent as text at the first stage: args.type_mismatch."""
+    stages = params.get("stages")
+    if not isinstance(stages, list) or not stages or not isinstance(stages[0], str):
+        return None
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    record = {"call_id": "c1", "stage": stages[0], "tool": "t", "arguments": {"x": "1"}}
+    return {"tools": {"tools": [{"name": "t", "input_schema": schema}]}, "calls": [(1, record)]}
+
+
+def _reading_version(old: Checker, counterexample: Counterexample) -> Checker:
+    """``old`` as version 2 whose YAML inputs are read with anchors and aliases expanded:
+    the same function, params and reasons, so the same verdict on every input @1 reads."""
+    roles = tuple(
+        dataclasses.replace(r, reading=_YAML) if r.kind is InputKind.DATA else r for r in old.roles
+    )
+    note = (
+        f"\n\nVersion 2 decides as {old.key} on every input that version reads; YAML "
+        "inputs are read with anchors and aliases expanded (bounded) instead of refused."
+    )
+    return dataclasses.replace(
+        old, version=2, roles=roles, doc=old.doc + note, counterexample=counterexample
+    )
+
+
+merge_reconstruct_v2 = _reading_version(v1.merge_reconstruct, _merge_counterexample)
+call_args_schema_v2 = _reading_version(v1.call_args_schema, _calls_counterexample)

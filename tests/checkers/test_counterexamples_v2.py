@@ -54,6 +54,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
         {"identity": ["label", "view"], "normalise": [{"field": "label", "pattern": "^o"}]},
     ),
     ("no-write-attempts@2", {"writes": [], "reads": ["GET *"]}),
+    ("merge-reconstruct@2", {}),
+    ("merge-reconstruct@2", {"mappings": "replace"}),
+    ("merge-reconstruct@2", {"lists": "by_key", "list_key": "name"}),
+    ("call-args-schema@2", {}),
+    ("call-args-schema@2", {"stages": ["local_receipt"]}),
 ]
 
 
@@ -75,7 +80,7 @@ def test_every_new_version_declares_a_counterexample() -> None:
     import checkers
 
     new = [key for key, family in checkers.FAMILY_OF.items() if family.endswith("_v2")]
-    assert len(new) == 7
+    assert len(new) == 9
     assert all(get(key).counterexample is not None for key in new)
 
 
@@ -83,3 +88,17 @@ def test_params_no_input_can_fail_have_no_counterexample() -> None:
     nothing = full_params("no-write-attempts@2", writes=[], reads=["* *"])
     assert get("no-write-attempts@2").counterexample is not None
     assert get("no-write-attempts@2").counterexample(nothing) is None
+
+
+def test_reading_versions_decide_as_version_1_and_read_aliases() -> None:
+    from v2_support import run
+
+    for key in ("merge-reconstruct", "call-args-schema"):
+        old, new = get(f"{key}@1"), get(f"{key}@2")
+        assert new.function is old.function
+        assert [p.name for p in new.params] == [p.name for p in old.params]
+        assert dict(new.reasons) == dict(old.reasons)
+        assert all(r.reading.yaml_aliases for r in new.roles if r.kind.value == "data")
+        assert not any(r.reading.yaml_aliases for r in old.roles)
+    inputs = {"original": {"a": 1}, "request": {"a": 2}, "expected": {"a": 2}}
+    assert run("merge-reconstruct@2", inputs).status == "pass"
