@@ -341,9 +341,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     A pass does not authenticate the report, and several failed tests for one injected
     fault are one detected defect, not several.
     """
-    verdict = _fault_params(params)
-    if verdict is not None:
-        return verdict
+    _check_fault_params(params)
     report = parse_report(inputs["report"])
     known = v1._string_list(params["known_faults"], "known_faults")
     earned = judge(report, known)
@@ -379,7 +377,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     return Verdict.passed(_summary(report, earned, len(failed)), **details)
 
 
-def _fault_params(params: Mapping[str, Any]) -> Verdict | None:
+def _check_fault_params(params: Mapping[str, Any]) -> None:
     """Check the params as @1 does (by calling it on an empty report), then the pins."""
     base = {k: params[k] for k in ("want", "failing_tests", "failure_causes", "known_faults")}
     try:
@@ -406,7 +404,6 @@ def _fault_params(params: Mapping[str, Any]) -> Verdict | None:
         raise CheckerInputError(
             "params.invalid", "expected_failures: expected a table of fault name -> count >= 0"
         )
-    return None
 
 
 def _summary(report: Report, earned: v1.Judgement, failed: int) -> str:
