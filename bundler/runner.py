@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import checkers
-from checkers.api import Checker, CheckerInputError, InputKind, Param, Reason, Verdict
+from checkers.api import (
+    STRICT,
+    Checker,
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reading,
+    Reason,
+    Verdict,
+)
 
 from . import strictjson
 from .manifest import BUNDLED_PREFIX, Case, Manifest
@@ -95,7 +104,9 @@ class _LoadError(Exception):
     pass
 
 
-def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int]) -> Any:
+def _load_one(
+    root: Path, path: str, kind: InputKind, listed: Mapping[str, int], reading: Reading = STRICT
+) -> Any:
     if kind is InputKind.TREE:
         prefix = path.rstrip("/") + "/"
         return {
@@ -116,18 +127,18 @@ def _load_one(root: Path, path: str, kind: InputKind, listed: Mapping[str, int])
         return text
     if kind is InputKind.JSONL:
         try:
-            return strictjson.loads_lines(text)
+            return strictjson.loads_lines(text, constants=reading.json_constants)
         except ValueError as exc:
             raise _LoadError(f"{path}:{exc}") from None
     if path.endswith(".json"):
         try:
-            return strictjson.loads(text)
+            return strictjson.loads(text, constants=reading.json_constants)
         except ValueError as exc:
             raise _LoadError(f"{path}: not valid JSON: {exc}") from None
     from . import yamlfile  # PyYAML takes 12 ms to import; only YAML inputs need it
 
     try:
-        value, _ = yamlfile.load(text)
+        value, _ = yamlfile.load(text, aliases=reading.yaml_aliases)
     except yamlfile.YamlProblem as exc:
         line = f":{exc.line}" if exc.line else ""
         raise _LoadError(f"{path}{line}: {exc.message}") from None
@@ -148,7 +159,7 @@ def load_inputs(
                 f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}"
             )
         paths = [ref] if isinstance(ref, str) else list(ref)
-        values = [_load_one(root, p, role.kind, listed) for p in paths]
+        values = [_load_one(root, p, role.kind, listed, role.reading) for p in paths]
         loaded[role_name] = values if role.many else values[0]
     missing = [r.name for r in found.roles if not r.optional and r.name not in loaded]
     if missing:

@@ -1,7 +1,9 @@
 """Strict JSON reading: a duplicate key or NaN/Infinity is an error, never a silent choice.
 
 ``json.loads`` keeps the last of two equal keys and accepts NaN; evidence, signatures and
-reports must be read exactly as written, so both raise ``ValueError`` here.
+reports must be read exactly as written, so both raise ``ValueError`` here. A checker
+version may opt in to reading NaN/Infinity (``constants=True``: real runners write them in
+fields such as durations); it must then refuse them wherever its verdict reads a number.
 """
 
 from __future__ import annotations
@@ -23,19 +25,21 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, *, constants: bool = False) -> Any:
     """Parse one JSON document strictly. Raises ValueError (or RecursionError)."""
+    if constants:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
     return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
 
 
-def loads_lines(text: str) -> list[tuple[int, Any]]:
+def loads_lines(text: str, *, constants: bool = False) -> list[tuple[int, Any]]:
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
     ValueError whose message starts with ``LINE:``."""
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                records.append((number, loads(line)))
+                records.append((number, loads(line, constants=constants)))
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
     return records

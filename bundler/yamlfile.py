@@ -3,6 +3,17 @@
 PyYAML's ``safe_load`` silently keeps the last of two duplicate keys and expands
 aliases (the "billion laughs" shape). Evidence must not be read differently from how
 its author wrote it, so both are refused.
+
+Inputs are read as YAML 1.1, the version PyYAML implements (``yes``/``no``/``on``/``off``
+are booleans, ``010`` is octal 8, ``1:20`` is sexagesimal 80). A document that declares
+another version (``%YAML 1.2``) is refused when read with ``aliases=True`` (the reading of
+checker versions that opt in), since its author expected other rules.
+
+``aliases=True`` (opt-in per checker version, so what older checker versions decide
+never changes): anchors and aliases are formatting, so they are expanded, but the
+expansion may add at most ``MAX_ALIAS_NODES`` nodes to the document and may not refer
+to itself; merge keys (``<<``) stay refused (they are not in YAML 1.2, and readers
+disagree on their override rules).
 """
 
 from __future__ import annotations
@@ -29,9 +40,18 @@ class YamlProblem(Exception):
 # Python's recursion limit (older libyaml, the pure-Python parser, or the walk below).
 TOO_DEEP = "nested too deeply to read"
 
+# How many nodes alias expansion may add to a document (a "billion laughs" document adds
+# billions): enough for configs that reuse a block a few hundred times.
+MAX_ALIAS_NODES = 100_000
 
-def load(text: str) -> tuple[Any, dict[Locator, int]]:
-    """Parse one YAML document. Returns the data and a map of locator -> 1-based line."""
+
+def load(text: str, *, aliases: bool = False) -> tuple[Any, dict[Locator, int]]:
+    """Parse one YAML document. Returns the data and a map of locator -> 1-based line.
+
+    ``aliases``: expand anchors and aliases under ``MAX_ALIAS_NODES`` instead of refusing
+    them (and refuse a ``%YAML`` directive other than 1.1)."""
+    if aliases:
+        _check_version(text)
     loader = _Loader(text)
     try:
         try:
@@ -50,15 +70,87 @@ def load(text: str) -> tuple[Any, dict[Locator, int]]:
             return None, {}
         marks: dict[Locator, int] = {}
         try:
-            _walk(node, (), marks, set())
+            if aliases:
+                _Expander(marks).walk(node, (), ())
+            else:
+                _walk(node, (), marks, set())
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
+        except (ValueError, OverflowError) as exc:
+            # an unquoted date or time that does not exist (2026-13-40): YAML 1.1 reads
+            # it as a timestamp and Python refuses to build it
+            raise YamlProblem(
+                None, f"cannot read YAML value: {exc} (quote a date or time to keep it as text)"
+            ) from None
         except RecursionError:
             raise YamlProblem(None, TOO_DEEP) from None
         return data, marks
     finally:
         loader.dispose()
+
+
+def _check_version(text: str) -> None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("%YAML"):
+            declared = line.split()[1:2]
+            if declared != ["1.1"]:
+                raise YamlProblem(
+                    number,
+                    f"the document declares YAML {' '.join(declared) or '(no version)'}; "
+                    "inputs are read as YAML 1.1 (yes/no/on/off are booleans, 010 is octal): "
+                    "remove the directive or write %YAML 1.1",
+                )
+        elif line.strip() and not line.startswith("#"):
+            return  # directives come before the document
+
+
+class _Expander:
+    """The walk of ``aliases=True``: every alias is followed (so duplicate keys inside it
+    are found and its paths get lines), counting the nodes it adds."""
+
+    def __init__(self, marks: dict[Locator, int]) -> None:
+        self.marks = marks
+        self.seen: set[int] = set()
+        self.added = 0
+
+    def walk(self, node: yaml.Node, where: Locator, inside: tuple[int, ...]) -> None:
+        line = node.start_mark.line + 1
+        if id(node) in inside:
+            raise YamlProblem(line, "a YAML alias refers to a node that contains it")
+        if id(node) in self.seen:
+            self.added += 1
+            if self.added > MAX_ALIAS_NODES:
+                raise YamlProblem(
+                    line,
+                    f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} extra nodes; "
+                    "write the repeated values out or reuse fewer of them",
+                )
+        self.seen.add(id(node))
+        self.marks[where] = line
+        inside = (*inside, id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = _keys(node)
+            for (key, _), (_, value_node) in zip(keys, node.value, strict=True):
+                self.walk(value_node, (*where, key), inside)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.walk(item, (*where, index), inside)
+
+
+def _keys(node: yaml.MappingNode) -> list[tuple[Any, int]]:
+    """The mapping's scalar keys with their lines; merge keys and duplicates refused."""
+    keys: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise YamlProblem(key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed")
+        key, key_line = key_node.value, key_node.start_mark.line + 1
+        if key in keys:
+            raise YamlProblem(key_line, f"duplicate key {key!r} (first on line {keys[key]})")
+        keys[key] = key_line
+    return list(keys.items())
 
 
 def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]) -> None:

@@ -17,24 +17,44 @@ from types import MappingProxyType, ModuleType
 
 from .api import Checker
 
-FAMILIES = ("structured", "config_change", "fault_injection", "trajectory", "metrics", "intent")
+FAMILIES = (
+    "structured",
+    "config_change",
+    "config_change_v2",
+    "fault_injection",
+    "fault_injection_v2",
+    "trajectory",
+    "trajectory_v2",
+    "metrics",
+    "metrics_v2",
+    "intent",
+)
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
+    "call-args-schema@2": "config_change_v2",
     "classification-metrics@1": "metrics",
+    "classification-metrics@2": "metrics_v2",
     "contamination@1": "intent",
     "fault-report@1": "fault_injection",
+    "fault-report@2": "fault_injection_v2",
     "group-rates@1": "intent",
     "intent-expectations@1": "intent",
     "intent-expectations@2": "intent",
     "merge-reconstruct@1": "config_change",
+    "merge-reconstruct@2": "config_change_v2",
     "no-write-attempts@1": "config_change",
+    "no-write-attempts@2": "config_change_v2",
     "review-matches-submission@1": "config_change",
+    "review-matches-submission@2": "config_change_v2",
     "state-unchanged@1": "config_change",
+    "state-unchanged@2": "config_change_v2",
     "structured-equal@1": "structured",
     "suite-threshold@1": "intent",
     "suite-threshold@2": "intent",
     "trajectory-skeleton@1": "trajectory",
+    "trajectory-skeleton@2": "trajectory_v2",
     "trial-stats@1": "fault_injection",
+    "trial-stats@2": "fault_injection_v2",
 }
 
 

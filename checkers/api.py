@@ -32,6 +32,18 @@ class InputKind(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Reading:
+    """How the runner parses a role's YAML/JSON beyond the strict defaults. A checker
+    version opts in; what older versions decide never changes with the reader."""
+
+    yaml_aliases: bool = False  # expand anchors/aliases (bounded) instead of refusing them
+    json_constants: bool = False  # NaN / Infinity read as numbers instead of refused
+
+
+STRICT = Reading()
+
+
+@dataclass(frozen=True)
 class Role:
     """One named input of a checker."""
 
@@ -40,6 +52,7 @@ class Role:
     doc: str
     many: bool = False  # the role takes a list of paths; the checker gets a list
     optional: bool = False
+    reading: Reading = STRICT
 
 
 _REQUIRED: Any = object()

@@ -35,6 +35,18 @@ A trace passes when its states contain the skeleton as an ordered subsequence: e
 states anywhere are noise. It fails with ``trajectory.missing`` (an essential state is
 never reached) or ``trajectory.order`` (it is reached only before a state that must
 precede it).
+
+Model format 2 (``trajectory-model/2``, learned with ``format=MODEL_FORMAT_2``; format 1
+is learned and matched exactly as before) adds three rules:
+
+- identity text is canonicalised before the declared normalisers: Unicode NFC, no-break
+  and other Unicode spaces as spaces, whitespace trimmed and collapsed;
+- state ids are unique by construction: a clash of slugs gets ``--2``, ``--3`` (a slug
+  never holds ``--``), so two labels that slug alike never share an id;
+- repeated essential steps: when every reference reaches essential state ``q`` at some
+  point after it first reaches essential state ``p`` although ``p`` does not always come
+  first (save after "edit title", save again after "edit body"), the pair is recorded in
+  ``repeats`` and a trace must too (``trajectory.repeat_missing``).
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ import datetime
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -51,6 +64,8 @@ from typing import Any
 from .api import CheckerInputError
 
 MODEL_FORMAT = "trajectory-model/1"
+MODEL_FORMAT_2 = "trajectory-model/2"
+MODEL_FORMATS = (MODEL_FORMAT, MODEL_FORMAT_2)
 START = "start"
 SUCCESS = "success"
 _STEP_KEYS = frozenset({"label", "attrs", "action", "at", "note"})
@@ -201,9 +216,10 @@ class Equivalence:
 
     identity: tuple[str, ...] = ("label",)
     normalisers: tuple[Normaliser, ...] = ()
+    canonical: bool = False  # model format 2: canonical_text() before the normalisers
 
     @classmethod
-    def from_params(cls, identity: Any, normalise: Any) -> Equivalence:
+    def from_params(cls, identity: Any, normalise: Any, canonical: bool = False) -> Equivalence:
         """Validate the ``identity`` and ``normalise`` params (``params.invalid`` if wrong)."""
         if not isinstance(identity, list | tuple) or not identity:
             raise _bad_params("'identity' must be a non-empty list of field names")
@@ -241,13 +257,13 @@ class Equivalence:
                     f"normalise[{i}]: bad regular expression {pattern!r}: {exc}"
                 ) from None
             rules.append(Normaliser(pattern, replace, target))
-        return cls(tuple(names), tuple(rules))
+        return cls(tuple(names), tuple(rules), canonical)
 
     @classmethod
-    def from_dict(cls, value: Any) -> Equivalence:
+    def from_dict(cls, value: Any, canonical: bool = False) -> Equivalence:
         if not isinstance(value, dict):
             raise _bad_params("params must be a mapping with 'identity' and 'normalise'")
-        return cls.from_params(value.get("identity"), value.get("normalise", []))
+        return cls.from_params(value.get("identity"), value.get("normalise", []), canonical)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -266,11 +282,19 @@ class Equivalence:
         out: dict[str, Any] = {}
         for name, value in self.raw(step).items():
             if isinstance(value, str):
+                if self.canonical:
+                    value = canonical_text(value)
                 for rule in self.normalisers:
                     if rule.applies_to(name):
                         value = _compiled(rule.pattern).sub(rule.replace, value)
             out[name] = value
         return out
+
+
+def canonical_text(value: str) -> str:
+    """Text as a person reads it: NFC, every Unicode space (no-break ones included) a
+    space, trimmed and collapsed. ``"Search\u00a0 results "`` is ``"Search results"``."""
+    return " ".join(unicodedata.normalize("NFC", value).split())
 
 
 # ------------------------------------------------------------------------ model
@@ -319,6 +343,8 @@ class Model:
     merges: tuple[Mapping[str, Any], ...]
     kept_apart: tuple[Mapping[str, Any], ...]
     prefix_tree: Mapping[str, int]
+    format: str = MODEL_FORMAT
+    repeats: tuple[tuple[str, str], ...] = ()  # format 2: (p, q): q reached again after p
 
     def state(self, state_id: str) -> State:
         return next(s for s in self.states if s.id == state_id)
@@ -340,8 +366,17 @@ class Model:
         return {s: set(nx.ancestors(graph, s)) for s in self.skeleton}
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        if self.format == MODEL_FORMAT_2:
+            at = list(out).index("precedence") + 1
+            items = list(out.items())
+            items.insert(at, ("repeats", [list(pair) for pair in self.repeats]))
+            out = dict(items)
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
-            "format": MODEL_FORMAT,
+            "format": self.format,
             "params": self.equivalence.to_dict(),
             "sources": [dict(s) for s in self.sources],
             "skeleton": [
@@ -360,12 +395,23 @@ class Model:
         }
 
     @classmethod
-    def from_dict(cls, value: Any) -> Model:
-        """Parse a model file (``input.invalid`` naming the problem if malformed)."""
-        if not isinstance(value, dict) or value.get("format") != MODEL_FORMAT:
-            raise _invalid(f"a trajectory model starts with format = {MODEL_FORMAT!r}")
+    def from_dict(cls, value: Any, formats: Sequence[str] = (MODEL_FORMAT,)) -> Model:
+        """Parse a model file (``input.invalid`` naming the problem if malformed) of one
+        of ``formats``."""
+        if not isinstance(value, dict) or value.get("format") not in formats:
+            found = value.get("format") if isinstance(value, dict) else None
+            hint = (
+                f" (this one is {found!r}: learn it again with `reprobundle trajectory learn`, "
+                "or use the checker version that reads it)"
+                if isinstance(found, str) and found in MODEL_FORMATS
+                else ""
+            )
+            wanted = " or ".join(repr(f) for f in formats)
+            raise _invalid(f"a trajectory model starts with format = {wanted}{hint}")
+        model_format = value["format"]
+        second = model_format == MODEL_FORMAT_2
         try:
-            equivalence = Equivalence.from_dict(value["params"])
+            equivalence = Equivalence.from_dict(value["params"], canonical=second)
             states = tuple(
                 State(
                     _text(s["id"]),
@@ -391,6 +437,10 @@ class Model:
                 merges=tuple(dict(m) for m in value["merges"]),
                 kept_apart=tuple(dict(k) for k in value["kept_apart"]),
                 prefix_tree=dict(value["prefix_tree"]),
+                format=model_format,
+                repeats=(
+                    tuple((_text(p), _text(q)) for p, q in value["repeats"]) if second else ()
+                ),
             )
         except CheckerInputError as exc:
             raise _invalid(f"model params: {exc.message}") from None
@@ -404,6 +454,8 @@ class Model:
             raise _invalid("the model's skeleton is not its set of essential states")
         if not all(p in essential and q in essential for p, q in precedence):
             raise _invalid("the model's precedence names a state outside the skeleton")
+        if not all(p in essential and q in essential and p != q for p, q in model.repeats):
+            raise _invalid("the model's repeats name a state outside the skeleton")
         order = {s: i for i, s in enumerate(skeleton)}
         if any(order[p] >= order[q] for p, q in precedence):
             raise _invalid("the model's skeleton order contradicts its precedence")
@@ -474,13 +526,21 @@ def _text(value: Any) -> str:
 # --------------------------------------------------------------------- learning
 
 
-def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
+def learn(
+    traces: Sequence[Trace], equivalence: Equivalence, model_format: str = MODEL_FORMAT
+) -> Model:
     """Learn the skeleton of successful runs from reference traces (see the module doc).
 
     The result does not depend on the order of ``traces``. Raises ``input.invalid`` for
     fewer than two traces, duplicate trace names or a reference that did not succeed.
+    ``model_format`` 2 canonicalises identity text, makes state ids unique by
+    construction and records repeated essential steps (the module doc).
     """
     import networkx as nx  # imported here: it is slow to import
+
+    second = model_format == MODEL_FORMAT_2
+    if second and not equivalence.canonical:
+        equivalence = Equivalence(equivalence.identity, equivalence.normalisers, True)
 
     if len(traces) < 2:
         raise _invalid(f"learning needs at least 2 reference traces, got {len(traces)}")
@@ -531,7 +591,7 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
         paths[trace.name] = keys
 
     # 2. merge prefix-tree nodes with equal identity into one state
-    state_of_key = _state_ids(identities, observations, node_key)
+    state_of_key = (_state_ids_v2 if second else _state_ids)(identities, observations, node_key)
     sid = {node: state_of_key[key] for node, key in node_key.items()}
     sid[0] = START
     graph = nx.DiGraph()
@@ -602,6 +662,8 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
         )
     )
 
+    repeats = _repeats(paths, state_of_key, essential, order_graph) if second else ()
+
     why = {s: "dominator" for s in chain} | {g["state"]: "guard" for g in guard}
     reached = {
         state: tuple(n for n in sorted(visited) if state in visited[n])
@@ -642,7 +704,38 @@ def learn(traces: Sequence[Trace], equivalence: Equivalence) -> Model:
             "observations": sum(len(o) for o in observations.values()),
             "states": len(state_of_key),
         },
+        format=model_format,
+        repeats=repeats,
     )
+
+
+def _repeats(
+    paths: Mapping[str, list[str]],
+    state_of_key: Mapping[str, str],
+    essential: set[str],
+    order: Any,
+) -> tuple[tuple[str, str], ...]:
+    """Pairs (p, q) of essential states where every reference reaches q at some point
+    after it first reaches p, and p does not always come first (that is ``precedence``).
+    A pair implied by another is left out: q again after r, where r must follow p."""
+    import networkx as nx
+
+    first: dict[str, dict[str, int]] = {}
+    last: dict[str, dict[str, int]] = {}
+    for name, keys in paths.items():
+        first[name], last[name] = {}, {}
+        for position, key in enumerate(keys):
+            first[name].setdefault(state_of_key[key], position)
+            last[name][state_of_key[key]] = position
+    found = {
+        (p, q)
+        for p in essential
+        for q in essential
+        if p != q and not order.has_edge(p, q) and all(last[n][q] > first[n][p] for n in paths)
+    }
+    later = {p: nx.descendants(order, p) for p in essential}
+    kept = {(p, q) for p, q in found if not any((r, q) in found for r in later[p] if r != q)}
+    return tuple(sorted(kept))
 
 
 def _display_label(
@@ -685,6 +778,30 @@ def _state_ids(
     for slug, keys in by_slug.items():
         for i, key in enumerate(sorted(keys)):
             out[key] = slug if i == 0 else f"{slug}-{i + 1}"
+    return out
+
+
+def _state_ids_v2(
+    identities: Mapping[str, Mapping[str, Any]],
+    observations: Mapping[int, list[dict[str, Any]]],
+    node_key: Mapping[int, str],
+) -> dict[str, str]:
+    """Readable ids, unique by construction: a slug (``[a-z0-9]`` runs joined by one
+    ``-``) never holds ``--``, so the ``--2``, ``--3`` of a clash and the ``--state`` of a
+    reserved name can never equal another state's id."""
+    by_slug: dict[str, list[str]] = {}
+    for key in identities:
+        label = _display_label(key, identities, observations, node_key)
+        slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
+        if slug in (START, SUCCESS):
+            slug = f"{slug}--state"
+        by_slug.setdefault(slug, []).append(key)
+    out: dict[str, str] = {}
+    for slug, keys in by_slug.items():
+        for i, key in enumerate(sorted(keys)):
+            out[key] = slug if i == 0 else f"{slug}--{i + 1}"
+    if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
+        raise RuntimeError("state ids are not unique")
     return out
 
 
@@ -873,6 +990,7 @@ def match(model: Model, trace: Trace) -> Match:
                     },
                 )
             )
+    problems.extend(_repeat_problems(model, positions, occurrences))
     return Match(
         trace=trace.name,
         skeleton=tuple((s, model.label(s)) for s in model.skeleton),
@@ -880,3 +998,39 @@ def match(model: Model, trace: Trace) -> Match:
         problems=tuple(problems),
         steps=len(trace.steps),
     )
+
+
+def _repeat_problems(
+    model: Model, positions: Mapping[str, int | None], occurrences: Mapping[str, list[int]]
+) -> list[Problem]:
+    """``trajectory.repeat_missing`` for each recorded repeat the trace lacks. Positions
+    are the earliest possible, so "q after p" is checked where it is easiest to meet."""
+    problems = []
+    for p, q in model.repeats:
+        at = positions.get(p)
+        if at is None or positions.get(q) is None:
+            continue  # p or q is already reported missing or misordered
+        if any(n > at for n in occurrences.get(q, [])):
+            continue
+        label, after = model.label(q), model.label(p)
+        problems.append(
+            Problem(
+                "trajectory.repeat_missing",
+                q,
+                f"state '{label}' not reached again after '{after}' (step {at}); every "
+                f"reference reaches '{label}' after '{after}'",
+                {"state": q, "label": label, "after": p, "after_step": at},
+            )
+        )
+    return problems
+
+
+def read_back(model: Model) -> dict[str, Any]:
+    """The model as its file holds it, read back the way ``check`` reads it: a model
+    that would be refused, or read differently, raises ``input.invalid`` instead of being
+    written."""
+    document: dict[str, Any] = json.loads(json.dumps(model.to_dict(), ensure_ascii=False))
+    again = Model.from_dict(document, formats=(model.format,))
+    if again.to_dict() != document:
+        raise _invalid("the learned model does not read back as itself (a bug: report it)")
+    return document

@@ -37,9 +37,10 @@ def test_config_change_bundle_verifies_with_every_claim_supported(bundle: Path) 
         "state-unchanged-at-two-observation-points": "supported",
         "write-attempts-are-detected-before-authorization": "supported",
         "config-plan-workflow-nine-cases": "supported",
+        "review-shows-the-servers-answer-and-the-whole-change": "supported",
         "string-body-located-at-local-receipt": "supported",
     }
-    assert [r.outcome for r in result.cases] == ["reproduced"] * 22
+    assert [r.outcome for r in result.cases] == ["reproduced"] * 25
 
 
 def test_config_plan_workflow_claim_has_the_nine_cases(bundle: Path) -> None:
@@ -48,7 +49,7 @@ def test_config_plan_workflow_claim_has_the_nine_cases(bundle: Path) -> None:
     assert (workflow.total, workflow.reproduced, workflow.negative_controls) == (9, 9, 6)
     by_id = {r.case.id: r for r in result.cases}
     detected = {
-        "plan-request-not-reviewed-content": ("review.mismatch",),
+        "plan-request-not-reviewed-content": ("diff.incomplete", "review.mismatch"),
         "plan-stale-diff": ("diff.stale",),
         "plan-rejected-write-attempt": ("trace.write_attempt",),
         "plan-wrong-candidate-etag": ("etag.mismatch",),
@@ -60,7 +61,7 @@ def test_config_plan_workflow_claim_has_the_nine_cases(bundle: Path) -> None:
 def test_verify_prints_claims_limits_and_scope(bundle: Path) -> None:
     result = CliRunner().invoke(main, ["verify", str(bundle)])
     assert result.exit_code == 0, result.output
-    assert result.output.count("  supported     ") == 7
+    assert result.output.count("  supported     ") == 8
     assert "not continuous monitoring" in result.output  # a limit
     assert "A model completes the task on a re-run" in result.output  # the scope
     assert "Why the tool call's body became a string" in result.output

@@ -23,6 +23,7 @@ CLAIMS = {
     "each-fault-fails-its-targeted-assertion",
     "execution-errors-are-not-detections",
     "pass-at-3-is-not-pass-hat-3",
+    "unbiased-pass-at-k-from-harness-samples",
 }
 
 
@@ -83,7 +84,8 @@ DETECT, TARGET = (
 FLIPS = {
     "normal-service-fails-one": (
         _set_status("inputs/reports/none.json", "test_release_restores_available", "failed"),
-        {"reference-scenarios-pass-on-normal-service"},
+        # none.json is also the control that a complete run is not an execution error
+        {"reference-scenarios-pass-on-normal-service", "execution-errors-are-not-detections"},
     ),
     "reject-writes-assertion-passes": (
         _set_status(
@@ -101,14 +103,14 @@ FLIPS = {
         ),
         {DETECT, TARGET},
     ),
-    # still detected by three failures, but no longer by the four named assertions
+    # three failures: neither the pinned count (4) nor the four named assertions
     "missing-record-conflict-code-passes": (
         _set_status(
             "inputs/reports/missing-record.json",
             "test_same_key_different_quantity_returns_409",
             "passed",
         ),
-        {TARGET},
+        {DETECT, TARGET},
     ),
     "connection-error-becomes-a-failure": (
         _set_status(

@@ -22,6 +22,7 @@ CLAIMS = {
     "missing-and-misordered-steps-fail",
     "stored-model-is-verified",
     "merge-guard-keeps-required-steps",
+    "repeated-saves-are-required",
     "skeleton-beats-self-assessment-here",
 }
 

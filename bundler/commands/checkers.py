@@ -54,7 +54,15 @@ def list_checkers(name: str | None) -> None:
                 else ("folder" if role.kind.value == "tree" else "path")
             )
             optional = ", optional" if role.optional else ""
-            click.echo(f"  {role.name} ({role.kind.value}, {shape}{optional}): {role.doc}")
+            reads = "".join(
+                text
+                for on, text in (
+                    (role.reading.yaml_aliases, ", YAML aliases expanded"),
+                    (role.reading.json_constants, ", NaN/Infinity read"),
+                )
+                if on
+            )
+            click.echo(f"  {role.name} ({role.kind.value}, {shape}{optional}{reads}): {role.doc}")
         click.echo("params:")
         for param in found.params:
             default = "required" if param.required else f"default {json.dumps(param.default)}"

@@ -15,7 +15,16 @@ from typing import Any
 import click
 
 from checkers.api import CheckerInputError
-from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_trace
+from checkers.skeleton import (
+    MODEL_FORMATS,
+    Equivalence,
+    Model,
+    Trace,
+    learn,
+    match,
+    parse_trace,
+    read_back,
+)
 from checkers.skeleton_draw import RENDERERS
 
 from .. import strictjson
@@ -69,7 +78,7 @@ def _trace(path: Path) -> Trace:
 
 def _model(path: Path) -> Model:
     try:
-        return Model.from_dict(load_document(path))
+        return Model.from_dict(load_document(path), formats=MODEL_FORMATS)
     except CheckerInputError as exc:
         raise UsageError(f"{path}: {exc.message}") from None
     except RecursionError:
@@ -131,6 +140,14 @@ def trajectory() -> None:
     help="Delete what PATTERN (a regular expression) matches in FIELD ('*' = every "
     "identity field) before comparing; repeatable.",
 )
+@click.option(
+    "--model-format",
+    type=click.Choice(["1", "2"]),
+    default="2",
+    show_default=True,
+    help="2: canonical identity text, unique state ids, repeated steps "
+    "(trajectory-skeleton@2); 1: the format trajectory-skeleton@1 reads.",
+)
 @_FORMAT
 @handle_errors
 def learn_command(
@@ -139,6 +156,7 @@ def learn_command(
     params_file: Path | None,
     identity: tuple[str, ...],
     normalise: tuple[tuple[str, str], ...],
+    model_format: str,
     fmt: str,
 ) -> None:
     """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines).
@@ -163,10 +181,18 @@ def learn_command(
     rules += [{"field": field, "pattern": pattern} for field, pattern in normalise]
     try:
         equivalence = Equivalence.from_params(base.get("identity"), rules)
-        model = learn([_trace(path) for path in traces], equivalence)
+        chosen = MODEL_FORMATS[int(model_format) - 1]
+        model = learn([_trace(path) for path in traces], equivalence, chosen)
     except CheckerInputError as exc:
         raise UsageError(exc.message) from None
-    text = json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    try:
+        # read back as `check` reads it: never write a model that check would refuse
+        document = read_back(model)
+    except CheckerInputError as exc:
+        raise UsageError(
+            f"the learned model would be refused, so it is not written: {exc.message}"
+        ) from None
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     write_atomic(output, text.encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
