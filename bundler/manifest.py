@@ -38,7 +38,7 @@ SIGNATURES_DIR = "signatures"
 RESERVED = (MANIFEST_NAME, README_NAME, SIGNATURES_DIR)
 MAX_DEPTH = 32
 
-_FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?$")
+_FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?\Z")
 
 Expect = Literal["pass", "fail"]
 InputRef = str | tuple[str, ...]

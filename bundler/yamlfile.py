@@ -2,7 +2,8 @@
 
 PyYAML's ``safe_load`` silently keeps the last of two duplicate keys and expands
 aliases (the "billion laughs" shape). Evidence must not be read differently from how
-its author wrote it, so both are refused.
+its author wrote it, so both are refused. Keys are compared as they are built, not as
+they are spelt: ``1`` and ``0x1``, ``true`` and ``yes`` are one key of the mapping.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def load(text: str) -> tuple[Any, dict[Locator, int]]:
             return None, {}
         marks: dict[Locator, int] = {}
         try:
-            _walk(node, (), marks, set())
+            _walk(loader, node, (), marks, set())
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
@@ -61,14 +62,25 @@ def load(text: str) -> tuple[Any, dict[Locator, int]]:
         loader.dispose()
 
 
-def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]) -> None:
+def _built_equal(built: Any, keys: dict[Any, tuple[str, int]]) -> tuple[str, int] | None:
+    """The (text, line) of an earlier key the parser would merge with ``built``: Python
+    dict equality, which is what building the mapping will apply."""
+    try:
+        return keys.get(built)
+    except TypeError:  # an unhashable value cannot be a dict key at all
+        raise YamlProblem(None, f"mapping key {built!r} cannot be a key") from None
+
+
+def _walk(
+    loader: Any, node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]
+) -> None:
     line = node.start_mark.line + 1
     if id(node) in seen:
         raise YamlProblem(line, "YAML aliases (*name) are not allowed; write the value out")
     seen.add(id(node))
     marks[where] = line
     if isinstance(node, yaml.MappingNode):
-        keys: dict[Any, int] = {}
+        keys: dict[Any, tuple[str, int]] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
@@ -78,10 +90,23 @@ def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[
                 )
             key = key_node.value
             key_line = key_node.start_mark.line + 1
-            if key in keys:
-                raise YamlProblem(key_line, f"duplicate key {key!r} (first on line {keys[key]})")
-            keys[key] = key_line
-            _walk(value_node, (*where, key), marks, seen)
+            # compared as the parser will build them: 1 and 0x1, true and yes, 1 and 1.0
+            # are one key of the dict however differently they are spelt
+            built = loader.construct_object(key_node)
+            same = _built_equal(built, keys)
+            if same is not None:
+                first_text, first_line = same
+                spelt = (
+                    ""
+                    if first_text == key
+                    else f", spelt {first_text!r}: both build the same key, and the reader "
+                    "would keep only the last value"
+                )
+                raise YamlProblem(
+                    key_line, f"duplicate key {key!r} (first on line {first_line}{spelt})"
+                )
+            keys[built] = (key, key_line)
+            _walk(loader, value_node, (*where, key), marks, seen)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*where, index), marks, seen)
+            _walk(loader, item, (*where, index), marks, seen)

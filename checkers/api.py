@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 Status = Literal["pass", "fail", "error"]
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_CODE = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_0-9<>]*)+$")
+_NAME = re.compile(r"^[a-z][a-z0-9-]*\Z")
+_CODE = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_0-9<>]*)+\Z")
 
 
 class InputKind(enum.Enum):
