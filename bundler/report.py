@@ -125,13 +125,18 @@ def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
 
 
 def to_text(verification: Verification, verbose: bool = False) -> str:
+    """The verification as plain text. Every string that came from the bundle (or from a
+    checker reading it) passes through ``one_line``: it can never start a line."""
+    from .reports.common import one_line as t
+
     manifest = verification.extracted.manifest
     env = manifest.environment
     out: list[str] = []
-    out.append(f"Bundle   {manifest.name} {manifest.version}: {manifest.title}")
+    out.append(f"Bundle   {t(manifest.name)} {t(manifest.version)}: {t(manifest.title)}")
     out.append(f"Identity sha256:{verification.extracted.identity}")
     out.append(
-        f"Built    with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})"
+        f"Built    with {t(env.get('tool'))} on Python {t(env.get('python'))} "
+        f"({t(env.get('platform'))})"
     )
     out.append(
         f"Integrity: all {len(manifest.files)} files ({verification.extracted.total_bytes} bytes) "
@@ -139,15 +144,15 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
     )
     out.append(f"Signature: {verification.signature.describe()}")
     for note in verification.signature.notes:
-        out.append(f"  note: {note}")
+        out.append(f"  note: {t(note)}")
     for warning in manifest.warnings:
-        out.append(f"warning: {warning}")
+        out.append(f"warning: {t(warning)}")
     if verification.code is not None:
         code = verification.code
-        out.append(f"Bundled code: {code.why}")
+        out.append(f"Bundled code: {t(code.why)}")
         for checker, entry, digest in code.entries:
             verb = "ran" if code.allowed else "would run"
-            out.append(f"  {verb} {checker} = {entry} (sha256:{digest})")
+            out.append(f"  {verb} {t(checker)} = {t(entry)} (sha256:{t(digest)})")
         if code.allowed:
             iso = code.isolation
             out.append(
@@ -163,20 +168,20 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
         f"Cases: {counts['reproduced']} of {len(verification.cases)} reproduced, "
         f"{counts['diverged']} diverged, {counts['inconclusive']} inconclusive"
     )
-    width = max((len(r.case.id) for r in verification.cases), default=4)
+    width = max((len(t(r.case.id)) for r in verification.cases), default=4)
     for result in verification.cases:
         if verbose or result.outcome != "reproduced":
             out.append(
-                f"  [{_MARK[result.outcome]}] {result.case.id:<{width}}  {result.case.checker:<24} "
-                f"{result.outcome}: {result.explanation}"
+                f"  [{_MARK[result.outcome]}] {t(result.case.id):<{width}}  "
+                f"{t(result.case.checker):<24} {result.outcome}: {t(result.explanation)}"
             )
             if verbose or result.outcome == "diverged":
                 for reason in result.verdict.reasons[:10]:
-                    out.append(f"         {reason.code}: {reason.message}")
+                    out.append(f"         {t(reason.code)}: {t(reason.message)}")
 
     out.append("")
     out.append("Claims")
-    id_width = max([5, *(len(c.claim.id) for c in verification.claims)])
+    id_width = max([5, *(len(t(c.claim.id)) for c in verification.claims)])
     out.append(f"  {'STATUS':<13} {'CLAIM':<{id_width}}  CASES")
     for claim in verification.claims:
         denominators = f"{claim.reproduced}/{claim.total} reproduced"
@@ -184,33 +189,35 @@ def to_text(verification: Verification, verbose: bool = False) -> str:
             denominators += f", {claim.inconclusive} inconclusive"
         if claim.diverged:
             denominators += f", {claim.diverged} diverged"
-        out.append(f"  {claim.status:<13} {claim.claim.id:<{id_width}}  {denominators}")
-        out.append(f"      {claim.claim.statement}")
+        out.append(f"  {claim.status:<13} {t(claim.claim.id):<{id_width}}  {denominators}")
+        out.append(f"      {t(claim.claim.statement)}")
         if verification.code is not None:
             out.append(f"      {_claim_checked_by(verification, claim.claim.cases)}")
-        out.append(f"      why: {claim.why}")
+        out.append(f"      why: {t(claim.why)}")
         for limit in claim.claim.limits:
-            out.append(f"      limit: {limit}")
+            out.append(f"      limit: {t(limit)}")
         if claim.waiver:
-            out.append(f"      negative control waived: {claim.waiver}")
+            out.append(f"      negative control waived: {t(claim.waiver)}")
 
     out.append("")
     out.append("What this bundle cannot support")
     for item in manifest.cannot_support:
-        out.append(f"  - {item}")
+        out.append(f"  - {t(item)}")
     if not manifest.cannot_support:
         out.append("  - (the bundle states nothing here)")
     out.append(
         "  - Re-running checkers on stored inputs is not re-running what produced those inputs."
     )
     out.append("")
-    supported = sum(1 for c in verification.claims if c.status == "supported")
-    out.append(
-        verdict_line(verification)
-        + f" ({supported} of {len(verification.claims)} claims supported)"
-    )
+    out.append(verdict_line(verification))
     return "\n".join(out)
 
 
 def verdict_line(verification: Verification) -> str:
-    return f"Result: {_VERDICT_LINE[verification.status]}"
+    """The last line, also all that ``-q`` prints: the verdict, how many claims, and
+    whether (and by whom) the bundle was signed, so no output leaves the signer out."""
+    supported = sum(1 for c in verification.claims if c.status == "supported")
+    return (
+        f"Result: {_VERDICT_LINE[verification.status]} ({supported} of "
+        f"{len(verification.claims)} claims supported); {verification.signature.describe()}"
+    )

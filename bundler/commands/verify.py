@@ -66,6 +66,7 @@ def policy_from(
     require_signature: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
+    allow_unsigned: bool = False,
 ) -> Policy:
     import re
 
@@ -81,6 +82,8 @@ def policy_from(
         keys += load_store(trust_store)
     if require_signature and not keys:
         raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
+    if require_signature and allow_unsigned:
+        raise UsageError("--require-signature and --allow-unsigned contradict each other")
     signatures: dict[str, bytes] = {}
     for path in detached:
         try:
@@ -88,7 +91,7 @@ def policy_from(
         except OSError as exc:
             raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
     pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
-    return Policy(tuple(keys), require_signature, pin, signatures)
+    return Policy(tuple(keys), require_signature, pin, signatures, allow_unsigned=allow_unsigned)
 
 
 @click.command(epilog=EXIT_HELP)
@@ -138,6 +141,12 @@ def policy_from(
     "--require-signature",
     is_flag=True,
     help="Reject the bundle unless a trusted key signed it.",
+)
+@click.option(
+    "--allow-unsigned",
+    is_flag=True,
+    help="With --trust/--trust-store: verify a bundle none of those keys signed instead of "
+    "rejecting it (the result line still says it is unsigned).",
 )
 @click.option(
     "--expect-manifest-sha256",
@@ -207,6 +216,7 @@ def verify(
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
     require_signature: bool,
+    allow_unsigned: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
     allow_code: bool,
@@ -227,8 +237,9 @@ def verify(
     other formats (one of them may be - for stdout; the text then goes to stderr).
 
     Signatures are checked before any payload file is written: a bad signature always
-    rejects; --require-signature rejects all but a signature by a key you trust
-    (--trust, --trust-store); --expect-manifest-sha256 pins an unsigned bundle.
+    rejects; naming keys you trust (--trust, --trust-store) rejects a bundle none of
+    them signed, unless you add --allow-unsigned; --expect-manifest-sha256 pins an
+    unsigned bundle. The result line (also with -q) says whether and by whom it was signed.
 
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
@@ -255,7 +266,12 @@ def verify(
     text_to_stderr = "-" in targets.values()
     try:
         policy = policy_from(
-            trust_files, trust_store, require_signature, expect_manifest_sha256, detached
+            trust_files,
+            trust_store,
+            require_signature,
+            expect_manifest_sha256,
+            detached,
+            allow_unsigned,
         )
         from ..sandbox import CodeLimits, CodePolicy
 

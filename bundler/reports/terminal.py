@@ -20,7 +20,7 @@ from .common import (
     case_counts,
     denominators,
     expected_text,
-    printable,
+    one_line,
 )
 
 STYLE = {
@@ -34,7 +34,8 @@ STYLE = {
 
 def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -> None:
     """Print the verification: identity, the cases that need a look, claims, scope.
-    Every text from the bundle passes through ``printable`` (no escape sequences)."""
+    Every text from the bundle passes through ``one_line`` (no escape sequences, no line
+    breaks: bundle text never starts a line of its own)."""
     report = _printable(report)
     bundle = report["bundle"]
     env = report.get("build_environment", {})
@@ -124,14 +125,15 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         Text.assemble(
             ("Result: ", "bold"),
             (STATUS_WORDS[report["result"]], STYLE.get(report["result"], "bold")),
-            f" ({supported} of {len(report['claims'])} claims supported)",
+            f" ({supported} of {len(report['claims'])} claims supported); "
+            f"{(report.get('signature') or {}).get('summary', 'signature not checked')}",
         )
     )
 
 
 def _printable(value: Any) -> Any:
     if isinstance(value, str):
-        return printable(value)
+        return one_line(value)
     if isinstance(value, Mapping):
         return {k: _printable(v) for k, v in value.items()}
     if isinstance(value, list):
