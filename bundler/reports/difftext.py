@@ -66,6 +66,16 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
             )
         out.append("")
 
+    if counts["code"]:
+        out.append(f"BUNDLED CHECKER CODE CHANGED: {counts['code']} case(s) run other code")
+        for item in result["checker_code_changed"]:
+            claims = t(", ".join(item["claims"])) or "no claim"
+            what = ", ".join(t(p) for p in item["files_changed"]) or "its entry or reasons"
+            out.append(
+                f"  !! code {t(item['case'])} ({t(item['checker'])}): {what} (claims: {claims})"
+            )
+        out.append("")
+
     cases = result["cases"]
     if counts["cases"]:
         out.append("Cases")
@@ -116,6 +126,8 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         out += _change_lines(result["environment"], "  ")
         out.append("")
 
-    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind != "flipped"]
+    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind not in ("flipped", "code")]
+    if counts["code"]:
+        parts.insert(0, f"{counts['code']} case(s) with changed checker code")
     out.append("Changed: " + ", ".join(parts))
     return "\n".join(out)
