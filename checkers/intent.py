@@ -380,7 +380,8 @@ def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any
     lines = [example(m, flags) if isinstance(m, str) else None for m in markers]
     if not lines or any(line is None for line in lines):
         return None
-    return {"transcripts": {"counterexample.log": "\n".join(map(str, lines)).encode()}}
+    text = "\n".join(["counterexample transcript", *map(str, lines)])  # never blank
+    return {"transcripts": {"counterexample.log": text.encode()}}
 
 
 @checker(
