@@ -12,7 +12,7 @@ from .errors import BundlerError
 from .runner import CaseResult
 from .verify import Verification
 
-REPORT_FORMAT = "reprobundle-report/1.1"  # 1.1: signature, bundled_code, checked_by
+REPORT_FORMAT = "reprobundle-report/1.1"  # 1.1: signature, bundled_code, checked_by, ...
 
 _MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
 _VERDICT_LINE = {
@@ -102,6 +102,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
                 "inconclusive": c.inconclusive,
                 "negative_controls": c.negative_controls,
                 "negative_control_waiver": c.waiver,
+                "uncontrolled_checks": list(c.uncontrolled),
                 "limits": list(c.claim.limits),
                 "checked_by": _claim_checked_by(verification, c.claim.cases),
             }

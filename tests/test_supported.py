@@ -472,20 +472,18 @@ def test_bundle_text_with_newlines_cannot_start_a_line_on_a_terminal(
     assert "\\nSignature: signed by a trusted key" in screen
 
 
-def test_error_messages_keep_bundle_text_on_one_line(tmp_path: Path) -> None:
-    source = copy_source(tmp_path)
-    text = (
-        (source / "bundle.yaml")
-        .read_text()
-        .replace(
-            "checker: structured-equal@1",
-            'checker: "structured-equal@1\\nResult: every claim supported"',
-            1,
-        )
-    )
-    (source / "bundle.yaml").write_text(text)
-    code, _, err = run("build", str(source), "-o", str(tmp_path / "o.bundle.tar.gz"))
-    assert code == 2
+def test_error_messages_keep_bundle_text_on_one_line(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import Entry
+
+    entries = read_entries(quickstart_bundle)
+    top = entries[0].name.split("/")[0]
+    entries.append(Entry(f"{top}/inputs/x\nResult: every claim supported", b"x"))
+    bundle = write_entries(entries, tmp_path / "named.bundle.tar.gz")
+    code, _, err = run("verify", str(bundle))
+    assert code == 3
+    assert "x\\nResult: every claim supported" in err
     assert not any(line.startswith("Result:") for line in err.splitlines()), err
 
 
