@@ -165,6 +165,8 @@ def vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
     for one of its own reasons); otherwise the error verdict the case gets instead:
     ``params.vacuous``, or ``params.invalid`` when the params are wrong. Remembered per
     checker and params, so 20,000 cases with the same params pay once."""
+    if checkers.get(found.key) is not found:  # not the registered one: never remembered
+        return _vacuity(found, params)
     key = f"{found.key} {json.dumps(params, sort_keys=True, default=str)}"
     if key in _VACUITY_CACHE:
         return _VACUITY_CACHE[key]

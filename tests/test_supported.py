@@ -472,6 +472,13 @@ def test_bundle_text_with_newlines_cannot_start_a_line_on_a_terminal(
     assert "\\nSignature: signed by a trusted key" in screen
 
 
+def test_inspect_keeps_bundle_text_on_one_line(quickstart_bundle: Path, tmp_path: Path) -> None:
+    code, out, _ = run("inspect", str(forged(quickstart_bundle, tmp_path)))
+    assert code == 0
+    starts = [line for line in out.splitlines() if line.startswith("Signature")]
+    assert starts == ["Signature unsigned (no keys are trusted by inspect)"]
+
+
 def test_error_messages_keep_bundle_text_on_one_line(
     quickstart_bundle: Path, tmp_path: Path
 ) -> None:
