@@ -39,7 +39,7 @@ def test_config_change_bundle_verifies_with_every_claim_supported(bundle: Path) 
         "config-plan-workflow-nine-cases": "supported",
         "string-body-located-at-local-receipt": "supported",
     }
-    assert [r.outcome for r in result.cases] == ["reproduced"] * 22
+    assert [r.outcome for r in result.cases] == ["reproduced"] * 23
 
 
 def test_config_plan_workflow_claim_has_the_nine_cases(bundle: Path) -> None:
