@@ -55,7 +55,7 @@ def effective_params(case: Case) -> dict[str, Any]:
 
 def check_of(case: Case) -> str:
     """``checker params`` as one line: what a control must repeat exactly."""
-    params = json.dumps(effective_params(case), sort_keys=True, ensure_ascii=False)
+    params = json.dumps(effective_params(case), sort_keys=True, ensure_ascii=False, default=str)
     return f"{case.checker} {params}"
 
 
