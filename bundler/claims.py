@@ -1,19 +1,28 @@
 """Outcomes -> claim statuses. Pure rules, no I/O.
 
-A claim is ``supported`` only if every case reproduced *and* something shows its
-checkers can fail (a negative control) or the author waived that with a reason.
-``inconclusive`` never counts as support nor as contradiction, and every status
-carries its denominators.
+A claim is ``supported`` only if every case reproduced *and* every check it relies on
+has been shown able to fail: for each (checker, params) its passing cases use, one of
+its negative controls runs the same checker (same name and version) with the same
+params (defaults filled in) and fails for one of that checker's own reasons, not for an
+input, param or checker error (``checkers.api.COMMON_ERRORS``); or the claim carries a
+``negative_control_waiver``, which the report prints with the pairs it waives. A
+control of another check, or one that failed on a parse error, shows nothing about
+this one. ``inconclusive`` never counts as support nor as contradiction, and every
+status carries its denominators.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from .manifest import Claim, Manifest
+import checkers
+from checkers.api import COMMON_ERRORS
+
+from .manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from .runner import CaseResult
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
@@ -30,13 +39,61 @@ class ClaimResult:
     inconclusive: int
     negative_controls: int
     waiver: str | None
+    # (checker, params as canonical JSON) of passing cases that no control of the
+    # claim exercises; a waiver covers them, or the claim is not supported
+    uncontrolled: tuple[str, ...] = ()
 
 
-def judge_claim(claim: Claim, results: Mapping[str, CaseResult]) -> ClaimResult:
+def effective_params(case: Case) -> dict[str, Any]:
+    """The params a case's checker is called with: a built-in's defaults filled in, so
+    ``{}`` and the defaults written out are the same check."""
+    found = None if case.checker.startswith(BUNDLED_PREFIX) else checkers.get(case.checker)
+    full = {p.name: p.default for p in found.params if not p.required} if found else {}
+    full.update(case.params)
+    return full
+
+
+def check_of(case: Case) -> str:
+    """``checker params`` as one line: what a control must repeat exactly."""
+    params = json.dumps(effective_params(case), sort_keys=True, ensure_ascii=False, default=str)
+    return f"{case.checker} {params}"
+
+
+def substantive_reasons(case: Case, manifest: Manifest | None) -> frozenset[str]:
+    """The reason codes of a case's checker that say the check itself failed."""
+    if case.checker.startswith(BUNDLED_PREFIX):
+        code = manifest.bundled(case.checker) if manifest else None
+        declared: Mapping[str, str] = code.reasons if code else {}
+    else:
+        found = checkers.get(case.checker)
+        declared = found.reasons if found else {}
+    return frozenset(declared) - frozenset(COMMON_ERRORS)
+
+
+def controlled_checks(results: Sequence[CaseResult], manifest: Manifest | None) -> set[str]:
+    """The checks shown able to fail by these results: a reproduced expected failure
+    whose verdict names one of its checker's substantive reasons."""
+    return {
+        check_of(r.case)
+        for r in results
+        if r.case.is_negative_control
+        and r.outcome == "reproduced"
+        and r.verdict.status == "fail"
+        and set(r.verdict.codes) & substantive_reasons(r.case, manifest)
+    }
+
+
+def judge_claim(
+    claim: Claim, results: Mapping[str, CaseResult], manifest: Manifest | None = None
+) -> ClaimResult:
     mine = [results[case_id] for case_id in claim.cases]
     counts = Counter(r.outcome for r in mine)
     controls = sum(1 for r in mine if r.case.is_negative_control)
     total = len(mine)
+    needed = list(dict.fromkeys(check_of(r.case) for r in mine if not r.case.is_negative_control))
+    shown = controlled_checks(mine, manifest)
+    uncontrolled = tuple(check for check in needed if check not in shown)
+    waiver = claim.negative_control_waiver if uncontrolled else None
     tally = f"{counts['reproduced']} of {total} cases reproduced"
     if counts["diverged"]:
         diverged = ", ".join(r.case.id for r in mine if r.outcome == "diverged")
@@ -48,14 +105,18 @@ def judge_claim(claim: Claim, results: Mapping[str, CaseResult]) -> ClaimResult:
         why = f"{tally}; {counts['inconclusive']} inconclusive ({pending})"
     elif total == 0:
         status, why = "inconclusive", "the claim names no case"
-    elif controls == 0 and not claim.negative_control_waiver:
+    elif uncontrolled and not claim.negative_control_waiver:
         status = "inconclusive"
-        why = f"{tally}, but no negative control shows its checkers can fail, and no waiver"
+        why = (
+            f"{tally}, but no negative control of this claim shows that "
+            f"{'; '.join(uncontrolled)} can fail (a control must run the same checker with "
+            "the same params and fail for one of its own reasons), and no waiver"
+        )
     else:
         status = "supported"
         why = f"{tally}, {controls} of them negative control(s)"
-        if controls == 0:
-            why += f"; negative control waived: {claim.negative_control_waiver}"
+        if uncontrolled:
+            why += f"; negative control waived for {'; '.join(uncontrolled)}: {waiver}"
     return ClaimResult(
         claim=claim,
         status=status,
@@ -65,13 +126,14 @@ def judge_claim(claim: Claim, results: Mapping[str, CaseResult]) -> ClaimResult:
         diverged=counts["diverged"],
         inconclusive=counts["inconclusive"],
         negative_controls=controls,
-        waiver=claim.negative_control_waiver if controls == 0 else None,
+        waiver=waiver,
+        uncontrolled=uncontrolled,
     )
 
 
 def judge_claims(manifest: Manifest, results: Sequence[CaseResult]) -> list[ClaimResult]:
     by_id = {r.case.id: r for r in results}
-    return [judge_claim(claim, by_id) for claim in manifest.claims]
+    return [judge_claim(claim, by_id, manifest) for claim in manifest.claims]
 
 
 def overall(claims: Sequence[ClaimResult]) -> ClaimStatus:

@@ -133,6 +133,8 @@ CODES: dict[str, Code] = {
     "input.invalid": Code("an input parsed but does not have the documented shape", _C),
     "input.tampered": Code("bundled code changed an input while it ran", _C),
     "params.invalid": Code("a param is missing, unknown or of the wrong type", _C),
+    "params.vacuous": Code("params under which the checker cannot fail (no counterexample)", _C),
+    "input.same_file": Code("one file given to two roles the checker compares", _C),
     "checker.raised": Code("the checker raised (a bug, never a verdict)", _C),
     "checker.bad_verdict": Code("the checker returned something that is not a verdict", _C),
     "checker.unavailable": Code("this verifier has no checker of that name and version", _C),

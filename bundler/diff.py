@@ -81,6 +81,58 @@ def _input_paths(case: Case, hashes: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def _code_files(manifest: Manifest, key: str, hashes: Mapping[str, str]) -> dict[str, Any] | None:
+    """What a bundled checker runs: its entry, its reason codes and the hash of every
+    Python file it can import (the entry's folder is on its path), or None for a
+    built-in checker."""
+    code = manifest.bundled(key)
+    if code is None:
+        return None
+    folder = code.path.rpartition("/")[0]
+    prefix = f"{folder}/" if folder else ""
+    files = {
+        p: h
+        for p, h in hashes.items()
+        if p == code.path or (p.startswith(prefix) and p.endswith(".py"))
+    }
+    return {"entry": code.entry, "reasons": dict(code.reasons), "files": files}
+
+
+def _code_changes(
+    old: Manifest,
+    new: Manifest,
+    common: list[str],
+    old_hashes: Mapping[str, str],
+    new_hashes: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """Cases in both whose bundled checker code is not the same: the same expectation can
+    now be met by other code, which no changed case or claim would show."""
+    out = []
+    old_cases = {c.id: c for c in old.cases}
+    new_cases = {c.id: c for c in new.cases}
+    for case_id in common:
+        before = _code_files(old, old_cases[case_id].checker, old_hashes)
+        after = _code_files(new, new_cases[case_id].checker, new_hashes)
+        if before is None or after is None or before == after:
+            continue
+        files = sorted(
+            p
+            for p in {*before["files"], *after["files"]}
+            if before["files"].get(p) != after["files"].get(p)
+        )
+        out.append(
+            {
+                "case": case_id,
+                "checker": new_cases[case_id].checker,
+                "files_changed": files,
+                "entry": {"old": before["entry"], "new": after["entry"]},
+                "reasons_changed": before["reasons"] != after["reasons"],
+                "claims": [c.id for c in new.claims if case_id in c.cases],
+            }
+        )
+    return out
+
+
 def _added_removed(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return [k for k in new if k not in old], [k for k in old if k not in new]
 
@@ -176,6 +228,7 @@ def diff(
         },
         "identical": old_identity == new_identity,
         "expectations_changed": expectations,
+        "checker_code_changed": _code_changes(old, new, common, old_hashes, new_hashes),
         "cases": {"added": cases_added, "removed": cases_removed, "changed": cases_changed},
         "claims": {"added": claims_added, "removed": claims_removed, "changed": claims_changed},
         "scope": {
@@ -194,6 +247,7 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:
     return {
         "expectations": len(result["expectations_changed"]),
         "flipped": sum(1 for x in result["expectations_changed"] if x["flipped"]),
+        "code": len(result.get("checker_code_changed", [])),
         "cases": sum(len(result["cases"][k]) for k in ("added", "removed", "changed")),
         "claims": sum(len(result["claims"][k]) for k in ("added", "removed", "changed")),
         "scope": len(result["scope"]["added"]) + len(result["scope"]["removed"]),

@@ -33,8 +33,12 @@ class BundlerError(Exception):
         self.problems = list(problems or [])
 
     def diagnostics(self) -> str:
-        lines = [self.headline]
-        lines += [f"  - {p}" for p in self.problems]
+        """The headline and one line per problem; text from a bundle (a member name, a
+        value) is escaped, so it cannot add a line of its own."""
+        from .reports.common import one_line
+
+        lines = [one_line(self.headline)]
+        lines += [f"  - {one_line(p)}" for p in self.problems]
         return "\n".join(lines)
 
 

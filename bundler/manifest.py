@@ -39,7 +39,7 @@ SIGNATURES_DIR = "signatures"
 RESERVED = (MANIFEST_NAME, README_NAME, SIGNATURES_DIR)
 MAX_DEPTH = 32
 
-_FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?$")
+_FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?\Z")
 
 Expect = Literal["pass", "fail"]
 # What an expected failure is: a control the author planted to show the check can fail,

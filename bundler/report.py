@@ -106,6 +106,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
                 "inconclusive": c.inconclusive,
                 "negative_controls": c.negative_controls,
                 "negative_control_waiver": c.waiver,
+                "uncontrolled_checks": list(c.uncontrolled),
                 "limits": list(c.claim.limits),
                 "checked_by": _claim_checked_by(verification, c.claim.cases),
                 "verdicts": verdicts_text([cases[i] for i in c.claim.cases]),
@@ -138,4 +139,10 @@ def to_text(verification: Verification, verbose: bool = False, width: int = 0) -
 
 
 def verdict_line(verification: Verification) -> str:
-    return f"Result: {_VERDICT_LINE[verification.status]}"
+    """The last line, also all that ``-q`` prints: the verdict, how many claims, and
+    whether (and by whom) the bundle was signed, so no output leaves the signer out."""
+    supported = sum(1 for c in verification.claims if c.status == "supported")
+    return (
+        f"Result: {_VERDICT_LINE[verification.status]} ({supported} of "
+        f"{len(verification.claims)} claims supported); {verification.signature.describe()}"
+    )

@@ -27,6 +27,7 @@ from checkers.api import (
     Reading,
     Reason,
     Verdict,
+    failed_substantively,
 )
 
 from . import strictjson
@@ -167,6 +168,81 @@ def load_inputs(
     return loaded
 
 
+def same_file(found: Checker, inputs: Mapping[str, Any]) -> str | None:
+    """Why a case names one file (or folder) in two roles its checker compares with each
+    other, or None. ``inputs`` maps role -> path or list of paths."""
+    seen: dict[str, str] = {}
+    for role in found.roles:
+        ref = inputs.get(role.name)
+        if not role.compared or ref is None:
+            continue
+        for path in dict.fromkeys([ref] if isinstance(ref, str) else list(ref)):
+            key = path.rstrip("/")
+            if key in seen:
+                return (
+                    f"{path!r} is given as both {seen[key]!r} and {role.name!r}, which "
+                    f"{found.key} compares with each other: the file would be compared with "
+                    "itself; give each role its own file"
+                )
+            seen[key] = role.name
+    return None
+
+
+_VACUITY_CACHE: dict[str, Verdict | None] = {}
+
+
+def vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    """None when the checker can fail under ``params`` (its counterexample makes it fail
+    for one of its own reasons); otherwise the error verdict the case gets instead:
+    ``params.vacuous``, or ``params.invalid`` when the params are wrong. Remembered per
+    checker and params, so 20,000 cases with the same params pay once."""
+    if checkers.get(found.key) is not found:  # not the registered one: never remembered
+        return _vacuity(found, params)
+    key = f"{found.key} {json.dumps(params, sort_keys=True, default=str)}"
+    if key in _VACUITY_CACHE:
+        return _VACUITY_CACHE[key]
+    if len(_VACUITY_CACHE) >= 4096:
+        _VACUITY_CACHE.clear()
+    result = _vacuity(found, params)
+    _VACUITY_CACHE[key] = result
+    return result
+
+
+def _vacuous(found: Checker, why: str) -> Verdict:
+    return Verdict.errored(
+        "params.vacuous",
+        f"{found.key} cannot fail under these params ({why}): a pass would show nothing; "
+        "change the params so that some input fails the check",
+    )
+
+
+def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    if found.counterexample is None:
+        return _vacuous(found, "it declares no counterexample, so nothing shows it can fail")
+    full = {p.name: p.default for p in found.params if not p.required}
+    full.update(params)
+    try:
+        inputs = found.counterexample(full)
+    except CheckerInputError as exc:
+        code = exc.code if exc.code in found.all_reasons else "params.invalid"
+        return Verdict.errored(code, exc.message)
+    except RecursionError:
+        return _vacuous(found, "its params are nested too deeply to build a failing input")
+    except Exception as exc:  # a bug in the counterexample is never a verdict
+        return Verdict.errored(
+            "checker.raised", f"{found.key}'s counterexample raised {type(exc).__name__}: {exc}"
+        )
+    if inputs is None:
+        return _vacuous(found, "no input fails it")
+    verdict = run_checker(found, inputs, params)
+    if failed_substantively(verdict):
+        return None
+    if verdict.status == "error" and "params.invalid" in verdict.codes:
+        return verdict
+    observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
+    return _vacuous(found, f"its counterexample gives {observed}, not a failure of the check")
+
+
 def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Call a checker and police what comes back."""
     problems = params_problems(found, params)
@@ -260,6 +336,15 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
         return Verdict.errored(
             "checker.unavailable", f"this verifier has no checker {case.checker}"
         )
+    problems = params_problems(found, case.params)
+    if problems:
+        return Verdict.errored("params.invalid", "; ".join(problems))
+    twice = same_file(found, case.inputs)
+    if twice:
+        return Verdict.errored("input.same_file", twice)
+    refused = vacuity(found, case.params)
+    if refused is not None:
+        return refused
     try:
         inputs = load_inputs(found, case, root, listed)
     except _LoadError as exc:

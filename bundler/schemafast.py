@@ -124,6 +124,9 @@ def _keyword(
     if key == "minProperties":
         return lambda x: not isinstance(x, dict) or len(x) >= value
     if key == "pattern":
+        if re.search(r"(?<!\\)(?:\\\\)*\$\)*\Z", value):
+            # Python's $ also matches before a final newline: "id\n" would pass as "id"
+            raise ValueError(f"pattern {value!r} ends in $; anchor it with \\Z")
         search = re.compile(value).search
         return lambda x: not isinstance(x, str) or search(x) is not None
     if key == "minLength":

@@ -28,13 +28,14 @@ from .manifest import (
     MANIFEST_NAME,
     README_NAME,
     SIGNATURES_DIR,
+    Case,
     Locator,
     dotted,
     schema_errors,
 )
 from .manifest import consistency_problems as manifest_consistency
 from .paths import path_problem
-from .runner import params_problems
+from .runner import params_problems, same_file, vacuity
 
 SOURCE_NAME = "bundle.yaml"
 _BUNDLE_KEYS = ("name", "version", "title", "description")
@@ -425,8 +426,15 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
                     "case.role_shape",
                     f"input {role_name!r} of {found.key} takes {want}",
                 )
-        for message in params_problems(found, case["params"]):
+        wrong = params_problems(found, case["params"])
+        for message in wrong:
             out.add(("cases", i, "params"), "case.params", message)
+        refused = None if wrong else vacuity(found, case["params"])
+        if refused is not None:
+            out.add(("cases", i, "params"), f"case.{refused.codes[0]}", refused.message)
+        twice = same_file(found, case["inputs"])
+        if twice:
+            out.add(("cases", i, "inputs"), "case.same_file", twice)
         unknown = set(case.get("expect_reasons", ())) - set(found.all_reasons)
         for code in sorted(unknown):
             out.add(
@@ -437,13 +445,24 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
 
 
 def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
-    expect = {c["id"]: c["expect"] for c in document["cases"]}
+    from .claims import check_of  # the same rule verify applies to the outcomes
+
+    cases = {c["id"]: _case(c) for c in document["cases"]}
     for i, claim in enumerate(document["claims"]):
-        controls = [c for c in claim["cases"] if expect.get(c) == "fail"]
-        if not controls and not claim.get("negative_control_waiver"):
+        mine = [cases[c] for c in claim["cases"] if c in cases]
+        controls = {check_of(c) for c in mine if c.is_negative_control}
+        needed = dict.fromkeys(check_of(c) for c in mine if not c.is_negative_control)
+        missing = [check for check in needed if check not in controls]
+        if missing and not claim.get("negative_control_waiver"):
             out.add(
                 ("claims", i),
                 "claim.no_negative_control",
-                f"claim {claim['id']!r} has no negative control (a case that expects fail) and "
-                "no negative_control_waiver: nothing shows its checkers can fail",
+                f"claim {claim['id']!r} has no negative control that runs "
+                f"{'; '.join(missing)} (a case that expects fail, with the same checker and "
+                "params) and no negative_control_waiver: nothing shows that check can fail; "
+                "add such a case on an input where the check fails",
             )
+
+
+def _case(doc: Mapping[str, Any]) -> Case:
+    return Case(doc["id"], doc["checker"], doc["inputs"], doc.get("params", {}), doc["expect"])

@@ -65,6 +65,13 @@ class Policy:
     require_signature: bool = False
     expect_manifest_sha256: str | None = None
     detached: Mapping[str, bytes] = field(default_factory=dict)  # name -> signature bytes
+    # False: naming trusted keys requires a signature by one of them (verify's default,
+    # fail closed); True: keys given only name the signers (the archive, --allow-unsigned)
+    allow_unsigned: bool = True
+
+    @property
+    def requires_signature(self) -> bool:
+        return self.require_signature or (bool(self.trusted) and not self.allow_unsigned)
 
 
 @dataclass(frozen=True)
@@ -213,14 +220,21 @@ def check_signatures(
         result = SignatureCheck("unknown-key", (), tuple(unknown), tuple(notes), pinned=pinned)
     else:
         result = SignatureCheck("unsigned", pinned=pinned)
-    if policy.require_signature and result.state != "trusted":
+    if policy.requires_signature and result.state != "trusted":
         given = len(policy.trusted)
+        why = (
+            ""
+            if policy.require_signature
+            else "; trusted keys were named, so a bundle they did not sign is rejected "
+            "(give --allow-unsigned to verify it anyway)"
+        )
         raise _reject(
             "a signature by a trusted key is required",
             "signatures/",
             "signature.required",
             f"the bundle is {result.describe()}; {given} trusted key(s) given"
-            + (f" ({'; '.join(notes)})" if notes else ""),
+            + (f" ({'; '.join(notes)})" if notes else "")
+            + why,
         )
     return result
 

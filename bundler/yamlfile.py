@@ -2,7 +2,8 @@
 
 PyYAML's ``safe_load`` silently keeps the last of two duplicate keys and expands
 aliases (the "billion laughs" shape). Evidence must not be read differently from how
-its author wrote it, so both are refused.
+its author wrote it, so both are refused. Keys are compared as they are built, not as
+they are spelt: ``1`` and ``0x1``, ``true`` and ``yes`` are one key of the mapping.
 
 Inputs are read as YAML 1.1, the version PyYAML implements (``yes``/``no``/``on``/``off``
 are booleans, ``010`` is octal 8, ``1:20`` is sexagesimal 80). A document that declares
@@ -71,9 +72,9 @@ def load(text: str, *, aliases: bool = False) -> tuple[Any, dict[Locator, int]]:
         marks: dict[Locator, int] = {}
         try:
             if aliases:
-                _Expander(marks).walk(node, (), ())
+                _Expander(loader, marks).walk(node, (), ())
             else:
-                _walk(node, (), marks, set())
+                _walk(loader, node, (), marks, set())
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"cannot read YAML value: {exc}") from None
@@ -109,7 +110,8 @@ class _Expander:
     """The walk of ``aliases=True``: every alias is followed (so duplicate keys inside it
     are found and its paths get lines), counting the nodes it adds."""
 
-    def __init__(self, marks: dict[Locator, int]) -> None:
+    def __init__(self, loader: Any, marks: dict[Locator, int]) -> None:
+        self.loader = loader
         self.marks = marks
         self.seen: set[int] = set()
         self.added = 0
@@ -130,7 +132,7 @@ class _Expander:
         self.marks[where] = line
         inside = (*inside, id(node))
         if isinstance(node, yaml.MappingNode):
-            keys = _keys(node)
+            keys = _keys(self.loader, node)
             for (key, _), (_, value_node) in zip(keys, node.value, strict=True):
                 self.walk(value_node, (*where, key), inside)
         elif isinstance(node, yaml.SequenceNode):
@@ -138,42 +140,51 @@ class _Expander:
                 self.walk(item, (*where, index), inside)
 
 
-def _keys(node: yaml.MappingNode) -> list[tuple[Any, int]]:
-    """The mapping's scalar keys with their lines; merge keys and duplicates refused."""
-    keys: dict[Any, int] = {}
+def _keys(loader: Any, node: yaml.MappingNode) -> list[tuple[Any, int]]:
+    """The mapping's scalar keys (as written) with their lines; merge keys refused, and
+    duplicates refused as the parser will build them: 1 and 0x1, true and yes, 1 and 1.0
+    are one key of the dict however differently they are spelt."""
+    keys: list[tuple[Any, int]] = []
+    built_keys: dict[Any, tuple[str, int]] = {}
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise YamlProblem(key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed")
         key, key_line = key_node.value, key_node.start_mark.line + 1
-        if key in keys:
-            raise YamlProblem(key_line, f"duplicate key {key!r} (first on line {keys[key]})")
-        keys[key] = key_line
-    return list(keys.items())
+        built = loader.construct_object(key_node)
+        try:
+            same = built_keys.get(built)
+        except TypeError:  # an unhashable value cannot be a dict key at all
+            raise YamlProblem(key_line, f"mapping key {key!r} cannot be a key") from None
+        if same is not None:
+            first_text, first_line = same
+            spelt = (
+                ""
+                if first_text == key
+                else f", spelt {first_text!r}: both build the same key, and the reader "
+                "would keep only the last value"
+            )
+            raise YamlProblem(
+                key_line, f"duplicate key {key!r} (first on line {first_line}{spelt})"
+            )
+        built_keys[built] = (key, key_line)
+        keys.append((key, key_line))
+    return keys
 
 
-def _walk(node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]) -> None:
+def _walk(
+    loader: Any, node: yaml.Node, where: Locator, marks: dict[Locator, int], seen: set[int]
+) -> None:
     line = node.start_mark.line + 1
     if id(node) in seen:
         raise YamlProblem(line, "YAML aliases (*name) are not allowed; write the value out")
     seen.add(id(node))
     marks[where] = line
     if isinstance(node, yaml.MappingNode):
-        keys: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlProblem(key_node.start_mark.line + 1, "mapping keys must be scalars")
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise YamlProblem(
-                    key_node.start_mark.line + 1, "YAML merge keys (<<) are not allowed"
-                )
-            key = key_node.value
-            key_line = key_node.start_mark.line + 1
-            if key in keys:
-                raise YamlProblem(key_line, f"duplicate key {key!r} (first on line {keys[key]})")
-            keys[key] = key_line
-            _walk(value_node, (*where, key), marks, seen)
+        keys = _keys(loader, node)
+        for (key, _), (_, value_node) in zip(keys, node.value, strict=True):
+            _walk(loader, value_node, (*where, key), marks, seen)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*where, index), marks, seen)
+            _walk(loader, item, (*where, index), marks, seen)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["pass", "fail", "error"]
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_CODE = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_0-9<>]*)+$")
+_NAME = re.compile(r"^[a-z][a-z0-9-]*\Z")
+_CODE = re.compile(r"^[a-z][a-z_]*(\.[a-z][a-z_0-9<>]*)+\Z")
 
 
 class InputKind(enum.Enum):
@@ -53,6 +53,9 @@ class Role:
     many: bool = False  # the role takes a list of paths; the checker gets a list
     optional: bool = False
     reading: Reading = STRICT
+    # compared with the checker's other compared roles: one file in two of them would
+    # compare the file with itself, so the runner refuses it (input.same_file)
+    compared: bool = False
 
 
 _REQUIRED: Any = object()
@@ -124,9 +127,10 @@ class CheckerInputError(Exception):
 
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
-# Given params the checker accepts, loaded inputs (role -> value, as the runner passes
-# them) on which the checker must fail with one of its own reason codes; ``None`` when no
-# input can make it fail: those params are vacuous, and a claim may not rest on them.
+# Given params the checker accepts (defaults filled in), loaded inputs (role -> value, as
+# the runner passes them) on which the checker must fail with one of its own reason codes;
+# ``None`` when no input can make it fail: those params are vacuous, and the runner
+# refuses them (params.vacuous). A checker that declares none is refused too.
 Counterexample = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 # Error codes every checker may return; the runner produces them.
@@ -134,11 +138,39 @@ COMMON_ERRORS: Mapping[str, str] = {
     "input.unreadable": "an input file could not be read or parsed as its role requires",
     "input.invalid": "an input parsed but does not have the documented shape",
     "params.invalid": "a param is missing, unknown or of the wrong type",
+    "params.vacuous": "under these params the checker cannot fail on any input (its "
+    "counterexample does not fail it), so a pass would show nothing",
+    "input.same_file": "one file is given to two roles the checker compares with each "
+    "other: it would be compared with itself",
     "checker.raised": "the checker raised an unexpected exception (a bug, not a verdict)",
     "checker.bad_verdict": "the checker returned something that is not a valid verdict",
     "checker.unavailable": "this verifier has no checker of that name and version",
     "checker.timeout": "the checker ran past the verifier's time limit per case",
 }
+
+
+def failed_substantively(verdict: Verdict) -> bool:
+    """A fail for one of the checker's own reasons, not an input, param or checker error."""
+    return verdict.status == "fail" and any(c not in COMMON_ERRORS for c in verdict.codes)
+
+
+def first_failing(
+    function: CheckFunction, params: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The first candidate inputs on which ``function`` fails substantively: how a
+    counterexample searches when building one failing input directly is awkward. A
+    ``params.invalid`` raised on the way is raised again (the params are wrong, not
+    vacuous); other input errors only rule that candidate out."""
+    for inputs in candidates:
+        try:
+            verdict = function(inputs, params)
+        except CheckerInputError as exc:
+            if exc.code == "params.invalid":
+                raise
+            continue
+        if failed_substantively(verdict):
+            return inputs
+    return None
 
 
 @dataclass(frozen=True)

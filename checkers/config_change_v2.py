@@ -144,8 +144,15 @@ def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "observation read independently of the agent before the run: "
             "{observed_at, source, fields: {name: value}}",
             reading=_YAML,
+            compared=True,
         ),
-        Role("after", InputKind.DATA, "the same observation read after the run", reading=_YAML),
+        Role(
+            "after",
+            InputKind.DATA,
+            "the same observation read after the run",
+            reading=_YAML,
+            compared=True,
+        ),
     ],
     params=[
         Param(
@@ -456,6 +463,7 @@ def _review_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             "what the user reviewed and approved: {candidate, candidate_etag, diff: "
             "{base_etag, paths, text}, checks: {valid, checks: [{name, status}]}}",
             reading=_YAML,
+            compared=True,
         ),
         Role(
             "submission",
@@ -463,6 +471,7 @@ def _review_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             "what was actually sent and answered: {request: {method, path, body}, "
             "response: {status, body: {valid, checks, current_etag, candidate_etag}}}",
             reading=_YAML,
+            compared=True,
         ),
         Role(
             "current",

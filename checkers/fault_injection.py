@@ -22,7 +22,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from .api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+    first_failing,
+)
 
 # --------------------------------------------------------------------------- fault-report
 
@@ -174,6 +183,17 @@ _FAULT_REASONS = {
 }
 
 
+def _report_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A report that earns another judgement than ``want``: an incomplete one (nothing
+    planned), or for ``want: incomplete`` a complete baseline that passed."""
+    if params["want"] != "incomplete":
+        report = {"planned": 0, "executed": 0, "complete": False, "blocked": False}
+        return {"report": {**report, "fault": BASELINE_FAULT, "records": []}}
+    record = {"test": "test_counterexample", "status": "passed"}
+    report = {"planned": 1, "executed": 1, "complete": True, "blocked": False}
+    return {"report": {**report, "fault": BASELINE_FAULT, "records": [record]}}
+
+
 @checker(
     "fault-report",
     1,
@@ -209,6 +229,7 @@ _FAULT_REASONS = {
         ),
     ],
     reasons=_FAULT_REASONS,
+    counterexample=_report_counterexample,
 )
 def fault_report(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A runner report earns the wanted judgement (incomplete, error, baseline, defect).
@@ -553,6 +574,41 @@ def independent_pass_hat_k(p: float, k: int) -> float:
     return float(p**k)
 
 
+def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Trials whose figures differ from the claimed ones: k trials of one or two tasks,
+    all successes or all failures. None when a claimed fraction is within ``tolerance``
+    of both 0 and 1: no trial set can contradict it (a tolerance of 0.99 accepts a
+    claimed pass@3 of 0.95 over 30 failed trials)."""
+    k, claimed, tolerance = params["k"], params["claimed"], params["tolerance"]
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10_000:
+        return None
+    if not isinstance(claimed, Mapping) or not isinstance(tolerance, int | float):
+        return None
+    for name, value in claimed.items():
+        is_count = FIGURES.get(name, (True, ""))[0]
+        if not is_count and isinstance(value, int | float) and max(value, 1 - value) <= tolerance:
+            return None
+
+    def trials(tasks: int, outcome: str, environment: bool) -> dict[str, Any]:
+        rows = [(f"t{t}", n, outcome) for t in range(1, tasks + 1) for n in range(1, k + 1)]
+        if environment:  # one more task, lost to the environment
+            rows.append(("t-environment", 1, "environment_failure"))
+        return {
+            "trials": [
+                (line, {"task": task, "trial": n, "outcome": result, "config": {}})
+                for line, (task, n, result) in enumerate(rows, start=1)
+            ]
+        }
+
+    candidates = (
+        trials(tasks, outcome, environment)
+        for environment in (False, True)
+        for tasks in (1, 2)
+        for outcome in ("failure", "success")
+    )
+    return first_failing(trial_stats.function, params, candidates)
+
+
 @checker(
     "trial-stats",
     1,
@@ -591,6 +647,7 @@ def independent_pass_hat_k(p: float, k: int) -> float:
             "the trials do not share one configuration, so they are not repeats of one setup"
         ),
     },
+    counterexample=_trials_counterexample,
 )
 def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / single-run figures match the per-task trial records.

@@ -57,6 +57,7 @@ from .intent_cases import (
     suite_counts,
 )
 from .intent_repo import EXPECT_KEYS, judge, summary, threshold
+from .witness import example
 
 __all__ = [
     "CaseResult",
@@ -112,6 +113,35 @@ _EVIDENCE_REASONS = {
 # --------------------------------------------------------------------------- checkers
 
 
+_LARGEST_SUITE = 10_000  # cases (runs) a counterexample may hold: building it stays fast
+
+
+def _suite(ids: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
+    """Inputs where every case is recorded as not triggered: each one fails."""
+    states = params["states"]
+    expect = {"state": states[0] if isinstance(states, list | tuple) and states else "ASK"}
+    return {
+        "cases": [
+            {"id": i, "prompt": "counterexample", "fixture": "f", "expect": expect} for i in ids
+        ],
+        "outputs": [{"case": i, "status": "not_triggered"} for i in ids],
+        "fixture": {"f/README.md": b"counterexample\n"},
+    }
+
+
+def _expectations_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The judged case (or the one case of the suite) was never triggered."""
+    return _suite([params["case"] or "counterexample"], params)
+
+
+def _threshold_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A suite of ``total`` cases none of which passed: below any min_pass >= 1."""
+    total = params["total"]
+    if not isinstance(total, int) or isinstance(total, bool) or not 1 <= total <= _LARGEST_SUITE:
+        return None
+    return _suite([f"case-{n}" for n in range(1, total + 1)], params)
+
+
 @checker(
     "intent-expectations",
     1,
@@ -139,6 +169,7 @@ _EVIDENCE_REASONS = {
         "run.harness_error": "the harness failed, not the agent; the case is inconclusive",
     },
     libraries=("pyyaml",),
+    counterexample=_expectations_counterexample,
 )
 def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Recorded agent output meets every expectation of its eval case.
@@ -237,6 +268,7 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
         "errors (an error verdict)",
     },
     libraries=("pyyaml",),
+    counterexample=_threshold_counterexample,
 )
 def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The suite passes: at least N of M cases pass and no evidence is hallucinated.
@@ -556,6 +588,21 @@ def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Patt
     return compiled
 
 
+def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """One transcript line per marker, each a line the marker matches; None when some
+    marker matches no line we can find (``(?!)``, ``a^b``): that marker can never hit,
+    so a pass would claim a search that was never possible."""
+    flags = re.IGNORECASE if params["ignore_case"] is True else 0
+    markers = params["markers"]
+    if not isinstance(markers, list | tuple):
+        return None
+    lines = [example(m, flags) if isinstance(m, str) else None for m in markers]
+    if not lines or any(line is None for line in lines):
+        return None
+    text = "\n".join(["counterexample transcript", *map(str, lines)])  # never blank
+    return {"transcripts": {"counterexample.log": text.encode()}}
+
+
 @checker(
     "contamination",
     1,
@@ -580,6 +627,7 @@ def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Patt
         "contamination.detected": "a contamination marker occurs in a transcript "
         "(count and file:line given)",
     },
+    counterexample=_contamination_counterexample,
 )
 def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """No transcript line matches any contamination marker.
@@ -680,6 +728,21 @@ def _claimed(value: Any) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Per claimed group, as many runs as claimed, one more (or one fewer) passing."""
+    claimed = _claimed(params["claimed"])
+    if sum(n for _, n in claimed.values()) > _LARGEST_SUITE:
+        return None
+    runs = []
+    for group, (k, n) in claimed.items():
+        passing = k + 1 if k < n else k - 1
+        runs += [
+            {"id": f"{group}-{i}", "group": group, "checks": {params["check"]: i < passing}}
+            for i in range(n)
+        ]
+    return {"runs": runs}
+
+
 @checker(
     "group-rates",
     1,
@@ -703,6 +766,7 @@ def _claimed(value: Any) -> dict[str, tuple[int, int]]:
         "rates.group_missing": "a claimed group has no recorded run",
         "rates.group_unclaimed": "a group has recorded runs but no claimed count",
     },
+    counterexample=_rates_counterexample,
 )
 def group_rates(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Per group, the number of runs passing one delivery check equals the claimed count.

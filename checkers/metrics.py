@@ -9,12 +9,22 @@ is zero is *undefined* and is reported so: never silently 0 or 100%.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from .api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+    first_failing,
+)
 
 FIGURES = ("accuracy", "precision", "recall", "f1")
 COUNTS = ("tp", "fp", "fn", "tn", "n")
@@ -117,6 +127,26 @@ def confusions(document: Any, positive: str, negative: str) -> tuple[dict[str, C
     return {m: Confusion(*c) for m, c in counts.items()}, len(items)
 
 
+def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A table of one or two items on which some claimed figure is off: every method
+    gives the same verdicts, every combination of truth and verdict is tried."""
+    claimed = params["claimed"]
+    if not isinstance(claimed, Mapping):
+        return None
+    labels = (params["positive"], params["negative"])
+    pairs = [(truth, verdict) for truth in labels for verdict in labels]
+
+    def table(rows: tuple[tuple[Any, Any], ...]) -> dict[str, Any]:
+        items = [
+            {"id": f"i{n}", "truth": truth, "predictions": dict.fromkeys(claimed, verdict)}
+            for n, (truth, verdict) in enumerate(rows, start=1)
+        ]
+        return {"predictions": {"items": items}}
+
+    candidates = (table(rows) for size in (1, 2) for rows in itertools.product(pairs, repeat=size))
+    return first_failing(classification_metrics.function, params, candidates)
+
+
 @checker(
     "classification-metrics",
     1,
@@ -146,6 +176,7 @@ def confusions(document: Any, positive: str, negative: str) -> tuple[dict[str, C
         ),
     ],
     reasons={"metrics.mismatch": "a claimed figure differs from the recomputed one"},
+    counterexample=_metrics_counterexample,
 )
 def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed accuracy, precision, recall and F1 match the labelled predictions.

@@ -89,12 +89,22 @@ def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> l
     return [reason for _, _, reason in reasons]
 
 
+def _two_documents(_params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Any two different documents fail: structured-equal@1 has no params to make it vacuous."""
+    return {"actual": {"counterexample": 1}, "expected": {"counterexample": 2}}
+
+
 @checker(
     "structured-equal",
     1,
     roles=[
-        Role("actual", InputKind.DATA, "the document produced (YAML or JSON)"),
-        Role("expected", InputKind.DATA, "the independently prepared expected document"),
+        Role("actual", InputKind.DATA, "the document produced (YAML or JSON)", compared=True),
+        Role(
+            "expected",
+            InputKind.DATA,
+            "the independently prepared expected document",
+            compared=True,
+        ),
     ],
     reasons={
         "content.added": "a path present in actual but not in expected",
@@ -103,6 +113,7 @@ def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> l
         "content.type_changed": "the value at a path has another type (e.g. 1 vs '1')",
     },
     libraries=("deepdiff", "pyyaml"),
+    counterexample=_two_documents,
 )
 def structured_equal(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two documents have the same full content.

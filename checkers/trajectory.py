@@ -13,7 +13,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from .api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+    first_failing,
+)
 from .skeleton import Equivalence, Model, learn, match, parse_trace
 from .structured import compare_documents
 
@@ -26,6 +35,36 @@ def _field_rank(path: str, document: Mapping[str, Any]) -> int:
     top = re.split(r"[.\[]", path, maxsplit=1)[0]
     fields = list(document)
     return fields.index(top) if top in fields else len(fields)
+
+
+_LABELS = ("start", "finish", "Alpha 1", "beta-2", "0", "x", "Z", "é", "_", "a b", "/")
+
+
+def _skeleton_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Two references reaching two states, and a trace that skips the second: it fails
+    unless the normaliser makes every label one state (or none), in which case there is
+    no trace to reject. Learns from references, so the params apply as given."""
+    identity = params["identity"] or ["label"]
+    if not isinstance(identity, list) or not all(isinstance(f, str) for f in identity):
+        return None
+
+    def state(value: str) -> dict[str, Any]:
+        attrs = {field: value for field in identity if field != "label"}
+        return {"label": value if "label" in identity else "screen", "attrs": attrs}
+
+    def trace(name: str, values: tuple[str, ...]) -> dict[str, Any]:
+        return {"trace": name, "states": [state(v) for v in values]}
+
+    candidates = (
+        {
+            "references": [trace("r1", (first, second)), trace("r2", (first, second))],
+            "trace": trace("t", (first,)),
+        }
+        for first in _LABELS
+        for second in _LABELS
+        if first != second
+    )
+    return first_failing(trajectory_skeleton.function, params, candidates)
 
 
 @checker(
@@ -45,8 +84,9 @@ def _field_rank(path: str, document: Mapping[str, Any]) -> int:
             "model is given too, re-learn it and compare",
             many=True,
             optional=True,
+            compared=True,
         ),
-        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)"),
+        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
     ],
     params=[
         Param(
@@ -72,6 +112,7 @@ def _field_rank(path: str, document: Mapping[str, Any]) -> int:
         "trajectory.model_mismatch": "the stored model is not what its reference traces give",
     },
     libraries=("networkx",),
+    counterexample=_skeleton_counterexample,
 )
 def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A trace reaches the essential states of successful runs, in order.

@@ -66,8 +66,9 @@ def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] |
             "model is given too, re-learn it and compare",
             many=True,
             optional=True,
+            compared=True,
         ),
-        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)"),
+        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
     ],
     params=list(v1.trajectory_skeleton.params),
     reasons={

@@ -17,10 +17,10 @@ import checkers
 from bundler.cli import main
 from bundler.manifest import Case
 from bundler.runner import run_case
-from checkers.api import Checker, Verdict, checker
+from checkers.api import Checker, Reason, Verdict, checker
 
 
-@checker("spin", 1, roles=[], reasons={})
+@checker("spin", 1, roles=[], reasons={}, counterexample=lambda params: {})
 def spin(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Never returns, and swallows every Exception on the way."""
     while True:
@@ -28,9 +28,17 @@ def spin(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
             time.sleep(0.01)
 
 
-@checker("quick", 1, roles=[], reasons={})
+@checker(
+    "quick",
+    1,
+    roles=[],
+    reasons={"quick.failed": "asked to fail"},
+    counterexample=lambda params: {"fail": True},
+)
 def quick(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """Passes at once."""
+    """Passes at once (fails at once on its counterexample, so it is not vacuous)."""
+    if inputs.get("fail"):
+        return Verdict.failed("asked to", [Reason("quick.failed", "asked to")])
     return Verdict.passed("fine")
 
 
@@ -80,6 +88,7 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
         "    params: {markers: ['!']}\n    expect: fail\n"
         "claims:\n  - id: clean\n    statement: The run is clean.\n"
         "    cases: [clean, caught]\n"
+        "    negative_control_waiver: the control runs another marker; this is about time\n"
     )
     # build checks at home with the default limit, which this would take hours to reach;
     # the same file, packed by hand, is what a stranger would send

@@ -154,7 +154,7 @@ def test_keep_with_quiet_still_says_where(quickstart_bundle: Path, tmp_path: Pat
     work = tmp_path / "work"
     code, out, err = run("verify", str(quickstart_bundle), "--keep", "-q", "--workdir", str(work))
     assert code == 0
-    assert out.strip() == "Result: every claim supported"
+    assert out.strip() == "Result: every claim supported (2 of 2 claims supported); unsigned"
     assert f"work directory kept at {work}" in err
 
 

@@ -324,7 +324,10 @@ def test_verify_writes_every_format(quickstart_bundle: Path, tmp_path: Path) -> 
         "--html",
         str(out["html"]),
     )
-    assert code == 0 and stdout == "Result: every claim supported\n"
+    assert (
+        code == 0
+        and stdout == "Result: every claim supported (2 of 2 claims supported); unsigned\n"
+    )
     report = json.loads(out["json"].read_text())
     # this verifier has --expect-manifest-sha256, so the command shown pins the identity
     assert out["md"].read_text() == to_markdown(report, expect_identity=True)

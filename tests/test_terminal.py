@@ -95,7 +95,7 @@ def test_piped_output_is_plain_text(quickstart_bundle: Path) -> None:
 
 def test_quiet_prints_only_the_verdict_line_even_on_a_terminal(quickstart_bundle: Path) -> None:
     screen = in_terminal("verify", str(quickstart_bundle), "--quiet")
-    assert screen.strip() == "Result: every claim supported"
+    assert screen.strip() == "Result: every claim supported (2 of 2 claims supported); unsigned"
 
 
 def test_verbose_shows_every_case(quickstart_bundle: Path) -> None:

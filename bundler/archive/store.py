@@ -21,7 +21,7 @@ from pathlib import Path
 from ..hashing import CHUNK
 from .errors import ArchiveError, os_failure
 
-DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
+DIGEST_RE = re.compile(r"^[0-9a-f]{64}\Z")
 STALE_SECONDS = 24 * 3600  # far longer than any add takes
 
 

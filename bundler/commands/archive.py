@@ -304,15 +304,17 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
         )
         if json_target == "-":
             return
+    from ..reports.common import one_line as t  # bundle text stays on its line
+
     b = shown.bundle
-    click.echo(f"Bundle    {b.name}@{b.version}: {b.title}")
+    click.echo(f"Bundle    {t(b.name)}@{t(b.version)}: {t(b.title)}")
     click.echo(f"Digest    sha256:{b.digest} ({b.size} bytes)")
     click.echo(f"Identity  sha256:{b.identity} (the manifest)")
     click.echo(f"Signer    {b.signer}")
     click.echo(f"Added     {b.added_at} by {b.added_by} with {b.tool}")
     click.echo("Claims")
     for claim in shown.claims:
-        click.echo(f"  {claim['id']}: {claim['statement']}")
+        click.echo(f"  {t(claim['id'])}: {t(claim['statement'])}")
     click.echo(f"History   {len(shown.history)} verification(s), oldest first")
     for v in shown.history:
         env = v.environment
@@ -321,11 +323,13 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
         if isinstance(v.detail.get("signature"), dict):
             click.echo(f"      {v.detail['signature'].get('text')}")
         for claim in v.claims:
-            click.echo(f"      {claim['status']:13} {claim['id']}: {claim['why']}")
+            click.echo(f"      {claim['status']:13} {t(claim['id'])}: {t(claim['why'])}")
         if "message" in v.detail:
-            click.echo(f"      {v.detail['message']}")
+            click.echo(f"      {t(v.detail['message'])}")
         for problem in v.detail.get("problems", []):
-            click.echo(f"      - {problem['where']}: {problem['message']} [{problem['code']}]")
+            click.echo(
+                f"      - {t(problem['where'])}: {t(problem['message'])} [{t(problem['code'])}]"
+            )
 
 
 @archive.command("verify", epilog=EXITS["verify"])

@@ -90,4 +90,6 @@ def build(
     )
     if verbose:
         for case in result.home_report.get("cases", []):
-            click.echo(f"  [{case['outcome']}] {case['id']}: {case['explanation']}")
+            from ..reports.common import one_line as t
+
+            click.echo(f"  [{case['outcome']}] {t(case['id'])}: {t(case['explanation'])}")

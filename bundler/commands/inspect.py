@@ -26,6 +26,7 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     Example:
       reprobundle inspect starter-0.1.0.bundle.tar.zst
     """
+    from ..reports.common import one_line as t
     from ..trust import Policy, SignatureCheck, check_signatures
     from ..verify import check_integrity
 
@@ -37,35 +38,39 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     extracted = check_integrity(bundle, limits_from(limit_values), signatures)
     m = extracted.manifest
     env = m.environment
-    click.echo(f"Bundle    {m.name} {m.version}: {m.title}")
+    # every text from the bundle is on one line (t), so none can pass for a line of ours
+    click.echo(f"Bundle    {t(m.name)} {t(m.version)}: {t(m.title)}")
     click.echo(f"Identity  sha256:{extracted.identity}")
-    click.echo(f"Format    {m.format}")
+    click.echo(f"Format    {t(m.format)}")
     click.echo(f"Signature {checked[0].describe()} (no keys are trusted by inspect)")
     click.echo(
-        f"Built     with {env.get('tool')}, Python {env.get('python')}, {env.get('platform')}"
+        f"Built     with {t(env.get('tool'))}, Python {t(env.get('python'))}, "
+        f"{t(env.get('platform'))}"
     )
     click.echo(
         f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
     )
     if m.description.strip():
         click.echo("")
-        click.echo(m.description.strip())
+        for line in m.description.strip().split("\n"):  # indented under the bundle
+            click.echo(f"  {t(line)}")
     click.echo("\nFiles")
     for entry in m.files:
-        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {entry.path}")
+        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {t(entry.path)}")
     click.echo("\nCases")
     for case in m.cases:
-        reasons = f" [{', '.join(sorted(case.expect_reasons))}]" if case.expect_reasons else ""
+        listed = ", ".join(sorted(case.expect_reasons))
+        reasons = f" [{t(listed)}]" if case.expect_reasons else ""
         kind = f" ({case.kind})" if case.kind else ""
-        click.echo(f"  {case.id}: {case.checker}, expects {case.expect}{reasons}{kind}")
+        click.echo(f"  {t(case.id)}: {t(case.checker)}, expects {case.expect}{reasons}{kind}")
     for code in m.code:
-        click.echo(f"  bundled code {code.key} = {code.entry} (runs only when allowed)")
+        click.echo(f"  bundled code {t(code.key)} = {t(code.entry)} (runs only when allowed)")
     click.echo("\nClaims")
     for claim in m.claims:
-        click.echo(f"  {claim.id}: {claim.statement}")
-        click.echo(f"    cases: {', '.join(claim.cases)}")
+        click.echo(f"  {t(claim.id)}: {t(claim.statement)}")
+        click.echo(f"    cases: {t(', '.join(claim.cases))}")
         for limit in claim.limits:
-            click.echo(f"    limit: {limit}")
+            click.echo(f"    limit: {t(limit)}")
     click.echo("\nWhat this bundle cannot support")
     for item in m.cannot_support:
-        click.echo(f"  - {item}")
+        click.echo(f"  - {t(item)}")

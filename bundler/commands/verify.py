@@ -69,6 +69,7 @@ def policy_from(
     require_signature: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
+    allow_unsigned: bool = False,
 ) -> Policy:
     import re
 
@@ -84,6 +85,8 @@ def policy_from(
         keys += load_store(trust_store)
     if require_signature and not keys:
         raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
+    if require_signature and allow_unsigned:
+        raise UsageError("--require-signature and --allow-unsigned contradict each other")
     signatures: dict[str, bytes] = {}
     for path in detached:
         try:
@@ -91,7 +94,7 @@ def policy_from(
         except OSError as exc:
             raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
     pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
-    return Policy(tuple(keys), require_signature, pin, signatures)
+    return Policy(tuple(keys), require_signature, pin, signatures, allow_unsigned=allow_unsigned)
 
 
 # verify's options that are not about how it writes its outputs: how it judges. `report`
@@ -145,6 +148,7 @@ def verify_with_options(
         options["require_signature"],
         options["expect_manifest_sha256"],
         options["detached"],
+        options["allow_unsigned"],
     )
     code = CodePolicy(
         options["allow_code"],
@@ -218,6 +222,12 @@ def verify_with_options(
     help="Reject the bundle unless a trusted key signed it.",
 )
 @click.option(
+    "--allow-unsigned",
+    is_flag=True,
+    help="With --trust/--trust-store: verify a bundle none of those keys signed instead of "
+    "rejecting it (the result line still says it is unsigned).",
+)
+@click.option(
     "--expect-manifest-sha256",
     metavar="HEX",
     help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
@@ -285,6 +295,7 @@ def verify(
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
     require_signature: bool,
+    allow_unsigned: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
     allow_code: bool,
@@ -305,8 +316,9 @@ def verify(
     other formats (one of them may be - for stdout; the text then goes to stderr).
 
     Signatures are checked before any payload file is written: a bad signature always
-    rejects; --require-signature rejects all but a signature by a key you trust
-    (--trust, --trust-store); --expect-manifest-sha256 pins an unsigned bundle.
+    rejects; naming keys you trust (--trust, --trust-store) rejects a bundle none of
+    them signed, unless you add --allow-unsigned; --expect-manifest-sha256 pins an
+    unsigned bundle. The result line (also with -q) says whether and by whom it was signed.
 
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diff import summary_counts
-from .common import printable
+from .common import one_line as t
 
 
 def _value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = t(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -20,12 +20,12 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
     lines = []
     for change in found:
         if change["change"] == "added":
-            lines.append(f"{indent}+ {change['path']}: {_value(change['new'])}")
+            lines.append(f"{indent}+ {t(change['path'])}: {_value(change['new'])}")
         elif change["change"] == "removed":
-            lines.append(f"{indent}- {change['path']}: {_value(change['old'])}")
+            lines.append(f"{indent}- {t(change['path'])}: {_value(change['old'])}")
         else:
             lines.append(
-                f"{indent}~ {change['path']}: {_value(change['old'])} -> {_value(change['new'])}"
+                f"{indent}~ {t(change['path'])}: {_value(change['old'])} -> {_value(change['new'])}"
             )
     return lines
 
@@ -33,19 +33,19 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
 def _expect(e: Mapping[str, Any]) -> str:
     reasons = e["expect_reasons"]
     finding = " (finding)" if e.get("kind") == "finding" else ""
-    return str(e["expect"]) + (f" [{', '.join(reasons)}]" if reasons else "") + finding
+    return t(e["expect"]) + (f" [{t(', '.join(reasons))}]" if reasons else "") + finding
 
 
 def to_text(result: Mapping[str, Any], verbose: bool = False) -> str:
-    """The diff for a person; text from the bundles is made ``printable``."""
-    return printable(_to_text(result, verbose))
+    """The diff for a person; every text from the bundles is on one line (``one_line``)."""
+    return _to_text(result, verbose)
 
 
 def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
     old, new = result["old"], result["new"]
     out = [
-        f"Old  {old['name']} {old['version']}  sha256:{old['identity']}",
-        f"New  {new['name']} {new['version']}  sha256:{new['identity']}",
+        f"Old  {t(old['name'])} {t(old['version'])}  sha256:{t(old['identity'])}",
+        f"New  {t(new['name'])} {t(new['version'])}  sha256:{t(new['identity'])}",
         "",
     ]
     if result["identical"]:
@@ -60,48 +60,58 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         )
         for item in result["expectations_changed"]:
             mark = "!! FLIPPED" if item["flipped"] else "!! changed"
-            claims = ", ".join(item["claims"]) or "no claim"
+            claims = t(", ".join(item["claims"])) or "no claim"
             out.append(
-                f"  {mark} {item['case']}: expected {_expect(item['old'])} -> "
+                f"  {mark} {t(item['case'])}: expected {_expect(item['old'])} -> "
                 f"{_expect(item['new'])} (claims: {claims})"
+            )
+        out.append("")
+
+    if counts["code"]:
+        out.append(f"BUNDLED CHECKER CODE CHANGED: {counts['code']} case(s) run other code")
+        for item in result["checker_code_changed"]:
+            claims = t(", ".join(item["claims"])) or "no claim"
+            what = ", ".join(t(p) for p in item["files_changed"]) or "its entry or reasons"
+            out.append(
+                f"  !! code {t(item['case'])} ({t(item['checker'])}): {what} (claims: {claims})"
             )
         out.append("")
 
     cases = result["cases"]
     if counts["cases"]:
         out.append("Cases")
-        out += [f"  + {c} (added)" for c in cases["added"]]
-        out += [f"  - {c} (removed)" for c in cases["removed"]]
+        out += [f"  + {t(c)} (added)" for c in cases["added"]]
+        out += [f"  - {t(c)} (removed)" for c in cases["removed"]]
         for item in cases["changed"]:
-            out.append(f"  ~ {item['case']}")
+            out.append(f"  ~ {t(item['case'])}")
             out += _change_lines(item["changes"], "      ")
             for path in item["input_content_changed"]:
-                out.append(f"      ~ input {path}: content changed")
+                out.append(f"      ~ input {t(path)}: content changed")
         out.append("")
 
     claims = result["claims"]
     if counts["claims"]:
         out.append("Claims")
-        out += [f"  + {c} (added)" for c in claims["added"]]
-        out += [f"  - {c} (removed)" for c in claims["removed"]]
+        out += [f"  + {t(c)} (added)" for c in claims["added"]]
+        out += [f"  - {t(c)} (removed)" for c in claims["removed"]]
         for item in claims["changed"]:
-            out.append(f"  ~ {item['claim']}")
+            out.append(f"  ~ {t(item['claim'])}")
             out += _change_lines(item["changes"], "      ")
         out.append("")
 
     if counts["scope"]:
         out.append("What the bundle cannot support")
-        out += [f"  + {s}" for s in result["scope"]["added"]]
-        out += [f"  - {s}" for s in result["scope"]["removed"]]
+        out += [f"  + {t(s)}" for s in result["scope"]["added"]]
+        out += [f"  - {t(s)}" for s in result["scope"]["removed"]]
         out.append("")
 
     files = result["files"]
     if counts["files"]:
         out.append("Files")
-        out += [f"  + {p}" for p in files["added"]]
-        out += [f"  - {p}" for p in files["removed"]]
+        out += [f"  + {t(p)}" for p in files["added"]]
+        out += [f"  - {t(p)}" for p in files["removed"]]
         for item in files["changed"]:
-            line = f"  ~ {item['path']} ({item['old_size']} -> {item['new_size']} bytes)"
+            line = f"  ~ {t(item['path'])} ({item['old_size']} -> {item['new_size']} bytes)"
             if verbose:
                 line += f" sha256 {item['old_sha256'][:16]}… -> {item['new_sha256'][:16]}…"
             out.append(line)
@@ -117,6 +127,8 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         out += _change_lines(result["environment"], "  ")
         out.append("")
 
-    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind != "flipped"]
+    parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind not in ("flipped", "code")]
+    if counts["code"]:
+        parts.insert(0, f"{counts['code']} case(s) with changed checker code")
     out.append("Changed: " + ", ".join(parts))
     return "\n".join(out)

@@ -21,8 +21,8 @@ from .common import (
     claim_cases,
     findings,
     observed_text,
+    one_line_all,
     outcome_text,
-    printable,
     shown_cases,
     verdicts_text,
 )
@@ -39,8 +39,9 @@ STYLE = {
 
 def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -> None:
     """Print the verification: identity, the cases that need a look, claims, scope.
-    Every text from the bundle passes through ``printable`` (no escape sequences)."""
-    report = _printable(report)
+    Every text from the bundle passes through ``one_line`` (no escape sequences, no line
+    breaks: bundle text never starts a line of its own)."""
+    report = one_line_all(report)
     bundle = report["bundle"]
     env = report.get("build_environment", {})
     console.print(
@@ -149,7 +150,8 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         Text.assemble(
             ("Result: ", "bold"),
             (STATUS_WORDS[report["result"]], STYLE.get(report["result"], "bold")),
-            f" ({supported} of {len(report['claims'])} claims supported)",
+            f" ({supported} of {len(report['claims'])} claims supported); "
+            f"{(report.get('signature') or {}).get('summary', 'signature not checked')}",
         )
     )
 
@@ -163,11 +165,3 @@ def _item(console: Console, text: Text) -> None:
     console.print(grid)
 
 
-def _printable(value: Any) -> Any:
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, Mapping):
-        return {k: _printable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_printable(v) for v in value]
-    return value

@@ -19,6 +19,7 @@ from .common import (
     claim_cases,
     findings,
     observed_text,
+    one_line_all,
     outcome_text,
     shown_cases,
     verdicts_text,
@@ -45,6 +46,9 @@ def kind_label(case: Mapping[str, Any]) -> str:
 
 
 def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
+    """Every string of the report (most come from the bundle) passes through ``one_line``
+    first, so none can start a line of its own and pass for a verdict or signature line."""
+    report = one_line_all(report)
     bundle, env = report["bundle"], report.get("build_environment", {})
     head = "         "
     out = [
@@ -165,7 +169,10 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
         out += _wrap(item, width, "  - ", "    ")
     out += _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")
     supported = sum(1 for c in report["claims"] if c["status"] == "supported")
-    out += ["", f"{result_line(report)} ({supported} of {len(report['claims'])} claims supported)"]
+    summary = f"{result_line(report)} ({supported} of {len(report['claims'])} claims supported)"
+    signature_summary = (report.get("signature") or {}).get("summary")
+    last = f"{summary}; {signature_summary}" if signature_summary else summary
+    out += ["", *_wrap(last, width, "", "  ")]
     return "\n".join(out)
 
 

@@ -1,0 +1,273 @@
+"""Every built-in checker can show, for its params, an input on which it fails.
+
+The property: for params the runner accepts, the checker's counterexample exists and the
+checker fails on it for one of its own reasons; and where a counterexample says "none",
+the params really are vacuous (checked where that can be decided by hand).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import checkers
+from bundler import yamlfile
+from bundler.runner import params_problems, run_checker, vacuity
+from checkers.api import Checker, failed_substantively
+from checkers.witness import example
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCES = sorted(
+    [*REPO.glob("bundles/*/bundle.yaml"), *REPO.glob("bundler/templates/*/bundle.yaml")]
+)
+
+
+# params of every @1 checker, so that the property covers each one even when no example
+# uses it any more (a later version replaced it there)
+KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
+    ("call-args-schema@1", {}),
+    ("classification-metrics@1", {"claimed": {"m": {"accuracy": 0.5, "n": 2}}}),
+    ("contamination@1", {"markers": ["unavailable tool"]}),
+    ("fault-report@1", {"want": "defect_detected", "failing_tests": ["t"]}),
+    ("group-rates@1", {"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}),
+    ("intent-expectations@1", {"case": "add-caching-auto"}),
+    ("merge-reconstruct@1", {"lists": "by_key"}),
+    ("no-write-attempts@1", {}),
+    ("review-matches-submission@1", {}),
+    ("state-unchanged@1", {"fields": ["config_hash"]}),
+    ("structured-equal@1", {}),
+    ("suite-threshold@1", {"min_pass": 14, "total": 17}),
+    ("trajectory-skeleton@1", {"identity": ["label", "view"]}),
+    ("trial-stats@1", {"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}),
+]
+
+
+def used_params() -> list[tuple[str, dict[str, Any]]]:
+    """(checker, params) of every built-in case of every example and template source."""
+    found = list(KNOWN_PARAMS)
+    for source in SOURCES:
+        doc, _ = yamlfile.load(source.read_text("utf-8"))
+        for case in doc["cases"]:
+            if not case["checker"].startswith("bundle:"):
+                found.append((case["checker"], case.get("params", {})))
+    return found
+
+
+def fails_on_its_counterexample(found: Checker, params: dict[str, Any]) -> bool | None:
+    """True when the counterexample fails the checker; None when there is none."""
+    assert found.counterexample is not None
+    full = {p.name: p.default for p in found.params if not p.required} | params
+    inputs = found.counterexample(full)
+    if inputs is None:
+        return None
+    return failed_substantively(run_checker(found, inputs, params))
+
+
+def test_every_registered_checker_declares_a_counterexample() -> None:
+    missing = [key for key, found in checkers.registry().items() if found.counterexample is None]
+    assert missing == [], f"declare counterexample= for {missing} (see checkers/README.md)"
+
+
+def test_a_checker_without_a_counterexample_is_refused_as_vacuous() -> None:
+    from dataclasses import replace
+
+    found = replace(checkers.registry()["structured-equal@1"], counterexample=None)
+    refused = vacuity(found, {})
+    assert refused is not None and refused.codes == ("params.vacuous",)
+
+
+@pytest.mark.parametrize(("key", "params"), used_params(), ids=lambda v: str(v)[:60])
+def test_params_of_every_example_case_have_a_failing_counterexample(
+    key: str, params: dict[str, Any]
+) -> None:
+    assert fails_on_its_counterexample(checkers.registry()[key], params) is True
+
+
+def test_every_registered_checker_is_exercised_by_the_property() -> None:
+    missing = set(checkers.registry()) - {key for key, _ in used_params()}
+    assert not missing, f"use {sorted(missing)} in an example bundle or add it to KNOWN_PARAMS"
+
+
+# -- hypothesis: random params of the checkers whose params can make them vacuous ----------
+
+WORD = st.text(alphabet="abcXYZ019 -_/.", min_size=1, max_size=8)
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_property(key: str, params: dict[str, Any]) -> bool | None:
+    found = checkers.registry()[key]
+    if params_problems(found, params):
+        return None
+    refused = vacuity(found, params)
+    if refused is not None and "params.invalid" in refused.codes:
+        return None
+    outcome = fails_on_its_counterexample(found, params)
+    assert (refused is None) == (outcome is True), (refused, outcome)
+    return outcome
+
+
+@PROPERTY
+@given(
+    markers=st.lists(
+        st.one_of(WORD.map(re.escape), st.sampled_from(["(?!)", "a^b", "x\\bx", "[0-9]+ ms"])),
+        min_size=1,
+        max_size=4,
+        unique=True,
+    ),
+    ignore_case=st.booleans(),
+)
+def test_contamination_counterexample_hits_every_marker(
+    markers: list[str], ignore_case: bool
+) -> None:
+    outcome = check_property("contamination@1", {"markers": markers, "ignore_case": ignore_case})
+    dead = {"(?!)", "a^b", "x\\bx"} & set(markers)
+    if outcome is not None:
+        assert outcome is (not dead)
+
+
+RULE = st.builds(
+    lambda method, path: f"{method} {path}",
+    st.sampled_from(["GET", "PUT", "POST", "*"]),
+    st.sampled_from(["*", "/api/*", "/api/v1/config", "/x/*/y", "/[ab]c"]),
+)
+
+
+@PROPERTY
+@given(writes=st.lists(RULE, max_size=3), reads=st.lists(RULE, max_size=3))
+def test_no_write_counterexample_is_vacuous_only_when_everything_is_a_read(
+    writes: list[str], reads: list[str]
+) -> None:
+    outcome = check_property("no-write-attempts@1", {"writes": writes, "reads": reads})
+    if outcome is None and not writes:
+        assert "* *" in reads  # the only way to cover every request as a read
+
+
+@PROPERTY
+@given(
+    claimed=st.dictionaries(
+        st.sampled_from(["pass_at_k", "pass_hat_k", "success_rate"]),
+        st.floats(0, 1, allow_nan=False),
+        min_size=1,
+    ),
+    counts=st.dictionaries(
+        st.sampled_from(["trials", "tasks", "environment_failures", "successes"]),
+        st.integers(0, 40),
+    ),
+    tolerance=st.floats(0, 0.999, allow_nan=False),
+    k=st.integers(1, 5),
+)
+def test_trial_stats_counterexample_and_tolerance(
+    claimed: dict[str, float], counts: dict[str, int], tolerance: float, k: int
+) -> None:
+    params = {"k": k, "claimed": {**claimed, **counts}, "tolerance": tolerance}
+    outcome = check_property("trial-stats@1", params)
+    unfalsifiable = any(max(v, 1 - v) <= tolerance for v in claimed.values())
+    if unfalsifiable:
+        assert outcome is None
+    else:
+        assert outcome is True
+
+
+@PROPERTY
+@given(
+    claimed=st.dictionaries(
+        st.sampled_from(["accuracy", "precision", "recall", "f1", "tp", "n"]),
+        st.one_of(st.floats(0, 1, allow_nan=False), st.just("undefined"), st.integers(0, 5)),
+        min_size=1,
+    ),
+    tolerance=st.floats(0, 0.0499, allow_nan=False),
+)
+def test_classification_metrics_counterexample(claimed: dict[str, Any], tolerance: float) -> None:
+    params = {"claimed": {"m": claimed}, "tolerance": tolerance}
+    outcome = check_property("classification-metrics@1", params)
+    assert outcome in (None, True)
+    if outcome is None:  # only when the params themselves are wrong
+        found = checkers.registry()["classification-metrics@1"]
+        refused = vacuity(found, params)
+        assert refused is None or "params.vacuous" not in refused.codes
+
+
+@PROPERTY
+@given(
+    pattern=st.sampled_from([".*", "^.*$", "[a-z]", "\\d+", "\\s*\\d+(\\.\\d+)? s$", "x"]),
+    replace=st.sampled_from(["", "same", "x"]),
+)
+def test_trajectory_counterexample_is_vacuous_only_when_labels_collapse(
+    pattern: str, replace: str
+) -> None:
+    normalise = [{"pattern": pattern, "replace": replace}]
+    outcome = check_property("trajectory-skeleton@1", {"normalise": normalise})
+    labels = {re.sub(pattern, replace, label) for label in ("start", "finish", "0", "a b", "/")}
+    if len(labels - {""}) >= 2:
+        assert outcome is True
+
+
+@PROPERTY
+@given(
+    claimed=st.dictionaries(
+        WORD,
+        st.integers(1, 6).flatmap(lambda n: st.integers(0, n).map(lambda k: f"{k}/{n}")),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_group_rates_counterexample(claimed: dict[str, str]) -> None:
+    assert check_property("group-rates@1", {"check": "c", "claimed": claimed}) is True
+
+
+@PROPERTY
+@given(total=st.integers(1, 40), data=st.data())
+def test_suite_threshold_counterexample(total: int, data: st.DataObject) -> None:
+    min_pass = data.draw(st.integers(1, total))
+    params = {"min_pass": min_pass, "total": total}
+    assert check_property("suite-threshold@1", params) is True
+
+
+@PROPERTY
+@given(
+    want=st.sampled_from(
+        [
+            "incomplete",
+            "execution_error_or_skip",
+            "baseline_pass",
+            "baseline_fail",
+            "defect_detected",
+            "defect_missed",
+            "unknown_fault",
+        ]
+    )
+)
+def test_fault_report_counterexample_for_every_judgement(want: str) -> None:
+    assert check_property("fault-report@1", {"want": want}) is True
+
+
+# -- the witness finder --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "unavailable tool",
+        "## Intent contract",
+        r"\bfoo\b",
+        "[^a]",
+        r"(?i)HELLO",
+        r"^GET /x$",
+        r"(ab|cd)+e{2}[0-9]?z",
+        r"(?=abc)abc",
+        "a" * 5000,
+    ],
+)
+def test_witness_is_a_line_the_pattern_matches(pattern: str) -> None:
+    found = example(pattern)
+    assert found is not None and "\n" not in found and re.search(pattern, found)
+
+
+@pytest.mark.parametrize("pattern", ["(?!)", "a^b", r"a\bb", "x{100000000}", "(unclosed"])
+def test_witness_of_a_pattern_that_matches_nothing_is_none(pattern: str) -> None:
+    assert example(pattern) is None
