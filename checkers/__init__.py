@@ -17,13 +17,25 @@ from types import MappingProxyType, ModuleType
 
 from .api import Checker
 
-FAMILIES = ("structured", "config_change", "fault_injection", "trajectory", "metrics", "intent")
+FAMILIES = (
+    "structured",
+    "config_change",
+    "fault_injection",
+    "trajectory",
+    "metrics",
+    "intent",
+    "inspect_log",
+)
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
     "classification-metrics@1": "metrics",
     "contamination@1": "intent",
     "fault-report@1": "fault_injection",
     "group-rates@1": "intent",
+    "inspect-counts@1": "inspect_log",
+    "inspect-metric@1": "inspect_log",
+    "inspect-rescore@1": "inspect_log",
+    "inspect-status@1": "inspect_log",
     "intent-expectations@1": "intent",
     "merge-reconstruct@1": "config_change",
     "no-write-attempts@1": "config_change",
