@@ -210,7 +210,8 @@ def _metric_params(params: Mapping[str, Any]) -> tuple[str, str | None, str]:
     if params["metric"] not in METRICS:
         raise CheckerInputError(
             "params.invalid",
-            f"metric {params['metric']!r} is not one this checker recomputes ({', '.join(METRICS)})",
+            f"metric {params['metric']!r} is not one this checker recomputes "
+            f"({', '.join(METRICS)})",
         )
     return params["scorer"], reducer, params["metric"]
 
@@ -269,8 +270,8 @@ def _synthetic_header(status: str = "success") -> dict[str, Any]:
         ),
     ],
     reasons={
-        "inspect.figure_mismatch": "the figure recomputed from the samples differs from the claimed one",
-        "inspect.scored_mismatch": "the number of samples behind the figure differs from the claimed one",
+        "inspect.figure_mismatch": "the figure recomputed from the samples is not the claimed one",
+        "inspect.scored_mismatch": "the number of samples behind the figure is not the claimed one",
     },
     counterexample=_metric_counterexample,
 )
@@ -556,7 +557,8 @@ def rescore_problem(method: str, options: Mapping[str, Any]) -> str | None:
     allowed = _RESCORE_OPTIONS[method]
     for key, value in options.items():
         if key not in allowed:
-            return f"{method} option {key!r} is not one this checker knows ({', '.join(allowed) or 'none'})"
+            known = ", ".join(allowed) or "none"
+            return f"{method} option {key!r} is not one this checker knows ({known})"
         if isinstance(value, bool) != (bool in allowed[key]) or not isinstance(value, allowed[key]):
             return f"{method} option {key!r} has the wrong type ({type(value).__name__})"
     if method == "match":
@@ -611,7 +613,8 @@ def _stored_correct(scorer: str, completion: str, target: str) -> Mapping[str, A
         ),
     ],
     reasons={
-        "inspect.score_mismatch": "a stored score is not what the scorer gives for the stored completion and target",
+        "inspect.score_mismatch": "a stored score is not what the scorer gives for the stored "
+        "completion and target",
     },
     counterexample=_rescore_counterexample,
 )

@@ -1,0 +1,60 @@
+"""The `import` group: bundle sources from the eval logs people already have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._shared import handle_errors
+
+
+@click.group(name="import")
+def import_group() -> None:
+    """Write a bundle source from an eval harness's log, ready for `reprobundle build`.
+
+    \b
+    Example:
+      reprobundle import inspect logs/2026-12-01T09-27-49_task.eval -o mybundle
+      reprobundle build mybundle
+    """
+
+
+@import_group.command(name="inspect")
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The bundle source folder to write (new or empty). Default: NAME beside the log.",
+)
+@click.option("--name", default=None, help="Bundle name (default: inspect-TASK).")
+@click.option("--version", "version", default="1.0.0", show_default=True, help="Bundle version.")
+@handle_errors
+def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
+    """Import an Inspect AI log (.eval or .json) as a bundle source.
+
+    The log is copied unchanged. Each figure of its header (per scorer, reducer and
+    metric) becomes a case that re-derives it from the per-sample scores; the sample
+    counts, a success status hiding errored samples (a finding), and the deterministic
+    scorers (match, includes, exact, pattern) re-scored from completion and target
+    become cases too, each with a negative control. Claims state every denominator
+    both ways: errors dropped, and errors counted as failures.
+
+    \b
+    Example:
+      reprobundle import inspect run.eval -o run-bundle && reprobundle build run-bundle
+    """
+    from ..importers.inspect_eval import import_inspect, slug
+
+    target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
+    done = import_inspect(log, target, name=name, version=version)
+    click.echo(
+        f"wrote {done.source}: {done.cases} cases, {len(done.claims)} claims "
+        f"({', '.join(done.claims)})"
+    )
+    for note in done.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"next: reprobundle build {done.source}")
