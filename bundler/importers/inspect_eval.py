@@ -257,7 +257,7 @@ def _revision(log: InspectLog) -> str:
     if not isinstance(revision, dict):
         return "The log records no code revision: the code that produced it is not identified."
     commit = str(revision.get("commit", "?"))
-    where = f"commit {commit} of {revision.get('origin', 'an unnamed repository')}"
+    where = f"commit {commit} of {revision.get('origin') or 'a repository with no origin'}"
     if revision.get("dirty"):
         return (
             f"DIRTY REVISION: the run was made from {where} with uncommitted changes, so "
@@ -282,13 +282,19 @@ def _scorer_of(log: InspectLog, entry: Mapping[str, Any]) -> tuple[str, Mapping[
 
 
 def _flip(log: InspectLog, scorer: str, sample_id: str | int) -> tuple[Record, ...]:
-    """The records with every stored ``scorer`` score of one sample turned to its opposite."""
+    """The records with every stored ``scorer`` score of one sample set to I if any of
+    them was above 0, else to C (one value for all epochs, so pass@k changes too)."""
+    mine = [
+        r.scores[scorer].value
+        for r in log.records
+        if r.sample_id == sample_id and scorer in r.scores
+    ]
+    value = "I" if any(to_float(v) > 0 for v in mine) else "C"
 
     def flipped(r: Record) -> Record:
         score = r.scores.get(scorer)
         if r.sample_id != sample_id or score is None:
             return r
-        value = "I" if to_float(score.value) > 0 else "C"
         return dataclasses.replace(r, scores={**r.scores, scorer: Score(value, score.answer)})
 
     return tuple(flipped(r) for r in log.records)
@@ -406,10 +412,11 @@ def _figures(plan: _Plan) -> None:
             needs.append(("inspect-rescore@1", params, "inspect.score_mismatch"))
             owners.append((rescore_case, None))
         else:
-            kind = "model-graded" if "model_graded" in method else "not re-scored"
+            if "model_graded" in method:
+                problem = "they are a grader model's judgement"
             plan.cannot.append(
-                f"That the {scorer!r} scores are right ({kind}: {problem}): the bundle "
-                "re-checks only the arithmetic from those stored scores."
+                f"That the {scorer!r} scores are right ({problem}): the bundle re-checks "
+                "only the arithmetic on them."
             )
         controls = _controls(plan, scorer, needs)
         control_of: dict[str, str] = {}
