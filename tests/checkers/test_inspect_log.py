@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -272,7 +273,8 @@ def test_a_changed_byte_in_a_sample_member_is_caught(inspect_logs: Path) -> None
     raw = bytearray((inspect_logs / "mixed.eval").read_bytes())
     with zipfile.ZipFile(io.BytesIO(bytes(raw))) as archive:
         info = next(i for i in archive.infolist() if i.filename.startswith("samples/"))
-    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    name_len, extra_len = struct.unpack_from("<HH", raw, info.header_offset + 26)
+    start = info.header_offset + 30 + name_len + extra_len
     raw[start + info.compress_size // 2] ^= 0x01
     with pytest.raises(LogError, match=info.filename):
         read_log(bytes(raw))
