@@ -95,8 +95,8 @@ class InspectLog:
 
     def result_scores(self) -> list[Mapping[str, Any]]:
         """The header's figures: one entry per scorer (and reducer)."""
-        scores = (self.results or {}).get("scores") or []
-        return [s for s in scores if isinstance(s, dict)]
+        scores: list[Mapping[str, Any]] = (self.results or {}).get("scores") or []
+        return scores
 
 
 _CACHE: OrderedDict[str, InspectLog] = OrderedDict()
@@ -155,6 +155,54 @@ def _check_version(header: Mapping[str, Any], where: str) -> None:
         )
 
 
+def _shape(value: Any, kind: type | tuple[type, ...], where: str, problems: list[str]) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        problems.append(f"{where} must be {names}, observed {type(value).__name__}")
+        return None
+    return value
+
+
+def _check_header(header: Mapping[str, Any], where: str) -> None:
+    """The header fields the checkers and the importer read have Inspect's shapes."""
+    problems: list[str] = []
+    _shape(header.get("status", ""), str, "status", problems)
+    spec = _shape(header.get("eval", {}), dict, "eval", problems) or {}
+    for key in ("dataset", "config", "packages", "task_args"):
+        _shape(spec.get(key, {}), dict, f"eval.{key}", problems)
+    if spec.get("revision") is not None:
+        _shape(spec["revision"], dict, "eval.revision", problems)
+    for i, scorer in enumerate(
+        _shape(spec.get("scorers", []), list, "eval.scorers", problems) or []
+    ):
+        if _shape(scorer, dict, f"eval.scorers[{i}]", problems):
+            _shape(scorer.get("name"), str, f"eval.scorers[{i}].name", problems)
+            _shape(scorer.get("options", {}), dict, f"eval.scorers[{i}].options", problems)
+            for j, m in enumerate(
+                _shape(scorer.get("metrics", []), list, f"eval.scorers[{i}].metrics", problems)
+                or []
+            ):
+                _shape(m, dict, f"eval.scorers[{i}].metrics[{j}]", problems)
+    results = header.get("results")
+    if results is not None and _shape(results, dict, "results", problems):
+        for i, entry in enumerate(
+            _shape(results.get("scores", []), list, "results.scores", problems) or []
+        ):
+            at = f"results.scores[{i}]"
+            if not _shape(entry, dict, at, problems):
+                continue
+            _shape(entry.get("name"), str, f"{at}.name", problems)
+            if entry.get("reducer") is not None:
+                _shape(entry["reducer"], str, f"{at}.reducer", problems)
+            metrics = _shape(entry.get("metrics", {}), dict, f"{at}.metrics", problems) or {}
+            for name, m in metrics.items():
+                _shape(m, dict, f"{at}.metrics.{name}", problems)
+        if results.get("headline") is not None:
+            _shape(results["headline"], dict, "results.headline", problems)
+    if problems:
+        raise LogError(f"{where}: " + "; ".join(problems[:10]))
+
+
 def _read_json(data: bytes) -> InspectLog:
     document = _loads(data, "log")
     if not isinstance(document, dict):
@@ -164,6 +212,7 @@ def _read_json(data: bytes) -> InspectLog:
     if not isinstance(samples, list):
         raise LogError("log: 'samples' is not a list")
     header = {k: v for k, v in document.items() if k not in ("samples", "reductions")}
+    _check_header(header, "log")
     records = tuple(_record(s, f"samples[{i}]") for i, s in enumerate(samples))
     return InspectLog("json", header, records)
 
@@ -188,6 +237,7 @@ def _read_eval(data: bytes) -> InspectLog:
     if not isinstance(header, dict):
         raise LogError("header.json: not a JSON object")
     _check_version(header, "header.json")
+    _check_header(header, "header.json")
     names = sorted(
         (n for n in latest if n.startswith("samples/") and n.endswith(".json")),
         key=_sample_order,

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from bundler.build import build
 from bundler.cli import main
-from bundler.errors import BuildRefused, BundleRejected
+from bundler.errors import BuildRefused, BundleRejected, SourceError
 from bundler.importers.inspect_eval import import_inspect
 from bundler.verify import verify
 from tests.helpers import read_entries, write_entries
@@ -211,3 +211,46 @@ def test_cli_refuses_an_unknown_log_version(inspect_logs: Path, tmp_path: Path) 
     assert done.exit_code == 2
     assert "Inspect log version 3 is not one this reader knows" in done.output
     assert not (tmp_path / "src").exists()
+
+
+WRONG: dict[type, Any] = {dict: ["x"], list: {"x": 1}, str: 7, int: "7", float: "0.5", bool: "yes"}
+
+
+def _paths(value: Any, at: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[Any, ...]]:
+    out = [at] if at else []
+    if depth < 4 and isinstance(value, dict):
+        for key, child in value.items():
+            out += _paths(child, (*at, key), depth + 1)
+    elif depth < 4 and isinstance(value, list) and value:
+        out += _paths(value[0], (*at, 0), depth + 1)
+    return out
+
+
+def test_a_header_field_of_the_wrong_type_is_refused_by_name_never_a_traceback(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    original = json.loads((inspect_logs / "mixed.json").read_text())
+    # small, for one import per mutant: two records, one scorer, two of its figures
+    original["samples"] = original["samples"][:2]
+    original["results"]["scores"] = original["results"]["scores"][:2]
+    original["eval"]["scorers"] = original["eval"]["scorers"][:1]
+    header_paths = [
+        p
+        for p in _paths({k: v for k, v in original.items() if k != "samples"})
+        if p[0] in ("status", "eval", "results")
+    ]
+    assert len(header_paths) > 40
+    refused = 0
+    for i, path in enumerate(header_paths):
+        mutant = json.loads(json.dumps(original))
+        node = mutant
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = WRONG.get(type(node[path[-1]]), {"x": 1})
+        (tmp_path / f"m{i}.json").write_text(json.dumps(mutant))
+        try:
+            import_inspect(tmp_path / f"m{i}.json", tmp_path / f"s{i}")
+        except SourceError as exc:
+            assert "must be" in str(exc) or "not" in str(exc), (path, exc)
+            refused += 1
+    assert refused > 10

@@ -78,8 +78,22 @@ class _Plan:
     controls: dict[str, bytes] = field(default_factory=dict)
 
     def case(self, case: dict[str, Any]) -> str:
+        case["id"] = _unique(str(case["id"]), {c["id"] for c in self.cases})
         self.cases.append(case)
         return str(case["id"])
+
+    def claim(self, claim: dict[str, Any]) -> None:
+        claim["id"] = _unique(str(claim["id"]), {c["id"] for c in self.claims})
+        self.claims.append(claim)
+
+
+def _unique(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or with a number after it: two scorer names can make one slug."""
+    found, n = wanted, 1
+    while found in taken:
+        n += 1
+        found = f"{wanted}-{n}"
+    return found
 
 
 def slug(text: str) -> str:
@@ -196,7 +210,7 @@ def _counts(plan: _Plan) -> None:
             )
     observed = rules.counts(log)
     shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
-    plan.claims.append(
+    plan.claim(
         {
             "id": "sample-counts",
             "statement": (
@@ -234,7 +248,7 @@ def _finding(plan: _Plan) -> None:
     )
     errored = len(log.errored)
     no_results = " and states no results at all" if "inspect.no_results" in codes else ""
-    plan.claims.append(
+    plan.claim(
         {
             "id": "finding-errors-under-success",
             "statement": (
@@ -443,7 +457,7 @@ def _figures(plan: _Plan) -> None:
                     [control_of[rescore_case]] if rescore_case in control_of else []
                 )
             is_headline = headline.get("score") == scorer and headline.get("reducer") == reducer
-            plan.claims.append(
+            plan.claim(
                 _figure_claim(
                     plan,
                     scorer,
