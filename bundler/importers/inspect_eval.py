@@ -354,109 +354,31 @@ def _controls(
     return chosen
 
 
+Need = tuple[str, str, dict[str, Any], str]  # case id, checker, params, reason it must fail with
+
+
 def _figures(plan: _Plan) -> None:
+    """Per scorer: its figure cases, its re-score case, their controls, a claim per reducer."""
     log = plan.log
     headline = (log.results or {}).get("headline") or {}
-    entries = log.result_scores()
     by_scorer: dict[str, list[Mapping[str, Any]]] = {}
-    for entry in entries:
+    for entry in log.result_scores():
         by_scorer.setdefault(str(entry.get("name")), []).append(entry)
-    for scorer, scorer_entries in by_scorer.items():
-        method, options = _scorer_of(log, scorer_entries[0])
-        needs: list[tuple[str, dict[str, Any], str]] = []
-        owners: list[tuple[str, str | None]] = []  # the claim (scorer, reducer) of each need
-        figure_cases: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
-        for entry in scorer_entries:
-            reducer = entry.get("reducer")
-            reducer = reducer if isinstance(reducer, str) else None
-            metrics = entry.get("metrics") or {}
-            for metric_name, metric in metrics.items() if isinstance(metrics, dict) else ():
-                value = metric.get("value") if isinstance(metric, dict) else None
-                what = f"{scorer} / {reducer or 'no reducer'} / {metric_name}"
-                why = _figure_problem(log, scorer, reducer, metric_name, value)
-                if why:
-                    plan.cannot.append(f"The figure {what} = {value!r}: {why}.")
-                    continue
-                params: dict[str, Any] = {
-                    "scorer": scorer,
-                    "reducer": reducer or "",
-                    "metric": metric_name,
-                    "claimed": value,
-                }
-                if isinstance(entry.get("scored_samples"), int):
-                    params["scored_samples"] = entry["scored_samples"]
-                case_id = plan.case(
-                    {
-                        "id": f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
-                        "checker": "inspect-metric@1",
-                        "inputs": {"log": plan.log_path},
-                        "params": params,
-                        "expect": "pass",
-                    }
-                )
-                ok, message = _passes(plan, "inspect-metric@1", params)
-                if not ok:
-                    plan.notes.append(
-                        f"{what}: {message}; its claim will be contradicted (build refuses "
-                        "a bundle whose claims are not supported)"
-                    )
-                figure_cases.setdefault(reducer, []).append((case_id, params))
-                needs.append(("inspect-metric@1", params, "inspect.figure_mismatch"))
-                owners.append((case_id, reducer))
-        rescore_case = None
-        problem = (
-            rules.rescore_problem(method, options or {})
-            if options is not None
-            else (f"the log records {method!r} more than once with different options")
-        )
-        if problem is None and any(scorer in r.scores for r in log.records):
-            params = {"scorer": scorer, "method": method, "options": dict(options or {})}
-            rescore_case = plan.case(
-                {
-                    "id": f"rescore-{slug(scorer)}",
-                    "checker": "inspect-rescore@1",
-                    "inputs": {"log": plan.log_path},
-                    "params": params,
-                    "expect": "pass",
-                }
-            )
-            ok, message = _passes(plan, "inspect-rescore@1", params)
-            if not ok:
-                plan.notes.append(f"rescore {scorer}: {message}")
-            needs.append(("inspect-rescore@1", params, "inspect.score_mismatch"))
-            owners.append((rescore_case, None))
-        else:
-            if "model_graded" in method:
-                problem = "they are a grader model's judgement"
-            plan.cannot.append(
-                f"That the {scorer!r} scores are right ({problem}): the bundle re-checks "
-                "only the arithmetic on them."
-            )
-        controls = _controls(plan, scorer, needs)
-        control_of: dict[str, str] = {}
-        for i, (checker_key, params, code) in enumerate(needs):
-            case_id = owners[i][0]
-            if i not in controls:
-                plan.notes.append(f"{case_id}: no changed sample makes it fail; it has no control")
-                continue
-            control_of[case_id] = plan.case(
-                {
-                    "id": f"{case_id}-control",
-                    "checker": checker_key,
-                    "inputs": {"log": controls[i]},
-                    "params": params,
-                    "expect": "fail",
-                    "expect_reasons": [code],
-                }
-            )
+    for scorer, entries in by_scorer.items():
+        method, options = _scorer_of(log, entries[0])
+        figure_cases = _figure_cases(plan, scorer, entries)
+        rescore = _rescore_case(plan, scorer, method, options)
+        needs: list[Need] = [
+            (case_id, "inspect-metric@1", params, "inspect.figure_mismatch")
+            for cases in figure_cases.values()
+            for case_id, params in cases
+        ]
+        if rescore:
+            needs.append((rescore[0], "inspect-rescore@1", rescore[1], "inspect.score_mismatch"))
+        control_of = _control_cases(plan, scorer, needs)
         for reducer, cases in figure_cases.items():
-            ids = [c for c, _ in cases]
+            ids = [c for c, _ in cases] + ([rescore[0]] if rescore else [])
             ids += [control_of[c] for c in ids if c in control_of]
-            if rescore_case:
-                ids += [rescore_case] + (
-                    [control_of[rescore_case]] if rescore_case in control_of else []
-                )
-            is_headline = headline.get("score") == scorer and headline.get("reducer") == reducer
             plan.claim(
                 _figure_claim(
                     plan,
@@ -465,10 +387,105 @@ def _figures(plan: _Plan) -> None:
                     [p for _, p in cases],
                     ids,
                     method,
-                    rescore_case is not None,
-                    is_headline,
+                    rescore is not None,
+                    headline.get("score") == scorer and headline.get("reducer") == reducer,
                 )
             )
+
+
+def _figure_cases(
+    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]]
+) -> dict[str | None, list[tuple[str, dict[str, Any]]]]:
+    """A case per metric of each of the scorer's result entries, by reducer."""
+    out: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
+    for entry in entries:
+        reducer = entry.get("reducer")
+        for metric_name, metric in (entry.get("metrics") or {}).items():
+            value = metric.get("value")
+            what = f"{scorer} / {reducer or 'no reducer'} / {metric_name}"
+            why = _figure_problem(plan.log, scorer, reducer, metric_name, value)
+            if why:
+                plan.cannot.append(f"The figure {what} = {value!r}: {why}.")
+                continue
+            params: dict[str, Any] = {
+                "scorer": scorer,
+                "reducer": reducer or "",
+                "metric": metric_name,
+                "claimed": value,
+            }
+            if isinstance(entry.get("scored_samples"), int):
+                params["scored_samples"] = entry["scored_samples"]
+            case_id = plan.case(
+                {
+                    "id": f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
+                    "checker": "inspect-metric@1",
+                    "inputs": {"log": plan.log_path},
+                    "params": params,
+                    "expect": "pass",
+                }
+            )
+            ok, message = _passes(plan, "inspect-metric@1", params)
+            if not ok:
+                plan.notes.append(
+                    f"{what}: {message}; its claim will be contradicted (build refuses "
+                    "a bundle whose claims are not supported)"
+                )
+            out.setdefault(reducer, []).append((case_id, params))
+    return out
+
+
+def _rescore_case(
+    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The case re-scoring a deterministic scorer, or None (and why, under the scope)."""
+    if options is None:
+        problem: str | None = f"the log records {method!r} more than once with different options"
+    elif "model_graded" in method:
+        problem = "they are a grader model's judgement"
+    else:
+        problem = rules.rescore_problem(method, options)
+    if problem is not None or not any(scorer in r.scores for r in plan.log.records):
+        plan.cannot.append(
+            f"That the {scorer!r} scores are right ({problem or 'no sample has one'}): the "
+            "bundle re-checks only the arithmetic on them."
+        )
+        return None
+    params = {"scorer": scorer, "method": method, "options": dict(options or {})}
+    case_id = plan.case(
+        {
+            "id": f"rescore-{slug(scorer)}",
+            "checker": "inspect-rescore@1",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "pass",
+        }
+    )
+    ok, message = _passes(plan, "inspect-rescore@1", params)
+    if not ok:
+        plan.notes.append(f"rescore {scorer}: {message}")
+    return case_id, params
+
+
+def _control_cases(plan: _Plan, scorer: str, needs: list[Need]) -> dict[str, str]:
+    """A negative control per need (same checker and params, a changed copy of the log);
+    returns case id -> control case id."""
+    files = _controls(plan, scorer, [(checker, params, code) for _, checker, params, code in needs])
+    control_of: dict[str, str] = {}
+    for i, (case_id, checker_key, params, code) in enumerate(needs):
+        if i not in files:
+            plan.notes.append(f"{case_id}: no changed sample makes it fail; it has no control")
+            continue
+        control_of[case_id] = plan.case(
+            {
+                "id": f"{case_id}-control",
+                "checker": checker_key,
+                "inputs": {"log": files[i]},
+                "params": params,
+                "expect": "fail",
+                "expect_reasons": [code],
+            }
+        )
+    return control_of
 
 
 def _figure_problem(
@@ -483,15 +500,12 @@ def _figure_problem(
     if not rules.known_reducer(reducer):
         return f"reducer {reducer!r} is not one reprobundle recomputes"
     for spec in log.spec.get("scorers") or []:
-        for m in spec.get("metrics") or [] if isinstance(spec, dict) else []:
-            if (
-                isinstance(m, dict)
-                and str(m.get("name", "")).endswith(f"/{metric}")
-                and m.get("options")
-            ):
-                return (
-                    f"the metric has options {m['options']!r}, which reprobundle does not recompute"
-                )
+        if spec.get("name") != scorer:
+            continue
+        for m in spec.get("metrics") or []:
+            name = str(m.get("name", "")).removeprefix("inspect_ai/")
+            if name == metric and m.get("options"):
+                return f"the metric has options {m['options']!r}, which are not recomputed"
     values = [r.scores[scorer].value for r in log.records if scorer in r.scores]
     if any(not is_scalar(v) for v in values):
         return "its scores are not scalar values, not re-derived"
