@@ -25,6 +25,7 @@ FAMILIES = (
     "metrics",
     "intent",
     "inspect_log",
+    "promptfoo",
 )
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
@@ -39,6 +40,8 @@ FAMILY_OF = {
     "intent-expectations@1": "intent",
     "merge-reconstruct@1": "config_change",
     "no-write-attempts@1": "config_change",
+    "promptfoo-assert@1": "promptfoo",
+    "promptfoo-stats@1": "promptfoo",
     "review-matches-submission@1": "config_change",
     "state-unchanged@1": "config_change",
     "structured-equal@1": "structured",

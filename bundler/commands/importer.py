@@ -47,7 +47,8 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     Example:
       reprobundle import inspect run.eval -o run-bundle && reprobundle build run-bundle
     """
-    from ..importers.inspect_eval import import_inspect, slug
+    from ..importers import slug
+    from ..importers.inspect_eval import import_inspect
 
     target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
     done = import_inspect(log, target, name=name, version=version)

@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 import checkers
 from checkers import inspect_log as rules
@@ -46,24 +43,13 @@ from checkers.inspect_format import (
     to_json_log,
 )
 
-from ..errors import SourceError, UsageError
+from ..errors import SourceError
 from ..paths import path_problem
 from ..runner import run_checker
+from . import Imported, read_log_file, slug, write_source
 
 CONTROLS = "inputs/controls"
 _MAX_CONTROL_TRIES = 20  # samples tried per scorer to find one whose change shows
-_SLUG = re.compile(r"[^a-z0-9]+")
-
-
-@dataclass
-class Imported:
-    """What the import wrote, and what the author should know before building."""
-
-    source: Path
-    files: list[str]
-    cases: int
-    claims: list[str]
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -96,20 +82,11 @@ def _unique(wanted: str, taken: set[str]) -> str:
     return found
 
 
-def slug(text: str) -> str:
-    return _SLUG.sub("-", text.lower()).strip("-") or "x"
-
-
 def import_inspect(
     log_file: Path, dest: Path, name: str | None = None, version: str = "1.0.0"
 ) -> Imported:
     """Write a bundle source for ``log_file`` into ``dest`` (new or empty)."""
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
-    try:
-        data = log_file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
+    data = read_log_file(log_file, dest)
     try:
         log = read_log(data)
     except LogError as exc:
@@ -121,20 +98,9 @@ def import_inspect(
     _figures(plan)
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "inputs").mkdir()
-    written = [plan.log_path]
-    (dest / plan.log_path).write_bytes(data)
-    if plan.controls:
-        (dest / CONTROLS).mkdir()
-    for path, content in sorted(plan.controls.items()):
-        (dest / path).write_bytes(content)
-        written.append(path)
-    (dest / "bundle.yaml").write_text(_yaml(document), "utf-8")
-    written.append("bundle.yaml")
-    return Imported(
-        dest, sorted(written), len(plan.cases), [c["id"] for c in plan.claims], plan.notes
-    )
+    written = write_source(dest, document, {plan.log_path: data, **plan.controls}, "inspect")
+    claims = [c["id"] for c in plan.claims]
+    return Imported(dest, written, len(plan.cases), claims, plan.notes)
 
 
 # -- what the log claims -------------------------------------------------------------------
@@ -605,17 +571,3 @@ def _document(plan: _Plan, original: str, name: str | None, version: str) -> dic
         "claims": plan.claims,
         "scope": {"cannot_support": plan.cannot},
     }
-
-
-class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _yaml(document: Mapping[str, Any]) -> str:
-    head = (
-        "# Written by `reprobundle import inspect`. Build it with: reprobundle build .\n"
-        "# Each case re-derives one thing the log states from the log's own samples.\n"
-    )
-    body = yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=88)
-    return head + body
