@@ -262,10 +262,10 @@ def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     row = {
         "success": True,
         "response": {"output": "zzz"},
-        "gradingResult": {"componentResults": [
-            {"pass": True, "assertion": {"type": "contains", "value": "qqq"}}
-        ]},
-    }  # fmt: skip
+        "gradingResult": {
+            "componentResults": [{"pass": True, "assertion": {"type": "contains", "value": "qqq"}}]
+        },
+    }
     return {"results": json.dumps({"results": {"version": 3, "results": [row]}}).encode()}
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ._shared import handle_errors
+
+if TYPE_CHECKING:
+    from ..importers import Imported
 
 
 @click.group(name="import")
@@ -51,7 +55,43 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     from ..importers.inspect_eval import import_inspect
 
     target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
-    done = import_inspect(log, target, name=name, version=version)
+    _report(import_inspect(log, target, name=name, version=version))
+
+
+@import_group.command(name="promptfoo")
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The bundle source folder to write (new or empty). Default: NAME beside the file.",
+)
+@click.option("--name", default=None, help="Bundle name (default: promptfoo-DESCRIPTION).")
+@click.option("--version", "version", default="1.0.0", show_default=True, help="Bundle version.")
+@handle_errors
+def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
+    """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
+
+    The file is copied unchanged. Its totals and pass rate (errors in the denominator)
+    are re-counted from the rows, and every deterministic assertion (equals, contains,
+    icontains, contains-any/-all, starts-with, regex, is-json and their not- forms) is
+    re-run on the stored outputs, each with a negative control. Model-graded and code
+    assertions are listed as not re-run.
+
+    \b
+    Example:
+      reprobundle import promptfoo results.json -o pf-bundle && reprobundle build pf-bundle
+    """
+    from ..importers import slug
+    from ..importers.promptfoo import import_promptfoo
+
+    target = output or results.parent / (name or f"promptfoo-{slug(results.stem)}"[:64])
+    _report(import_promptfoo(results, target, name=name, version=version))
+
+
+def _report(done: Imported) -> None:
     click.echo(
         f"wrote {done.source}: {done.cases} cases, {len(done.claims)} claims "
         f"({', '.join(done.claims)})"
