@@ -254,3 +254,14 @@ def test_a_header_field_of_the_wrong_type_is_refused_by_name_never_a_traceback(
             assert "must be" in str(exc) or "not" in str(exc), (path, exc)
             refused += 1
     assert refused > 10
+
+
+def test_a_log_without_samples_is_refused_with_the_reason(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    log = json.loads((inspect_logs / "mixed.json").read_text())
+    log["samples"] = []
+    (tmp_path / "bare.json").write_text(json.dumps(log))
+    with pytest.raises(SourceError, match="holds no samples"):
+        import_inspect(tmp_path / "bare.json", tmp_path / "source")
+    assert not (tmp_path / "source").exists()

@@ -91,6 +91,11 @@ def import_inspect(
         log = read_log(data)
     except LogError as exc:
         raise SourceError(f"{log_file} is not an Inspect log this tool reads: {exc}") from None
+    if not log.records:
+        raise SourceError(
+            f"{log_file} holds no samples (was it written with --no-log-samples?): nothing "
+            "its header states can be re-derived"
+        )
     file_name = log_file.name if not path_problem(log_file.name) else f"log.{log.format}"
     plan = _Plan(log, f"inputs/{file_name}", data)
     _counts(plan)
