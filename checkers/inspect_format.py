@@ -221,7 +221,13 @@ def _read_eval(data: bytes) -> InspectLog:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,
+        OSError,
+        ValueError,
+    ) as exc:
         raise LogError(f"log: not a readable .eval zip ({exc})") from None
     latest: dict[str, zipfile.ZipInfo] = {}
     for info in infos:  # a member written again replaces the earlier one, as in Inspect

@@ -213,6 +213,23 @@ def rerun_problem(assertion: Mapping[str, Any]) -> str | None:
     return None
 
 
+def skip_reason(row: Row, component: Mapping[str, Any]) -> str | None:
+    """Why this stored assertion result is not re-run (None if it is)."""
+    assertion = component.get("assertion")
+    if not isinstance(assertion, dict):
+        return "no assertion"
+    if not isinstance(component.get("pass"), bool):
+        return "no stored true/false result"
+    if not isinstance(row.output, str):
+        return "non-text output"
+    return rerun_problem(assertion)
+
+
+def kind_of(component: Mapping[str, Any]) -> str:
+    assertion = component.get("assertion")
+    return str(assertion.get("type", "?")) if isinstance(assertion, dict) else "?"
+
+
 def _texts(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
 
@@ -305,17 +322,12 @@ def promptfoo_assert(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     reasons = []
     for row in rows:
         for j, component in enumerate(row.components):
-            assertion = component.get("assertion") or {}
-            why = rerun_problem(assertion) if isinstance(assertion, dict) else "no assertion"
-            if why is None and not isinstance(row.output, str):
-                why = "non-text output"
-            if why is not None or not isinstance(component.get("pass"), bool):
-                skipped[
-                    str(assertion.get("type", "?")) if isinstance(assertion, dict) else "?"
-                ] += 1
+            if skip_reason(row, component) is not None:
+                skipped[kind_of(component)] += 1
                 continue
             checked += 1
-            again = rerun(assertion, row.output)
+            assertion = component["assertion"]
+            again = rerun(assertion, str(row.output))
             if again != component["pass"]:
                 reasons.append(
                     Reason(

@@ -59,3 +59,18 @@ def truth(logs: Path, name: str) -> list[dict[str, Any]]:
     """What inspect-ai's own reader found in a log."""
     found: list[dict[str, Any]] = json.loads((logs / "truth.json").read_text())[name]
     return found
+
+
+# A value of another type, for each type found in a log: a mutant field must be refused.
+WRONG: dict[type, Any] = {dict: ["x"], list: {"x": 1}, str: 7, int: "7", float: "0.5", bool: "yes"}
+
+
+def paths_of(value: Any, at: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[Any, ...]]:
+    """Paths into a JSON document (mappings, and the first item of each list), 4 deep."""
+    out = [at] if at else []
+    if depth < 4 and isinstance(value, dict):
+        for key, child in value.items():
+            out += paths_of(child, (*at, key), depth + 1)
+    elif depth < 4 and isinstance(value, list) and value:
+        out += paths_of(value[0], (*at, 0), depth + 1)
+    return out

@@ -19,7 +19,7 @@ from bundler.errors import BuildRefused, BundleRejected, SourceError
 from bundler.importers.inspect_eval import import_inspect
 from bundler.verify import verify
 from tests.helpers import read_entries, write_entries
-from tests.inspect_support import inspect_logs
+from tests.inspect_support import WRONG, inspect_logs, paths_of
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
 
@@ -213,19 +213,6 @@ def test_cli_refuses_an_unknown_log_version(inspect_logs: Path, tmp_path: Path) 
     assert not (tmp_path / "src").exists()
 
 
-WRONG: dict[type, Any] = {dict: ["x"], list: {"x": 1}, str: 7, int: "7", float: "0.5", bool: "yes"}
-
-
-def _paths(value: Any, at: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[Any, ...]]:
-    out = [at] if at else []
-    if depth < 4 and isinstance(value, dict):
-        for key, child in value.items():
-            out += _paths(child, (*at, key), depth + 1)
-    elif depth < 4 and isinstance(value, list) and value:
-        out += _paths(value[0], (*at, 0), depth + 1)
-    return out
-
-
 def test_a_header_field_of_the_wrong_type_is_refused_by_name_never_a_traceback(
     inspect_logs: Path, tmp_path: Path
 ) -> None:
@@ -236,7 +223,7 @@ def test_a_header_field_of_the_wrong_type_is_refused_by_name_never_a_traceback(
     original["eval"]["scorers"] = original["eval"]["scorers"][:1]
     header_paths = [
         p
-        for p in _paths({k: v for k, v in original.items() if k != "samples"})
+        for p in paths_of({k: v for k, v in original.items() if k != "samples"})
         if p[0] in ("status", "eval", "results")
     ]
     assert len(header_paths) > 40

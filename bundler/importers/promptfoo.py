@@ -19,7 +19,7 @@ from typing import Any
 
 import checkers
 from checkers.api import CheckerInputError
-from checkers.promptfoo import ERROR, read_rows, rerun_problem
+from checkers.promptfoo import ERROR, Row, kind_of, read_rows, skip_reason
 
 from ..errors import SourceError
 from ..paths import path_problem
@@ -70,7 +70,9 @@ def import_promptfoo(
         return case_id
 
     # -- totals ---------------------------------------------------------------------------
-    stats = results.get("stats") or {}
+    stats: Mapping[str, Any] = results.get("stats") or {}
+    if not isinstance(stats, dict):
+        stats = {}
     claimed: dict[str, Any] = {
         k: stats[k] for k in ("successes", "failures", "errors") if isinstance(stats.get(k), int)
     }
@@ -123,13 +125,10 @@ def import_promptfoo(
     skipped: Counter[str] = Counter()
     for row in rows:
         for component in row.components:
-            assertion = component.get("assertion") or {}
-            kind = str(assertion.get("type", "?")) if isinstance(assertion, dict) else "?"
-            ok = isinstance(assertion, dict) and rerun_problem(assertion) is None
-            (rerun if ok and isinstance(row.output, str) else skipped)[kind] += 1
+            (skipped if skip_reason(row, component) else rerun)[kind_of(component)] += 1
     if rerun:
         control = copy.deepcopy(document)
-        flipped = _flip_one_assertion(control)
+        flipped = _flip_one_assertion(control, rows)
         control_path = f"{CONTROLS}/one-assertion-flipped.json"
         files[control_path] = (json.dumps(control, indent=1) + "\n").encode()
         ids = [
@@ -168,9 +167,10 @@ def import_promptfoo(
         )
     if not claims:
         raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
-    providers = sorted(
-        {str(p.get("provider")) for p in results.get("prompts") or [] if isinstance(p, dict)}
-    )
+    prompts: list[Any] = results.get("prompts") or []
+    if not isinstance(prompts, list):
+        prompts = []
+    providers = sorted({str(p.get("provider")) for p in prompts if isinstance(p, dict)})
     cannot = [
         f"That the provider(s) {', '.join(providers) or '?'} give these outputs again: the "
         "bundle re-checks stored outputs and counts, never the model.",
@@ -226,15 +226,13 @@ def _turn_one_row(document: Mapping[str, Any]) -> str:
     return "results[0] turned from errored to passed"
 
 
-def _flip_one_assertion(document: Mapping[str, Any]) -> str:
+def _flip_one_assertion(document: Mapping[str, Any], rows: list[Row]) -> str:
     """Turn around the stored result of the first re-runnable assertion."""
-    for i, row in enumerate(_rows(document)):
-        if not isinstance((row.get("response") or {}).get("output"), str):
-            continue
-        for j, component in enumerate(
-            (row.get("gradingResult") or {}).get("componentResults") or []
-        ):
-            if rerun_problem(component.get("assertion") or {}) is None:
-                component["pass"] = not component["pass"]
-                return f"the stored result of results[{i}] assertion {j} turned around"
+    raw = _rows(document)
+    for row in rows:
+        for j, component in enumerate(row.components):
+            if skip_reason(row, component) is None:
+                stored = raw[row.index]["gradingResult"]["componentResults"][j]
+                stored["pass"] = not stored["pass"]
+                return f"the stored result of results[{row.index}] assertion {j} turned around"
     raise AssertionError("no re-runnable assertion")  # the caller counted one

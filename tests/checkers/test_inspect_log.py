@@ -383,3 +383,30 @@ def test_synthetic_logs_round_trip_through_the_json_writer() -> None:
     log = read_log(MIXED)
     assert json.loads(to_json_log(log, log.records))["samples"][4]["error"] == {"message": "boom"}
     assert read_log(to_json_log(log, log.records)).records == log.records
+
+
+def test_a_damaged_eval_file_is_refused_never_a_traceback(inspect_logs: Path) -> None:
+    import random
+
+    data = (inspect_logs / "mixed.eval").read_bytes()
+    rnd = random.Random(22)
+    read = refused = 0
+    for _ in range(400):
+        damaged = bytearray(data)
+        if rnd.random() < 0.7:
+            for _ in range(rnd.randint(1, 4)):  # anywhere, or in the central directory
+                at = (
+                    rnd.randrange(len(damaged))
+                    if rnd.random() < 0.5
+                    else len(damaged) - 1 - rnd.randrange(2000)
+                )
+                damaged[at] = rnd.randrange(256)
+        else:
+            del damaged[rnd.randrange(len(damaged)) :]
+        inspect_format._CACHE.clear()
+        try:
+            read_log(bytes(damaged))  # a change in a member no checker reads is fine
+            read += 1
+        except LogError:
+            refused += 1
+    assert refused > 300 and read + refused == 400

@@ -179,3 +179,24 @@ def test_cli_import_promptfoo(tmp_path: Path) -> None:
         main, ["import", "promptfoo", str(tmp_path / "bad.json"), "-o", str(tmp_path / "t")]
     )
     assert bad.exit_code == 2 and "results version 2 is not one" in bad.output
+
+
+def test_a_field_of_the_wrong_type_is_refused_or_ignored_never_a_traceback(tmp_path: Path) -> None:
+    from bundler.errors import SourceError
+    from tests.inspect_support import WRONG, paths_of
+
+    original = json.loads(RESULTS.read_text())
+    paths = [p for p in paths_of(original) if p[0] in ("results", "metadata", "config")][:120]
+    refused = 0
+    for i, path in enumerate(paths):
+        mutant = json.loads(json.dumps(original))
+        node = mutant
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = WRONG.get(type(node[path[-1]]), {"x": 1})
+        (tmp_path / f"m{i}.json").write_text(json.dumps(mutant))
+        try:
+            import_promptfoo(tmp_path / f"m{i}.json", tmp_path / f"s{i}")
+        except SourceError:
+            refused += 1
+    assert refused >= 5
