@@ -7,6 +7,7 @@ inspect-ai (the test extra) these tests are skipped, except under CI, where they
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -28,10 +29,13 @@ def _missing(reason: str) -> None:
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with mixed.eval, mixed.json, all-errored.eval and truth.json."""
-    try:
-        import inspect_ai  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("inspect_ai") is None:  # not imported here: it is heavy
         _missing("inspect-ai is not installed")
+    # Test modules import this fixture, so each has its own instance: the second finds
+    # the logs the first wrote in the session's temporary folder.
+    done_marker = tmp_path_factory.getbasetemp() / "inspect-logs" / "truth.json"
+    if done_marker.exists():
+        return done_marker.parent
     root = tmp_path_factory.mktemp("inspect")
     tree, out = root / "tree", root / "logs"
     tree.mkdir()
@@ -52,7 +56,8 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return out
+    os.replace(out, done_marker.parent)
+    return done_marker.parent
 
 
 def truth(logs: Path, name: str) -> list[dict[str, Any]]:
