@@ -636,6 +636,12 @@ def inspect_rescore(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     reasons = []
     for r in scored:
         stored = r.scores[scorer].value
+        if not is_scalar(stored):
+            raise CheckerInputError(
+                "input.invalid",
+                f"{r.where}: score {scorer!r} holds a {type(stored).__name__}, not the C/I "
+                f"value {method} gives: it was not made by {method}",
+            )
         again = rescore(method, options, r.completion, r.target)
         if stored != again:
             reasons.append(

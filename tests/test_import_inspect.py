@@ -252,3 +252,21 @@ def test_a_log_without_samples_is_refused_with_the_reason(
     with pytest.raises(SourceError, match="holds no samples"):
         import_inspect(tmp_path / "bare.json", tmp_path / "source")
     assert not (tmp_path / "source").exists()
+
+
+def test_a_figure_of_a_score_no_sample_stores_is_out_of_scope_not_a_broken_case(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    log = json.loads((inspect_logs / "mixed.json").read_text())
+    for sample in log["samples"]:  # as a scorer returning a dict of values stores them
+        if "exact" in sample.get("scores", {}):
+            sample["scores"]["exact"]["value"] = {"exact": sample["scores"]["exact"]["value"]}
+        sample.get("scores", {}).pop("includes", None)
+    (tmp_path / "dict.json").write_text(json.dumps(log))
+    imported = import_inspect(tmp_path / "dict.json", tmp_path / "source")
+    assert imported.notes == []
+    cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
+    assert "exact / mean / mean = 0.25: its scores are not scalar values" in cannot
+    assert "includes / mean / accuracy" in cannot and "no sample stores a score" in cannot
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home_report["result"] == "supported"

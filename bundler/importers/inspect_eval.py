@@ -413,12 +413,14 @@ def _rescore_case(
         problem: str | None = f"the log records {method!r} more than once with different options"
     elif "model_graded" in method:
         problem = "they are a grader model's judgement"
+    elif any(not is_scalar(r.scores[scorer].value) for r in plan.log.records if scorer in r.scores):
+        problem = "its stored values are not single values"
     else:
         problem = rules.rescore_problem(method, options)
     if problem is not None or not any(scorer in r.scores for r in plan.log.records):
         plan.cannot.append(
             f"That the {scorer!r} scores are right ({problem or 'no sample has one'}): the "
-            "bundle re-checks only the arithmetic on them."
+            "bundle takes them as stored, and re-checks only the figures computed from them."
         )
         return None
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
@@ -478,6 +480,10 @@ def _figure_problem(
             if name == metric and m.get("options"):
                 return f"the metric has options {m['options']!r}, which are not recomputed"
     values = [r.scores[scorer].value for r in log.records if scorer in r.scores]
+    if not values and len(log.errored) < len(log.records):
+        return (
+            "no sample stores a score of that name (a scorer with several values?), not re-derived"
+        )
     if any(not is_scalar(v) for v in values):
         return "its scores are not scalar values, not re-derived"
     return None

@@ -410,3 +410,9 @@ def test_a_damaged_eval_file_is_refused_never_a_traceback(inspect_logs: Path) ->
         except LogError:
             refused += 1
     assert refused > 300 and read + refused == 400
+
+
+def test_rescoring_a_score_that_holds_several_values_is_an_error_not_a_mismatch() -> None:
+    data = log_of(rec("s1", 1, {"a": "C"}, completion="4"))
+    verdict = run("inspect-rescore@1", data, scorer="match", method="match", options={})
+    assert verdict.status == "error" and "it was not made by match" in verdict.message
