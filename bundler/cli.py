@@ -19,6 +19,7 @@ COMMANDS = {
     "build": "build:build",
     "checkers": "checkers:list_checkers",
     "diff": "diff:diff",
+    "import": "importer:import_group",
     "init": "init:init",
     "inspect": "inspect:inspect",
     "keygen": "keys:keygen",

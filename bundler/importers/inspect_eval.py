@@ -1,0 +1,584 @@
+"""An Inspect AI log (``.eval`` or ``.json``) -> a bundle source.
+
+The log is copied unchanged into ``inputs/``. From its header and samples the importer
+writes, with the ``inspect-*@1`` checkers:
+
+- per scorer x reducer x metric of ``results``: a case re-deriving the figure from the
+  per-sample scores, expecting the header's value, and one claim per scorer x reducer
+  whose limits state the denominator both ways (errors dropped, errors counted as
+  failures) and the revision (a dirty one flagged);
+- the sample counts (total, completed, errored) as a case and a claim;
+- "the run says success while N samples errored" as a finding (a case expected to
+  fail) with its own claim;
+- per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
+  options the log records): a case re-scoring every stored score from completion and
+  target; model-graded and other scores go under ``cannot_support``;
+- for every (checker, params) of a passing case, a negative control with the same
+  checker and params on a copy of the log with one sample's stored score changed (or
+  one record removed, for the counts), so each check is shown able to fail.
+
+Every case is run once here, so the author learns at import time which figures do not
+follow from the samples (their claims will be contradicted, and ``build`` refuses them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import checkers
+from checkers import inspect_log as rules
+from checkers.inspect_format import (
+    InspectLog,
+    LogError,
+    Record,
+    Score,
+    is_scalar,
+    read_log,
+    to_float,
+    to_json_log,
+)
+
+from ..errors import SourceError
+from ..paths import path_problem
+from ..runner import run_checker
+from . import Imported, read_log_file, slug, write_source
+
+CONTROLS = "inputs/controls"
+_MAX_CONTROL_TRIES = 20  # samples tried per scorer to find one whose change shows
+
+
+@dataclass
+class _Plan:
+    log: InspectLog
+    log_path: str
+    data: bytes
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    cannot: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    controls: dict[str, bytes] = field(default_factory=dict)
+
+    def case(self, case: dict[str, Any]) -> str:
+        case["id"] = _unique(str(case["id"]), {c["id"] for c in self.cases})
+        self.cases.append(case)
+        return str(case["id"])
+
+    def claim(self, claim: dict[str, Any]) -> None:
+        claim["id"] = _unique(str(claim["id"]), {c["id"] for c in self.claims})
+        self.claims.append(claim)
+
+
+def _unique(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or with a number after it: two scorer names can make one slug."""
+    found, n = wanted, 1
+    while found in taken:
+        n += 1
+        found = f"{wanted}-{n}"
+    return found
+
+
+def import_inspect(
+    log_file: Path, dest: Path, name: str | None = None, version: str = "1.0.0"
+) -> Imported:
+    """Write a bundle source for ``log_file`` into ``dest`` (new or empty)."""
+    data = read_log_file(log_file, dest)
+    try:
+        log = read_log(data)
+    except LogError as exc:
+        raise SourceError(f"{log_file} is not an Inspect log this tool reads: {exc}") from None
+    if not log.records:
+        raise SourceError(
+            f"{log_file} holds no samples (was it written with --no-log-samples?): nothing "
+            "its header states can be re-derived"
+        )
+    file_name = log_file.name if not path_problem(log_file.name) else f"log.{log.format}"
+    plan = _Plan(log, f"inputs/{file_name}", data)
+    _counts(plan)
+    _finding(plan)
+    _figures(plan)
+    _scope(plan)
+    document = _document(plan, log_file.name, name, version)
+    written = write_source(dest, document, {plan.log_path: data, **plan.controls}, "inspect")
+    claims = [c["id"] for c in plan.claims]
+    return Imported(dest, written, len(plan.cases), claims, plan.notes)
+
+
+# -- what the log claims -------------------------------------------------------------------
+
+
+def _fails_with(checker_key: str, data: bytes, params: Mapping[str, Any], code: str) -> bool:
+    found = checkers.get(checker_key)
+    assert found is not None
+    verdict = run_checker(found, {"log": data}, params)
+    return verdict.status == "fail" and verdict.codes == (code,)
+
+
+def _passes(plan: _Plan, checker_key: str, params: Mapping[str, Any]) -> tuple[bool, str]:
+    found = checkers.get(checker_key)
+    assert found is not None
+    verdict = run_checker(found, {"log": plan.data}, params)
+    return verdict.status == "pass", verdict.message
+
+
+def _counts(plan: _Plan) -> None:
+    log = plan.log
+    results = log.results
+    if results is not None:
+        total, completed = results.get("total_samples"), results.get("completed_samples")
+        claimed: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
+        if isinstance(total, int) and isinstance(completed, int):
+            claimed["errored_samples"] = total - completed
+        said = "as its header states"
+    else:
+        spec = log.spec
+        samples = (spec.get("dataset") or {}).get("samples")
+        epochs = (spec.get("config") or {}).get("epochs") or 1
+        claimed = {"total_samples": samples * epochs if isinstance(samples, int) else None}
+        said = (
+            f"the total its plan ({samples} samples x {epochs} epochs) implies "
+            "(it states no results)"
+        )
+    claimed = {k: v for k, v in claimed.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not claimed:
+        plan.notes.append("the header states no sample counts; none are checked")
+        return
+    params = {"claimed": claimed}
+    case = plan.case(
+        {
+            "id": "counts",
+            "checker": "inspect-counts@1",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "pass",
+        }
+    )
+    ok, message = _passes(plan, "inspect-counts@1", params)
+    if not ok:
+        plan.notes.append(f"counts: {message}; the claim will be contradicted")
+    cases = [case]
+    if log.records:
+        dropped = log.records[:-1]
+        path = f"{CONTROLS}/one-record-removed.json"
+        control = to_json_log(log, dropped)
+        if _fails_with("inspect-counts@1", control, params, "inspect.count_mismatch"):
+            plan.controls[path] = control
+            cases.append(
+                plan.case(
+                    {
+                        "id": "counts-control",
+                        "checker": "inspect-counts@1",
+                        "inputs": {"log": path},
+                        "params": params,
+                        "expect": "fail",
+                        "expect_reasons": ["inspect.count_mismatch"],
+                    }
+                )
+            )
+    observed = rules.counts(log)
+    shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
+    plan.claim(
+        {
+            "id": "sample-counts",
+            "statement": (
+                f"The log holds {observed['total_samples']} sample records "
+                f"({observed['samples']} samples x {observed['epochs']} epochs), {said}: {shown}."
+            ),
+            "cases": cases,
+            "limits": [
+                _revision(log),
+                "Counts the records the log holds; a record the run never wrote cannot be counted.",
+            ],
+        }
+    )
+
+
+def _finding(plan: _Plan) -> None:
+    log = plan.log
+    params: dict[str, Any] = {}
+    codes = []
+    if log.status == "success" and log.errored:
+        codes.append("inspect.errors_under_success")
+    if log.status == "success" and log.results is None:
+        codes.append("inspect.no_results")
+    if not codes:
+        return
+    plan.case(
+        {
+            "id": "finding-errors-under-success",
+            "checker": "inspect-status@1",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "fail",
+            "expect_reasons": sorted(codes),
+        }
+    )
+    errored = len(log.errored)
+    no_results = " and states no results at all" if "inspect.no_results" in codes else ""
+    plan.claim(
+        {
+            "id": "finding-errors-under-success",
+            "statement": (
+                f"The run says {log.status} while {errored} of {len(log.records)} sample "
+                f"records errored{no_results}; the errored records are left out of every "
+                "figure the header states."
+            ),
+            "cases": ["finding-errors-under-success"],
+            "limits": [
+                "A finding: the log's own status and error fields, re-read; that a "
+                "success status with errored samples misleads is the author's judgement.",
+                _revision(log),
+            ],
+        }
+    )
+
+
+def _revision(log: InspectLog) -> str:
+    revision = log.spec.get("revision")
+    if not isinstance(revision, dict):
+        return "The log records no code revision: the code that produced it is not identified."
+    commit = str(revision.get("commit", "?"))
+    where = f"commit {commit} of {revision.get('origin') or 'a repository with no origin'}"
+    if revision.get("dirty"):
+        return (
+            f"DIRTY REVISION: the run was made from {where} with uncommitted changes, so "
+            "the code that produced the log is not exactly that commit."
+        )
+    return f"The run was made from {where} (clean working tree)."
+
+
+def _scorer_of(log: InspectLog, entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
+    """The scorer that made a result entry, and its recorded options (None if ambiguous)."""
+    method = str(entry.get("scorer") or entry.get("name") or "")
+    recorded = [
+        s
+        for s in log.spec.get("scorers") or []
+        if isinstance(s, dict)
+        and str(s.get("name", "")).removeprefix("inspect_ai/") == method.removeprefix("inspect_ai/")
+    ]
+    options = [s.get("options") or {} for s in recorded]
+    if len(options) == 1 or (options and all(o == options[0] for o in options)):
+        return method.removeprefix("inspect_ai/"), options[0]
+    return method.removeprefix("inspect_ai/"), None
+
+
+def _flip(log: InspectLog, scorer: str, sample_id: str | int) -> tuple[Record, ...]:
+    """The records with every stored ``scorer`` score of one sample set to I if any of
+    them was above 0, else to C (one value for all epochs, so pass@k changes too)."""
+    mine = [
+        r.scores[scorer].value
+        for r in log.records
+        if r.sample_id == sample_id and scorer in r.scores
+    ]
+    value = "I" if any(to_float(v) > 0 for v in mine) else "C"
+
+    def flipped(r: Record) -> Record:
+        score = r.scores.get(scorer)
+        if r.sample_id != sample_id or score is None:
+            return r
+        return dataclasses.replace(r, scores={**r.scores, scorer: Score(value, score.answer)})
+
+    return tuple(flipped(r) for r in log.records)
+
+
+def _controls(
+    plan: _Plan, scorer: str, needs: list[tuple[str, dict[str, Any], str]]
+) -> dict[int, str]:
+    """For each (checker, params, code) in ``needs``: a control file on which it fails.
+    Greedy over the first samples with a score: one file usually serves all."""
+    log = plan.log
+    candidates = [
+        s
+        for s in rules.by_sample(log)
+        if any(
+            scorer in r.scores and is_scalar(r.scores[scorer].value)
+            for r in log.records
+            if r.sample_id == s
+        )
+    ][:_MAX_CONTROL_TRIES]
+    chosen: dict[int, str] = {}
+    pending = set(range(len(needs)))
+    while pending:
+        best: tuple[set[int], str | int, bytes] | None = None
+        for sample_id in candidates:
+            control = to_json_log(log, _flip(log, scorer, sample_id))
+            covered = {
+                i for i in pending if _fails_with(needs[i][0], control, needs[i][1], needs[i][2])
+            }
+            if covered and (best is None or len(covered) > len(best[0])):
+                best = (covered, sample_id, control)
+            if covered == pending:
+                break
+        if best is None:
+            break
+        covered, sample_id, control = best
+        path = f"{CONTROLS}/{slug(scorer)}-{slug(str(sample_id))}-flipped.json"
+        plan.controls[path] = control
+        for i in covered:
+            chosen[i] = path
+        pending -= covered
+        candidates.remove(sample_id)
+    return chosen
+
+
+Need = tuple[str, str, dict[str, Any], str]  # case id, checker, params, reason it must fail with
+
+
+def _figures(plan: _Plan) -> None:
+    """Per scorer: its figure cases, its re-score case, their controls, a claim per reducer."""
+    log = plan.log
+    headline = (log.results or {}).get("headline") or {}
+    by_scorer: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in log.result_scores():
+        by_scorer.setdefault(str(entry.get("name")), []).append(entry)
+    for scorer, entries in by_scorer.items():
+        method, options = _scorer_of(log, entries[0])
+        figure_cases = _figure_cases(plan, scorer, entries)
+        rescore = _rescore_case(plan, scorer, method, options)
+        needs: list[Need] = [
+            (case_id, "inspect-metric@1", params, "inspect.figure_mismatch")
+            for cases in figure_cases.values()
+            for case_id, params in cases
+        ]
+        if rescore:
+            needs.append((rescore[0], "inspect-rescore@1", rescore[1], "inspect.score_mismatch"))
+        control_of = _control_cases(plan, scorer, needs)
+        for reducer, cases in figure_cases.items():
+            ids = [c for c, _ in cases] + ([rescore[0]] if rescore else [])
+            ids += [control_of[c] for c in ids if c in control_of]
+            plan.claim(
+                _figure_claim(
+                    plan,
+                    scorer,
+                    reducer,
+                    [p for _, p in cases],
+                    ids,
+                    method,
+                    rescore is not None,
+                    headline.get("score") == scorer and headline.get("reducer") == reducer,
+                )
+            )
+
+
+def _figure_cases(
+    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]]
+) -> dict[str | None, list[tuple[str, dict[str, Any]]]]:
+    """A case per metric of each of the scorer's result entries, by reducer."""
+    out: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
+    for entry in entries:
+        reducer = entry.get("reducer")
+        for metric_name, metric in (entry.get("metrics") or {}).items():
+            value = metric.get("value")
+            what = f"{scorer} / {reducer or 'no reducer'} / {metric_name}"
+            why = _figure_problem(plan.log, scorer, reducer, metric_name, value)
+            if why:
+                plan.cannot.append(f"The figure {what} = {value!r}: {why}.")
+                continue
+            params: dict[str, Any] = {
+                "scorer": scorer,
+                "reducer": reducer or "",
+                "metric": metric_name,
+                "claimed": value,
+            }
+            if isinstance(entry.get("scored_samples"), int):
+                params["scored_samples"] = entry["scored_samples"]
+            case_id = plan.case(
+                {
+                    "id": f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
+                    "checker": "inspect-metric@1",
+                    "inputs": {"log": plan.log_path},
+                    "params": params,
+                    "expect": "pass",
+                }
+            )
+            ok, message = _passes(plan, "inspect-metric@1", params)
+            if not ok:
+                plan.notes.append(
+                    f"{what}: {message}; its claim will be contradicted (build refuses "
+                    "a bundle whose claims are not supported)"
+                )
+            out.setdefault(reducer, []).append((case_id, params))
+    return out
+
+
+def _rescore_case(
+    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The case re-scoring a deterministic scorer, or None (and why, under the scope)."""
+    if options is None:
+        problem: str | None = f"the log records {method!r} more than once with different options"
+    elif "model_graded" in method:
+        problem = "they are a grader model's judgement"
+    elif any(not is_scalar(r.scores[scorer].value) for r in plan.log.records if scorer in r.scores):
+        problem = "its stored values are not single values"
+    else:
+        problem = rules.rescore_problem(method, options)
+    if problem is not None or not any(scorer in r.scores for r in plan.log.records):
+        plan.cannot.append(
+            f"That the {scorer!r} scores are right ({problem or 'no sample has one'}): the "
+            "bundle takes them as stored, and re-checks only the figures computed from them."
+        )
+        return None
+    params = {"scorer": scorer, "method": method, "options": dict(options or {})}
+    case_id = plan.case(
+        {
+            "id": f"rescore-{slug(scorer)}",
+            "checker": "inspect-rescore@1",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "pass",
+        }
+    )
+    ok, message = _passes(plan, "inspect-rescore@1", params)
+    if not ok:
+        plan.notes.append(f"rescore {scorer}: {message}")
+    return case_id, params
+
+
+def _control_cases(plan: _Plan, scorer: str, needs: list[Need]) -> dict[str, str]:
+    """A negative control per need (same checker and params, a changed copy of the log);
+    returns case id -> control case id."""
+    files = _controls(plan, scorer, [(checker, params, code) for _, checker, params, code in needs])
+    control_of: dict[str, str] = {}
+    for i, (case_id, checker_key, params, code) in enumerate(needs):
+        if i not in files:
+            plan.notes.append(f"{case_id}: no changed sample makes it fail; it has no control")
+            continue
+        control_of[case_id] = plan.case(
+            {
+                "id": f"{case_id}-control",
+                "checker": checker_key,
+                "inputs": {"log": files[i]},
+                "params": params,
+                "expect": "fail",
+                "expect_reasons": [code],
+            }
+        )
+    return control_of
+
+
+def _figure_problem(
+    log: InspectLog, scorer: str, reducer: str | None, metric: str, value: Any
+) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "not a number, not re-derived"
+    if not math.isfinite(value):
+        return "not a finite number, not re-derived"
+    if metric not in rules.METRICS:
+        return f"metric {metric!r} is not one reprobundle recomputes ({', '.join(rules.METRICS)})"
+    if not rules.known_reducer(reducer):
+        return f"reducer {reducer!r} is not one reprobundle recomputes"
+    for spec in log.spec.get("scorers") or []:
+        if spec.get("name") != scorer:
+            continue
+        for m in spec.get("metrics") or []:
+            name = str(m.get("name", "")).removeprefix("inspect_ai/")
+            if name == metric and m.get("options"):
+                return f"the metric has options {m['options']!r}, which are not recomputed"
+    values = [r.scores[scorer].value for r in log.records if scorer in r.scores]
+    if not values and len(log.errored) < len(log.records):
+        return (
+            "no sample stores a score of that name (a scorer with several values?), not re-derived"
+        )
+    if any(not is_scalar(v) for v in values):
+        return "its scores are not scalar values, not re-derived"
+    return None
+
+
+def _figure_claim(
+    plan: _Plan,
+    scorer: str,
+    reducer: str | None,
+    params: list[dict[str, Any]],
+    ids: list[str],
+    method: str,
+    rescored: bool,
+    headline: bool,
+) -> dict[str, Any]:
+    log = plan.log
+    shown = " and ".join(f"{p['metric']} {p['claimed']:.4g}" for p in params)
+    first = params[0]
+    dropped = rules.figure(log, scorer, reducer, first["metric"])
+    counted = rules.figure(log, scorer, reducer, first["metric"], errors_fail=True)
+    pool = rules.pooled(log, scorer)
+    errored = pool["epochs"] - pool["scored_epochs"]
+    reduced = reducer or "no reducer"
+    statement = (
+        f"{'Headline figure: the' if headline else 'The'} log's {scorer} score ({reduced}): "
+        f"{shown} over {dropped['scored_samples']} samples, re-derived from the per-sample "
+        "scores"
+        + (
+            f"; every stored {scorer} score follows from completion and target under {method}"
+            if rescored
+            else ""
+        )
+        + "."
+    )
+    p_drop = pool["sum"] / pool["scored_epochs"] if pool["scored_epochs"] else math.nan
+    p_all = pool["sum"] / pool["epochs"] if pool["epochs"] else math.nan
+    limits = [
+        (
+            f"Denominator, Inspect's way (errors dropped): each sample's scored epochs reduced "
+            f"with {reduced}, then {first['metric']} over the {dropped['scored_samples']} samples "
+            f"with a value ({dropped['unscored_samples']} left out as unscored); {errored} of "
+            f"{pool['epochs']} epoch records have no {scorer} score (errored) and are dropped."
+        ),
+        (
+            f"With errors counted as failures: {first['metric']} {counted['value']:.4g} over "
+            f"{counted['scored_samples']} samples. Pooled over epochs: {pool['sum']:g}/"
+            f"{pool['scored_epochs']} = {p_drop:.4g} with errors dropped, {pool['sum']:g}/"
+            f"{pool['epochs']} = {p_all:.4g} with errors counted as failures."
+        ),
+        _revision(log),
+        "Re-checks the arithmetic on the stored scores"
+        + (" and the deterministic scoring" if rescored else "")
+        + "; it never re-runs the model.",
+    ]
+    if not rescored:
+        limits.append(f"The {scorer} scores themselves are taken as stored, not re-derived.")
+    return {
+        "id": f"{slug(scorer)}-{slug(reduced)}",
+        "statement": statement,
+        "cases": ids,
+        "limits": limits,
+    }
+
+
+def _scope(plan: _Plan) -> None:
+    model = plan.log.spec.get("model", "the model")
+    plan.cannot[:0] = [
+        f"That {model} gives these outputs again: the bundle re-checks the stored scores, "
+        "their arithmetic and the deterministic scoring, never the model.",
+        "That this log is the one the run wrote: Inspect does not sign its logs; the bundle "
+        "fixes its bytes from the import on.",
+    ]
+
+
+def _document(plan: _Plan, original: str, name: str | None, version: str) -> dict[str, Any]:
+    log = plan.log
+    spec = log.spec
+    task = str(spec.get("task", "task"))
+    packages = spec.get("packages") or {}
+    bundle_name = name or f"inspect-{slug(task)}"[:64].rstrip("-")
+    description = (
+        f"Imported by `reprobundle import inspect` from {original} (Inspect log version "
+        f"{log.version}, .{log.format}): task {task} on {spec.get('model', '?')}, created "
+        f"{spec.get('created', '?')}, inspect_ai {packages.get('inspect_ai', '?')}, status "
+        f"{log.status}. {plan.log_path} is the log, unchanged. {CONTROLS}/ holds the negative "
+        "controls: copies of the log's records, with one sample's stored score changed (or "
+        "one record removed), written as .json logs with only the fields the checkers read.\n"
+    )
+    return {
+        "name": bundle_name,
+        "version": version,
+        "title": f"Inspect log: {task} on {spec.get('model', '?')}"[:200],
+        "description": description,
+        "files": ["inputs/**"],
+        "cases": plan.cases,
+        "claims": plan.claims,
+        "scope": {"cannot_support": plan.cannot},
+    }
