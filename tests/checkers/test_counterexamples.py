@@ -30,6 +30,16 @@ SOURCES = sorted(
 # params of every @1 checker, so that the property covers each one even when no example
 # uses it any more (a later version replaced it there)
 KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
+    # the importers' checkers: params as `reprobundle import` writes them
+    ("inspect-counts@1", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
+    (
+        "inspect-metric@1",
+        {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
+    ),
+    ("inspect-rescore@1", {"scorer": "match", "method": "match", "options": {}}),
+    ("inspect-status@1", {}),
+    ("promptfoo-assert@1", {}),
+    ("promptfoo-stats@1", {"claimed": {"successes": 2, "failures": 1, "errors": 1}}),
     ("call-args-schema@1", {}),
     ("classification-metrics@1", {"claimed": {"m": {"accuracy": 0.5, "n": 2}}}),
     ("contamination@1", {"markers": ["unavailable tool"]}),
