@@ -97,9 +97,9 @@ def test_a_bundle_with_more_folders_than_open_files_allowed_verifies(tmp_path: P
             resource.RLIMIT_NOFILE, (200, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
         )
 
+    work = tmp_path / "work"
     done = subprocess.run(
-        [sys.executable, "-m", "bundler", "verify", str(built), "-q"]
-        + ["--workdir", str(tmp_path / "work")],
+        [sys.executable, "-m", "bundler", "verify", str(built), "-q", "--workdir", str(work)],
         capture_output=True,
         text=True,
         preexec_fn=few_files,
