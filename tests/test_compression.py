@@ -174,3 +174,43 @@ def test_zstd_bytes_do_not_depend_on_the_number_of_workers() -> None:
                 writer.write(data[i : i + (1 << 20)])
         outputs.add(out.getvalue())
     assert len(outputs) == 1
+
+
+def test_zstd_frame_asking_for_a_window_above_the_cap_is_refused() -> None:
+    params = zstandard.ZstdCompressionParameters(window_log=25, write_checksum=1)
+    blob = zstandard.ZstdCompressor(compression_params=params).compress(bytes(1 << 20) * 40)
+    inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
+    with pytest.raises(StreamError) as caught:
+        while inflater.next():
+            pass
+    assert caught.value.code == "archive.corrupt"
+
+
+def test_zstd_frame_compressed_with_an_unnamed_dictionary_is_corrupt() -> None:
+    samples = [bytes([i]) * 20 + b"the words every sample shares " * 5 for i in range(200)]
+    dictionary = zstandard.train_dictionary(4096, samples)
+    blob = zstandard.ZstdCompressor(
+        dict_data=dictionary, write_dict_id=False, write_checksum=True
+    ).compress(b"the words every sample shares " * 30)
+    with pytest.raises(StreamError) as caught:
+        inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
+        while inflater.next():
+            pass
+    assert caught.value.code == "archive.corrupt"
+
+
+def test_a_skippable_frame_after_the_bundle_is_trailing_data(
+    zst_bundle: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"hide"
+    bad.write_bytes(zst_bundle.read_bytes() + skippable)
+    assert rejected_code(bad) == "archive.trailing_data"
+
+
+def test_a_zstd_stream_cut_inside_its_checksum_is_truncated(
+    zst_bundle: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    bad.write_bytes(zst_bundle.read_bytes()[:-2])  # the last 4 bytes are the checksum
+    assert rejected_code(bad) == "archive.truncated"
