@@ -9,7 +9,10 @@ number of workers, but other bytes than single-threaded ``threads=0``), with a c
 checksum and no dictionary.
 
 Reading is bounded: each step hands out at most ``CHUNK`` decompressed bytes, the zstd
-window is capped, and no byte may follow the compressed stream.
+window is capped, and no byte may follow the compressed stream. zstd is written with
+python-zstandard (pinned above) and read with the standard library's bounded
+decompressor (``compression.zstd``, or the ``backports.zstd`` package before Python
+3.14): python-zstandard's streaming decompressor cannot bound its output per call.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from .hashing import CHUNK
 
@@ -140,106 +143,74 @@ class GzipInflater(Inflater):
 
 
 class ZstdInflater(Inflater):
-    """One zstd frame, walked block by block.
-
-    The frame layout (RFC 8878) is read here so that each call decodes whole blocks whose
-    output is bounded by their headers (a compressed block gives at most 128 KiB, whatever
-    its ratio), a truncated frame or a missing checksum is an error, and bytes after the
-    frame are seen. The blocks themselves are decoded, and the checksum checked, by libzstd.
-    """
-
-    MAX_BLOCK = 128 << 10
-    GATHER = 64 << 10  # one call hands out less than GATHER + MAX_BLOCK bytes
+    """One zstd frame, decoded by libzstd through the standard library's bounded
+    decompressor (``compression.zstd``; its backport before Python 3.14): each call hands
+    out at most CHUNK bytes, whatever the ratio. The frame header is checked here first
+    (no dictionary, no reserved bit); libzstd refuses a window above
+    ZSTD_MAX_WINDOW, a corrupt block and a wrong checksum, and a frame that stops early
+    (its checksum, when it declares one, included) never reaches its end."""
 
     def __init__(self, raw: Readable, archive_limit: int) -> None:
         super().__init__(raw, archive_limit)
-        import zstandard
-
-        self._error = zstandard.ZstdError
-        self._z = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).decompressobj()
-        self._pending = b""
-        self._pos = 0  # bytes of _pending already used
-        self._checksum = 0
+        zstd = _zstd()
+        self._error = zstd.ZstdError
+        window_log = ZSTD_MAX_WINDOW.bit_length() - 1
+        self._z = zstd.ZstdDecompressor(
+            options={zstd.DecompressionParameter.window_log_max: window_log}
+        )
         self._started = False
-        self._done = False
 
-    def _ensure(self, size: int) -> None:
-        """At least ``size`` unused compressed bytes in ``_pending``."""
-        if len(self._pending) - self._pos < size:
-            rest = self._pending[self._pos :]
-            chunks = [rest]
-            have = len(rest)
-            while have < size:
-                chunk = self._read_raw(max(CHUNK, size - have))
-                if not chunk:
-                    raise StreamError(
-                        "archive.truncated", "the zstd stream ends early: the file is truncated"
-                    )
-                chunks.append(chunk)
-                have += len(chunk)
-            self._pending, self._pos = b"".join(chunks), 0
-
-    def _take(self, size: int) -> memoryview:
-        """The next ``size`` compressed bytes (a view, valid until the next call)."""
-        self._ensure(size)
-        view = memoryview(self._pending)[self._pos : self._pos + size]
-        self._pos += size
-        return view
-
-    def _feed(self, data: bytes | memoryview) -> bytes:
-        try:
-            out: bytes = self._z.decompress(data)
-        except self._error as exc:
-            raise StreamError("archive.corrupt", f"the zstd stream is corrupt: {exc}") from None
-        return out
-
-    def _header(self) -> None:
-        magic = bytes(self._take(4))
-        if magic != ZSTD.magic:
+    def _header(self) -> bytes:
+        head = b""
+        while len(head) < 5 and (chunk := self._read_raw(CHUNK)):
+            head += chunk
+        if len(head) < 5:
+            raise StreamError(
+                "archive.truncated", "the zstd stream ends early: the file is truncated"
+            )
+        if head[:4] != ZSTD.magic:
             raise StreamError("archive.corrupt", "not a zstd frame (a skippable or unknown frame)")
-        descriptor = self._take(1)[0]
+        descriptor = head[4]
         if descriptor & 0x08:
             raise StreamError("archive.corrupt", "the zstd frame header sets a reserved bit")
         if descriptor & 0x03:
             raise StreamError(
                 "archive.corrupt", "the zstd frame needs a dictionary; bundles use none"
             )
-        single_segment = bool(descriptor & 0x20)
-        self._checksum = 4 if descriptor & 0x04 else 0
-        fcs_size = (1 if single_segment else 0, 2, 4, 8)[descriptor >> 6]
-        rest = self._take((0 if single_segment else 1) + fcs_size)
-        self._feed(magic + bytes([descriptor]) + rest)
+        return head
 
     def next(self) -> bytes:
-        """Whole blocks, decoded in one call once they may give ``GATHER`` bytes or more:
-        a block alone can be a few hundred bytes, and each call costs a round in Python."""
+        data = b""
         if not self._started:
-            self._header()
-            self._started = True
-        out = b""
-        while not out and not self._done:
-            span = bound = last = 0
-            while not last and bound < self.GATHER and span < CHUNK:
-                self._ensure(span + 3)
-                at = self._pos + span
-                value = int.from_bytes(self._pending[at : at + 3], "little")
-                last, kind, size = value & 1, (value >> 1) & 3, value >> 3
-                if kind == 3 or size > self.MAX_BLOCK:
+            data, self._started = self._header(), True
+        z = self._z
+        while not z.eof:
+            if z.needs_input and not data:
+                data = self._read_raw(CHUNK)
+                if not data:
                     raise StreamError(
-                        "archive.corrupt", "the zstd stream has an invalid block header"
+                        "archive.truncated", "the zstd stream ends early: the file is truncated"
                     )
-                span += 3 + (1 if kind == 1 else size)  # an RLE block stores one byte
-                bound += self.MAX_BLOCK if kind == 2 else size  # 2: compressed
-            out = self._feed(self._take(span))
-            if last:
-                out += self._feed(self._take(self._checksum)) if self._checksum else b""
-                if not self._z.eof:
-                    raise StreamError(
-                        "archive.corrupt", "the zstd frame does not end where its blocks do"
-                    )
-                self._no_trailing_bytes(self._pending[self._pos :])
-                self._done = True
-        return out
+            try:
+                out: bytes = z.decompress(data, CHUNK)
+            except self._error as exc:
+                raise StreamError("archive.corrupt", f"the zstd stream is corrupt: {exc}") from None
+            data = b""
+            if z.eof:
+                self._no_trailing_bytes(z.unused_data)
+            if out:
+                return out
+        return b""
+
+
+def _zstd() -> Any:
+    """The standard library's zstd module, or its backport on Pythons before 3.14."""
+    import importlib
+
+    try:
+        return importlib.import_module("compression.zstd")
+    except ImportError:
+        return importlib.import_module("backports.zstd")
 
 
 def inflater(codec: Codec, raw: Readable, archive_limit: int) -> Inflater:

@@ -1,53 +1,46 @@
-"""Strict reading of an untrusted bundle into a new, empty work directory.
+"""Strict reading of an untrusted bundle: every byte hashed, the wanted files written.
 
-Nothing here trusts the archive: member names, types and sizes are checked before a
-byte is written; files are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to
-directory descriptors this module created itself, so no name or link can lead a write
-outside the work directory; limits are enforced on the bytes actually decompressed,
-not on what headers say. Every file is hashed while it is written, and every problem is
-collected before the bundle is rejected. The tar stream is read by ``tarstream``, which
-sees every byte once; ``tarfile`` is not used.
+Nothing here trusts the archive. This module is the read loop: it moves bytes from the
+file through the decompressor (``compression``) and the tar reader (``tarstream``) and
+asks ``readrules.ReadRules`` what to do with each member, so every rule (names, types,
+order, limits, the reconciliation with the manifest) lives in one object without I/O.
+Limits are enforced on the bytes actually decompressed, not on what headers say. Files
+are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to directory descriptors made
+here (``writer``), so no name or link can lead a write outside the work folder.
+
+Every payload file is hashed as it streams; only the ones ``wanted`` are written (all of
+them by default). Every problem is collected before the bundle is rejected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from . import compression
 from .errors import BundleRejected, Problem
-from .manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, identity, parse
-from .paths import MAX_PATH_BYTES, fold, folders_of, path_problem
-from .tarstream import TYPE_NAMES, Header, TarError, TarReader
-from .writer import Writer
+from .manifest import Manifest, identity
+from .readrules import Action, Limits, ReadRules, Stop
+from .tarstream import TarError, TarReader
+from .writer import Writer, sha256_of
+
+__all__ = ["BeforePayload", "Extracted", "Limits", "Wanted", "extract"]
 
 MAX_LISTED_PROBLEMS = 200
-# pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
-PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
 
 # Called once the manifest and the signatures are read, before any payload byte is
 # written: (manifest bytes, identity, signature files by name). Raises to reject.
 BeforePayload = Callable[[bytes, str, dict[str, bytes]], None]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a verifier accepts before it refuses to read further. Raise them by flag."""
-
-    archive_bytes: int = 16 << 30
-    members: int = 200_000
-    file_bytes: int = 8 << 30
-    total_bytes: int = 32 << 30
-    manifest_bytes: int = 16 << 20
-    ratio: int = 200  # decompressed / compressed, checked once past ``ratio_floor``
-    ratio_floor: int = 64 << 20
+# Called right after: the payload paths to write (None: every file).
+Wanted = Callable[[Manifest], Collection[str] | None]
 
 
 @dataclass
 class Extracted:
-    """A bundle whose every byte matched its manifest, unpacked under ``root``."""
+    """A bundle whose every byte matched its manifest; ``written`` of its files (None: all)
+    are under ``root``."""
 
     root: Path
     manifest: Manifest
@@ -56,66 +49,7 @@ class Extracted:
     total_bytes: int
     signatures: dict[str, bytes] = field(default_factory=dict)
     codec: compression.Codec = compression.GZIP
-
-
-class _Reject(Exception):
-    """Stop reading at once (a limit, a corrupt stream)."""
-
-    def __init__(self, code: str, where: str, message: str) -> None:
-        super().__init__(message)
-        self.problem = Problem(where, code, message)
-
-
-class _Stream:
-    """The decompressed tar stream: bounded pieces from an inflater, counted against the
-    limits before the tar reader sees them."""
-
-    def __init__(self, inflater: compression.Inflater, limits: Limits) -> None:
-        self._inflater = inflater
-        self._limits = limits
-        self.decompressed = 0
-
-    def pull(self) -> bytes:
-        try:
-            chunk = self._inflater.next()
-        except compression.StreamError as exc:
-            raise _Reject(exc.code, "(archive)", exc.message) from None
-        self.decompressed += len(chunk)
-        self._check_ratio()
-        return chunk
-
-    def _check_ratio(self) -> None:
-        limits = self._limits
-        if self.decompressed > limits.total_bytes + (1 << 20):
-            raise _Reject(
-                "limit.total_size",
-                "(archive)",
-                f"decompresses to more than {limits.total_bytes} bytes "
-                "(raise with --max-total-bytes)",
-            )
-        if self.decompressed > limits.ratio_floor and self.decompressed > limits.ratio * max(
-            self._inflater.compressed, 1
-        ):
-            raise _Reject(
-                "limit.ratio",
-                "(archive)",
-                f"decompresses more than {limits.ratio}:1 (a compression bomb?); "
-                "raise with --max-ratio",
-            )
-
-
-def _member_problem(member: Header) -> str | None:
-    kind = TYPE_NAMES.get(member.type)
-    if member.type in (b"1", b"2"):
-        return f"is {kind} (to {member.linkname!r}); bundles hold regular files only"
-    if kind:
-        return f"is {kind}"
-    if not (member.is_file or member.is_folder):
-        return f"has an unsupported member type {member.type.decode('latin-1')!r}"
-    unknown = sorted(set(member.pax) - PAX_KEYS)
-    if unknown:
-        return f"has pax header fields this reader does not support: {unknown}"
-    return None
+    written: frozenset[str] | None = None
 
 
 def extract(
@@ -124,15 +58,17 @@ def extract(
     limits: Limits | None = None,
     before_payload: BeforePayload | None = None,
     stream: BinaryIO | None = None,
+    wanted: Wanted | None = None,
 ) -> Extracted:
     """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``.
 
     ``before_payload`` sees the manifest and signatures before any payload byte is
-    written (signature checks go there). On rejection the caller removes ``workdir``.
-    Given ``stream`` (a pipe, say), the bytes are read from it and ``bundle`` only
-    names them; either way they are read once, from the start, never seeking.
+    written (signature checks go there); ``wanted`` then names the files to write. On
+    rejection the caller removes ``workdir``. Given ``stream`` (a pipe, say), the bytes
+    are read from it and ``bundle`` only names them; either way they are read once, from
+    the start, never seeking.
     """
-    limits = limits or Limits()
+    rules = ReadRules(limits or Limits())
     if stream is None:
         try:
             stream = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
@@ -153,21 +89,98 @@ def extract(
                 if head[:2] == b"PK"
                 else "neither gzip- nor zstd-compressed"
             )
-            raise _Reject(
+            raise Stop(
                 "archive.not_compressed_tar",
                 str(bundle.name),
                 f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
             )
         raw = _Prefixed(head, stream)
-        pieces = _Stream(compression.inflater(codec, raw, limits.archive_bytes), limits)
-        extracted = _read(pieces, writer, workdir, limits, before_payload)
-        extracted.codec = codec
-        return extracted
-    except _Reject as exc:
+        inflater = compression.inflater(codec, raw, rules.limits.archive_bytes)
+        written = _read(rules, inflater, writer, before_payload, wanted)
+    except Stop as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
         writer.close()
         stream.close()
+    problems = rules.finish()
+    if problems:
+        shown = problems[:MAX_LISTED_PROBLEMS]
+        if len(problems) > len(shown):
+            shown.append(
+                Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)")
+            )
+        raise BundleRejected(
+            f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown
+        )
+    assert rules.manifest is not None  # (``end`` stops when there is none)
+    return Extracted(
+        root=workdir / rules.top,
+        manifest=rules.manifest,
+        manifest_bytes=rules.manifest_bytes,
+        identity=identity(rules.manifest_bytes),
+        total_bytes=rules.total,
+        signatures=rules.signatures,
+        codec=codec,
+        written=written,
+    )
+
+
+def _read(
+    rules: ReadRules,
+    inflater: compression.Inflater,
+    writer: Writer,
+    before_payload: BeforePayload | None,
+    wanted: Wanted | None,
+) -> frozenset[str] | None:
+    """The read loop; returns the paths written (None: every file)."""
+    decompressed = 0
+
+    def pull() -> bytes:
+        nonlocal decompressed
+        try:
+            chunk = inflater.next()
+        except compression.StreamError as exc:
+            raise Stop(exc.code, "(archive)", exc.message) from None
+        decompressed += len(chunk)
+        rules.stream(decompressed, inflater.compressed)
+        return chunk
+
+    write: frozenset[str] | None = None
+
+    def start_payload() -> None:
+        nonlocal write
+        manifest = rules.manifest
+        assert manifest is not None
+        if before_payload is not None:
+            before_payload(
+                rules.manifest_bytes, identity(rules.manifest_bytes), dict(rules.signatures)
+            )
+        chosen = wanted(manifest) if wanted is not None else None
+        write = None if chosen is None else frozenset(chosen)
+
+    tar = TarReader(pull)
+    try:
+        while (member := tar.next()) is not None:
+            step = rules.member(member)
+            if step.starts_payload:
+                start_payload()
+            if step.action is Action.FILE:
+                rel = step.rel
+                if write is None or rel in write:
+                    rules.hashed(rel, writer.write(f"{rules.top}/{rel}", tar.data()))
+                else:
+                    rules.hashed(rel, sha256_of(tar.data()))
+            elif step.action is Action.MANIFEST:
+                rules.manifest_read(b"".join(tar.data()))
+            elif step.action is Action.SIGNATURE:
+                rules.signature_read(step.rel, b"".join(tar.data()))
+        if rules.end():
+            start_payload()
+    except TarError as exc:
+        raise Stop(exc.code, exc.where, exc.message) from None
+    except OSError as exc:
+        raise Stop("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
+    return write
 
 
 def _read_up_to(stream: BinaryIO, size: int) -> bytes:
@@ -190,233 +203,3 @@ class _Prefixed:
             return self._rest.read(size)
         out, self._head = self._head[:size], self._head[size:]
         return out
-
-
-def _read(
-    stream: _Stream,
-    writer: Writer,
-    workdir: Path,
-    limits: Limits,
-    before_payload: BeforePayload | None,
-) -> Extracted:
-    problems: list[Problem] = []
-    manifest: Manifest | None = None
-    manifest_bytes = b""
-    top = ""
-    expected: dict[str, tuple[str, int]] = {}
-    seen: dict[str, str] = {}
-    folders: set[str] = set()
-    digests: dict[str, Any] = {}  # hashlib objects, complete after writer.finish()
-    signatures: dict[str, bytes] = {}
-    total = 0
-    count = 0
-    payload_started = False
-    folded_files: dict[str, str] = {}
-    folded_folders: dict[str, str] = {}
-
-    def start_payload() -> None:
-        nonlocal payload_started
-        if not payload_started and before_payload is not None and manifest is not None:
-            before_payload(manifest_bytes, identity(manifest_bytes), dict(signatures))
-        payload_started = True
-
-    tar = TarReader(stream.pull)
-    try:
-        while (member := tar.next()) is not None:
-            count += 1
-            if count > limits.members:
-                raise _Reject(
-                    "limit.members",
-                    "(archive)",
-                    f"more than {limits.members} members (raise with --max-members)",
-                )
-            name = member.name
-            where = name
-            # The name of a file the manifest lists is portable: its top folder came with
-            # the manifest's own name, the rest was checked when the manifest was read.
-            listed = (
-                name[len(top) + 1 :] in expected
-                and name.startswith(top + "/")
-                and member.is_file
-                and PAX_KEYS.issuperset(member.pax)
-                and len(name.encode()) <= MAX_PATH_BYTES
-            )
-            why = None if listed else path_problem(name) or _member_problem(member)
-            if why:
-                problems.append(
-                    Problem(where, "member.name" if path_problem(name) else "member.type", why)
-                )
-                continue
-            key = fold(name)
-            if key in seen:
-                same = "appears twice" if seen[key] == name else f"collides with {seen[key]!r}"
-                problems.append(
-                    Problem(
-                        where,
-                        "member.duplicate",
-                        f"{same} (case or Unicode folding)" if seen[key] != name else same,
-                    )
-                )
-                continue
-            seen[key] = name
-            clash = _clash(key, name, member.is_file, folded_files, folded_folders)
-            if clash:
-                problems.append(Problem(where, "member.file_and_folder", clash))
-                continue
-            if manifest is None:
-                if (
-                    not name.endswith("/" + MANIFEST_NAME)
-                    or name.count("/") != 1
-                    or not member.is_file
-                ):
-                    raise _Reject(
-                        "archive.layout",
-                        where,
-                        f"the first member must be NAME-VERSION/{MANIFEST_NAME}",
-                    )
-                if member.size > limits.manifest_bytes:
-                    raise _Reject(
-                        "limit.manifest_size",
-                        where,
-                        f"the manifest is larger than {limits.manifest_bytes} bytes "
-                        "(raise with --max-manifest-bytes)",
-                    )
-                manifest_bytes = b"".join(tar.data())
-                manifest = parse(manifest_bytes)
-                top = name.split("/")[0]
-                if top != manifest.top:
-                    raise _Reject(
-                        "archive.layout",
-                        where,
-                        f"the top folder is {top!r} but the manifest names {manifest.top!r}",
-                    )
-                expected = {f.path: (f.sha256, f.size) for f in manifest.files}
-                folders = folders_of(expected)
-                continue
-            if not name.startswith(top + "/"):
-                problems.append(Problem(where, "member.outside_top", f"is not inside {top}/"))
-                continue
-            rel = name[len(top) + 1 :]
-            if member.is_folder:
-                if rel not in folders:
-                    problems.append(
-                        Problem(where, "member.unlisted", "is a folder the manifest does not list")
-                    )
-                continue
-            if rel.startswith(SIGNATURES_DIR + "/") and rel.count("/") == 1:
-                if payload_started:
-                    raise _Reject(
-                        "archive.layout",
-                        where,
-                        "a signature after the payload began; signatures/*.json come "
-                        "right after the manifest",
-                    )
-                if not rel.endswith(".json"):
-                    problems.append(
-                        Problem(where, "member.unlisted", "signature files are named *.json")
-                    )
-                    continue
-                if member.size > limits.manifest_bytes:
-                    raise _Reject(
-                        "limit.signature_size",
-                        where,
-                        f"the signature file is larger than {limits.manifest_bytes} bytes",
-                    )
-                signatures[rel] = b"".join(tar.data())
-                continue
-            start_payload()
-            if rel not in expected:
-                problems.append(Problem(where, "member.unlisted", "is not listed in the manifest"))
-                continue
-            want_hash, want_size = expected[rel]
-            if member.size != want_size:
-                problems.append(
-                    Problem(
-                        where,
-                        "member.size",
-                        f"observed {member.size} bytes, the manifest says {want_size}",
-                    )
-                )
-                continue
-            if member.size > limits.file_bytes:
-                raise _Reject(
-                    "limit.file_size",
-                    where,
-                    f"larger than {limits.file_bytes} bytes (raise with --max-file-bytes)",
-                )
-            total += member.size
-            if total > limits.total_bytes:
-                raise _Reject(
-                    "limit.total_size",
-                    where,
-                    f"the files add up to more than {limits.total_bytes} bytes "
-                    "(raise with --max-total-bytes)",
-                )
-            digests[rel] = writer.write(f"{top}/{rel}", member.size, tar.data())
-        if manifest is None:
-            raise _Reject("archive.empty", "(archive)", "the archive holds no manifest")
-        start_payload()
-        writer.finish()
-    except TarError as exc:
-        raise _Reject(exc.code, exc.where, exc.message) from None
-    except OSError as exc:
-        raise _Reject(
-            "archive.write", "(work directory)", f"cannot write: {exc.strerror}"
-        ) from None
-
-    named = {p.where for p in problems}
-    for rel, (want_hash, _) in expected.items():
-        digest = digests.get(rel)
-        if digest is None:
-            if f"{top}/{rel}" not in named:
-                problems.append(
-                    Problem(f"{top}/{rel}", "file.missing", "is listed in the manifest but missing")
-                )
-        elif (got := digest.hexdigest()) != want_hash:
-            problems.append(
-                Problem(
-                    f"{top}/{rel}", "file.hash", f"SHA-256 is {got}, the manifest says {want_hash}"
-                )
-            )
-    if problems:
-        shown = problems[:MAX_LISTED_PROBLEMS]
-        if len(problems) > len(shown):
-            shown.append(
-                Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)")
-            )
-        raise BundleRejected(
-            f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown
-        )
-    return Extracted(
-        root=workdir / top,
-        manifest=manifest,
-        manifest_bytes=manifest_bytes,
-        identity=identity(manifest_bytes),
-        total_bytes=total,
-        signatures=signatures,
-    )
-
-
-def _clash(
-    key: str, name: str, is_file: bool, files: dict[str, str], folders: dict[str, str]
-) -> str | None:
-    """Why a (folded) name is a file where another needs a folder, or the reverse.
-
-    Every folder in ``folders`` has all its ancestors there too and none in ``files``, so
-    the walk up the name's path stops at the first known folder (as in ``folders_of``)."""
-    new = []
-    parent = key.rpartition("/")[0]
-    while parent and parent not in folders:
-        if parent in files:
-            return f"needs a folder where {files[parent]!r} is a file"
-        new.append(parent)
-        parent = parent.rpartition("/")[0]
-    if is_file and key in folders:
-        return f"is a file, but {folders[key]!r} needs it as a folder"
-    for folder in new:
-        folders[folder] = name
-    if is_file:
-        files[key] = name
-    else:
-        folders.setdefault(key, name)
-    return None

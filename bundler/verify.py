@@ -8,23 +8,22 @@ it. Nothing here depends on the current working directory.
 from __future__ import annotations
 
 import platform
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import __version__, filewriter
+from . import __version__
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
-from .extract import BeforePayload, Extracted, Limits, extract
+from .extract import BeforePayload, Extracted, Limits, Wanted, extract
 from .manifest import Manifest
 from .runner import CASE_SECONDS, CaseResult, Progress, checker_environment, run_cases
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
+from .workfolder import WorkFolder
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -73,39 +72,6 @@ def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True
     return here
 
 
-def prepare_workdir(workdir: Path | None) -> tuple[Path, bool]:
-    """A new empty folder to extract into, and whether we created it."""
-    if workdir is None:
-        return Path(tempfile.mkdtemp(prefix="reprobundle-")), True
-    if workdir.is_symlink():
-        raise UsageError(f"--workdir {workdir} is a link; give a new or empty folder")
-    if workdir.exists():
-        if not workdir.is_dir():
-            raise UsageError(f"--workdir {workdir} exists and is not a folder")
-        if any(workdir.iterdir()):
-            raise UsageError(
-                f"--workdir {workdir} is not empty: stale files could feed a checker; "
-                "give a new or empty folder"
-            )
-        return workdir, False
-    workdir.mkdir(parents=True)
-    return workdir, True
-
-
-def clean(workdir: Path, created: bool, files: Sequence[str] = ()) -> None:
-    """Remove what was unpacked; ``files`` (relative to ``workdir``), if known, are
-    removed first on two processes."""
-    filewriter.remove_files(str(workdir), files)
-    if created:
-        shutil.rmtree(workdir, ignore_errors=True)
-    else:
-        for child in workdir.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                child.unlink(missing_ok=True)
-
-
 @contextmanager
 def unpacked(
     bundle_file: Path,
@@ -114,25 +80,38 @@ def unpacked(
     limits: Limits | None = None,
     before_payload: BeforePayload | None = None,
     stream: BinaryIO | None = None,
+    wanted: Wanted | None = None,
 ) -> Iterator[Extracted]:
     """``bundle_file`` read into ``workdir`` (a new temporary folder by default) with every
-    byte checked, and removed again on the way out unless ``keep``: the one place a work
-    folder is made and emptied. A refusal while it is kept says where it is."""
-    target, created = prepare_workdir(workdir)
-    files: list[str] = []
+    byte checked, and removed again on the way out unless ``keep`` (on Ctrl-C and SIGTERM
+    too): the one place a work folder is made and emptied. A refusal while it is kept says
+    where it is. ``wanted`` names the files to write (every byte is hashed either way)."""
+    folder = WorkFolder(workdir)
     try:
-        extracted = extract(bundle_file, target, limits, before_payload, stream)
-        files = [f"{extracted.root.name}/{f.path}" for f in extracted.manifest.files]
-        yield extracted
+        yield extract(bundle_file, folder.path, limits, before_payload, stream, wanted)
     except BundlerError as exc:
         if keep:
             exc.problems.append(
-                Problem("", "workdir.kept", f"the work directory is kept at {target}")
+                Problem("", "workdir.kept", f"the work directory is kept at {folder.path}")
             )
         raise
     finally:
-        if not keep:
-            clean(target, created, files)
+        if keep:
+            folder.release()
+        else:
+            folder.remove()
+
+
+def read_by_cases(manifest: Manifest) -> set[str]:
+    """The files some case names as an input, or that lie under a folder a case names."""
+    listed = {f.path for f in manifest.files}
+    named = {p for c in manifest.cases for ref in c.inputs.values() for p in _paths(ref)}
+    folders = tuple(p.rstrip("/") + "/" for p in named - listed)
+    return (named & listed) | ({p for p in listed if p.startswith(folders)} if folders else set())
+
+
+def _paths(ref: str | Sequence[str]) -> Sequence[str]:
+    return [ref] if isinstance(ref, str) else ref
 
 
 def check_integrity(
@@ -143,7 +122,9 @@ def check_integrity(
     ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
     hold."""
     must_be_file(bundle_file)
-    with unpacked(bundle_file.absolute(), limits=limits, before_payload=before_payload) as found:
+    with unpacked(
+        bundle_file.absolute(), limits=limits, before_payload=before_payload, wanted=lambda _: ()
+    ) as found:
         return found
 
 
@@ -187,13 +168,19 @@ def verify(
     def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, policy))
 
+    def wanted(manifest: Manifest) -> set[str] | None:
+        """Every file when a person will look at the folder or bundled code will run."""
+        runs_code = manifest.code and (code_policy.allow or checked[0].allow_code)
+        return None if keep or workdir is not None or runs_code else read_by_cases(manifest)
+
+    code_policy = code or CodePolicy()
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
     if stream is None:
         must_be_file(bundle_file)
     with unpacked(
-        bundle_file, workdir.absolute() if workdir else None, keep, limits, judge_signatures, stream
+        bundle_file, workdir, keep, limits, judge_signatures, stream, wanted
     ) as extracted:
-        code_run, runner = _code(extracted, checked[0], code or CodePolicy())
+        code_run, runner = _code(extracted, checked[0], code_policy)
         try:
             cases = run_cases(
                 extracted.manifest, extracted.root, progress, runner, jobs, case_seconds

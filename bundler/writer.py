@@ -1,10 +1,8 @@
-"""Writing an untrusted bundle's files under one new folder, and hashing them as they go.
+"""Writing an untrusted bundle's files under one new folder, hashing them as they go.
 
 Folders and files are created relative to directory descriptors made here, never
 following a link, files with ``O_EXCL``; nothing here decides what may be written (the
-reader in ``extract`` does). Large files are hashed on a second thread; once a bundle has
-shown many small files, the rest are created and hashed on a second process
-(``filewriter``).
+rules in ``readrules`` do). A file no case reads is only hashed (``sha256_of``).
 """
 
 from __future__ import annotations
@@ -12,97 +10,91 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import queue
-import threading
-from collections.abc import Callable, Iterable
-from functools import partial
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-from . import filewriter
 
 
-class Hasher:
-    """SHA-256 on a second thread, beside decompressing and writing on the first
-    (hashlib and os.write release the GIL). The queue is short, so memory stays bounded."""
+class Folders:
+    """Folder descriptors below one root, each component opened without following a link
+    (``O_DIRECTORY``: a file or a link where a folder should be fails as an OSError);
+    with ``create``, a missing folder is made first.
 
-    THRESHOLD = 1 << 20  # smaller files are hashed in line: handing over costs more (measured)
+    At most about ``KEEP`` stay open: a bundle may hold thousands of folders, and a process
+    may often open only 1,024 files. Past that, all but the root are closed and opened
+    again from the root when needed, just as safely."""
 
-    def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Any, memoryview] | None] = queue.Queue(maxsize=64)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+    KEEP = 128
 
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            item[0].update(item[1])
+    def __init__(self, root_fd: int, create: bool = False) -> None:
+        self._fds: dict[str, int] = {"": root_fd}
+        self._create = create
 
-    def update(self, digest: Any, chunk: memoryview) -> None:
-        self._queue.put((digest, chunk))
+    def get(self, rel: str) -> int:
+        fd = self._fds.get(rel)
+        if fd is None:
+            if len(self._fds) > self.KEEP:
+                root = self._fds.pop("")
+                self.close()
+                self._fds[""] = root
+            fd = self._open(rel)
+        return fd
 
-    def finish(self) -> None:
-        """Wait until every handed-over piece is hashed."""
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
+    def _open(self, rel: str) -> int:
+        if rel in self._fds:
+            return self._fds[rel]
+        parent, _, name = rel.rpartition("/")
+        parent_fd = self._open(parent)
+        if self._create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=parent_fd)
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+        self._fds[rel] = fd
+        return fd
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+def create(name: str | bytes, folder_fd: int) -> int:
+    """A new file, never an existing one and never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    return os.open(name, flags, 0o644, dir_fd=folder_fd)
+
+
+def write_all(fd: int, data: memoryview) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def sha256_of(chunks: Iterable[memoryview]) -> str:
+    """The SHA-256 (hex) of bytes that are not written anywhere."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 class Writer:
-    """Creates folders and files under one root without ever following a link.
-
-    Folders are made here (a clash must stop the read at once). Once a bundle has shown
-    it holds many small files, the next ones are written and hashed by a second process
-    (``filewriter``), except while it lags behind; large ones are written here and
-    hashed on a second thread.
-    """
-
-    PROCESS_AFTER = 256  # small files written here before the second process pays off
+    """Creates folders and files under one root without ever following a link."""
 
     def __init__(self, root: Path) -> None:
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        self._folders = filewriter.Folders(self.root_fd, create=True)
-        self._hasher: Hasher | None = None
-        self._process: filewriter.FileProcess | None = None
-        self._small = 0
+        self._folders = Folders(self.root_fd, create=True)
 
-    def write(self, rel: str, size: int, chunks: Iterable[memoryview]) -> Any:
-        """Create ``rel`` from ``chunks``; returns its SHA-256 object, complete once
-        ``finish`` has returned."""
+    def write(self, rel: str, chunks: Iterable[memoryview]) -> str:
+        """Create ``rel`` from ``chunks``; returns the SHA-256 (hex) of what was written."""
         parent, _, name = rel.rpartition("/")
-        dir_fd = self._folders.get(parent)
-        if size < Hasher.THRESHOLD:
-            self._small += 1
-            if self._small == self.PROCESS_AFTER + 1 and os.path.isfile(filewriter.__file__):
-                with contextlib.suppress(OSError):  # one try; without it, write here
-                    self._process = filewriter.FileProcess(self.root_fd)
-            if self._process is not None and not self._process.behind():
-                return self._process.write(parent, name, size, chunks)
-        fd = filewriter.create(name, dir_fd)
+        fd = create(name, self._folders.get(parent))
         digest = hashlib.sha256()
-        update: Callable[[memoryview], None]
-        if size >= Hasher.THRESHOLD:
-            self._hasher = self._hasher or Hasher()
-            update = partial(self._hasher.update, digest)
-        else:
-            update = digest.update
         try:
             for chunk in chunks:
-                update(chunk)
-                filewriter.write_all(fd, chunk)
+                digest.update(chunk)
+                write_all(fd, chunk)
         finally:
             os.close(fd)
-        return digest
-
-    def finish(self) -> None:
-        """Wait until every file is written and hashed; raises the first write error."""
-        if self._hasher is not None:
-            self._hasher.finish()
-        if self._process is not None:
-            self._process.finish()
+        return digest.hexdigest()
 
     def close(self) -> None:
-        if self._hasher is not None:
-            self._hasher.finish()
-        if self._process is not None:
-            self._process.close()
         self._folders.close()

@@ -15,6 +15,7 @@ from bundler.build import build
 from bundler.compression import GZIP, ZSTD, StreamError, ZstdInflater, detect
 from bundler.errors import BundleRejected
 from bundler.extract import Limits
+from bundler.hashing import CHUNK
 from bundler.verify import verify
 from tests.helpers import QUICKSTART, read_entries
 
@@ -87,16 +88,16 @@ def test_zstd_bomb_is_stopped_by_ratio(quickstart_bundle: Path, tmp_path: Path) 
 
 
 def test_zstd_inflater_hands_out_a_bounded_piece_per_step() -> None:
-    """50 MiB of zeros compress to a few kilobytes; each step still hands out whole blocks
-    adding up to less than GATHER + one block, never the whole bomb."""
+    """50 MiB of zeros compress to a few kilobytes; each step still hands out at most
+    CHUNK bytes, never the whole bomb."""
     blob = zstandard.ZstdCompressor(level=19, write_checksum=True).compress(bytes(50 << 20))
     inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
     sizes = []
     while chunk := inflater.next():
         sizes.append(len(chunk))
     assert sum(sizes) == 50 << 20
-    assert max(sizes) < ZstdInflater.GATHER + ZstdInflater.MAX_BLOCK
-    assert len(sizes) > 50 << 20 >> 18
+    assert max(sizes) <= CHUNK
+    assert len(sizes) >= (50 << 20) // CHUNK
 
 
 def raw_frame(blocks: list[tuple[int, int, bytes]]) -> bytes:
@@ -119,7 +120,7 @@ def test_zstd_empty_blocks_do_not_end_the_stream_early() -> None:
 def test_zstd_rle_blocks_are_decoded_and_reserved_blocks_refused() -> None:
     inflater = ZstdInflater(io.BytesIO(raw_frame([(0, 1, b"a"), (1, 0, b"!")])), 1 << 30)
     assert inflater.next() == b"aaaaa!"
-    with pytest.raises(StreamError, match="invalid block header"):
+    with pytest.raises(StreamError, match="corrupt"):
         ZstdInflater(io.BytesIO(raw_frame([(1, 3, b"x")])), 1 << 30).next()
 
 
@@ -173,3 +174,43 @@ def test_zstd_bytes_do_not_depend_on_the_number_of_workers() -> None:
                 writer.write(data[i : i + (1 << 20)])
         outputs.add(out.getvalue())
     assert len(outputs) == 1
+
+
+def test_zstd_frame_asking_for_a_window_above_the_cap_is_refused() -> None:
+    params = zstandard.ZstdCompressionParameters(window_log=25, write_checksum=1)
+    blob = zstandard.ZstdCompressor(compression_params=params).compress(bytes(1 << 20) * 40)
+    inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
+    with pytest.raises(StreamError) as caught:
+        while inflater.next():
+            pass
+    assert caught.value.code == "archive.corrupt"
+
+
+def test_zstd_frame_compressed_with_an_unnamed_dictionary_is_corrupt() -> None:
+    samples = [bytes([i]) * 20 + b"the words every sample shares " * 5 for i in range(200)]
+    dictionary = zstandard.train_dictionary(4096, samples)
+    blob = zstandard.ZstdCompressor(
+        dict_data=dictionary, write_dict_id=False, write_checksum=True
+    ).compress(b"the words every sample shares " * 30)
+    with pytest.raises(StreamError) as caught:
+        inflater = ZstdInflater(io.BytesIO(blob), 1 << 30)
+        while inflater.next():
+            pass
+    assert caught.value.code == "archive.corrupt"
+
+
+def test_a_skippable_frame_after_the_bundle_is_trailing_data(
+    zst_bundle: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"hide"
+    bad.write_bytes(zst_bundle.read_bytes() + skippable)
+    assert rejected_code(bad) == "archive.trailing_data"
+
+
+def test_a_zstd_stream_cut_inside_its_checksum_is_truncated(
+    zst_bundle: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.bundle.tar.zst"
+    bad.write_bytes(zst_bundle.read_bytes()[:-2])  # the last 4 bytes are the checksum
+    assert rejected_code(bad) == "archive.truncated"

@@ -79,26 +79,6 @@ def test_a_file_that_changes_size_while_packing_is_refused(tmp_path: Path) -> No
         write_tar(io.BytesIO(), [Member("top/grows.txt", source=source, size=3)], 0)
 
 
-def test_large_files_are_hashed_on_the_second_thread_to_the_same_digest(tmp_path: Path) -> None:
-    import hashlib
-    import random
-
-    from bundler.writer import Hasher, Writer
-
-    data = random.Random(3).randbytes(3 * Hasher.THRESHOLD + 123)
-    pieces = [memoryview(data)[i : i + 100_000] for i in range(0, len(data), 100_000)]
-    writer = Writer(tmp_path)
-    try:
-        big = writer.write("big.bin", len(data), iter(pieces))
-        small = writer.write("small.bin", 5, iter([memoryview(b"hello")]))
-        writer.finish()
-    finally:
-        writer.close()
-    assert big.hexdigest() == hashlib.sha256(data).hexdigest()
-    assert small.hexdigest() == hashlib.sha256(b"hello").hexdigest()
-    assert (tmp_path / "big.bin").read_bytes() == data
-
-
 def with_checksum(block: bytearray) -> bytes:
     block[148:156] = b" " * 8
     block[148:156] = b"%06o\0 " % sum(block)

@@ -364,7 +364,9 @@ class Archive:
         try:
             try:
                 with tempfile.TemporaryDirectory(prefix="reprobundle-archive-") as work:
-                    extracted = extract(staged.path, Path(work), limits, judge_signatures)
+                    extracted = extract(
+                        staged.path, Path(work), limits, judge_signatures, wanted=lambda _: ()
+                    )
             except OSError as exc:
                 raise os_failure(
                     exc, "unpack the bundle to check it", tempfile.gettempdir()

@@ -178,9 +178,14 @@ def verify_with_options(
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
-    help="Folder to unpack into; must not exist or be empty (default: a new temporary one).",
+    help="Folder to unpack every file into; must not exist or be empty (default: a new "
+    "temporary one, which receives only the files the cases read).",
 )
-@click.option("--keep", is_flag=True, help="Keep the work directory afterwards (also on failure).")
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Keep the work directory afterwards (also on failure), with every file written.",
+)
 @click.option(
     "--json", "json_target", metavar="FILE|-", help="Also write the JSON report (- for stdout)."
 )
@@ -308,7 +313,8 @@ def verify(
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
 
-    Unpacks into an empty folder, refuses the bundle (exit 3) if any file is missing,
+    Reads it into an empty folder (writing only the files the cases read; all of
+    them with --keep or --workdir), refuses the bundle (exit 3) if any file is missing,
     unlisted, or differs from the manifest, re-runs each case with its checker, and
     prints per claim whether the evidence supports it, with what it cannot support.
     On a terminal the claims are a table (colours unless NO_COLOR is set); piped, the
