@@ -93,8 +93,7 @@ FLIPS = {
             "test_reserve_beyond_stock_is_rejected_and_stock_unchanged",
             "passed",
         ),
-        # the clean detection is also the control of "execution errors are not detections"
-        {DETECT, TARGET, "execution-errors-are-not-detections"},
+        {DETECT, TARGET},
     ),
     "double-reserve-scenario-errors": (
         _set_status(
