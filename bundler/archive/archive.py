@@ -792,10 +792,15 @@ class Archive:
         limits: Limits | None = None,
         on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
         trusted: Sequence[TrustedKey] = (),
+        scheduler: str | None = None,
+        on_note: Callable[[str], None] | None = None,
+        function: Callable[[reverify.Job], reverify.Outcome] = reverify.verify_one,
     ) -> list[reverify.Outcome]:
-        """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes.
-        Signatures are judged against the archive's trusted keys and ``trusted``; a
-        verification that judged them records the signer (it replaces the bundle's)."""
+        """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
+        scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
+        only this process writes the index and the log. Signatures are judged against the
+        archive's trusted keys and ``trusted``; a verification that judged them records
+        the signer (it replaces the bundle's). ``on_note`` hears of refused workers."""
         self.audit()
         digests = self.select(selectors, all_bundles)
         policy = self.trust(trusted)
@@ -804,8 +809,14 @@ class Archive:
         def failed(job: reverify.Job, why: str) -> reverify.Outcome:
             return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
 
+        if scheduler is not None:
+            from . import cluster
+
+            results = cluster.run(work, scheduler, failed, function, on_note)
+        else:
+            results = reverify.run(work, jobs, failed, function)
         outcomes = []
-        for outcome in reverify.run(work, jobs, failed):
+        for outcome in results:
             self._record(outcome)
             outcomes.append(outcome)
             if on_result is not None:

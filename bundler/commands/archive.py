@@ -322,6 +322,12 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     show_default=True,
     help="Worker processes.",
 )
+@click.option(
+    "--scheduler",
+    metavar="tcp://HOST:PORT",
+    help="Fan the verifications out to the Dask cluster of this scheduler (needs "
+    "reprobundle[distributed]; every worker must see the archive folder at the same path).",
+)
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
 @trust_options("to trust for this verification, besides the archive's own")
 @limit_options
@@ -333,21 +339,31 @@ def verify(
     bundles: tuple[str, ...],
     all_bundles: bool,
     jobs: int,
+    scheduler: str | None,
     json_target: str | None,
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
     **limit_values: int,
 ) -> None:
-    """Re-verify stored BUNDLES (digests, NAME@VERSION, NAME) or --all, in parallel.
+    """Re-verify stored BUNDLES (identities, digests, NAME@VERSION, NAME) or --all, in
+    parallel: in --jobs local processes, or on a Dask cluster with --scheduler.
 
     Each stored file is re-hashed first (bit rot is reported loudly), then verified as
     `reprobundle verify` would, signatures judged against the archive's trusted keys
     (trust.toml, plus --trust/--trust-store); every result, with the signer, goes into
-    the bundle's history and the audit log. Exits with the worst result.
+    the bundle's history and the audit log. Exits with the worst result. First checks
+    the index and the trust store against the audit log, and refuses (exit 3, nothing
+    run) when they differ.
+
+    With --scheduler, each Dask worker verifies bundles from the archive folder (the same
+    path on every worker) in its own work folder; only this process writes the index and
+    the log. Workers running another reprobundle version are refused; a bundle whose
+    workers died is re-run elsewhere, or recorded as an error.
 
     \b
     Example:
       reprobundle archive verify --all --jobs 4
+      reprobundle archive verify --all --scheduler tcp://10.0.0.5:8786
     """
     from ..archive import EXIT_CODES, RESULTS
     from ..archive.archive import BundleRow
@@ -394,7 +410,14 @@ def verify(
 
         try:
             outcomes = store.verify(
-                digests, False, jobs, limits_from(limit_values), on_result, keys
+                digests,
+                False,
+                jobs,
+                limits_from(limit_values),
+                on_result,
+                keys,
+                scheduler=scheduler,
+                on_note=lambda text: click.echo(f"reprobundle: warning: {text}", err=True),
             )
         finally:
             if bar is not None:
