@@ -154,10 +154,16 @@ def _run(
                     )
             except TimeoutError:
                 done = set()
+            answered = 0
             for future in done:
-                job = pending.pop(future)
-                yield _outcome(future, job, on_error)
-            if not pending or done:
+                try:
+                    outcome = _outcome(future, pending[future], on_error)
+                except TimeoutError:  # its result was lost with its worker: recomputed
+                    continue
+                del pending[future]
+                answered += 1
+                yield outcome
+            if not pending or answered:
                 continue
             live = set(client.scheduler_info()["workers"])
             new = live - probed
@@ -189,7 +195,10 @@ def _run(
 def _outcome(future: Any, job: Job, on_error: Callable[[Job, str], Outcome]) -> Outcome:
     if future.status == "cancelled":
         return on_error(job, "the cluster cancelled the verification")
-    error = future.exception()
+    # A finished task's result lives on its worker until fetched; when that worker dies
+    # first, the scheduler recomputes the task and fetching waits: give up after a while
+    # (TimeoutError) and let the caller wait for the recomputation or the lost workers.
+    error = future.exception(timeout=POLL_SECONDS)
     if error is not None:
         if type(error).__name__ == "KilledWorker":
             return on_error(
@@ -198,7 +207,7 @@ def _outcome(future: Any, job: Job, on_error: Callable[[Job, str], Outcome]) -> 
                 "killed, or out of memory)",
             )
         return on_error(job, f"the cluster could not run it ({type(error).__name__}: {error})")
-    outcome, version = future.result()
+    outcome, version = future.result(timeout=POLL_SECONDS)
     if version != __version__:
         return on_error(job, f"a worker running reprobundle {version} answered; not recorded")
     if not isinstance(outcome, Outcome) or outcome.digest != job.digest:
