@@ -459,3 +459,49 @@ def test_list_prints_identity_and_digest(three: Path) -> None:
     assert "IDENTITY" in out and "DIGEST" in out
     bundles = json.loads(cli(three, "list", "--json", "-")[1])["bundles"]
     assert {(b["identity"], b["digest"]) for b in bundles} >= {(identity, digest)}
+
+
+# -- a log written by the previous release (record format 1) --------------------------------
+
+
+def as_previous_release_wrote_it(root: Path) -> None:
+    """Rewrite every record in format 1 (without the fields format 2 added), re-chained,
+    and the index's times a little apart from the records' (as that release took them)."""
+    from bundler.archive import auditlog
+
+    prev = auditlog.GENESIS
+    with db(root) as conn:
+        for seq, record in conn.execute(
+            "SELECT seq, record FROM audit_log ORDER BY seq"
+        ).fetchall():
+            value = json.loads(record)
+            value["v"], value["prev"] = 1, prev
+            added = ("title", "claims") if value["event"] == "add" else ("outcome",)
+            for extra in ("keys", *added):
+                value["data"].pop(extra, None)
+            data = auditlog.canonical(value)
+            prev = auditlog.record_hash(data)
+            conn.execute(
+                "UPDATE audit_log SET record = ?, hash = ? WHERE seq = ?", (data, prev, seq)
+            )
+        for table, column in (("bundles", "added_at"), ("verifications", "at"), ("meta", "value")):
+            where = " WHERE key = 'created'" if table == "meta" else ""
+            conn.execute(
+                f"UPDATE {table} SET {column} = substr({column}, 1, 20) || '000000Z'{where}"
+            )
+
+
+def test_a_log_of_the_previous_release_still_reconciles(three: Path) -> None:
+    as_previous_release_wrote_it(three)
+    assert problems(three) == []
+    digest = digest_of(three, "other@1.0.0")
+    sql(three, "UPDATE bundles SET last_result = 'supported' WHERE digest = ?", [digest])
+    caught(three, f"bundle {digest}", "index.altered", "last_result")
+
+
+def test_rebuild_from_a_log_of_the_previous_release_keeps_what_the_log_lacks(three: Path) -> None:
+    as_previous_release_wrote_it(three)
+    whys = sql(three, "SELECT verification, claim_id, why FROM claim_results ORDER BY 1, 2")
+    assert cli(three, "rebuild")[0] == 0
+    assert problems(three) == []
+    assert sql(three, "SELECT verification, claim_id, why FROM claim_results ORDER BY 1, 2") == whys
