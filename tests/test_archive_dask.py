@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,11 @@ def test_an_unreachable_scheduler_is_named(second: Path) -> None:
     assert done.returncode == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in (
         done.stderr
     )
+
+
+def test_without_the_distributed_extra_the_scheduler_option_says_how_to_install_it(
+    second: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    code, _, err = cli(second, "verify", "--all", "--scheduler", "tcp://127.0.0.1:9")
+    assert code == 2 and "pip install 'reprobundle[distributed]'" in err
