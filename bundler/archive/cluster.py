@@ -17,6 +17,7 @@ use TLS (README, "Re-verifying on a Dask cluster").
 from __future__ import annotations
 
 import dataclasses
+import queue
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -120,8 +121,6 @@ def _run(
     function: Callable[[Job], Outcome],
     note: Callable[[str], None],
 ) -> Iterator[Outcome]:
-    from distributed import wait
-
     probed = set(client.scheduler_info()["workers"])
     good = _probe(client, sorted(probed), note)
     if not good:
@@ -132,7 +131,7 @@ def _run(
     batch = uuid.uuid4().hex[:12]
 
     def submit(job: Job, allowed: set[str]) -> Any:
-        return client.submit(
+        future = client.submit(
             verify_on_worker,
             job,
             __version__,
@@ -142,24 +141,34 @@ def _run(
             allow_other_workers=False,
             pure=False,
         )
+        future.add_done_callback(finished.put)  # called once, from the client's thread
+        return future
 
+    # Each finished future arrives once on this queue (O(1) per bundle, where waiting on
+    # all pending futures again after each would be O(n) per bundle).
+    finished: queue.Queue[Any] = queue.Queue()
     pending = {submit(job, good): job for job in jobs}
+    lost: set[Any] = set()  # finished, but the result went with its worker: recomputed
     allowed = set(good)
     try:
         while pending:
+            ready = [f for f in lost if f.done()]
             try:
-                with client.as_current():
-                    done, _ = wait(  # type: ignore[no-untyped-call]
-                        list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED"
-                    )
-            except TimeoutError:
-                done = set()
+                ready.append(finished.get(timeout=POLL_SECONDS))
+                while True:
+                    ready.append(finished.get_nowait())
+            except queue.Empty:
+                pass
             answered = 0
-            for future in done:
+            for future in ready:
+                if future not in pending:  # cancelled and submitted again, or answered
+                    continue
                 try:
                     outcome = _outcome(future, pending[future], on_error)
-                except TimeoutError:  # its result was lost with its worker: recomputed
+                except TimeoutError:
+                    lost.add(future)
                     continue
+                lost.discard(future)
                 del pending[future]
                 answered += 1
                 yield outcome
@@ -177,6 +186,7 @@ def _run(
                 for future, job in list(pending.items()):
                     future.cancel()
                     del pending[future]
+                    lost.discard(future)
                     pending[submit(job, allowed)] = job
                 continue
             for future, job in list(pending.items()):
