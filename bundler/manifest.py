@@ -36,6 +36,8 @@ MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"
 SIGNATURES_DIR = "signatures"
 RESERVED = (MANIFEST_NAME, README_NAME, SIGNATURES_DIR)
+# The latest mtime a ustar header holds (11 octal digits): later times cannot be packed.
+MAX_EPOCH = 8**11 - 1
 MAX_DEPTH = 32
 
 _FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?$")
@@ -376,8 +378,26 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
     problems: list[tuple[Locator, str, str]] = []
     seen: dict[str, str] = {}
     listed: set[str] = set()
+    epoch = doc["environment"]["source_date_epoch"]
+    if type(epoch) is not int or epoch > MAX_EPOCH:  # 3.0 passes the schema's "integer"
+        problems.append(
+            (
+                ("environment", "source_date_epoch"),
+                "manifest.epoch",
+                f"must be a whole number of seconds from 0 to {MAX_EPOCH} (what a tar "
+                f"header holds), observed {epoch!r}",
+            )
+        )
     for i, entry in enumerate(doc["files"]):
         path = entry["path"]
+        if type(entry["size"]) is not int:
+            problems.append(
+                (
+                    ("files", i, "size"),
+                    "manifest.size",
+                    f"must be a whole number of bytes, observed {entry['size']!r}",
+                )
+            )
         why = path_problem(path)
         if why:
             problems.append((("files", i, "path"), "path.invalid", f"{path!r} {why}"))

@@ -7,10 +7,12 @@ it. Nothing here depends on the current working directory.
 
 from __future__ import annotations
 
+import errno
 import platform
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -21,7 +23,15 @@ from . import __version__, filewriter
 from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import BeforePayload, Extracted, Limits, extract
-from .runner import CASE_SECONDS, CaseResult, Progress, run_cases
+from .runner import (
+    CASE_MEMORY,
+    CASE_SECONDS,
+    VERIFY_SECONDS,
+    Budget,
+    CaseResult,
+    Progress,
+    run_cases,
+)
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 
@@ -71,6 +81,18 @@ def prepare_workdir(workdir: Path | None) -> tuple[Path, bool]:
     """A new empty folder to extract into, and whether we created it."""
     if workdir is None:
         return Path(tempfile.mkdtemp(prefix="reprobundle-")), True
+    try:
+        return _given_workdir(workdir)
+    except OSError as exc:  # under a file, no permission, ...: a usage error, never a bug
+        why = (
+            "a part of the path is a file, not a folder"
+            if exc.errno == errno.ENOTDIR
+            else exc.strerror
+        )
+        raise UsageError(f"--workdir {workdir}: cannot use it: {why}") from None
+
+
+def _given_workdir(workdir: Path) -> tuple[Path, bool]:
     if workdir.is_symlink():
         raise UsageError(f"--workdir {workdir} is a link; give a new or empty folder")
     if workdir.exists():
@@ -157,6 +179,8 @@ def verify(
     jobs: int = 1,
     stream: BinaryIO | None = None,
     case_seconds: float = CASE_SECONDS,
+    case_memory: int = CASE_MEMORY,
+    time_limit: float = VERIFY_SECONDS,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
@@ -166,6 +190,8 @@ def verify(
     """
     policy = policy or Policy()
     checked: list[SignatureCheck] = []
+    deadline = time.monotonic() + time_limit if time_limit > 0 else None
+    budget = Budget(case_seconds, case_memory, deadline)
 
     def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, policy))
@@ -179,7 +205,7 @@ def verify(
         code_run, runner = _code(extracted, checked[0], code or CodePolicy())
         try:
             cases = run_cases(
-                extracted.manifest, extracted.root, progress, runner, jobs, case_seconds
+                extracted.manifest, extracted.root, progress, runner, jobs, budget=budget
             )
         finally:
             if runner is not None:

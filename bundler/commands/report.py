@@ -55,6 +55,7 @@ def report(
     """
     from ..compression import detect
     from ..errors import BundleRejected, UsageError
+    from ..output import OutputError, check
     from ..report import rejection_json, to_json
     from ..reports.html import to_html
     from ..reports.junit import to_junit
@@ -65,6 +66,8 @@ def report(
 
     if not file.is_file():
         raise UsageError(f"{file} is not a file")
+    if output != "-":
+        check(output, "-o")
     with file.open("rb") as stream:
         magic = stream.read(4)
     if detect(magic) is not None:
@@ -95,7 +98,11 @@ def report(
         import json
 
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    write_text(output, text)
+    try:
+        write_text(output, text, f"the {fmt} report")
+    except OutputError as exc:  # the verdict is never lost to an output problem
+        exc.headline += f" (the result was: {data['result']})"
+        raise
     if output != "-" and not quiet:
         click.echo(f"wrote {output} ({fmt}; result: {data['result']})", err=True)
     sys.exit(int(data["exit_code"]))

@@ -19,8 +19,8 @@ from checkers.skeleton import Equivalence, Model, Trace, learn, match, parse_tra
 from checkers.skeleton_draw import RENDERERS
 
 from .. import strictjson
-from ..atomic import write_atomic
 from ..errors import UsageError
+from ..output import write_bytes
 from ..yamlfile import YamlProblem
 from ..yamlfile import load as load_yaml
 from ._shared import handle_errors
@@ -163,7 +163,7 @@ def learn_command(
     except CheckerInputError as exc:
         raise UsageError(exc.message) from None
     text = json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    write_atomic(output, text.encode("utf-8"))
+    write_bytes(output, text.encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
         click.echo(f"model written to {output}")
