@@ -191,6 +191,8 @@ def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, 
         return Verdict.errored(code, exc.message)
     except RecursionError:
         return Verdict.errored("input.invalid", "input nested too deeply to check")
+    except MemoryError:
+        raise  # the case's memory limit: run_case says so
     except Exception as exc:  # a bug in the checker is never a verdict
         return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
     return _police(found, verdict)
