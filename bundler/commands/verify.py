@@ -183,6 +183,21 @@ def policy_from(
     help="Output bytes kept per bundled-code case.",
 )
 @click.option(
+    "--code-processes",
+    type=click.IntRange(1),
+    default=64,
+    show_default=True,
+    help="Processes a bundled checker may run at once; more and they are all killed.",
+)
+@click.option(
+    "--code-written-bytes",
+    type=click.IntRange(1 << 20),
+    default=256 << 20,
+    show_default=True,
+    help="Bytes a bundled checker may write in all (its tmpfs; where no mount namespace "
+    "can be made, only each file's size is limited).",
+)
+@click.option(
     "--case-timeout",
     type=click.FloatRange(0),
     default=CASE_SECONDS,
@@ -234,6 +249,8 @@ def verify(
     code_timeout: float,
     code_memory: int,
     code_output: int,
+    code_processes: int,
+    code_written_bytes: int,
     case_timeout: float,
     case_memory: int,
     time_limit: float,
@@ -289,6 +306,8 @@ def verify(
                 cpu_seconds=max(1, int(code_timeout) + 1),
                 memory_bytes=code_memory,
                 output_bytes=code_output,
+                processes=code_processes,
+                written_bytes=code_written_bytes,
             ),
         )
         with ProgressDisplay(enabled=not quiet) as progress:
