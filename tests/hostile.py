@@ -80,8 +80,9 @@ def _no_bug(code: int, text: str, args: object) -> None:
 SURROGATE = '"\\ud800"'
 
 
-def hostile_text(rng: random.Random) -> bytes:
-    """A case input that is broken in one of the ways evidence can be."""
+def hostile_text(rng: random.Random, kind: int | None = None) -> bytes:
+    """A case input that is broken in one of the ways evidence can be (``kind`` of
+    ``HOSTILE_KINDS``, else one drawn from ``rng``)."""
     depth = rng.choice([1, 199, 200, 201, 5000, 100_000])
     choices: list[Callable[[], bytes]] = [
         lambda: b"[" * depth + b"]" * depth,
@@ -98,7 +99,10 @@ def hostile_text(rng: random.Random) -> bytes:
         lambda: ("[" + ",".join(["1e999999"] * 3) + "]").encode(),
         lambda: json.dumps({"x" * 300: ["\u202e\x1b[2J" * 10]}).encode(),
     ]
-    return rng.choice(choices)()
+    return (choices[kind] if kind is not None else rng.choice(choices))()
+
+
+HOSTILE_KINDS = 13
 
 
 def hostile_report(rng: random.Random, report: dict[str, Any]) -> bytes:

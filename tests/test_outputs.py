@@ -115,7 +115,7 @@ def test_a_dangling_link_is_followed_to_a_new_file(quickstart_bundle: Path, tmp_
     assert "quickstart" in (tmp_path / "new.md").read_text()
 
 
-def test_a_rejection_is_printed_before_its_output_fails(tmp_path: Path) -> None:
+def test_a_rejection_is_written_to_the_json_report_too(tmp_path: Path) -> None:
     bad = tmp_path / "bad.bundle.tar.gz"
     bad.write_bytes(b"\x1f\x8b" + b"\0" * 100)
     (tmp_path / "file").write_text("x")

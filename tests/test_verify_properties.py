@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile import (
+    HOSTILE_KINDS,
     INPUTS,
     VERDICTS,
     hostile_report,
@@ -25,8 +26,18 @@ from tests.hostile import (
 )
 
 SETTINGS = settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+
+
+@pytest.mark.parametrize("kind", range(HOSTILE_KINDS))
+def test_verify_of_a_bundle_with_each_kind_of_hostile_input_never_fails_internally(
+    quickstart_bundle: Path, tmp_path: Path, kind: int
+) -> None:
+    rng = random.Random(kind)
+    data = hostile_text(rng, kind)
+    bundle = with_input(quickstart_bundle, tmp_path / "h.bundle.tar.gz", INPUTS[kind % 2], data)
+    assert verify_every_way(bundle) <= VERDICTS
 
 
 @SETTINGS
