@@ -80,10 +80,10 @@ def _no_bug(code: int, text: str, args: object) -> None:
 SURROGATE = '"\\ud800"'
 
 
-def hostile_text(rng: random.Random, kind: int | None = None) -> bytes:
+def hostile_text(rng: random.Random, kind: int | None = None, depth: int | None = None) -> bytes:
     """A case input that is broken in one of the ways evidence can be (``kind`` of
     ``HOSTILE_KINDS``, else one drawn from ``rng``)."""
-    depth = rng.choice([1, 199, 200, 201, 5000, 100_000])
+    depth = depth or rng.choice([1, 199, 200, 201, 5000, 100_000])
     choices: list[Callable[[], bytes]] = [
         lambda: b"[" * depth + b"]" * depth,
         lambda: b"{" + b'"a":{' * depth + b"}" * (depth + 1),
