@@ -138,8 +138,6 @@ def main() -> None:
         "open_files": _limit(resource.RLIMIT_NOFILE, config["open_files"]),
         "core": _limit(resource.RLIMIT_CORE, 0),
     }
-    if config.get("processes"):
-        applied["processes"] = _limit(resource.RLIMIT_NPROC, config["processes"])
     cpu_hard = config["cpu_seconds"] * config["cases_per_worker"] + 5
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (config["cpu_seconds"] + 1, cpu_hard))

@@ -261,7 +261,6 @@ class Worker:
         self._res, res_write = os.pipe()
         out_read, out_write = os.pipe()
         config["request_fd"], config["result_fd"] = req_read, res_write
-        config["processes"] = limits.processes
         if jail_available():
             config["jail"] = {
                 "root": str(self.home),
@@ -270,6 +269,7 @@ class Worker:
                 "bytes": limits.written_bytes,
             }
         command = [sys.executable, "-I", str(WORKER), json.dumps(config)]
+        self._own = 0 if namespaces_available() else 1  # is proc the worker itself?
         if namespaces_available():
             mount = ["--mount"] if jail_available() else []
             command = [str(shutil.which("unshare")), *mount, *_UNSHARE_ARGS, *command]
@@ -318,9 +318,9 @@ class Worker:
                 raise TimeoutError
             ready, _, _ = select.select([self._res], [], [], min(left, 0.1))
             if not ready:
-                # RLIMIT_NPROC does not bind a user who is root outside the namespace:
-                # count the worker's processes (unshare and the worker are two of them)
-                if len(_descendants(self.proc.pid)) > self.limits.processes + 1:
+                # counted, not RLIMIT_NPROC: that counts every process of the user (and
+                # none of root's), not this worker's; below unshare, the worker is one
+                if len(_descendants(self.proc.pid)) + self._own > self.limits.processes:
                     raise _TooManyProcesses
                 continue
             chunk = os.read(self._res, 1 << 16)

@@ -76,7 +76,14 @@ def test_bundled_code_total_bytes_written_is_capped(own_code: Path, tmp_path: Pa
     assert "No space left" in details["error"]
 
 
-def test_bundled_code_forking_300_processes_is_stopped(own_code: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "process-group-only"])
+def test_bundled_code_forking_300_processes_is_stopped(
+    own_code: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namespaces: bool
+) -> None:
+    import bundler.sandbox
+
+    if not namespaces:
+        monkeypatch.setattr(bundler.sandbox, "namespaces_available", lambda: False)
     result = run(own_code, tmp_path, {"mode": "fork", "count": 300}, processes=16)
     forked = probe(result)
     assert forked.outcome == "inconclusive"
