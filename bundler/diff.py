@@ -70,21 +70,50 @@ def _claim_body(claim: Claim) -> dict[str, Any]:
     }
 
 
-def _input_paths(case: Case, hashes: Mapping[str, str], ordered: Sequence[str]) -> dict[str, str]:
-    """The files a case reads (a folder input: every file under it) with their hashes;
+def _refs(case: Case) -> tuple[str, ...]:
+    return tuple(
+        p for ref in case.inputs.values() for p in ([ref] if isinstance(ref, str) else ref)
+    )
+
+
+def _files_of(path: str, hashes: Mapping[str, str], ordered: Sequence[str]) -> dict[str, str]:
+    """The file ``path`` (or, for a folder, every file under it) with its hash;
     ``ordered`` is ``sorted(hashes)``, so a folder is found by bisection, not a scan."""
+    if path in hashes:
+        return {path: hashes[path]}
+    prefix = path.rstrip("/") + "/"
     out = {}
-    for ref in case.inputs.values():
-        for path in [ref] if isinstance(ref, str) else ref:
-            if path in hashes:
-                out[path] = hashes[path]
-            else:
-                prefix = path.rstrip("/") + "/"
-                at = bisect.bisect_left(ordered, prefix)
-                while at < len(ordered) and ordered[at].startswith(prefix):
-                    out[ordered[at]] = hashes[ordered[at]]
-                    at += 1
+    at = bisect.bisect_left(ordered, prefix)
+    while at < len(ordered) and ordered[at].startswith(prefix):
+        out[ordered[at]] = hashes[ordered[at]]
+        at += 1
     return out
+
+
+class _Content:
+    """Which input files of a case changed content, each input path compared once: many
+    cases reading one folder cost the folder's size once, not once a case."""
+
+    def __init__(self, old: Mapping[str, str], new: Mapping[str, str]) -> None:
+        self.old, self.new = old, new
+        self.old_order, self.new_order = sorted(old), sorted(new)
+        self.memo: dict[str, list[str]] = {}
+
+    def _changed(self, ref: str) -> list[str]:
+        if ref not in self.memo:
+            self.memo[ref] = self._compare((ref,), (ref,))
+        return self.memo[ref]
+
+    def _compare(self, old_refs: Sequence[str], new_refs: Sequence[str]) -> list[str]:
+        before = {k: v for r in old_refs for k, v in _files_of(r, self.old, self.old_order).items()}
+        after = {k: v for r in new_refs for k, v in _files_of(r, self.new, self.new_order).items()}
+        return sorted(p for p in before if p in after and before[p] != after[p])
+
+    def changed(self, old_case: Case, new_case: Case) -> list[str]:
+        old_refs, new_refs = _refs(old_case), _refs(new_case)
+        if old_refs != new_refs:
+            return self._compare(old_refs, new_refs)
+        return sorted({p for ref in old_refs for p in self._changed(ref)})
 
 
 def _added_removed(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -138,12 +167,10 @@ def diff(
 
     cases_added, cases_removed = _added_removed(old_cases, new_cases)
     cases_changed = []
-    old_order, new_order = sorted(old_hashes), sorted(new_hashes)
+    content_of = _Content(old_hashes, new_hashes)
     for case_id in common:
         found = changes(_case_body(old_cases[case_id]), _case_body(new_cases[case_id]))
-        before = _input_paths(old_cases[case_id], old_hashes, old_order)
-        after = _input_paths(new_cases[case_id], new_hashes, new_order)
-        content = sorted(p for p in before if p in after and before[p] != after[p])
+        content = content_of.changed(old_cases[case_id], new_cases[case_id])
         if found or content:
             cases_changed.append(
                 {"case": case_id, "changes": found, "input_content_changed": content}
