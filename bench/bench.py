@@ -294,6 +294,7 @@ def main() -> int:
         else:
             rows += bench_files(ds, work, args.runs)
         shutil.rmtree(work, ignore_errors=True)
+        print(table(rows), file=sys.stderr, flush=True)  # so far: a later failure keeps it
     print(
         f"\nreprobundle benchmark: {'full' if args.full else 'quick'} sizes, median of "
         f"{args.runs} runs, {os.cpu_count()} cores, work folder {args.work}\n"
