@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..atomic import publish
 from ..errors import BundleRejected, Problem, UsageError
 from ..extract import Limits, extract
 from ..hashing import CHUNK
 from ..manifest import Manifest
+from ..output import staged as staged_output
 from ..trust import Policy, SignatureCheck, TrustedKey, check_signatures
 from . import auditlog, checkpoint, index, reconcile, reverify, signers, versions
 from . import rebuild as rebuilder
@@ -880,37 +880,30 @@ class Archive:
             raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
         source = self.store.path(bundle.digest)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
-        except OSError as exc:
-            raise os_failure(exc, "write the exported bundle", out) from None
-        try:
-            hasher = hashlib.sha256()
-            with os.fdopen(fd, "wb") as stream, source.open("rb") as stored:
-                while chunk := stored.read(CHUNK):
-                    hasher.update(chunk)
-                    stream.write(chunk)
-                stream.flush()
-                os.fsync(stream.fileno())
-            if hasher.hexdigest() != bundle.digest:
-                why = (
-                    f"bit rot: the stored bytes hash to {hasher.hexdigest()}, "
-                    f"expected {bundle.digest}"
-                )
-                self._log_refusal(
-                    {
-                        "action": "export",
-                        "digest": bundle.digest,
-                        "to": str(out),
-                        "codes": ["store.rotted"],
-                    }
-                )
-                raise ArchiveTampered(
-                    f"refusing to export {bundle.name}@{bundle.version}",
-                    [Problem(str(source), "store.rotted", why)],
-                )
-            publish(tmp, out)
+            with staged_output(out, "the exported bundle") as tmp:
+                hasher = hashlib.sha256()
+                with tmp.open("wb") as stream, source.open("rb") as stored:
+                    while chunk := stored.read(CHUNK):
+                        hasher.update(chunk)
+                        stream.write(chunk)
+                if hasher.hexdigest() != bundle.digest:
+                    why = (
+                        f"bit rot: the stored bytes hash to {hasher.hexdigest()}, "
+                        f"expected {bundle.digest}"
+                    )
+                    self._log_refusal(
+                        {
+                            "action": "export",
+                            "digest": bundle.digest,
+                            "to": str(out),
+                            "codes": ["store.rotted"],
+                        }
+                    )
+                    raise ArchiveTampered(
+                        f"refusing to export {bundle.name}@{bundle.version}",
+                        [Problem(str(source), "store.rotted", why)],
+                    )
         except FileNotFoundError as exc:
-            Path(tmp).unlink(missing_ok=True)
             if exc.filename == str(source):
                 raise ArchiveTampered(
                     f"refusing to export {bundle.name}@{bundle.version}",
@@ -918,11 +911,7 @@ class Archive:
                 ) from None
             raise os_failure(exc, "write the exported bundle", out) from None
         except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
             raise os_failure(exc, "write the exported bundle", out) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         with self._write("record the export"), index.transaction(self.conn):
             self._append("export", {"digest": bundle.digest, "to": str(out)})
         return bundle

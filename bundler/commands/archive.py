@@ -536,8 +536,7 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     Example:
       reprobundle archive checkpoint -o /mnt/elsewhere/checkpoint-2026-11-30.json
     """
-    from ..archive import ArchiveError
-    from ..atomic import write_atomic
+    from ..output import OutputError, write_bytes
 
     with opened(root) as store:
         issued = store.checkpoint()
@@ -545,12 +544,13 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     click.echo(text, nl=False)
     if out is not None:
         try:
-            write_atomic(out, text.encode("utf-8"))
-        except OSError as exc:
-            raise ArchiveError(
+            write_bytes(out, text.encode("utf-8"), "the checkpoint")
+        except OutputError as exc:
+            exc.headline = (
                 f"the checkpoint was issued (printed above, and kept in {store.checkpoints}) "
-                f"but could not be written to {out}: {exc.strerror}"
-            ) from None
+                f"but {exc.headline}"
+            )
+            raise
 
 
 @archive.group("log", epilog=EXITS["log"])
