@@ -70,6 +70,7 @@ class Task:
     label: str
     command: list[str]
     prepare: Callable[[], None] | None = None
+    ok: tuple[int, ...] = (0,)  # exit codes of a run that worked (diff: 1 = different)
 
 
 def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
@@ -95,7 +96,7 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
                 check=False,
             )
             times[task.label].append(time.perf_counter() - start)
-            if done.returncode != 0:
+            if done.returncode not in task.ok:
                 raise SystemExit(
                     f"failed: {' '.join(task.command)}\n{done.stderr.decode(errors='replace')}"
                 )
@@ -245,6 +246,44 @@ def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
     return measure(f"{cases} built-in cases: verify", tasks, runs)
 
 
+def bench_claims(cases: int, work: Path, runs: int) -> list[Row]:
+    """Per-claim and per-case costs stay linear: ``cases`` cases cited by 10 claims against
+    the same cases cited by one (the baseline), then ``diff`` of two such bundles (large
+    manifests) against ``inspect`` of one (reading and checking it, without comparing)."""
+    bundles = {}
+    for claims in (1, 10):
+        source = make_cases(work / f"src-{claims}", cases, claims)
+        bundles[claims] = work / f"claims-{claims}.bundle.tar.zst"
+        subprocess.run(
+            [*RB, "build", str(source), "-o", str(bundles[claims]), "-q"],
+            env=ENV,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    unpack = work / "unpack"
+    verify = [*RB, "verify", "-q", "-j", "1", "--workdir", str(unpack)]
+    rows = measure(
+        f"{cases} cases: verify",
+        [
+            Task("cited by 1 claim", [*verify, str(bundles[1])], empty(unpack)),
+            Task("cited by 10 claims", [*verify, str(bundles[10])], empty(unpack)),
+        ],
+        runs,
+    )
+    return rows + measure(
+        f"{cases} cases x 10 claims: diff",
+        [
+            Task("reprobundle inspect (one bundle)", [*RB, "inspect", str(bundles[10])]),
+            Task(
+                "reprobundle diff (two bundles)",
+                [*RB, "diff", str(bundles[1]), str(bundles[10]), "-q"],
+                ok=(1,),
+            ),
+        ],
+        runs,
+    )
+
+
 def table(rows: list[Row]) -> str:
     lines = [
         "| data set: task | tool | median s | peak RSS MiB | ratio to first row of group |",
@@ -265,7 +304,7 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the issue's sizes")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path("/tmp/reprobundle-bench"))
-    parser.add_argument("--only", nargs="*", choices=["big", "files", "tiny", "cases"])
+    parser.add_argument("--only", nargs="*", choices=["big", "files", "tiny", "cases", "claims"])
     parser.add_argument("--largest", action="store_true", help="only the larger size of each")
     parser.add_argument("--zstd-only", action="store_true", help="leave out the gzip rows")
     args = parser.parse_args()
@@ -284,12 +323,14 @@ def main() -> int:
         work = args.work / ds.name
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        rows += (
-            bench_cases(ds.files, work, args.runs)
-            if kind == "cases"
-            else bench_files(ds, work, args.runs)
-        )
+        if kind == "claims":
+            rows += bench_claims(ds.files, work, args.runs)
+        elif kind == "cases":
+            rows += bench_cases(ds.files, work, args.runs)
+        else:
+            rows += bench_files(ds, work, args.runs)
         shutil.rmtree(work, ignore_errors=True)
+        print(table(rows), file=sys.stderr, flush=True)  # so far: a later failure keeps it
     print(
         f"\nreprobundle benchmark: {'full' if args.full else 'quick'} sizes, median of "
         f"{args.runs} runs, {os.cpu_count()} cores, work folder {args.work}\n"

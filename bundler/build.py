@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, compression
-from .atomic import publish
 from .compression import Codec
-from .errors import BuildRefused, Problem, SourceError
+from .errors import BuildRefused, Problem
 from .hashing import sha256_files
 from .manifest import MANIFEST_NAME, README_NAME, FileEntry, Manifest, _from_dict, identity
+from .output import staged
 from .pack import Member, write_tar
 from .readme import bundle_readme
 from .runner import checker_environment
@@ -40,6 +40,7 @@ class BuildResult:
     identity: str
     size: int
     home_report: dict[str, Any]
+    skipped: tuple[str, ...] = ()  # bundle files in the source, not packed
 
 
 def default_name(
@@ -99,32 +100,23 @@ def build(
     ``codec``, else the one the file name asks for (``.zst`` or ``.gz``), else zstd."""
     step = progress or (lambda _name: None)
     step("reading the source")
-    plan = read_source(source)
+    plan = read_source(source, out)
     step(f"hashing {len(plan.files)} files")
     manifest, readme = make_manifest(plan, source_date_epoch)
     manifest_bytes = manifest.to_bytes()
     members = members_of(manifest, manifest_bytes, readme, plan.root)
 
-    out = out.absolute()
-    if out.is_dir():
-        raise SourceError(f"{out} is a folder; -o takes the path of the file to write")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
-    tmp = Path(tmp_name)
-    try:
+    with staged(out, "the bundle") as tmp:
         step("packing")
-        with os.fdopen(fd, "wb") as stream:
+        with tmp.open("wb") as stream:
             write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
-            stream.flush()
-            os.fsync(stream.fileno())
         step("verifying at home from a fresh folder")
         report = verify_at_home(tmp, allow_code=bool(manifest.code))
         _refuse_unless_supported(report)
-        publish(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return BuildResult(out, manifest, identity(manifest_bytes), out.stat().st_size, report)
+        size = tmp.stat().st_size
+    return BuildResult(
+        out.absolute(), manifest, identity(manifest_bytes), size, report, plan.skipped
+    )
 
 
 def members_of(

@@ -7,6 +7,7 @@ non-finite numbers are refused with the manifest path of each problem.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -37,6 +38,8 @@ MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"
 SIGNATURES_DIR = "signatures"
 RESERVED = (MANIFEST_NAME, README_NAME, SIGNATURES_DIR)
+# The latest mtime a ustar header holds (11 octal digits): later times cannot be packed.
+MAX_EPOCH = 8**11 - 1
 MAX_DEPTH = 32
 
 _FORMAT_RE = re.compile(r"^reprobundle/([0-9]+)(?:\.([0-9]+))?\Z")
@@ -125,7 +128,12 @@ class Manifest:
         return f"{self.name}-{self.version}"
 
     def case(self, case_id: str) -> Case:
-        return next(c for c in self.cases if c.id == case_id)
+        return self._cases_by_id[case_id]
+
+    @functools.cached_property
+    def _cases_by_id(self) -> dict[str, Case]:
+        """Made once: a claim naming 40,000 cases looks each up in constant time."""
+        return {c.id: c for c in self.cases}
 
     def to_dict(self) -> dict[str, Any]:
         def case_dict(c: Case) -> dict[str, Any]:
@@ -388,8 +396,26 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
     problems: list[tuple[Locator, str, str]] = []
     seen: dict[str, str] = {}
     listed: set[str] = set()
+    epoch = doc["environment"]["source_date_epoch"]
+    if type(epoch) is not int or epoch > MAX_EPOCH:  # 3.0 passes the schema's "integer"
+        problems.append(
+            (
+                ("environment", "source_date_epoch"),
+                "manifest.epoch",
+                f"must be a whole number of seconds from 0 to {MAX_EPOCH} (what a tar "
+                f"header holds), observed {epoch!r}",
+            )
+        )
     for i, entry in enumerate(doc["files"]):
         path = entry["path"]
+        if type(entry["size"]) is not int:
+            problems.append(
+                (
+                    ("files", i, "size"),
+                    "manifest.size",
+                    f"must be a whole number of bytes, observed {entry['size']!r}",
+                )
+            )
         why = path_problem(path)
         if why:
             problems.append((("files", i, "path"), "path.invalid", f"{path!r} {why}"))

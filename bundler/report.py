@@ -33,7 +33,8 @@ def checked_by(checker: str) -> str:
 
 
 def _claim_checked_by(verification: Verification, case_ids: tuple[str, ...]) -> str:
-    kinds = {checked_by(r.case.checker) for r in verification.cases if r.case.id in case_ids}
+    wanted = set(case_ids)  # a set: claims of 40,000 cases stay linear
+    kinds = {checked_by(r.case.checker) for r in verification.cases if r.case.id in wanted}
     return kinds.pop() if len(kinds) == 1 else f"partly {OWN_CODE}"
 
 

@@ -9,8 +9,10 @@ is ``inconclusive``.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,12 +33,21 @@ from checkers.api import (
 )
 
 from . import strictjson
+
+try:
+    import resource
+except ImportError:  # pragma: no cover (not POSIX)
+    resource = None  # type: ignore[assignment]
 from .manifest import BUNDLED_PREFIX, Case, Manifest
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
 # A built-in case running longer is stopped: a bundle's params can hold a regex that
 # backtracks for ever on its inputs. 0 means no limit.
-CASE_SECONDS = 600.0
+CASE_SECONDS = 120.0
+# Address space a built-in case may add to the verifier's (RLIMIT_AS, raised with
+# --case-memory); a whole verification ends within VERIFY_SECONDS (--time-limit).
+CASE_MEMORY = 2 << 30
+VERIFY_SECONDS = 3600.0
 # Told (cases done, cases in all, the case about to run or "") as work goes on.
 Progress = Callable[[int, int, str], None]
 
@@ -102,22 +113,58 @@ def _fits(value: Any, param: Param) -> bool:
 
 
 class _LoadError(Exception):
-    pass
+    def __init__(self, message: str, code: str = "input.unreadable") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """Caps on what a built-in case's input may make the verifier hold, checked before
+    (or, for what only parsing can tell, while) the input is parsed."""
+
+    bytes: int = 256 << 20  # per input file
+    values: int = 5_000_000  # JSON and JSON Lines: values in one input
+    yaml_values: int = 200_000  # YAML builds about 1 KiB of nodes per value
+    depth: int = strictjson.MAX_DEPTH
+
+
+LOAD_LIMITS = LoadLimits()
+
+
+def _read(root: Path, path: str, sha256: str) -> bytes:
+    """An input's bytes, re-hashed as they are read: whatever changed the work folder
+    since it was checked (another process, a bundle's code) is caught, not believed."""
+    import hashlib
+
+    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        if size > LOAD_LIMITS.bytes:
+            raise _LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
+        data = stream.read(LOAD_LIMITS.bytes + 1)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise _LoadError(
+            f"{path} changed after it was checked (its SHA-256 no longer matches the "
+            "manifest): input tampered",
+            "input.tampered",
+        )
+    return data
 
 
 def _load_one(
-    root: Path, path: str, kind: InputKind, listed: Mapping[str, int], reading: Reading = STRICT
+    root: Path, path: str, kind: InputKind, listed: Mapping[str, str], reading: Reading = STRICT
 ) -> Any:
     if kind is InputKind.TREE:
         prefix = path.rstrip("/") + "/"
         return {
-            p[len(prefix) :]: (root / p).read_bytes()
-            for p in sorted(listed)
+            p[len(prefix) :]: _read(root, p, digest)
+            for p, digest in sorted(listed.items())
             if p.startswith(prefix)
         }
     if path not in listed:
         raise _LoadError(f"{path} is not a file of the bundle")
-    data = (root / path).read_bytes()
+    data = _read(root, path, listed[path])
     if kind is InputKind.BYTES:
         return data
     try:
@@ -128,26 +175,36 @@ def _load_one(
         return text
     if kind is InputKind.JSONL:
         try:
-            return strictjson.loads_lines(text, constants=reading.json_constants)
+            return strictjson.loads_lines(
+                text, LOAD_LIMITS.values, constants=reading.json_constants
+            )
         except ValueError as exc:
             raise _LoadError(f"{path}:{exc}") from None
     if path.endswith(".json"):
         try:
-            return strictjson.loads(text, constants=reading.json_constants)
+            return strictjson.loads(
+                text, LOAD_LIMITS.depth, LOAD_LIMITS.values, constants=reading.json_constants
+            )
         except ValueError as exc:
             raise _LoadError(f"{path}: not valid JSON: {exc}") from None
     from . import yamlfile  # PyYAML takes 12 ms to import; only YAML inputs need it
 
     try:
-        value, _ = yamlfile.load(text, aliases=reading.yaml_aliases)
+        value, _ = yamlfile.load(
+            text,
+            aliases=reading.yaml_aliases,
+            max_values=LOAD_LIMITS.yaml_values,
+            max_depth=LOAD_LIMITS.depth,
+        )
     except yamlfile.YamlProblem as exc:
         line = f":{exc.line}" if exc.line else ""
-        raise _LoadError(f"{path}{line}: {exc.message}") from None
+        hint = " (large data reads better as JSON)" if "values" in exc.message else ""
+        raise _LoadError(f"{path}{line}: {exc.message}{hint}") from None
     return value
 
 
 def load_inputs(
-    found: Checker, case: Case, root: Path, listed: Mapping[str, int]
+    found: Checker, case: Case, root: Path, listed: Mapping[str, str]
 ) -> dict[str, Any]:
     """The loaded value of each role; raises _LoadError naming the file (and line)."""
     loaded: dict[str, Any] = {}
@@ -257,6 +314,8 @@ def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, 
         return Verdict.errored(code, exc.message)
     except RecursionError:
         return Verdict.errored("input.invalid", "input nested too deeply to check")
+    except MemoryError:
+        raise  # the case's memory limit: run_case says so
     except Exception as exc:  # a bug in the checker is never a verdict
         return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
     return _police(found, verdict)
@@ -316,21 +375,73 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_case(
-    case: Case, root: Path, listed: Mapping[str, int], seconds: float = CASE_SECONDS
-) -> Verdict:
-    """The verdict of one built-in case, within ``seconds``."""
+@contextmanager
+def _memory_limit(extra: int) -> Iterator[None]:
+    """Let the code inside add at most ``extra`` bytes of address space: the soft
+    RLIMIT_AS is set to what the process holds now plus ``extra``, and put back after.
+    A checker (or a parser in C) past it gets MemoryError, never the machine's memory."""
+    if extra <= 0 or resource is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     try:
-        with _time_limit(seconds):
+        with open("/proc/self/statm", "rb") as statm:
+            used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        yield  # no way to know what the process holds: no limit rather than a wrong one
+        return
+    limit = used + extra if hard == resource.RLIM_INFINITY else min(used + extra, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def run_case(
+    case: Case,
+    root: Path,
+    listed: Mapping[str, str],
+    seconds: float = CASE_SECONDS,
+    memory: int = CASE_MEMORY,
+    deadline: float | None = None,
+) -> Verdict:
+    """The verdict of one built-in case, within ``seconds``, ``memory`` bytes more than the
+    process holds, and the verification's ``deadline`` (a ``time.monotonic()`` value)."""
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return out_of_time(case)
+        seconds = min(seconds, left) if seconds > 0 else left
+    try:
+        with _time_limit(seconds), _memory_limit(memory):
             return _run_case(case, root, listed)
     except _OutOfTime:
         return Verdict.errored(
             "checker.timeout",
-            f"{case.checker} ran longer than {seconds:g} s (raise with --case-timeout)",
+            f"{case.checker} ran longer than {seconds:g} s (raise with --case-timeout, "
+            "or the whole verification's --time-limit)",
+        )
+    except MemoryError:
+        return Verdict.errored(
+            "checker.memory",
+            f"{case.checker} needed more than {memory >> 20} MiB (raise with --case-memory)",
         )
 
 
-def _run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
+def out_of_time(case: Case) -> Verdict:
+    return Verdict.errored(
+        "checker.timeout",
+        f"not run: the verification's time limit was reached before {case.id} "
+        "(raise with --time-limit)",
+    )
+
+
+def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
     found = checkers.get(case.checker)
     if found is None:
         return Verdict.errored(
@@ -348,7 +459,7 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, int]) -> Verdict:
     try:
         inputs = load_inputs(found, case, root, listed)
     except _LoadError as exc:
-        return Verdict.errored("input.unreadable", str(exc))
+        return Verdict.errored(exc.code, str(exc))
     except OSError as exc:
         return Verdict.errored("input.unreadable", f"cannot read an input: {exc.strerror}")
     return run_checker(found, inputs, case.params)
@@ -386,20 +497,32 @@ def not_allowed(manifest: Manifest, case: Case) -> Verdict:
 PARALLEL_FROM = 64
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What each built-in case may take, and when the whole verification must end."""
+
+    seconds: float = CASE_SECONDS
+    memory: int = CASE_MEMORY
+    deadline: float | None = None  # time.monotonic() value
+
+
 def _run_chunk(
-    cases: list[Case], root: Path, listed: Mapping[str, int], seconds: float
+    cases: list[Case], root: Path, listed: Mapping[str, str], budget: Budget
 ) -> list[Verdict]:
-    return [run_case(case, root, listed, seconds) for case in cases]
+    return [
+        run_case(case, root, listed, budget.seconds, budget.memory, budget.deadline)
+        for case in cases
+    ]
 
 
 def _run_built_in(
     cases: list[Case],
     root: Path,
-    listed: Mapping[str, int],
+    listed: Mapping[str, str],
     jobs: int,
     progress: Progress | None,
     total: int,
-    seconds: float,
+    budget: Budget,
 ) -> list[Verdict]:
     """Verdicts of built-in cases, in their order, across ``jobs`` processes when it pays.
     Checkers are pure, so the verdicts are the same as a serial run's."""
@@ -408,7 +531,9 @@ def _run_built_in(
         for done, case in enumerate(cases):
             if progress:
                 progress(done, total, case.id)
-            verdicts.append(run_case(case, root, listed, seconds))
+            verdicts.append(
+                run_case(case, root, listed, budget.seconds, budget.memory, budget.deadline)
+            )
         return verdicts
     import concurrent.futures
     import multiprocessing
@@ -421,7 +546,7 @@ def _run_built_in(
     )
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = {
-            pool.submit(_run_chunk, chunk, root, listed, seconds): i
+            pool.submit(_run_chunk, chunk, root, listed, budget): i
             for i, chunk in enumerate(chunks)
         }
         done = 0
@@ -440,25 +565,31 @@ def run_cases(
     bundled: Callable[[Case], Verdict] | None = None,
     jobs: int = 1,
     case_seconds: float = CASE_SECONDS,
+    budget: Budget | None = None,
 ) -> list[CaseResult]:
     """Built-in checkers first (across ``jobs`` processes when there are many cases, each
-    case within ``case_seconds``); bundled code last, through ``bundled`` (when allowed;
-    otherwise those cases are inconclusive)."""
-    listed = {f.path: f.size for f in manifest.files}
+    case within ``budget``, or ``case_seconds``); bundled code last, through ``bundled``
+    (when allowed; otherwise those cases are inconclusive). A case not started by the
+    budget's deadline is inconclusive."""
+    budget = budget or Budget(seconds=case_seconds)
+    listed = {f.path: f.sha256 for f in manifest.files}
     built_in = [c for c in manifest.cases if not c.checker.startswith(BUNDLED_PREFIX)]
     own_code = [c for c in manifest.cases if c.checker.startswith(BUNDLED_PREFIX)]
     total = len(manifest.cases)
     verdicts = dict(
         zip(
             (c.id for c in built_in),
-            _run_built_in(built_in, root, listed, jobs, progress, total, case_seconds),
+            _run_built_in(built_in, root, listed, jobs, progress, total, budget),
             strict=True,
         )
     )
     for done, case in enumerate(own_code, start=len(built_in)):
         if progress:
             progress(done, total, case.id)
-        verdicts[case.id] = bundled(case) if bundled else not_allowed(manifest, case)
+        if budget.deadline is not None and time.monotonic() >= budget.deadline:
+            verdicts[case.id] = out_of_time(case)
+        else:
+            verdicts[case.id] = bundled(case) if bundled else not_allowed(manifest, case)
     results = []
     for case in manifest.cases:
         verdict = verdicts[case.id]

@@ -34,6 +34,7 @@ from typing import Any
 
 from checkers.api import COMMON_ERRORS, Reason, Verdict
 
+from . import strictjson
 from .manifest import BundledChecker, Case, Manifest
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
@@ -44,6 +45,7 @@ CODE_ERRORS: Mapping[str, str] = {
     "code.crashed": "the bundled checker's process died",
     "code.raised": "the bundled checker raised an exception",
     "input.tampered": "the bundled checker changed its inputs",
+    "code.processes": "the bundled checker ran more processes than allowed; they were killed",
 }
 
 
@@ -58,6 +60,8 @@ class CodeLimits:
     open_files: int = 64
     output_bytes: int = 64 << 10
     cases_per_worker: int = 100
+    processes: int = 64  # processes a worker may have running at once, itself included
+    written_bytes: int = 256 << 20  # all files it writes (the size of its tmpfs)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,35 @@ def namespaces_available() -> bool:
 _UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]
 
 
+def jail_available() -> bool:
+    """Whether a mount namespace can be made too (for the worker's own root on a tmpfs:
+    see ``_sandbox_worker._jail``)."""
+    return namespaces_available() and _mount_namespace_works()
+
+
+@functools.cache
+def _mount_namespace_works() -> bool:
+    try:
+        done = subprocess.run(
+            [str(shutil.which("unshare")), "--mount", *_UNSHARE_ARGS, "true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _read_only_paths() -> list[str]:
+    """What a jailed worker sees (read-only) besides its own folder: the system's programs
+    and libraries and this Python; not /etc, /home, /root, /tmp, /run, /proc or /sys."""
+    paths = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
+    paths |= {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return sorted(p for p in paths if os.path.lexists(p))
+
+
 def isolation(limits: CodeLimits) -> dict[str, Any]:
     """What is in force around bundled code on this machine, for the report."""
     ns = namespaces_available()
@@ -100,13 +133,22 @@ def isolation(limits: CodeLimits) -> dict[str, Any]:
         "new_session_killed_as_group": True,
         "network_namespace": ns,
         "pid_namespace": ns,
+        "file_system_jail": jail_available(),
+        "processes": limits.processes,
+        "written_bytes": limits.written_bytes if jail_available() else None,
         "timeout_seconds": limits.timeout,
         "cpu_seconds": limits.cpu_seconds,
         "memory_bytes": limits.memory_bytes,
         "file_bytes": limits.file_bytes,
         "open_files": limits.open_files,
         "output_bytes": limits.output_bytes,
-        "not_a_sandbox": "the code runs as your user and can read what you can read",
+        "not_a_sandbox": (
+            "in a file-system jail the code sees only the system's programs and libraries, "
+            "Python and its own inputs, and writes only to a tmpfs of written_bytes"
+            if jail_available()
+            else "no file-system jail here: the code runs as your user and can read and "
+            "write what you can (written_bytes is not limited, only each file's size)"
+        ),
     }
 
 
@@ -188,6 +230,14 @@ class _WorkerDied(Exception):
     pass
 
 
+class _BadAnswer(Exception):
+    """The worker's result line broke the protocol (bundle code can write to it)."""
+
+
+class _TooManyProcesses(Exception):
+    pass
+
+
 class Worker:
     """One persistent process serving the cases of one bundled checker."""
 
@@ -211,9 +261,18 @@ class Worker:
         self._res, res_write = os.pipe()
         out_read, out_write = os.pipe()
         config["request_fd"], config["result_fd"] = req_read, res_write
+        if jail_available():
+            config["jail"] = {
+                "root": str(self.home),
+                "own": str(base),
+                "read_only": _read_only_paths(),
+                "bytes": limits.written_bytes,
+            }
         command = [sys.executable, "-I", str(WORKER), json.dumps(config)]
+        self._own = 0 if namespaces_available() else 1  # is proc the worker itself?
         if namespaces_available():
-            command = [str(shutil.which("unshare")), *_UNSHARE_ARGS, *command]
+            mount = ["--mount"] if jail_available() else []
+            command = [str(shutil.which("unshare")), *mount, *_UNSHARE_ARGS, *command]
         self._closed = False
 
         env = {
@@ -245,6 +304,11 @@ class Worker:
             self.kill()  # never leave a half-started worker behind
             raise
         self.limits_applied: dict[str, bool] = ready.get("limits", {})
+        self.jailed = ready.get("jail") is True
+        self.limits_applied["file_system_jail"] = self.jailed
+        # the jailed worker's own view of its files (its root is a tmpfs only it mounts)
+        inner = _descendants(self.proc.pid)[:1] if namespaces_available() else [self.proc.pid]
+        self.view = Path(f"/proc/{inner[0]}/root") if inner and self.jailed else None
 
     def _read_line(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -252,9 +316,13 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([self._res], [], [], left)
+            ready, _, _ = select.select([self._res], [], [], min(left, 0.1))
             if not ready:
-                raise TimeoutError
+                # counted, not RLIMIT_NPROC: that counts every process of the user (and
+                # none of root's), not this worker's; below unshare, the worker is one
+                if len(_descendants(self.proc.pid)) + self._own > self.limits.processes:
+                    raise _TooManyProcesses
+                continue
             chunk = os.read(self._res, 1 << 16)
             if not chunk:
                 raise _WorkerDied
@@ -262,12 +330,12 @@ class Worker:
             if len(self._buffer) > 16 << 20:
                 raise _WorkerDied
         line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            value = json.loads(line)
-        except ValueError:
-            raise _WorkerDied from None
+        try:  # strictly: a NaN must not reach the report, nor nesting a RecursionError
+            value = strictjson.loads(line)
+        except ValueError as exc:
+            raise _BadAnswer(f"wrote a result line that is not strict JSON ({exc})") from None
         if not isinstance(value, dict):
-            raise _WorkerDied
+            raise _BadAnswer("wrote a result line that is not a JSON object")
         return value
 
     def ask(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes, int]:
@@ -354,6 +422,22 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def _copy_checked(source: Path, target: Path, sha256: str) -> bool:
+    """Copy one input for a case, hashing the bytes copied: False if they are not the
+    bytes the manifest lists (the work folder changed after it was checked)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as stream, target.open("xb") as out:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest() == sha256
+
+
 def _sha256(path: Path) -> str | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -429,16 +513,26 @@ class BundledCode:
         home.mkdir(parents=True)
         workdir.mkdir()
         inputs = self._inputs(case)
-        for path in inputs:
-            (workdir / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(self.root / path, workdir / path, follow_symlinks=False)
+        changed = [
+            p for p in inputs if not _copy_checked(self.root / p, workdir / p, self.files[p])
+        ]
+        if changed:  # something rewrote the work folder after it was checked
+            shutil.rmtree(case_dir, ignore_errors=True)
+            return Verdict.errored(
+                "input.tampered",
+                f"{', '.join(changed)} changed after the bundle was checked, before "
+                f"{case.checker} ran: input tampered",
+            )
+        nonce = secrets.token_hex(16)
         request = {
-            "nonce": secrets.token_hex(16),
+            "nonce": nonce,
             "workdir": str(workdir),
             "home": str(home),
+            "copy": inputs,
             "inputs": {k: v if isinstance(v, str) else list(v) for k, v in case.inputs.items()},
             "params": dict(case.params),
         }
+        worker: Worker | None = None
         try:
             worker = self._worker(checker)
             answer, output, total = worker.ask(request)
@@ -449,11 +543,23 @@ class BundledCode:
                 f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
                 "its processes were killed",
             )
+        except _TooManyProcesses:
+            self._drop(checker)
+            return Verdict.errored(
+                "code.processes",
+                f"{case.checker} ran more than {self.limits.processes} processes at once; "
+                "they were killed",
+            )
+        except _BadAnswer as exc:
+            self._drop(checker)
+            return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
         except (_WorkerDied, OSError):
             why = self._drop(checker)
             return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
         finally:
-            tampered = [p for p in inputs if _sha256(workdir / p) != self.files[p]]
+            # the copies the checker read: in a jail, on its own tmpfs, seen through /proc
+            seen = worker.view / "work" / nonce if worker and worker.view else workdir
+            tampered = [p for p in inputs if _sha256(seen / p) != self.files[p]]
             shutil.rmtree(case_dir, ignore_errors=True)
         details = {
             "output": output.decode("utf-8", "replace"),

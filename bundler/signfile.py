@@ -8,16 +8,15 @@ The bundle is read strictly first: a bundle that does not verify is not signed.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .atomic import publish, write_atomic
 from .errors import UsageError
 from .extract import Extracted, Limits, extract
 from .manifest import MANIFEST_NAME, SIGNATURES_DIR
+from .output import staged, write_bytes
 from .pack import Member, write_tar
 from .signing import Signature, sign
 from .trust import Policy, check_signatures
@@ -46,7 +45,7 @@ def sign_bundle(
         signature = sign(extracted.manifest_bytes, key)
         if detached:
             target = (out or bundle.with_name(bundle.name + DETACHED_SUFFIX)).absolute()
-            write_atomic(target, signature.to_bytes())
+            write_bytes(target, signature.to_bytes(), "the signature")
             return target, signature
         name = f"{SIGNATURES_DIR}/{signature.keyid}.json"
         if name in extracted.signatures:
@@ -61,21 +60,11 @@ def sign_bundle(
         ]
         target = (out or bundle).absolute()
         mtime = int(extracted.manifest.environment.get("source_date_epoch", 0))
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
-        )
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as stream:
+        with staged(target, "the signed bundle") as tmp:
+            with tmp.open("wb") as stream:
                 write_tar(stream, members, mtime, extracted.codec)
-                stream.flush()
-                os.fsync(stream.fileno())
             with tempfile.TemporaryDirectory(prefix="reprobundle-sign-check-") as check:
                 again = _read(tmp, Path(check), limits)
             if again.manifest_bytes != extracted.manifest_bytes:  # pragma: no cover
                 raise UsageError("internal: the manifest changed while signing")
-            publish(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
     return target, signature

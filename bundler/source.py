@@ -67,6 +67,16 @@ class SourcePlan:
     root: Path
     files: tuple[str, ...]
     document: Mapping[str, Any]
+    skipped: tuple[str, ...] = ()  # bundle files the patterns matched: never packed
+
+
+# A built bundle (or build's own temporary file of one): packing it would nest each
+# build in the next when the patterns match it (``files: ["**"]``, building in place).
+_BUNDLE_FILE = re.compile(r"(^|/)[^/]*\.bundle\.tar\.[^/]*$")
+
+
+def is_bundle_file(rel: str) -> bool:
+    return _BUNDLE_FILE.search(rel) is not None
 
 
 class _Collector:
@@ -93,8 +103,9 @@ class _Collector:
         return SOURCE_NAME
 
 
-def read_source(root: Path) -> SourcePlan:
-    """Read and check a bundle source folder. Raises ``SourceError`` with every problem."""
+def read_source(root: Path, output: Path | None = None) -> SourcePlan:
+    """Read and check a bundle source folder. Raises ``SourceError`` with every problem.
+    Bundle files, and ``output`` (the file being built), are never among the files."""
     root = Path(root)
     source_file = root / SOURCE_NAME
     if not root.is_dir():
@@ -117,7 +128,7 @@ def read_source(root: Path) -> SourcePlan:
 
     out = _Collector(marks)
     _unknown_keys(raw, (), out)
-    files = _resolve_files(root, raw.get("files"), out)
+    files, skipped = _resolve_files(root, raw.get("files"), out, _inside(root, output))
     raw = _expand_templates(raw, out)
     document = _as_manifest_document(raw, files)
     _schema_problems(document, out)
@@ -131,7 +142,17 @@ def read_source(root: Path) -> SourcePlan:
     if out.problems:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
     document = {key: value for key, value in document.items() if key != "files"}
-    return SourcePlan(root=root, files=tuple(files), document=document)
+    return SourcePlan(root=root, files=tuple(files), document=document, skipped=skipped)
+
+
+def _inside(root: Path, output: Path | None) -> str | None:
+    """``output`` relative to ``root`` when it lies inside it."""
+    if output is None:
+        return None
+    try:
+        return output.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return None
 
 
 def _expand_templates(raw: dict[str, Any], out: _Collector) -> dict[str, Any]:
@@ -239,12 +260,17 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
     return sorted(files), refused
 
 
-def _resolve_files(root: Path, patterns: Any, out: _Collector) -> list[str]:
+def _resolve_files(
+    root: Path, patterns: Any, out: _Collector, output: str | None = None
+) -> tuple[list[str], tuple[str, ...]]:
     if not isinstance(patterns, list) or not patterns:
         out.add(("files",), "source.files", "files must be a non-empty list of glob patterns")
-        return []
+        return [], ()
     present, refused = _walk(root)
+    bundles = {rel for rel in present if is_bundle_file(rel) or rel == output}
+    present = [rel for rel in present if rel not in bundles]
     chosen: set[str] = set()
+    skipped: set[str] = set()
     for i, pattern in enumerate(patterns):
         if not isinstance(pattern, str) or not pattern:
             out.add(("files", i), "source.files", "each files entry must be a glob pattern")
@@ -258,7 +284,9 @@ def _resolve_files(root: Path, patterns: Any, out: _Collector) -> list[str]:
             if regex.match(rel):
                 out.add(("files", i), "path.not_regular", f"{rel!r} {reason}")
         matched = [rel for rel in present if regex.match(rel) and rel != SOURCE_NAME]
-        if not matched:
+        passed_over = {rel for rel in bundles if regex.match(rel)}
+        skipped |= passed_over
+        if not matched and not passed_over:
             out.add(("files", i), "source.files", f"pattern {pattern!r} matches no file")
         chosen.update(matched)
     for rel in sorted(chosen):
@@ -269,7 +297,7 @@ def _resolve_files(root: Path, patterns: Any, out: _Collector) -> list[str]:
                 "path.reserved",
                 f"{rel!r} is reserved for the bundle's own use; rename it",
             )
-    return sorted(chosen)
+    return sorted(chosen), tuple(sorted(skipped))
 
 
 def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:

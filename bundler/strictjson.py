@@ -25,16 +25,56 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
 
-def loads(text: str | bytes, *, constants: bool = False) -> Any:
-    """Parse one JSON document strictly. Raises ValueError (or RecursionError)."""
-    if constants:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+# Deeper documents are refused by name (Python's own limit, about 1,000, would raise
+# RecursionError somewhere later: in a checker, a report, a renderer).
+MAX_DEPTH = 200
 
 
-def loads_lines(text: str, *, constants: bool = False) -> list[tuple[int, Any]]:
+def loads(
+    text: str | bytes,
+    max_depth: int = MAX_DEPTH,
+    max_values: int | None = None,
+    *,
+    constants: bool = False,
+) -> Any:
+    """Parse one JSON document strictly, at most ``max_depth`` deep and, if given, of at
+    most ``max_values`` values; NaN and infinities only with ``constants``. Raises
+    ValueError naming what was wrong."""
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=None if constants else _no_constant,
+        )
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    if _opening(text) > max_depth or (max_values is not None and _bound(text) > max_values):
+        _check_size(value, max_depth, max_values)
+    return value
+
+
+def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
+    """The exact depth and number of values, walked without recursion."""
+    stack = [(value, 1)]
+    count = 0
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if depth > max_depth:
+            raise ValueError(f"nested deeper than {max_depth} levels")
+        if max_values is not None and count > max_values:
+            raise ValueError(f"holds more than {max_values} values")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
+def loads_lines(
+    text: str, max_values: int | None = None, *, constants: bool = False
+) -> list[tuple[int, Any]]:
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
-    ValueError whose message starts with ``LINE:``."""
+    ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines."""
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
@@ -42,4 +82,22 @@ def loads_lines(text: str, *, constants: bool = False) -> list[tuple[int, Any]]:
                 records.append((number, loads(line, constants=constants)))
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
+    if max_values is not None and _bound(text) > max_values:
+        try:
+            _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
+        except ValueError:
+            raise ValueError(f"1: the lines hold more than {max_values} values") from None
     return records
+
+
+def _opening(text: str | bytes) -> int:
+    if isinstance(text, bytes):
+        return text.count(b"[") + text.count(b"{")
+    return text.count("[") + text.count("{")
+
+
+def _bound(text: str | bytes) -> int:
+    """At least the number of values in a JSON text: each one opens a container, follows
+    a comma, or is the first (counted in C, so nearly free)."""
+    commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
+    return _opening(text) + commas + 1

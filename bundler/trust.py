@@ -287,6 +287,8 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
         doc = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
         raise UsageError(f"trust store {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"trust store {path} is nested too deeply to read") from None
     entries = doc.get("key")
     if set(doc) - {"key"} or not isinstance(entries, list) or not entries:
         raise UsageError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,16 @@ from .claims import ClaimResult, ClaimStatus, judge_claims, overall
 from .errors import BundlerError, Problem, UsageError
 from .extract import BeforePayload, Extracted, Limits, Wanted, extract
 from .manifest import Manifest
-from .runner import CASE_SECONDS, CaseResult, Progress, checker_environment, run_cases
+from .runner import (
+    CASE_MEMORY,
+    CASE_SECONDS,
+    VERIFY_SECONDS,
+    Budget,
+    CaseResult,
+    Progress,
+    checker_environment,
+    run_cases,
+)
 from .sandbox import BundledCode, CodePolicy, isolation
 from .trust import Policy, SignatureCheck, check_signatures
 from .workfolder import WorkFolder
@@ -155,6 +165,8 @@ def verify(
     jobs: int = 1,
     stream: BinaryIO | None = None,
     case_seconds: float = CASE_SECONDS,
+    case_memory: int = CASE_MEMORY,
+    time_limit: float = VERIFY_SECONDS,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
@@ -164,6 +176,8 @@ def verify(
     """
     policy = policy or Policy()
     checked: list[SignatureCheck] = []
+    deadline = time.monotonic() + time_limit if time_limit > 0 else None
+    budget = Budget(case_seconds, case_memory, deadline)
 
     def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
         checked.append(check_signatures(manifest_bytes, identity, found, policy))
@@ -183,7 +197,7 @@ def verify(
         code_run, runner = _code(extracted, checked[0], code_policy)
         try:
             cases = run_cases(
-                extracted.manifest, extracted.root, progress, runner, jobs, case_seconds
+                extracted.manifest, extracted.root, progress, runner, jobs, budget=budget
             )
         finally:
             if runner is not None:

@@ -46,13 +46,52 @@ TOO_DEEP = "nested too deeply to read"
 MAX_ALIAS_NODES = 100_000
 
 
-def load(text: str, *, aliases: bool = False) -> tuple[Any, dict[Locator, int]]:
+def load(
+    text: str,
+    *,
+    aliases: bool = False,
+    max_values: int | None = None,
+    max_depth: int | None = None,
+) -> tuple[Any, dict[Locator, int]]:
     """Parse one YAML document. Returns the data and a map of locator -> 1-based line.
 
     ``aliases``: expand anchors and aliases under ``MAX_ALIAS_NODES`` instead of refusing
-    them (and refuse a ``%YAML`` directive other than 1.1)."""
+    them (and refuse a ``%YAML`` directive other than 1.1). Given caps, a document of more
+    values or deeper nesting is refused; a long text is first scanned as a stream of events
+    (flat memory) so that it is refused before the node tree, about 1 KiB a value in
+    PyYAML, is built."""
     if aliases:
         _check_version(text)
+    if max_values is not None and len(text) > 2 * max_values:
+        _scan(text, max_values, max_depth)
+    data, marks = _load(text, aliases)
+    if max_values is not None and len(marks) > max_values:
+        raise YamlProblem(None, f"holds more than {max_values} values")
+    if max_depth is not None and marks and max(map(len, marks)) >= max_depth:
+        raise YamlProblem(None, f"nested deeper than {max_depth} levels")
+    return data, marks
+
+
+def _scan(text: str, max_values: int, max_depth: int | None) -> None:
+    depth = values = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.NodeEvent):
+                values += 1
+                if values > max_values:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    raise YamlProblem(line, f"holds more than {max_values} values")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if max_depth is not None and depth >= max_depth:
+                    raise YamlProblem(None, f"nested deeper than {max_depth} levels")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the full read below says what is wrong, with its line
+
+
+def _load(text: str, aliases: bool) -> tuple[Any, dict[Locator, int]]:
     loader = _Loader(text)
     try:
         try:

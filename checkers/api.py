@@ -146,6 +146,8 @@ COMMON_ERRORS: Mapping[str, str] = {
     "checker.bad_verdict": "the checker returned something that is not a valid verdict",
     "checker.unavailable": "this verifier has no checker of that name and version",
     "checker.timeout": "the checker ran past the verifier's time limit per case",
+    "checker.memory": "the case needed more memory than the verifier's limit per case",
+    "input.tampered": "an input changed after it was checked: its SHA-256 no longer matches",
 }
 
 

@@ -23,3 +23,19 @@ def pid_of_worker(job: Job) -> Outcome:
         outcome.claims,
         {**outcome.detail, "pid": os.getpid()},
     )
+
+
+def die_once(job: Job) -> Outcome:
+    """Kill this worker process the first time any worker meets the bundle whose digest is
+    in ARCHIVE_TEST_KILLER (a marker file, made atomically, records that it happened); on
+    the retry the bundle is verified normally. Deterministic: the kill does not depend on
+    when it happens, only on which bundle."""
+    if job.digest == os.environ.get("ARCHIVE_TEST_KILLER"):
+        try:
+            fd = os.open(os.environ["ARCHIVE_TEST_MARKER"], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return verify_one(job)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os._exit(9)
+    return verify_one(job)

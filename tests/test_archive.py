@@ -356,7 +356,8 @@ def test_readding_the_good_file_repairs_a_rotted_object(
     stored = object_path(root, quickstart_bundle)
     os.chmod(stored, 0o644)
     stored.write_bytes(b"rotten")
-    assert cli(root, "add", str(quickstart_bundle))[0] == 0
+    code, out, _ = cli(root, "add", str(quickstart_bundle))
+    assert code == 0 and out.startswith("repaired quickstart@1.0.0") and "present" not in out
     assert stored.read_bytes() == quickstart_bundle.read_bytes()
     assert events(root)[-1]["event"] == "repair"
 

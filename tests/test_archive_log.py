@@ -124,8 +124,11 @@ def test_a_rewritten_log_with_fresh_hashes_is_caught_only_by_a_checkpoint(
 ) -> None:
     rewrite_from(root, 4, {"result": "contradicted"})
     with db(root) as conn:
-        conn.execute("UPDATE verifications SET result = 'contradicted'")
+        conn.execute("UPDATE verifications SET result = 'contradicted', exit_code = 1")
+        conn.execute("UPDATE bundles SET last_result = 'contradicted' WHERE last_verification")
         conn.execute("DELETE FROM meta WHERE key = 'last_checkpoint'")
+        # and the record of issuing the checkpoint (the index remembers what the log says)
+        conn.execute("DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)")
     for stored in (root / "checkpoints").iterdir():
         stored.unlink()
     assert codes(root) == set()  # the chain itself is consistent again...

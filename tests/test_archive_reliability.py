@@ -125,8 +125,8 @@ def kill_at_random_points(
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
-        for leftover in _named_semaphores() - semaphores:  # the killed pool's, never unlinked
-            leftover.unlink(missing_ok=True)
+        for leftover in _named_semaphores() - semaphores - _mapped_semaphores():
+            leftover.unlink(missing_ok=True)  # the killed pool's, never unlinked
         with assert_consistent(root) as archive:
             seen.append((delay, len(archive.list_bundles())))
     return seen
@@ -135,6 +135,19 @@ def kill_at_random_points(
 def _named_semaphores() -> set[Path]:
     """multiprocessing's named semaphores on Linux (elsewhere none are visible here)."""
     return set(Path("/dev/shm").glob("sem.mp-*"))
+
+
+def _mapped_semaphores() -> set[Path]:
+    """Named semaphores some live process still has open (mapped): those of any other
+    program on the machine, made while the killed one ran, which must not be removed."""
+    mapped = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            text = maps.read_text()
+        except OSError:
+            continue
+        mapped.update(Path(line.split()[-1]) for line in text.splitlines() if "/sem.mp-" in line)
+    return mapped
 
 
 def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: list[Path]) -> None:

@@ -212,8 +212,7 @@ def test_reverification_after_the_archive_revoked_the_key_is_rejected(
     trusting: Path, signed: Path
 ) -> None:
     assert cli(trusting, "add", str(signed))[0] == 0
-    store = trusting / "trust.toml"
-    store.write_text(store.read_text().replace("revoked = false", "revoked = true"))
+    assert cli(trusting, "trust", "revoke", DEMO_NAME)[0] == 0
     code, out, _ = cli(trusting, "verify", "quickstart")
     assert code == 3 and "rejected" in out
     shown = json.loads(cli(trusting, "show", "quickstart@1.0.0", "--json", "-")[1])

@@ -549,14 +549,14 @@ def test_a_listed_name_too_long_once_inside_the_top_folder(
 def test_a_manifest_listing_many_absent_files_names_each_once(
     quickstart_bundle: Path, tmp_path: Path, canary: Path
 ) -> None:
-    """50,000 listed files, none in the archive: each is one problem (this once took time
+    """10,000 listed files, none in the archive: each is one problem (this once took time
     quadratic in their number)."""
 
     def add_absent(doc: dict[str, object]) -> None:
         files = doc["files"]
         assert isinstance(files, list)
-        files += [{"path": f"absent/{i}.txt", "sha256": "0" * 64, "size": 1} for i in range(50_000)]
+        files += [{"path": f"absent/{i}.txt", "sha256": "0" * 64, "size": 1} for i in range(10_000)]
 
     bundle = edit_manifest(quickstart_bundle, tmp_path / "bad.bundle.tar.gz", add_absent)
     error = check(bundle, tmp_path, canary, "file.missing")
-    assert "50000 problem(s)" in str(error)
+    assert "10000 problem(s)" in str(error)

@@ -124,6 +124,8 @@ def test_timeout_kills_the_checker_and_its_grandchild(
         pytest.skip("no user/network/PID namespaces on this system")
     if not namespaces:
         monkeypatch.setattr(bundler.sandbox, "namespaces_available", lambda: False)
+    # the grandchild tells its host pid through a file of the test's: no file-system jail
+    monkeypatch.setattr(bundler.sandbox, "jail_available", lambda: False)
     pidfile = tmp_path / "grandchild.pid"
     bundle = with_cases(
         own_code,

@@ -33,7 +33,7 @@ def codes_made_in(source: str) -> set[str]:
             found.add(node.value)
 
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and not _imports_a_module(node):
             for arg in node.args:
                 take(arg)
                 for element in arg.elts if isinstance(arg, ast.Tuple) else ():
@@ -49,6 +49,12 @@ def codes_made_in(source: str) -> set[str]:
         ):
             take(node.value)
     return found
+
+
+def _imports_a_module(call: ast.Call) -> bool:
+    """``importlib.import_module("compression.zstd")``: a module name, not a code."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    return name == "import_module"
 
 
 def used_codes() -> dict[str, str]:

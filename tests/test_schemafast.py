@@ -31,6 +31,11 @@ def manifest_doc(source: Path) -> dict[str, Any]:
     manifest, _ = make_manifest(read_source(source), 0)
     doc = manifest.to_dict()
     doc["files"] = doc["files"][:2]  # the schema sees each entry alike; mutants stay cheap
+    first: dict[str, Any] = {}  # and each case alike, but for its checker's params
+    for case in doc["cases"]:
+        first.setdefault(case["checker"], case)
+    doc["cases"] = list(first.values())[:4]
+    doc["claims"] = doc["claims"][:2]
     return doc
 
 

@@ -10,6 +10,7 @@ object.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import hashlib
 import json
@@ -25,19 +26,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..atomic import publish
 from ..errors import BundleRejected, Problem, UsageError
 from ..extract import Limits, extract
 from ..hashing import CHUNK
 from ..manifest import Manifest
+from ..output import staged as staged_output
 from ..trust import Policy, SignatureCheck, TrustedKey, check_signatures
-from . import auditlog, checkpoint, index, reverify, signers, versions
+from . import auditlog, checkpoint, index, reconcile, reverify, signers, versions
+from . import rebuild as rebuilder
 from .errors import ArchiveError, ArchiveRefused, ArchiveTampered, db_failure, os_failure
 from .store import DIGEST_RE, Staged, Store
 
 INDEX_NAME = "index.sqlite"
 KEY_NAME = "archive-ed25519.key"
 ENV_VAR = "REPROBUNDLE_ARCHIVE"
+MIN_PREFIX = 8  # hex digits of a digest or identity prefix
 TOOL = f"reprobundle {__version__}"
 
 
@@ -99,6 +102,7 @@ class Shown:
 class AddReport:
     added: list[BundleRow] = field(default_factory=list)
     already: list[BundleRow] = field(default_factory=list)
+    repaired: list[BundleRow] = field(default_factory=list)  # a rotted object put back
     warnings: list[Problem] = field(default_factory=list)
     refused: list[Problem] = field(default_factory=list)
 
@@ -146,7 +150,8 @@ class Archive:
                 raise ArchiveError(f"{root} exists and is not an empty folder; give a new one")
             root.mkdir(parents=True, exist_ok=True)
             Store(root).create()
-            (root / "keys").mkdir(mode=0o700, exist_ok=True)
+            # readable by all (an auditor needs the public key); the private key is 0600
+            (root / "keys").mkdir(mode=0o755, exist_ok=True)
             (root / "checkpoints").mkdir(exist_ok=True)
             public = checkpoint.generate_key(root / "keys" / KEY_NAME)
             if trusted:
@@ -159,8 +164,9 @@ class Archive:
         try:
             index.migrate(conn)
             with index.transaction(conn):
+                created = now()
                 conn.execute("INSERT INTO meta VALUES ('archive', ?)", (archive_id,))
-                conn.execute("INSERT INTO meta VALUES ('created', ?)", (now(),))
+                conn.execute("INSERT INTO meta VALUES ('created', ?)", (created,))
                 archive._append(
                     "init",
                     {
@@ -168,7 +174,9 @@ class Archive:
                         "key": checkpoint.key_id(public),
                         "schema": index.SCHEMA_VERSION,
                         "trust": signers.trusted_ids(Policy(tuple(trusted))),
+                        "keys": signers.state(trusted),
                     },
+                    created,
                 )
         except sqlite3.Error as exc:
             conn.close()
@@ -179,18 +187,25 @@ class Archive:
         return archive
 
     @classmethod
-    def open(cls, root: Path, check_checkpoint: bool = True) -> Archive:
+    def open(cls, root: Path, check_checkpoint: bool = True, read_only: bool = False) -> Archive:
         """Open an archive, migrating an older index, and check the log against the last
-        checkpoint this archive issued (fails loudly when it no longer matches)."""
+        checkpoint this archive issued (fails loudly when it no longer matches).
+        ``read_only`` opens it for reading only (an auditor's copy, a read-only mount):
+        nothing is written, not even the files SQLite keeps beside the index."""
         root = Path(root).absolute()
-        conn = index.connect(root / INDEX_NAME)
+        conn = (index.connect_read_only if read_only else index.connect)(root / INDEX_NAME)
         archive = cls(root, conn)
         try:
-            with archive._write("upgrade the archive index"):
-                index.migrate(
-                    conn,
-                    record=lambda old, new: archive._append("migrate", {"from": old, "to": new}),
-                )
+            if read_only:
+                index.check_schema(conn)
+            else:
+                with archive._write("upgrade the archive index"):
+                    index.migrate(
+                        conn,
+                        record=lambda old, new: archive._append(
+                            "migrate", {"from": old, "to": new}
+                        ),
+                    )
             if check_checkpoint:
                 archive._check_last_checkpoint()
         except BaseException:
@@ -249,10 +264,11 @@ class Archive:
             )
         return seq, actual
 
-    def _append(self, event: str, data: dict[str, Any]) -> int:
-        """Append one record. Call inside a write transaction."""
+    def _append(self, event: str, data: dict[str, Any], at: str | None = None) -> int:
+        """Append one record (at ``at``, the time the index rows it describes carry).
+        Call inside a write transaction."""
         seq, head = self._head()
-        record = auditlog.make_record(seq + 1, head, now(), event, actor(), TOOL, data)
+        record = auditlog.make_record(seq + 1, head, at or now(), event, actor(), TOOL, data)
         self.conn.execute(
             "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
             (seq + 1, record, auditlog.record_hash(record)),
@@ -318,8 +334,89 @@ class Archive:
     # -- add -------------------------------------------------------------------------------
 
     def trust(self, given: Sequence[TrustedKey] = ()) -> Policy:
-        """The keys trusted for one command: the archive's trust store and ``given``."""
-        return signers.merged(signers.load(self.root), given)
+        """The keys trusted for one command: the archive's trust store and ``given``.
+        Refuses a trust store that differs from what the log says it is."""
+        archive_keys = signers.load(self.root)  # a damaged store is a usage error (exit 2)
+        logged, ids = self._logged_trust()
+        problems = self._trust_differences(logged, ids)
+        if problems:
+            raise ArchiveTampered(
+                f"the archive's trust store ({self.root / signers.TRUST_NAME}) is not what its "
+                "audit log says; nothing was run (undo the edit, or change trust with "
+                "'reprobundle archive trust', which logs it)",
+                problems,
+            )
+        return signers.merged(archive_keys, given)
+
+    def _trust_differences(
+        self, logged: list[dict[str, Any]] | None, ids: list[str]
+    ) -> list[Problem]:
+        try:
+            found = signers.state(signers.load(self.root))
+        except UsageError as exc:
+            return [Problem(str(self.root / signers.TRUST_NAME), "trust.format", exc.headline)]
+        return signers.differences(found, logged, ids, str(self.root / signers.TRUST_NAME))
+
+    def _logged_trust(self) -> tuple[list[dict[str, Any]] | None, list[str]]:
+        """The trusted keys as the last init or trust record says (None: ids only)."""
+        cursor = self.conn.execute(
+            "SELECT seq, record, hash FROM audit_log WHERE CAST(record AS TEXT) LIKE ? "
+            "OR CAST(record AS TEXT) LIKE ? ORDER BY seq DESC",
+            ('%"event":"trust"%', '%"event":"init"%'),
+        )
+        for seq, record, stored in cursor:
+            value, _ = auditlog.decode(auditlog.Row(int(seq), bytes(record), str(stored)))
+            if value is not None and value["event"] in ("init", "trust"):
+                derived = reconcile.replay([value])
+                return derived.trust, derived.trust_ids
+        return [], []
+
+    def change_trust(self, change: str, key: TrustedKey | None = None, name: str = "") -> None:
+        """Add a key (``change`` = ``add``), or revoke or remove the key named ``name``,
+        in the trust store, logging the change with every key's permissions after it."""
+        current = list(self.trust_keys())
+        names = [k.name for k in current]
+        if change == "add":
+            assert key is not None
+            if key.name in names or any(k.key.raw == key.key.raw for k in current):
+                raise UsageError(
+                    f"the archive already trusts a key named {key.name!r} or this same key; "
+                    "give another --name, or remove the old key first"
+                )
+            after = [*current, key]
+            name = key.name
+        elif name not in names:
+            raise UsageError(
+                f"the archive trusts no key named {name!r} (trusted: {', '.join(names) or 'none'})"
+            )
+        elif change == "revoke":
+            after = [dataclasses.replace(k, revoked=True) if k.name == name else k for k in current]
+        else:
+            after = [k for k in current if k.name != name]
+        with self._write("change the archive's trust store"), index.transaction(self.conn):
+            self._append("trust", {"change": change, "name": name, "keys": signers.state(after)})
+            signers.write(self.root, after)
+
+    def restore_trust(self) -> tuple[TrustedKey, ...]:
+        """Write the trust store back as the log says it is (after an edit behind the
+        log's back, or a crash between writing it and logging the change)."""
+        logged, _ = self._logged_trust()
+        if logged is None:
+            raise ArchiveError(
+                "this archive's log names its trusted keys by id only (it predates trust "
+                "events), so the trust store cannot be restored from it; restore trust.toml "
+                "from a backup"
+            )
+        keys = tuple(signers.from_state(entry) for entry in logged)
+        with self._write("restore the archive's trust store"), index.transaction(self.conn):
+            self._append("trust", {"change": "restore", "name": "", "keys": signers.state(keys)})
+            signers.write(self.root, keys)
+        return keys
+
+    def trust_keys(self) -> tuple[TrustedKey, ...]:
+        """The archive's trusted keys, after checking them against the log."""
+        self.trust()
+        return signers.load(self.root)
 
     def add(
         self,
@@ -453,6 +550,8 @@ class Archive:
                 if self.store.check(staged.digest) is not None:
                     self.store.commit(staged)  # the stored copy rotted: put back good bytes
                     self._append("repair", {"digest": staged.digest, "file": str(file)})
+                    report.repaired.append(self._bundle(staged.digest))
+                    return
                 else:
                     self._append(
                         "add.duplicate",
@@ -466,6 +565,7 @@ class Archive:
                 report.already.append(self._bundle(staged.digest))
             else:
                 warnings = self._rollback_warning(file, name, version)
+                added_at = now()
                 self.store.commit(staged)
                 self.conn.execute(
                     f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest) "
@@ -478,7 +578,7 @@ class Archive:
                         manifest.title,
                         signed.text,
                         staged.size,
-                        now(),
+                        added_at,
                         actor(),
                         TOOL,
                         manifest_bytes,
@@ -499,9 +599,13 @@ class Archive:
                         "size": staged.size,
                         "file": str(file),
                         "signer": signed.text,
+                        "keys": [{"keyid": k, "trusted": n} for k, n in signed.keys],
                         "trust": trusted_ids,
                         "warnings": [w.code for w in warnings],
+                        "title": manifest.title,
+                        "claims": [{"id": c.id, "statement": c.statement} for c in manifest.claims],
                     },
+                    added_at,
                 )
                 report.warnings.extend(warnings)
                 report.added.append(self._bundle(staged.digest))
@@ -583,32 +687,46 @@ class Archive:
         return sorted(rows, key=lambda b: (b.name, versions.sort_key(b.version), b.digest))
 
     def resolve(self, selector: str) -> list[str]:
-        """Digests a selector names: a digest (or a unique prefix of 8+ hex digits, with or
-        without ``sha256:``), ``NAME@VERSION``, or ``NAME`` (every version)."""
-        text = selector.removeprefix("sha256:")
-        if DIGEST_RE.match(text):
-            self._bundle(text)
-            return [text]
-        if 8 <= len(text) < 64 and all(c in "0123456789abcdef" for c in text):
-            found = [
-                str(d)
-                for (d,) in self.conn.execute(
-                    "SELECT digest FROM bundles WHERE digest >= ? AND digest < ? LIMIT 2",
-                    (text, text + "g"),
-                )
-            ]
+        """Digests a selector names: a file digest or an identity (the SHA-256 of the
+        manifest, which a report's appendix prints), whole or a unique prefix of at least
+        ``MIN_PREFIX`` hex digits, with or without ``sha256:``; ``NAME@VERSION``; or
+        ``NAME`` (every version)."""
+        text = selector.removeprefix("sha256:").lower()
+        hexadecimal = bool(text) and all(c in "0123456789abcdef" for c in text)
+        if hexadecimal and len(text) >= MIN_PREFIX:
+            found = sorted(
+                {
+                    str(d)
+                    for column in ("digest", "identity")
+                    for (d,) in self.conn.execute(
+                        f"SELECT digest FROM bundles WHERE {column} >= ? AND {column} < ? LIMIT 2",
+                        (text, text + "g"),
+                    )
+                }
+            )
             if len(found) > 1:
                 raise ArchiveError(
-                    f"digest prefix {text} names more than one bundle; give more digits"
+                    f"{text} is the beginning of the digest or identity of more than one bundle "
+                    f"({', '.join(d[:16] for d in found)}…); give more hex digits"
                 )
             if found:
                 return found
+            if len(text) == 64 or selector.startswith("sha256:"):
+                raise ArchiveError(
+                    f"no bundle in the archive has the file digest or identity {text}"
+                )
         name, _, version = selector.partition("@")
         digests = [b.digest for b in self.list_bundles(name=name, version=version or None)]
         if not digests:
+            short = (
+                f"; a digest or identity prefix needs at least {MIN_PREFIX} hex digits"
+                if hexadecimal and len(text) < MIN_PREFIX
+                else ""
+            )
             raise ArchiveError(
-                f"no bundle {selector} in the archive (give a digest, NAME@VERSION or NAME; "
-                "see 'reprobundle archive list')"
+                f"no bundle {selector} in the archive (give a file digest or identity, or a "
+                f"unique prefix of {MIN_PREFIX}+ hex digits, NAME@VERSION or NAME; see "
+                f"'reprobundle archive list'){short}"
             )
         return digests
 
@@ -676,10 +794,16 @@ class Archive:
         limits: Limits | None = None,
         on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
         trusted: Sequence[TrustedKey] = (),
+        scheduler: str | None = None,
+        on_note: Callable[[str], None] | None = None,
+        function: Callable[[reverify.Job], reverify.Outcome] = reverify.verify_one,
     ) -> list[reverify.Outcome]:
-        """Re-verify bundles in ``jobs`` worker processes, recording each result as it comes.
-        Signatures are judged against the archive's trusted keys and ``trusted``; a
-        verification that judged them records the signer (it replaces the bundle's)."""
+        """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
+        scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
+        only this process writes the index and the log. Signatures are judged against the
+        archive's trusted keys and ``trusted``; a verification that judged them records
+        the signer (it replaces the bundle's). ``on_note`` hears of refused workers."""
+        self.audit()
         digests = self.select(selectors, all_bundles)
         policy = self.trust(trusted)
         work = [reverify.Job(str(self.root), d, limits or Limits(), policy) for d in digests]
@@ -687,8 +811,14 @@ class Archive:
         def failed(job: reverify.Job, why: str) -> reverify.Outcome:
             return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
 
+        if scheduler is not None:
+            from . import cluster
+
+            results = cluster.run(work, scheduler, failed, function, on_note)
+        else:
+            results = reverify.run(work, jobs, failed, function)
         outcomes = []
-        for outcome in reverify.run(work, jobs, failed):
+        for outcome in results:
             self._record(outcome)
             outcomes.append(outcome)
             if on_result is not None:
@@ -696,13 +826,14 @@ class Archive:
         return outcomes
 
     def _record(self, outcome: reverify.Outcome) -> None:
+        at = now()
         with self._write("record the verification"), index.transaction(self.conn):
             cursor = self.conn.execute(
                 "INSERT INTO verifications (digest, at, tool, result, exit_code, environment, "
                 "detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     outcome.digest,
-                    now(),
+                    at,
                     TOOL,
                     outcome.result,
                     outcome.exit_code,
@@ -725,13 +856,19 @@ class Archive:
                 "verification": vid,
                 "result": outcome.result,
                 "claims": {c["id"]: c["status"] for c in outcome.claims},
+                "outcome": {
+                    "claims": outcome.claims,
+                    "environment": outcome.environment,
+                    "detail": outcome.detail,
+                },
             }
             signed = outcome.signed
             if signed is not None:
                 self._set_signer(outcome.digest, signed)
                 data["signer"] = signed.text
+                data["keys"] = [{"keyid": k, "trusted": n} for k, n in signed.keys]
                 data["trust"] = outcome.detail.get("trust", [])
-            self._append("verify", data)
+            self._append("verify", data, at)
 
     # -- export ------------------------------------------------------------------------
 
@@ -743,37 +880,30 @@ class Archive:
             raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
         source = self.store.path(bundle.digest)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
-        except OSError as exc:
-            raise os_failure(exc, "write the exported bundle", out) from None
-        try:
-            hasher = hashlib.sha256()
-            with os.fdopen(fd, "wb") as stream, source.open("rb") as stored:
-                while chunk := stored.read(CHUNK):
-                    hasher.update(chunk)
-                    stream.write(chunk)
-                stream.flush()
-                os.fsync(stream.fileno())
-            if hasher.hexdigest() != bundle.digest:
-                why = (
-                    f"bit rot: the stored bytes hash to {hasher.hexdigest()}, "
-                    f"expected {bundle.digest}"
-                )
-                self._log_refusal(
-                    {
-                        "action": "export",
-                        "digest": bundle.digest,
-                        "to": str(out),
-                        "codes": ["store.rotted"],
-                    }
-                )
-                raise ArchiveTampered(
-                    f"refusing to export {bundle.name}@{bundle.version}",
-                    [Problem(str(source), "store.rotted", why)],
-                )
-            publish(tmp, out)
+            with staged_output(out, "the exported bundle") as tmp:
+                hasher = hashlib.sha256()
+                with tmp.open("wb") as stream, source.open("rb") as stored:
+                    while chunk := stored.read(CHUNK):
+                        hasher.update(chunk)
+                        stream.write(chunk)
+                if hasher.hexdigest() != bundle.digest:
+                    why = (
+                        f"bit rot: the stored bytes hash to {hasher.hexdigest()}, "
+                        f"expected {bundle.digest}"
+                    )
+                    self._log_refusal(
+                        {
+                            "action": "export",
+                            "digest": bundle.digest,
+                            "to": str(out),
+                            "codes": ["store.rotted"],
+                        }
+                    )
+                    raise ArchiveTampered(
+                        f"refusing to export {bundle.name}@{bundle.version}",
+                        [Problem(str(source), "store.rotted", why)],
+                    )
         except FileNotFoundError as exc:
-            Path(tmp).unlink(missing_ok=True)
             if exc.filename == str(source):
                 raise ArchiveTampered(
                     f"refusing to export {bundle.name}@{bundle.version}",
@@ -781,11 +911,7 @@ class Archive:
                 ) from None
             raise os_failure(exc, "write the exported bundle", out) from None
         except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
             raise os_failure(exc, "write the exported bundle", out) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         with self._write("record the export"), index.transaction(self.conn):
             self._append("export", {"digest": bundle.digest, "to": str(out)})
         return bundle
@@ -845,14 +971,75 @@ class Archive:
             problems.extend(
                 auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
             )
-        problems.extend(
-            auditlog.index_problems(
-                state.records,
-                self.conn.execute("SELECT digest, identity, name, version, signer FROM bundles"),
-                self.conn.execute("SELECT id, digest, result FROM verifications"),
-            )
-        )
+        problems.extend(self._against_log(state.records))
         return LogReport(state.size, state.head, len(pinned), problems)
+
+    def _against_log(self, records: list[dict[str, Any]]) -> list[Problem]:
+        """Every index row and the trust store, checked against what the log says."""
+        derived = reconcile.replay(records)
+        problems = reconcile.compare(self.conn, derived)
+        problems.extend(self._trust_differences(derived.trust, derived.trust_ids))
+        return problems
+
+    def audit(self) -> None:
+        """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
+        trust store is not what the log says: run before trusting either."""
+        state = auditlog.walk(self._rows())
+        problems = state.problems + self._against_log(state.records)
+        if problems:
+            raise ArchiveTampered(
+                "the archive's index or trust store does not match its audit log; nothing "
+                "was run ('reprobundle archive log verify' lists every difference; "
+                "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
+                problems,
+            )
+
+    def rebuild(self) -> tuple[int, int]:
+        """Replace the index by one rebuilt from the audit log and the store (the old
+        file is kept beside it as ``index.sqlite.before-rebuild-TIME``). Refuses a log
+        whose chain is broken, and a rebuild that cannot restore every row. Returns the
+        number of bundles and verifications rebuilt. Run it while no other archive
+        command runs."""
+        state = auditlog.walk(self._rows())
+        if state.problems:
+            raise ArchiveTampered(
+                "the audit log's chain is broken; an index cannot be rebuilt from it",
+                state.problems,
+            )
+        rows = list(self._rows())
+        fresh = self.root / f"{INDEX_NAME}.rebuild"
+        for leftover in (fresh, *(fresh.with_name(fresh.name + s) for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        conn = index.create(fresh)
+        try:
+            with self._write("rebuild the index"):
+                index.migrate(conn)
+                with index.transaction(conn):
+                    problems = rebuilder.fill(conn, rows, state.records, self.conn, self.store.path)
+                    if problems:
+                        raise ArchiveError(
+                            "the index was not rebuilt: some rows cannot be restored "
+                            "(the old index is unchanged)",
+                            problems,
+                        )
+                    derived = reconcile.replay(state.records)
+                    counts = len(derived.bundles), len(derived.verifications)
+                    rebuilt = Archive(self.root, conn)
+                    rebuilt._append("rebuild", {"bundles": counts[0], "verifications": counts[1]})
+        except BaseException:
+            conn.close()
+            fresh.unlink(missing_ok=True)
+            raise
+        conn.close()
+        self.conn.close()
+        stamp = now().replace(":", "").replace("-", "")
+        with self._write("put the rebuilt index in place"):
+            os.replace(
+                self.index_path, self.index_path.with_name(f"{INDEX_NAME}.before-rebuild-{stamp}")
+            )
+            os.replace(fresh, self.index_path)
+        self.conn = index.connect(self.index_path)
+        return counts
 
     def consistency(self) -> list[Problem]:
         """Store against index: every row's object is present and intact, and no

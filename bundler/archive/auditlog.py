@@ -21,7 +21,9 @@ from typing import Any
 
 from ..errors import Problem
 
-RECORD_FORMAT = 1
+# 2: index facts (times, actor, tool) are the record's own, verify records hold the whole
+# outcome, add records the title, claims and signing keys (manifests/ARCHIVE.md)
+RECORD_FORMAT = 2
 GENESIS = "0" * 64
 
 
@@ -174,77 +176,3 @@ def against_checkpoint(state: ChainState, size: int, head: str, label: str) -> l
             )
         ]
     return []
-
-
-def index_problems(
-    records: list[dict[str, Any]],
-    bundles: Iterable[tuple[str, str, str, str, str]],
-    verifications: Iterable[tuple[int, str, str]],
-) -> list[Problem]:
-    """Every stored bundle (digest, identity, name, version, signer) and every recorded
-    verification (id, digest, result) must be what the log says it is. The signer is the
-    one the latest add or verify record of the bundle names."""
-    added: dict[str, dict[str, Any]] = {}
-    verified: dict[int, dict[str, Any]] = {}
-    signer: dict[str, Any] = {}
-    for record in records:
-        data = record["data"]
-        if record["event"] == "add":
-            added[str(data.get("digest"))] = data
-        elif record["event"] == "verify" and isinstance(data.get("verification"), int):
-            verified[data["verification"]] = data
-        if record["event"] in ("add", "verify") and "signer" in data:
-            signer[str(data.get("digest"))] = data["signer"]
-    problems = []
-    for digest, identity, name, version, signed in bundles:
-        if digest in signer and signer[digest] != signed:
-            problems.append(
-                Problem(
-                    f"bundle {digest}",
-                    "index.altered",
-                    f"the index says {name}@{version} is {signed!r}, the log says "
-                    f"{signer[digest]!r}",
-                )
-            )
-        logged = added.get(digest)
-        if logged is None:
-            problems.append(
-                Problem(
-                    f"bundle {digest}",
-                    "index.unlogged",
-                    f"{name}@{version} is in the index but was never logged as added",
-                )
-            )
-        elif (logged.get("identity"), logged.get("name"), logged.get("version")) != (
-            identity,
-            name,
-            version,
-        ):
-            problems.append(
-                Problem(
-                    f"bundle {digest}",
-                    "index.altered",
-                    f"the index says {name}@{version}, the log says "
-                    f"{logged.get('name')}@{logged.get('version')}",
-                )
-            )
-    for vid, digest, result in verifications:
-        logged = verified.get(int(vid))
-        if logged is None:
-            problems.append(
-                Problem(
-                    f"verification {vid}",
-                    "index.unlogged",
-                    "is in the history but was never logged",
-                )
-            )
-        elif (logged.get("digest"), logged.get("result")) != (digest, result):
-            problems.append(
-                Problem(
-                    f"verification {vid}",
-                    "index.altered",
-                    f"the history says {result} for {digest}, the log says "
-                    f"{logged.get('result')} for {logged.get('digest')}",
-                )
-            )
-    return problems

@@ -81,6 +81,11 @@ def load_public(path: Path) -> Ed25519PublicKey:
         key = serialization.load_pem_public_key(path.read_bytes())
     except FileNotFoundError:
         raise ArchiveError(f"the archive public key {path} is missing") from None
+    except OSError as exc:  # an older archive keeps keys/ private to its operator (0700)
+        raise ArchiveError(
+            f"cannot read the archive public key {path} ({exc.strerror}); let auditors read "
+            f"it (chmod 755 {path.parent}: the private key stays 0600)"
+        ) from None
     except (ValueError, TypeError) as exc:
         raise ArchiveError(f"the public key {path} cannot be read: {exc}") from None
     if not isinstance(key, Ed25519PublicKey):

@@ -104,6 +104,56 @@ def connect(path: Path) -> sqlite3.Connection:
     return _open(path, "open the archive index")
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open the index for reading only, writing nothing beside it. SQLite reads a WAL
+    index read-only when its ``-shm`` file exists or can be made; an index a writer has
+    closed cleanly has neither ``-wal`` nor ``-shm``, and is then read as immutable
+    (correct while no writer starts meanwhile: an auditor's copy, a read-only mount)."""
+    if not path.is_file():
+        connect(path)  # the same message for a folder that is not an archive
+    wal = path.with_name(path.name + "-wal")
+    modes = ["mode=ro"]
+    if not wal.exists() or wal.stat().st_size == 0:
+        modes.append("immutable=1")
+    failure: sqlite3.Error | None = None
+    for mode in modes:
+        try:
+            conn = sqlite3.connect(
+                f"{path.as_uri()}?{mode}",
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+            )
+        except sqlite3.Error as exc:
+            failure = exc
+            continue
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            failure = exc
+    assert failure is not None
+    raise db_failure(failure, "read the archive index", path) from None
+
+
+def check_schema(conn: sqlite3.Connection) -> None:
+    """A read-only index must be at this tool's schema: it cannot be migrated."""
+    found = schema_version(conn)
+    if found > SCHEMA_VERSION:
+        raise ArchiveError(
+            f"the archive index has schema version {found}, this reprobundle knows up to "
+            f"{SCHEMA_VERSION}; use a newer reprobundle"
+        )
+    if found < SCHEMA_VERSION:
+        raise ArchiveError(
+            f"the archive index has schema version {found}, older than this reprobundle's "
+            f"{SCHEMA_VERSION}, and is opened read-only; run a command that writes (such as "
+            "'reprobundle archive verify') once with write access to migrate it"
+        )
+
+
 def create(path: Path) -> sqlite3.Connection:
     return _open(path, "create the archive index")
 

@@ -39,6 +39,7 @@ class Job:
     digest: str
     limits: Limits = field(default_factory=Limits)
     policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
+    workdir: str | None = None  # where to make the work folder (default: the temp folder)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class Outcome:
 
 def verify_one(job: Job) -> Outcome:
     """Runs in a worker process: re-hash the object, then verify it with the library."""
+    import uuid
+
     from ..errors import BundleRejected, BundlerError
     from ..verify import verifier_environment, verify
     from .signers import judge, trusted_ids
@@ -77,7 +80,8 @@ def verify_one(job: Job) -> Outcome:
         result = "missing" if "missing" in why else "rotted"
         return Outcome(job.digest, result, environment, [], {"message": why})
     try:
-        verification = verify(path, limits=job.limits, policy=job.policy)
+        workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
+        verification = verify(path, workdir, limits=job.limits, policy=job.policy)
     except BundleRejected as exc:
         problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
         refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}

@@ -21,7 +21,7 @@ from typing import Any
 import tomli_w
 
 from ..atomic import write_atomic
-from ..errors import UsageError
+from ..errors import Problem, UsageError
 from ..signing import SignatureProblem, parse_signature
 from ..trust import Policy, SignatureCheck, TrustedKey, load_store
 
@@ -61,17 +61,22 @@ def judge(check: SignatureCheck, signatures: Mapping[str, bytes], policy: Policy
             continue
         keys.append((keyid, None if keyid in unknown else names.get(keyid)))
     keys.sort(key=lambda k: (k[1] is None, k[1] or "", k[0]))
-    trusted = [n for _, n in keys if n is not None]
-    foreign = [k for k, n in keys if n is None]
+    return Signed(describe(keys), tuple(keys))
+
+
+def describe(keys: Iterable[tuple[str, str | None]]) -> str:
+    """The signer text of a bundle signed by ``keys`` (key id, trusted name or None)."""
+    ordered = sorted(keys, key=lambda k: (k[1] is None, k[1] or "", k[0]))
+    trusted = [n for _, n in ordered if n is not None]
+    foreign = [k for k, n in ordered if n is None]
     if trusted:
         text = f"signed by trusted key {', '.join(trusted)}"
         if foreign:
             text += f"; also by unknown key {', '.join(foreign)}"
-    elif foreign:
-        text = f"signed by unknown key {', '.join(foreign)}"
-    else:
-        text = UNSIGNED
-    return Signed(text, tuple(keys))
+        return text
+    if foreign:
+        return f"signed by unknown key {', '.join(foreign)}"
+    return UNSIGNED
 
 
 def trusted_ids(policy: Policy) -> list[str]:
@@ -110,6 +115,98 @@ def merged(archive_keys: Sequence[TrustedKey], given: Iterable[TrustedKey]) -> P
     return Policy((*[k for k in given if k.key.raw not in mine], *archive_keys))
 
 
+def state(keys: Iterable[TrustedKey]) -> list[dict[str, Any]]:
+    """The trusted keys as the audit log records them: every permission, sorted by name."""
+    return sorted(
+        (
+            {
+                "name": k.name,
+                "keyid": k.key.keyid,
+                "public_key": f"ed25519:{k.key.b64}",
+                "allow_code": k.allow_code,
+                "revoked": k.revoked,
+                "valid_from": k.valid_from.isoformat() if k.valid_from else None,
+                "valid_until": k.valid_until.isoformat() if k.valid_until else None,
+            }
+            for k in keys
+        ),
+        key=lambda entry: str(entry["name"]),
+    )
+
+
+def from_state(entry: Mapping[str, Any]) -> TrustedKey:
+    """A trusted key back from its logged state."""
+    from datetime import datetime
+
+    from ..signing import PublicKey
+
+    def when(value: Any) -> datetime | None:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+    return TrustedKey(
+        name=str(entry["name"]),
+        key=PublicKey.from_text(str(entry["public_key"])),
+        valid_from=when(entry.get("valid_from")),
+        valid_until=when(entry.get("valid_until")),
+        revoked=bool(entry.get("revoked")),
+        allow_code=bool(entry.get("allow_code")),
+    )
+
+
+def differences(
+    found: Sequence[Mapping[str, Any]],
+    logged: Sequence[Mapping[str, Any]] | None,
+    logged_ids: Sequence[str],
+    where: str,
+) -> list[Problem]:
+    """How the trust store ``found`` differs from what the log says (``logged``: the key
+    states of the last trust event; None for an archive whose log lists key ids only)."""
+    if logged is None:  # a log from before trust events: only the key ids can be checked
+        ids = sorted(k["keyid"][:16] for k in found if not k["revoked"])
+        if ids == sorted(logged_ids):
+            return []
+        return [
+            Problem(
+                where,
+                "trust.unlogged",
+                f"trusts keys {ids}, the log says {sorted(logged_ids)}",
+            )
+        ]
+    problems = []
+    mine = {k["keyid"]: dict(k) for k in found}
+    theirs = {k["keyid"]: dict(k) for k in logged}
+    for keyid in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(keyid), theirs.get(keyid)
+        if b is None:
+            assert a is not None
+            problems.append(
+                Problem(
+                    f"{where}: key {a['name']!r}",
+                    "trust.unlogged",
+                    f"key {keyid[:16]} (allow_code = {str(a['allow_code']).lower()}) is trusted "
+                    "but no trust event in the log added it",
+                )
+            )
+        elif a is None:
+            problems.append(
+                Problem(
+                    f"{where}: key {b['name']!r}",
+                    "trust.missing",
+                    f"the log says key {keyid[:16]} is trusted; the trust store lacks it",
+                )
+            )
+        elif a != b:
+            changed = ", ".join(
+                f"{field} {a.get(field)!r} (the log says {b.get(field)!r})"
+                for field in sorted(set(a) | set(b))
+                if a.get(field) != b.get(field)
+            )
+            problems.append(
+                Problem(f"{where}: key {b['name']!r}", "trust.altered", f"has {changed}")
+            )
+    return problems
+
+
 def write(root: Path, keys: Sequence[TrustedKey]) -> None:
     """Write ``keys`` as the archive's trust store, and read it back strictly."""
     names = [k.name for k in keys]
@@ -133,5 +230,8 @@ def write(root: Path, keys: Sequence[TrustedKey]) -> None:
         "# The keys this archive trusts when it checks bundle signatures (archive add, verify).\n"
         "# Format: the trust store of 'reprobundle verify --trust-store' (README).\n"
     )
+    if not entries:  # a trust store with no keys is an error; no keys is no file
+        (root / TRUST_NAME).unlink(missing_ok=True)
+        return
     write_atomic(root / TRUST_NAME, (header + tomli_w.dumps({"key": entries})).encode("utf-8"))
     load_store(root / TRUST_NAME)

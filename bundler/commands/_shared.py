@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -43,6 +44,7 @@ def handle_errors(function: F) -> F:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _never_unprintable()
         try:
             return function(*args, **kwargs)
         except BundlerError as exc:
@@ -68,6 +70,16 @@ def handle_errors(function: F) -> F:
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _never_unprintable() -> None:
+    """Printing never fails on text that is not valid Unicode (a lone surrogate from a
+    ``\\ud800`` escape in evidence, or a name that was not UTF-8): it is shown escaped."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(Exception):
+                reconfigure(errors="backslashreplace")
 
 
 def limit_options(function: F) -> F:
@@ -132,24 +144,19 @@ def limits_from(options: dict[str, int]) -> Limits:
     )
 
 
-def write_json(target: str, data: dict[str, Any]) -> None:
+def write_json(target: str, data: dict[str, Any], what: str = "the JSON") -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    if target == "-":
-        click.echo(text, nl=False)
-    else:
-        from ..atomic import write_atomic
-
-        write_atomic(Path(target), text.encode("utf-8"))
+    write_text(target, text, what)
 
 
-def write_text(target: str, text: str) -> None:
-    """Write an output file atomically, or to stdout for ``-``."""
+def write_text(target: str, text: str, what: str = "the output") -> None:
+    """Write an output by the rules of ``bundler.output``, or to stdout for ``-``."""
     if target == "-":
         click.echo(text, nl=not text.endswith("\n"))
     else:
-        from ..atomic import write_atomic
+        from ..output import encode, write_bytes
 
-        write_atomic(Path(target), text.encode("utf-8"))
+        write_bytes(Path(target), encode(text), what)
 
 
 def is_terminal(stream: Any) -> bool:

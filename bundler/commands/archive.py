@@ -94,13 +94,17 @@ def on_terminal() -> bool:
 
 
 @contextmanager
-def opened(root: Path | None, /, check_checkpoint: bool = True) -> Iterator[Any]:
+def opened(
+    root: Path | None, /, check_checkpoint: bool = True, read_only: bool = False
+) -> Iterator[Any]:
+    """The archive, opened for one command; ``read_only`` for the commands that only read,
+    so that an auditor with read access (or a read-only mount) can run them."""
     from ..archive import ENV_VAR, Archive
     from ..errors import UsageError
 
     if root is None:
         raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
-    archive = Archive.open(root, check_checkpoint=check_checkpoint)
+    archive = Archive.open(root, check_checkpoint=check_checkpoint, read_only=read_only)
     try:
         yield archive
     finally:
@@ -198,6 +202,11 @@ def add(
         click.echo(
             f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}  {bundle.signer}"
         )
+    for bundle in report.repaired:
+        click.echo(
+            f"repaired {bundle.name}@{bundle.version}  sha256:{bundle.digest}  "
+            "(the stored copy had rotted; it holds these bytes again)"
+        )
     for bundle in report.already:
         click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
     for problem in report.warnings:
@@ -251,14 +260,15 @@ def list_bundles(
     claim_status: str | None,
     json_target: str | None,
 ) -> None:
-    """List stored bundles, by name and version.
+    """List stored bundles, by name and version, with each one's identity (the SHA-256 of
+    its manifest, as a report's appendix prints it) and file digest.
 
     \b
     Example:
       reprobundle archive list --name quickstart --status supported
       reprobundle archive list --signer alice
     """
-    with opened(root) as store:
+    with opened(root, read_only=True) as store:
         rows = store.list_bundles(name, version, signer, status, claim_status)
     if json_target:
         write_json(json_target, {"bundles": [r.to_dict() for r in rows]})
@@ -268,13 +278,18 @@ def list_bundles(
         click.echo("no bundle matches")
         return
     click.echo(
-        f"{'NAME@VERSION':32} {'DIGEST':14} {'SIZE':>9}  {'ADDED':20} {'LAST RESULT':13} SIGNER"
+        f"{'NAME@VERSION':28} {'IDENTITY':12} {'DIGEST':12} {'SIZE':>9}  {'ADDED':19} "
+        f"{'LAST RESULT':13} SIGNER"
     )
     for r in rows:
         click.echo(
-            f"{r.name + '@' + r.version:32} {r.digest[:12]:14} {r.size:>9}  "
-            f"{r.added_at[:19]:20} {r.last_result:13} {r.signer}"
+            f"{r.name + '@' + r.version:28} {r.identity[:12]:12} {r.digest[:12]:12} "
+            f"{r.size:>9}  {r.added_at[:19]:19} {r.last_result:13} {r.signer}"
         )
+    click.echo(
+        "IDENTITY is the manifest's SHA-256 (what a report's appendix prints), DIGEST the "
+        "file's; either, or a unique prefix of 8+ hex digits, names a bundle"
+    )
     click.echo(f"{len(rows)} bundle(s)")
 
 
@@ -284,14 +299,16 @@ def list_bundles(
 @click.pass_obj
 @handle_errors
 def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
-    """Show one BUNDLE (digest, digest prefix or NAME@VERSION) with its whole verification
-    history.
+    """Show one BUNDLE with its whole verification history. BUNDLE is NAME@VERSION, its
+    identity (the manifest's SHA-256, as a report's appendix prints it) or its file digest,
+    whole or a unique prefix of at least 8 hex digits.
 
     \b
     Example:
       reprobundle archive show quickstart@1.0.0
+      reprobundle archive show sha256:3f2a9c41
     """
-    with opened(root) as store:
+    with opened(root, read_only=True) as store:
         shown = store.show(bundle)
     if json_target:
         write_json(
@@ -308,8 +325,8 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
 
     b = shown.bundle
     click.echo(f"Bundle    {t(b.name)}@{t(b.version)}: {t(b.title)}")
-    click.echo(f"Digest    sha256:{b.digest} ({b.size} bytes)")
-    click.echo(f"Identity  sha256:{b.identity} (the manifest)")
+    click.echo(f"Identity  sha256:{b.identity} (the manifest's SHA-256, as reports print it)")
+    click.echo(f"Digest    sha256:{b.digest} (the file's SHA-256, {b.size} bytes)")
     click.echo(f"Signer    {b.signer}")
     click.echo(f"Added     {b.added_at} by {b.added_by} with {b.tool}")
     click.echo("Claims")
@@ -343,6 +360,12 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     show_default=True,
     help="Worker processes.",
 )
+@click.option(
+    "--scheduler",
+    metavar="tcp://HOST:PORT",
+    help="Fan the verifications out to the Dask cluster of this scheduler (needs "
+    "reprobundle[distributed]; every worker must see the archive folder at the same path).",
+)
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
 @trust_options("to trust for this verification, besides the archive's own")
 @limit_options
@@ -354,21 +377,31 @@ def verify(
     bundles: tuple[str, ...],
     all_bundles: bool,
     jobs: int,
+    scheduler: str | None,
     json_target: str | None,
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
     **limit_values: int,
 ) -> None:
-    """Re-verify stored BUNDLES (digests, NAME@VERSION, NAME) or --all, in parallel.
+    """Re-verify stored BUNDLES (identities, digests, NAME@VERSION, NAME) or --all, in
+    parallel: in --jobs local processes, or on a Dask cluster with --scheduler.
 
     Each stored file is re-hashed first (bit rot is reported loudly), then verified as
     `reprobundle verify` would, signatures judged against the archive's trusted keys
     (trust.toml, plus --trust/--trust-store); every result, with the signer, goes into
-    the bundle's history and the audit log. Exits with the worst result.
+    the bundle's history and the audit log. Exits with the worst result. First checks
+    the index and the trust store against the audit log, and refuses (exit 3, nothing
+    run) when they differ.
+
+    With --scheduler, each Dask worker verifies bundles from the archive folder (the same
+    path on every worker) in its own work folder; only this process writes the index and
+    the log. Workers running another reprobundle version are refused; a bundle whose
+    workers died is re-run elsewhere, or recorded as an error.
 
     \b
     Example:
       reprobundle archive verify --all --jobs 4
+      reprobundle archive verify --all --scheduler tcp://10.0.0.5:8786
     """
     from ..archive import EXIT_CODES, RESULTS
     from ..archive.archive import BundleRow
@@ -415,7 +448,14 @@ def verify(
 
         try:
             outcomes = store.verify(
-                digests, False, jobs, limits_from(limit_values), on_result, keys
+                digests,
+                False,
+                jobs,
+                limits_from(limit_values),
+                on_result,
+                keys,
+                scheduler=scheduler,
+                on_note=lambda text: click.echo(f"reprobundle: warning: {text}", err=True),
             )
         finally:
             if bar is not None:
@@ -496,8 +536,7 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     Example:
       reprobundle archive checkpoint -o /mnt/elsewhere/checkpoint-2026-11-30.json
     """
-    from ..archive import ArchiveError
-    from ..atomic import write_atomic
+    from ..output import OutputError, write_bytes
 
     with opened(root) as store:
         issued = store.checkpoint()
@@ -505,12 +544,13 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     click.echo(text, nl=False)
     if out is not None:
         try:
-            write_atomic(out, text.encode("utf-8"))
-        except OSError as exc:
-            raise ArchiveError(
+            write_bytes(out, text.encode("utf-8"), "the checkpoint")
+        except OutputError as exc:
+            exc.headline = (
                 f"the checkpoint was issued (printed above, and kept in {store.checkpoints}) "
-                f"but could not be written to {out}: {exc.strerror}"
-            ) from None
+                f"but {exc.headline}"
+            )
+            raise
 
 
 @archive.group("log", epilog=EXITS["log"])
@@ -535,8 +575,10 @@ def log() -> None:
 @handle_errors
 def log_verify(root: Path | None, /, checkpoints: tuple[Path, ...]) -> None:
     """Check every link of the audit log, the log against every checkpoint (those the
-    archive kept and those given), and the index against the log. Exit 3 on any
-    inconsistency (edits, reordering, truncation, rewrites).
+    archive kept and those given), and every fact of the index and the trust store
+    against the log, row by row. Exit 3 on any inconsistency (edits, reordering,
+    truncation, rewrites, an index row or trusted key the log does not describe).
+    Only reads: works on a read-only archive.
 
     \b
     Example:
@@ -544,7 +586,7 @@ def log_verify(root: Path | None, /, checkpoints: tuple[Path, ...]) -> None:
     """
     from ..archive import ArchiveTampered
 
-    with opened(root, check_checkpoint=False) as store:
+    with opened(root, check_checkpoint=False, read_only=True) as store:
         report = store.verify_log(checkpoints)
     if report.problems:
         raise ArchiveTampered(
@@ -569,6 +611,164 @@ def log_show(root: Path | None, /, tail: int | None) -> None:
     Example:
       reprobundle archive log show --tail 5
     """
-    with opened(root) as store:
+    with opened(root, read_only=True) as store:
         for record in store.log_records(tail):
             click.echo(record.decode("utf-8", "replace"))
+
+
+@archive.command("rebuild", epilog=ARCHIVE_EXIT_HELP)
+@click.pass_obj
+@handle_errors
+def rebuild(root: Path | None, /) -> None:
+    """Rebuild the index from the audit log and the stored objects: every bundle row,
+    signer, claim, verification and claim result as the log says it is, the log itself
+    byte for byte. The old index is kept beside the new one (index.sqlite.before-rebuild-*).
+    Refuses when the log's chain is broken. Run it while no other archive command runs.
+
+    \b
+    Example:
+      reprobundle archive log verify     # lists what no longer matches the log
+      reprobundle archive rebuild
+    """
+    with opened(root) as store:
+        bundles, verifications = store.rebuild()
+        click.echo(
+            f"rebuilt the index of {store.root} from its audit log: {bundles} bundle(s), "
+            f"{verifications} verification(s)"
+        )
+
+
+@archive.group("trust", epilog=ARCHIVE_EXIT_HELP)
+def trust() -> None:
+    """The keys the archive trusts (its trust.toml). Every change is an event in the audit
+    log with each key's permissions, and add and verify refuse a trust store that differs
+    from what the log says (an edit of trust.toml behind the log's back).
+
+    \b
+    Example:
+      reprobundle archive trust add alice.pub --name alice
+      reprobundle archive trust revoke alice
+    """
+
+
+@trust.command("list", epilog=ARCHIVE_EXIT_HELP)
+@click.pass_obj
+@handle_errors
+def trust_list(root: Path | None, /) -> None:
+    """Print the trusted keys and whether the trust store is what the log says. Only
+    reads: works on a read-only archive.
+
+    \b
+    Example:
+      reprobundle archive trust list
+    """
+    with opened(root, read_only=True) as store:
+        keys = store.trust_keys()
+    if not keys:
+        click.echo("the archive trusts no key")
+        return
+    for k in keys:
+        flags = [f for f, on in (("allow_code", k.allow_code), ("revoked", k.revoked)) if on]
+        window = "".join(
+            f" {label} {when.isoformat()}"
+            for label, when in (("from", k.valid_from), ("until", k.valid_until))
+            if when
+        )
+        click.echo(f"{k.name:24} {k.key.keyid}  {' '.join(flags) or '-'}{window}")
+    click.echo(f"{len(keys)} key(s); the trust store matches the audit log")
+
+
+@trust.command("add", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("keyfile", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--name", help="The name reports print for this key (default: the file name).")
+@click.option(
+    "--allow-code",
+    is_flag=True,
+    help="Bundles this key signed may run their bundled code on archive verify.",
+)
+@click.option("--valid-from", type=click.DateTime(), help="Trusted from this UTC time on.")
+@click.option("--valid-until", type=click.DateTime(), help="Trusted until this UTC time.")
+@click.pass_obj
+@handle_errors
+def trust_add(
+    root: Path | None,
+    /,
+    keyfile: Path,
+    name: str | None,
+    allow_code: bool,
+    valid_from: Any,
+    valid_until: Any,
+) -> None:
+    """Trust the public key in KEYFILE from now on (logged with its permissions).
+
+    \b
+    Example:
+      reprobundle archive trust add keys/alice.pub --name alice
+    """
+    import dataclasses
+    import datetime as dt
+
+    from ..trust import load_key_file
+
+    def utc(when: Any) -> dt.datetime | None:
+        return when.replace(tzinfo=dt.UTC) if when is not None else None
+
+    key = dataclasses.replace(
+        load_key_file(keyfile),
+        name=name or keyfile.name,
+        allow_code=allow_code,
+        valid_from=utc(valid_from),
+        valid_until=utc(valid_until),
+    )
+    with opened(root) as store:
+        store.change_trust("add", key)
+    flags = " (may run bundled code)" if allow_code else ""
+    click.echo(f"trusted {key.name} (key id {key.key.keyid}){flags}; logged")
+
+
+@trust.command("revoke", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("name")
+@click.pass_obj
+@handle_errors
+def trust_revoke(root: Path | None, /, name: str) -> None:
+    """Revoke the trusted key NAME: bundles it signed are refused from now on (logged).
+
+    \b
+    Example:
+      reprobundle archive trust revoke alice
+    """
+    with opened(root) as store:
+        store.change_trust("revoke", name=name)
+    click.echo(f"revoked {name}; logged")
+
+
+@trust.command("remove", epilog=ARCHIVE_EXIT_HELP)
+@click.argument("name")
+@click.pass_obj
+@handle_errors
+def trust_remove(root: Path | None, /, name: str) -> None:
+    """Stop trusting the key NAME (its bundles count as signed by an unknown key; logged).
+
+    \b
+    Example:
+      reprobundle archive trust remove alice
+    """
+    with opened(root) as store:
+        store.change_trust("remove", name=name)
+    click.echo(f"removed {name}; logged")
+
+
+@trust.command("restore", epilog=ARCHIVE_EXIT_HELP)
+@click.pass_obj
+@handle_errors
+def trust_restore(root: Path | None, /) -> None:
+    """Write trust.toml back as the audit log says it is (after an edit behind the log's
+    back, or a crash between writing it and logging the change); the restore is logged.
+
+    \b
+    Example:
+      reprobundle archive trust restore
+    """
+    with opened(root) as store:
+        keys = store.restore_trust()
+    click.echo(f"restored the trust store from the audit log: {len(keys)} key(s)")

@@ -60,14 +60,23 @@ def build(
     codec = CODECS[compression] if compression else None
 
     epoch_text = os.environ.get("SOURCE_DATE_EPOCH", "0")
-    if not epoch_text.isdigit():
+    from ..manifest import MAX_EPOCH
+
+    if not epoch_text.isdigit() or int(epoch_text) > MAX_EPOCH:
         raise UsageError(
-            f"SOURCE_DATE_EPOCH must be a whole number of seconds, observed {epoch_text!r}"
+            f"SOURCE_DATE_EPOCH must be a whole number of seconds from 0 to {MAX_EPOCH}, "
+            f"observed {epoch_text!r}"
         )
     if output is None:
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     with ProgressDisplay(enabled=not quiet) as progress:
         result = build_bundle(source, output, int(epoch_text), progress=progress.step, codec=codec)
+    if result.skipped:
+        click.echo(
+            f"skipped {len(result.skipped)} bundle file(s) the patterns matched (a bundle is "
+            f"never packed into another): {', '.join(result.skipped)}",
+            err=True,
+        )
     for case in result.home_report.get("cases", []):  # on stderr, so even with --quiet
         if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
             codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))

@@ -57,9 +57,12 @@ def diff(
     """
     from ..diff import diff as compare
     from ..errors import BundlerError
+    from ..output import check
     from ..reports.difftext import to_text
     from ..verify import check_integrity
 
+    if json_target and json_target != "-":
+        check(json_target, "--json")
     limits = limits_from(limit_values)
     read = []
     for label, path in (("OLD", old), ("NEW", new)):
@@ -76,8 +79,6 @@ def diff(
         old.name,
         new.name,
     )
-    if json_target:
-        write_json(json_target, result)
     text = to_text(result, verbose=verbose)
     to_stderr = json_target == "-"
     if quiet:
@@ -87,4 +88,6 @@ def diff(
         _print_coloured(text, stream)
     else:
         click.echo(text, err=to_stderr)
+    if json_target:  # after the text: an output problem never hides the result
+        write_json(json_target, result, "the diff")
     sys.exit(0 if result["identical"] else 1)

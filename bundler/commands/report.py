@@ -72,6 +72,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
       reprobundle verify starter-0.1.0.bundle.tar.zst --json r.json -q; reprobundle report r.json
     """
     from ..errors import BundleRejected, UsageError
+    from ..output import OutputError, check
     from ..report import rejection_json, to_json
     from ..reports.html import to_html
     from ..reports.junit import to_junit
@@ -81,6 +82,8 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
     from .verify import expects_identity_option, judging_options, verify_with_options
 
     must_be_file(file)
+    if output != "-":
+        check(output, "-o")
     limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     if not _is_json(file):
         try:
@@ -111,7 +114,11 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
         import json
 
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    write_text(output, text)
+    try:
+        write_text(output, text, f"the {fmt} report")
+    except OutputError as exc:  # the verdict is never lost to an output problem
+        exc.headline += f" (the result was: {data['result']})"
+        raise
     if output != "-" and not quiet:
         click.echo(f"wrote {output} ({fmt}; result: {data['result']})", err=True)
     sys.exit(int(data["exit_code"]))

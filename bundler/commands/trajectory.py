@@ -28,8 +28,8 @@ from checkers.skeleton import (
 from checkers.skeleton_draw import RENDERERS
 
 from .. import strictjson
-from ..atomic import write_atomic
 from ..errors import UsageError
+from ..output import write_bytes
 from ..yamlfile import YamlProblem
 from ..yamlfile import load as load_yaml
 from ._shared import exit_help, handle_errors
@@ -193,7 +193,7 @@ def learn_command(
             f"the learned model would be refused, so it is not written: {exc.message}"
         ) from None
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(output, text.encode("utf-8"))
+    write_bytes(output, text.encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
         click.echo(f"model written to {output}")

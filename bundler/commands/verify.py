@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..runner import CASE_SECONDS
+from ..runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 from ._shared import (
     EXIT_HELP,
     ProgressDisplay,
@@ -31,29 +31,34 @@ def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> Non
     """Write each requested rendering of the JSON report data."""
     pin = expects_identity_option()
     if targets.get("json"):
-        write_json(str(targets["json"]), report)
+        write_json(str(targets["json"]), report, "the JSON report")
     if targets.get("markdown"):  # each renderer is imported only when asked for
         from ..reports.markdown import to_markdown
 
-        write_text(str(targets["markdown"]), to_markdown(report, expect_identity=pin))
+        text = to_markdown(report, expect_identity=pin)
+        write_text(str(targets["markdown"]), text, "the Markdown report")
     if targets.get("junit"):
         from ..reports.junit import to_junit
 
-        write_text(str(targets["junit"]), to_junit(report))
+        write_text(str(targets["junit"]), to_junit(report), "the JUnit report")
     if targets.get("html"):
         from ..reports.html import to_html
 
-        write_text(str(targets["html"]), to_html(report, expect_identity=pin))
+        write_text(str(targets["html"]), to_html(report, expect_identity=pin), "the HTML report")
 
 
 def check_targets(targets: dict[str, str | None]) -> None:
     from ..errors import UsageError
+    from ..output import check
 
     to_stdout = [name for name, target in targets.items() if target == "-"]
     if len(to_stdout) > 1:
         raise UsageError(
             f"only one output can go to stdout (-), observed --{' --'.join(to_stdout)}"
         )
+    for name, target in targets.items():
+        if target and target != "-":
+            check(target, f"--{name}")
 
 
 if TYPE_CHECKING:
@@ -157,6 +162,8 @@ def verify_with_options(
             cpu_seconds=max(1, int(options["code_timeout"]) + 1),
             memory_bytes=options["code_memory"],
             output_bytes=options["code_output"],
+            processes=options["code_processes"],
+            written_bytes=options["code_written_bytes"],
         ),
     )
     return run_verify(
@@ -170,6 +177,8 @@ def verify_with_options(
         code=code,
         jobs=options["jobs"],
         case_seconds=options["case_timeout"],
+        case_memory=options["case_memory"],
+        time_limit=options["time_limit"],
     )
 
 
@@ -271,11 +280,42 @@ def verify_with_options(
     help="Output bytes kept per bundled-code case.",
 )
 @click.option(
+    "--code-processes",
+    type=click.IntRange(1),
+    default=64,
+    show_default=True,
+    help="Processes a bundled checker may run at once; more and they are all killed.",
+)
+@click.option(
+    "--code-written-bytes",
+    type=click.IntRange(1 << 20),
+    default=256 << 20,
+    show_default=True,
+    help="Bytes a bundled checker may write in all (its tmpfs; where no mount namespace "
+    "can be made, only each file's size is limited).",
+)
+@click.option(
     "--case-timeout",
     type=click.FloatRange(0),
     default=CASE_SECONDS,
     show_default=True,
     help="Seconds a built-in case may run before it is stopped as inconclusive (0: no limit).",
+)
+@click.option(
+    "--case-memory",
+    type=click.IntRange(0),
+    default=CASE_MEMORY,
+    show_default=True,
+    help="Bytes of memory a built-in case may add to the verifier (0: no limit); a case "
+    "past it is inconclusive (checker.memory).",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(0),
+    default=VERIFY_SECONDS,
+    show_default=True,
+    help="Seconds the whole verification may take (0: no limit); cases not run by then "
+    "are inconclusive.",
 )
 @click.option(
     "--jobs",
@@ -307,7 +347,11 @@ def verify(
     code_timeout: float,
     code_memory: int,
     code_output: int,
+    code_processes: int,
+    code_written_bytes: int,
     case_timeout: float,
+    case_memory: int,
+    time_limit: float,
     jobs: int,
     **limit_values: int,
 ) -> None:
@@ -360,10 +404,11 @@ def verify(
                 progress=progress.cases,
             )
     except (BundleRejected, UsageError) as exc:
+        # the verdict first, so that an output that cannot be written never hides it
+        click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
         write_outputs(rejection_json(exc, exc.exit_code), targets)
-        raise
+        sys.exit(exc.exit_code)
     report = to_json(verification)
-    write_outputs(report, targets)
     stream = sys.stderr if text_to_stderr else sys.stdout
     if quiet:
         click.echo(verdict_line(verification), err=text_to_stderr)
@@ -384,4 +429,5 @@ def verify(
         click.echo(printable(text), err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
+    write_outputs(report, targets)  # after the verdict is printed: it is never lost
     sys.exit(verification.exit_code)

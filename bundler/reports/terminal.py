@@ -163,5 +163,3 @@ def _item(console: Console, text: Text) -> None:
     grid.add_column()
     grid.add_row("  - ", text)
     console.print(grid)
-
-

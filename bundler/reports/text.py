@@ -96,7 +96,9 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
                 "in separate processes: python -I, scrubbed environment, fresh folders, "
                 f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
                 f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
-                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}; not a sandbox",
+                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}, "
+                f"file-system jail {'yes' if iso.get('file_system_jail') else 'NO'}, "
+                f"at most {iso.get('processes')} processes; not a sandbox",
                 width,
                 "  ",
                 "    ",

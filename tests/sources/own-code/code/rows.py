@@ -62,4 +62,51 @@ def check(inputs, params):
             return ok(connected=True)
         except OSError as exc:
             return ok(connected=False, error=str(exc))
+    if mode == "forge":  # write its own result line, as the worker would
+        import json
+
+        nonce = sys._getframe(1).f_locals["request"]["nonce"]
+        result_fd = json.loads(sys.argv[1])["result_fd"]
+        os.write(result_fd, params["line"].replace("NONCE", nonce).encode() + b"\n")
+        os._exit(0)
+    if mode == "write":  # as many bytes as it can, 1 MiB a file
+        written = 0
+        try:
+            for i in range(params["files"]):
+                with open(f"junk-{i}", "wb") as junk:
+                    junk.write(b"x" * (1 << 20))
+                written += 1 << 20
+        except OSError as exc:
+            return ok(written=written, error=str(exc))
+        return ok(written=written)
+    if mode == "fork":
+        children = 0
+        for _ in range(params["count"]):
+            try:
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+            except OSError:
+                break
+            children += 1
+        time.sleep(60)
+        return ok(children=children)
+    if mode == "reach":  # what of the machine it can reach
+        import socket
+
+        seen = {}
+        for path in params["paths"]:
+            try:
+                with open(path, "rb") as target:
+                    seen[path] = target.read(100).decode("latin-1")
+            except OSError as exc:
+                seen[path] = f"refused: {exc.strerror}"
+        try:
+            client = socket.socket(socket.AF_UNIX)
+            client.connect(params["socket"])
+            client.close()
+            seen["socket"] = "connected"
+        except OSError as exc:
+            seen["socket"] = f"refused: {exc.strerror}"
+        return ok(seen=seen, root=sorted(os.listdir("/")))
     raise ValueError(f"unknown mode {mode}")

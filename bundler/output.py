@@ -1,0 +1,132 @@
+"""Every file a command writes goes through here, so all outputs behave alike.
+
+- A regular file (new or existing) is written to a temporary file beside it and renamed
+  over it once complete: readers see the old content or the new, never half of it.
+- A device, FIFO or pipe (``/dev/full``, ``mkfifo``, ``--json >(jq .)``) is written in
+  place: renaming over it would replace the device with a regular file, and a FIFO's
+  reader would get nothing.
+- A link is followed: its target is written by the same two rules (the link stays a
+  link, as with ``>`` in a shell).
+- Every problem (a folder in the way, a path under a file, no permission, a full disk)
+  is an ``OutputError`` (exit 2) naming the path; never a traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .atomic import publish
+from .errors import UsageError
+
+
+class OutputError(UsageError):
+    """An output could not be written (exit 2); the message names the path."""
+
+
+def _problem(path: Path, what: str, exc: OSError) -> OutputError:
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.ENOTDIR:
+        reason = "a part of the path is a file, not a folder"
+    elif exc.errno == errno.EISDIR:
+        reason = "it is a folder; give the path of a file"
+    return OutputError(f"cannot write {what} to {path}: {reason}")
+
+
+def _in_place(path: Path, what: str) -> bool:
+    """Whether ``path`` (links followed) is something other than a regular file or
+    nothing; raises OutputError for a folder or a path that cannot be looked at."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _problem(path, what, exc) from None
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {what} to {path}: it is a folder; give the path of a file")
+    return not stat.S_ISREG(mode)
+
+
+def check(target: Path | str, what: str = "the output") -> None:
+    """Refuse now, before any work, an output that cannot be written: a folder, or a
+    path under something that is not a folder."""
+    path = Path(target)
+    _in_place(path, what)
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(
+                    f"cannot write {what} to {path}: {parent} is a file, not a folder"
+                )
+            return
+
+
+@contextmanager
+def staged(target: Path | str, what: str = "the output") -> Iterator[Path]:
+    """A temporary file to write ``target``'s new content into; when the block ends
+    without an exception it becomes ``target`` (renamed over a regular file, copied into
+    a device or FIFO), otherwise it is removed and ``target`` is untouched."""
+    path = Path(target)
+    if _in_place(path, what):
+        fd, tmp = tempfile.mkstemp(prefix="reprobundle-output-")
+        os.close(fd)
+        try:
+            yield Path(tmp)
+            _copy_into(Path(tmp), path, what)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return
+    real = Path(os.path.realpath(path)) if path.is_symlink() else path.absolute()
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".partial", dir=real.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise _problem(path, what, exc) from None
+    try:
+        yield Path(tmp)
+        try:
+            with open(tmp, "rb") as stream:
+                os.fsync(stream.fileno())
+            publish(tmp, real)
+        except OSError as exc:
+            raise _problem(path, what, exc) from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _copy_into(source: Path, path: Path, what: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _problem(path, what, exc) from None
+    try:
+        with source.open("rb") as stream:
+            while chunk := stream.read(1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+    except OSError as exc:
+        raise _problem(path, what, exc) from None
+    finally:
+        os.close(fd)
+
+
+def write_bytes(target: Path | str, data: bytes, what: str = "the output") -> None:
+    """Write ``data`` to ``target`` by the rules above."""
+    with staged(target, what) as tmp:
+        try:
+            tmp.write_bytes(data)
+        except OSError as exc:
+            raise _problem(Path(target), what, exc) from None
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 that never fails: a lone surrogate (a name that was not UTF-8, a ``\\ud800``
+    escape in evidence) is written as its escape ``\\udcff`` instead of raising."""
+    return text.encode("utf-8", "backslashreplace")
