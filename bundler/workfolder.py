@@ -12,6 +12,7 @@ not interrupted (the two signals wait until they are done).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -110,5 +111,10 @@ def _make(path: Path | None) -> tuple[Path, bool]:
     try:
         path.mkdir(parents=True)
     except OSError as exc:
-        raise UsageError(f"--workdir {path} cannot be made: {exc.strerror}") from None
+        why = (
+            "a part of the path is a file, not a folder"
+            if exc.errno == errno.ENOTDIR
+            else exc.strerror
+        )
+        raise UsageError(f"--workdir {path} cannot be made: {why}") from None
     return path, True

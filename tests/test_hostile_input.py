@@ -203,11 +203,19 @@ def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import checkers
-    from checkers.api import InputKind, Role, Verdict, checker
+    from checkers.api import InputKind, Reason, Role, Verdict, checker
 
-    @checker("hog", 1, roles=[Role("x", InputKind.BYTES, "any")], reasons={"hog.x": "never"})
+    @checker(
+        "hog",
+        1,
+        roles=[Role("x", InputKind.BYTES, "any")],
+        reasons={"hog.x": "an empty input"},
+        counterexample=lambda params: {"x": b""},  # so its params are not vacuous
+    )
     def hog(inputs: Any, params: Any) -> Verdict:
         """Allocates 4 GiB."""
+        if not inputs["x"]:
+            return Verdict.failed("empty", [Reason("hog.x", "empty")])
         return Verdict.passed(str(len(bytearray(4 << 30))))
 
     monkeypatch.setattr(checkers, "get", {hog.key: hog}.get)

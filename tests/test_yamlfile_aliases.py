@@ -3,6 +3,7 @@ expanded under a size cap, never refused as formatting; the strict default uncha
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -74,7 +75,10 @@ def test_the_runner_reads_with_each_roles_rules(tmp_path: Any) -> None:
         "observed_at: 2026-11-12T09:58:41Z\nfields: &f {h: x}\nsame: *f\n"
     )
     (tmp_path / "after.yaml").write_text("observed_at: 2026-11-12T10:00:00Z\nfields: {h: x}\n")
-    listed = {"before.yaml": 1, "after.yaml": 1}
+    listed = {  # path -> SHA-256, as the runner re-hashes each input it reads
+        name: hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+        for name in ("before.yaml", "after.yaml")
+    }
     for key, reads in (("state-unchanged@1", False), ("state-unchanged@2", True)):
         found = get(key)
         assert found is not None

@@ -7,13 +7,18 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._shared import handle_errors
+from ._shared import exit_help, handle_errors
+
+IMPORT_EXIT_HELP = exit_help(
+    "0 the bundle source was written",
+    "2 usage error, or a log it cannot read (named in the message)",
+)
 
 if TYPE_CHECKING:
     from ..importers import Imported
 
 
-@click.group(name="import")
+@click.group(name="import", epilog=IMPORT_EXIT_HELP)
 def import_group() -> None:
     """Write a bundle source from an eval harness's log, ready for `reprobundle build`.
 
@@ -24,7 +29,7 @@ def import_group() -> None:
     """
 
 
-@import_group.command(name="inspect")
+@import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-o",
@@ -58,7 +63,7 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     _report(import_inspect(log, target, name=name, version=version))
 
 
-@import_group.command(name="promptfoo")
+@import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "-o",
