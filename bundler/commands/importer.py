@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,6 +14,8 @@ IMPORT_EXIT_HELP = exit_help(
     "0 the bundle source was written",
     "2 usage error, or a log it cannot read (named in the message)",
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from ..importers import Imported
@@ -29,19 +32,33 @@ def import_group() -> None:
     """
 
 
+def _source_options(given: str, default_name: str) -> Callable[[F], F]:
+    """The options every importer takes (where to write, name, version) and its errors."""
+
+    def wrap(function: F) -> F:
+        function = handle_errors(function)
+        function = click.option(
+            "--version", "version", default="1.0.0", show_default=True, help="Bundle version."
+        )(function)
+        function = click.option(
+            "--name", default=None, help=f"Bundle name (default: {default_name})."
+        )(function)
+        return click.option(
+            "-o",
+            "--output",
+            "output",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="The bundle source folder to write (new or empty). "
+            f"Default: NAME beside the {given}.",
+        )(function)
+
+    return wrap
+
+
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The bundle source folder to write (new or empty). Default: NAME beside the log.",
-)
-@click.option("--name", default=None, help="Bundle name (default: inspect-TASK).")
-@click.option("--version", "version", default="1.0.0", show_default=True, help="Bundle version.")
-@handle_errors
+@_source_options("log", "inspect-TASK")
 def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
 
@@ -65,17 +82,7 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
 
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The bundle source folder to write (new or empty). Default: NAME beside the file.",
-)
-@click.option("--name", default=None, help="Bundle name (default: promptfoo-DESCRIPTION).")
-@click.option("--version", "version", default="1.0.0", show_default=True, help="Bundle version.")
-@handle_errors
+@_source_options("file", "promptfoo-DESCRIPTION")
 def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
 
