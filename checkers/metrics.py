@@ -206,6 +206,18 @@ def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any])
     if not claimed:
         raise CheckerInputError("params.invalid", "`claimed` is empty: nothing would be checked")
     table, total = confusions(inputs["predictions"], positive, negative)
+    return judge_claimed(claimed, table, total, positive, tolerance)
+
+
+def judge_claimed(
+    claimed: Mapping[str, Any],
+    table: Mapping[str, Confusion],
+    total: int,
+    positive: str,
+    tolerance: float,
+) -> Verdict:
+    """Each claimed figure against the recomputed confusion table (shared by every version
+    of classification-metrics: they differ in how a figure is computed, not judged)."""
     recomputed = {m: {**c.to_dict(), "figures": c.figures()} for m, c in table.items()}
     reasons: list[Reason] = []
     checked = 0

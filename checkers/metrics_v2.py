@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import metrics as v1
-from .api import CheckerInputError, InputKind, Reason, Role, Verdict, checker
+from .api import CheckerInputError, InputKind, Role, Verdict, checker
 
 __all__ = ["ConfusionV2", "classification_metrics_v2"]
 
@@ -98,32 +98,4 @@ def classification_metrics_v2(inputs: Mapping[str, Any], params: Mapping[str, An
         raise CheckerInputError("params.invalid", "`claimed` is empty: nothing would be checked")
     counts, total = v1.confusions(inputs["predictions"], positive, negative)
     table = {m: ConfusionV2(c.tp, c.fp, c.fn, c.tn) for m, c in counts.items()}
-    recomputed = {m: {**c.to_dict(), "figures": c.figures()} for m, c in table.items()}
-    reasons: list[Reason] = []
-    checked = 0
-    for method, figures in sorted(claimed.items()):
-        if method not in table:
-            raise CheckerInputError(
-                "params.invalid",
-                f"claimed method {method!r} has no predictions (methods: {sorted(table)})",
-            )
-        if not isinstance(figures, dict) or not figures:
-            raise CheckerInputError(
-                "params.invalid", f"claimed[{method!r}] must map figure names to values"
-            )
-        for name, value in sorted(figures.items()):
-            problem = v1._compare(method, name, value, table[method], tolerance)
-            checked += 1
-            if problem is not None:
-                reasons.append(problem)
-    details = {"items": total, "positive": positive, "methods": recomputed, "checked": checked}
-    if reasons:
-        return Verdict.failed(
-            f"{len(reasons)} of {checked} claimed figure(s) differ from the recomputed ones",
-            reasons,
-            **details,
-        )
-    return Verdict.passed(
-        f"all {checked} claimed figure(s) match the recomputation over {total} items",
-        **details,
-    )
+    return v1.judge_claimed(claimed, table, total, positive, tolerance)
