@@ -28,12 +28,9 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     """
     from bundler.reports.common import one_line as t
     from bundler.run.verify import check_integrity
-    from bundler.signatures.trust import Policy, SignatureCheck, check_signatures
+    from bundler.signatures.trust import SignatureJudge
 
-    checked: list[SignatureCheck] = []
-
-    def signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
-        checked.append(check_signatures(manifest_bytes, identity, found, Policy()))
+    signatures = SignatureJudge()  # no keys are trusted: it says who signed, nothing more
 
     extracted = check_integrity(bundle, limits_from(limit_values), signatures)
     m = extracted.manifest
@@ -42,7 +39,7 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     click.echo(f"Bundle    {t(m.name)} {t(m.version)}: {t(m.title)}")
     click.echo(f"Identity  sha256:{extracted.identity}")
     click.echo(f"Format    {t(m.format)}")
-    click.echo(f"Signature {checked[0].describe()} (no keys are trusted by inspect)")
+    click.echo(f"Signature {signatures.check.describe()} (no keys are trusted by inspect)")
     click.echo(
         f"Built     with {t(env.get('tool'))}, Python {t(env.get('python'))}, "
         f"{t(env.get('platform'))}"

@@ -33,7 +33,7 @@ from bundler.run.runner import (
     run_cases,
 )
 from bundler.run.sandbox import BundledCode, CodePolicy, isolation
-from bundler.signatures.trust import Policy, SignatureCheck, check_signatures
+from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -175,16 +175,13 @@ def verify(
     manifest is read and before any payload byte is written; a bad one always rejects.
     """
     policy = policy or Policy()
-    checked: list[SignatureCheck] = []
+    judge_signatures = SignatureJudge(policy)
     deadline = time.monotonic() + time_limit if time_limit > 0 else None
     budget = Budget(case_seconds, case_memory, deadline)
 
-    def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
-        checked.append(check_signatures(manifest_bytes, identity, found, policy))
-
     def wanted(manifest: Manifest) -> set[str] | None:
         """Every file when a person will look at the folder or bundled code will run."""
-        runs_code = manifest.code and (code_policy.allow or checked[0].allow_code)
+        runs_code = manifest.code and (code_policy.allow or judge_signatures.check.allow_code)
         return None if keep or workdir is not None or runs_code else read_by_cases(manifest)
 
     code_policy = code or CodePolicy()
@@ -194,7 +191,7 @@ def verify(
     with unpacked(
         bundle_file, workdir, keep, limits, judge_signatures, stream, wanted
     ) as extracted:
-        code_run, runner = _code(extracted, checked[0], code_policy)
+        code_run, runner = _code(extracted, judge_signatures.check, code_policy)
         try:
             cases = run_cases(
                 extracted.manifest, extracted.root, progress, runner, jobs, budget=budget
@@ -216,7 +213,7 @@ def verify(
             status=overall(claims),
             environment=verifier_environment(extracted.manifest, code_run.allowed),
             workdir=extracted.root.parent if keep else None,
-            signature=checked[0],
+            signature=judge_signatures.check,
             code=code_run if extracted.manifest.code else None,
         )
 

@@ -160,6 +160,24 @@ def _verified(found: Mapping[str, bytes], manifest_bytes: bytes) -> list[tuple[s
     return parsed
 
 
+class SignatureJudge:
+    """The reader's signature step, written once: called with the exact manifest bytes, the
+    bundle's identity and its signatures, it judges them against ``policy`` (a bad one
+    rejects there, before any payload byte) and keeps what they amount to."""
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
+        self._checks: list[SignatureCheck] = []
+
+    def __call__(self, manifest_bytes: bytes, identity: str, found: Mapping[str, bytes]) -> None:
+        self._checks.append(check_signatures(manifest_bytes, identity, found, self.policy))
+
+    @property
+    def check(self) -> SignatureCheck:
+        """The judgement, once the reader has called this (it does before any payload)."""
+        return self._checks[0]
+
+
 def check_signatures(
     manifest_bytes: bytes,
     identity: str,

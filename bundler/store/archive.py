@@ -31,7 +31,7 @@ from bundler.errors import BundleRejected, Problem, UsageError
 from bundler.format.hashing import CHUNK
 from bundler.format.manifest import Manifest
 from bundler.output import staged as staged_output
-from bundler.signatures.trust import Policy, SignatureCheck, TrustedKey, check_signatures
+from bundler.signatures.trust import Policy, SignatureJudge, TrustedKey
 from bundler.store import auditlog, checkpoint, index, reconcile, reverify, signers, versions
 from bundler.store import rebuild as rebuilder
 from bundler.store.errors import (
@@ -459,10 +459,7 @@ class Archive:
 
     def _add_one(self, file: Path, limits: Limits, policy: Policy, report: AddReport) -> None:
         staged = self.store.stage(file, limits.archive_bytes)
-        checked: list[SignatureCheck] = []
-
-        def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
-            checked.append(check_signatures(manifest_bytes, identity, found, policy))
+        judge_signatures = SignatureJudge(policy)
 
         try:
             try:
@@ -508,7 +505,7 @@ class Archive:
                 extracted.manifest_bytes,
                 extracted.identity,
                 extracted.manifest,
-                signers.judge(checked[0], extracted.signatures, policy),
+                signers.judge(judge_signatures.check, extracted.signatures, policy),
                 signers.trusted_ids(policy),
                 report,
             )
