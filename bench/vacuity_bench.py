@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import checkers
-from bundler import runner, yamlfile
+from bundler import runner
+from checkers import yamlfile
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import checkers
+from checkers import yamlfile
 
-from . import foreach, yamlfile
+from . import foreach
 from .errors import Problem, SourceError
 from .manifest import (
     BUNDLED_PREFIX,

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from bundler import yamlfile
 from bundler.runner import load_inputs
-from checkers import get
+from checkers import get, yamlfile
 
 
 def problem(text: str, **options: Any) -> yamlfile.YamlProblem:

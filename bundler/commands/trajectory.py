@@ -1,6 +1,6 @@
 """``reprobundle trajectory``: learn a skeleton from reference traces, check a trace.
 
-A thin shell: read files, call :mod:`checkers.skeleton`, write the model atomically,
+A thin shell: read files, call :mod:`checkers.trajectory.skeleton`, write the model atomically,
 echo the explanation. Exit codes: 0 pass (or learned), 1 the trace fails, 2 usage
 error or unreadable/invalid input, 5 a bug (``handle_errors``).
 """
@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from checkers.api import CheckerInputError
-from checkers.skeleton import (
+from checkers.trajectory.draw import RENDERERS
+from checkers.trajectory.skeleton import (
     MODEL_FORMATS,
     Equivalence,
     Model,
@@ -25,13 +26,12 @@ from checkers.skeleton import (
     parse_trace,
     read_back,
 )
-from checkers.skeleton_draw import RENDERERS
+from checkers.yamlfile import YamlProblem
+from checkers.yamlfile import load as load_yaml
 
 from .. import strictjson
 from ..errors import UsageError
 from ..output import write_bytes
-from ..yamlfile import YamlProblem
-from ..yamlfile import load as load_yaml
 from ._shared import exit_help, handle_errors
 
 

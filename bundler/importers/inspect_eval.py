@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import checkers
-from checkers import inspect_log as rules
-from checkers.inspect_format import (
+from checkers.inspect_log import rules
+from checkers.inspect_log.log import (
     InspectLog,
     LogError,
     Record,

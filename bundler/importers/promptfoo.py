@@ -19,7 +19,7 @@ from typing import Any
 
 import checkers
 from checkers.api import CheckerInputError
-from checkers.promptfoo import ERROR, Row, kind_of, read_rows, skip_reason
+from checkers.promptfoo.results import ERROR, Row, kind_of, read_rows, skip_reason
 
 from ..errors import SourceError
 from ..paths import path_problem

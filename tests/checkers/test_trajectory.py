@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import checkers
 from bundler.runner import run_checker
 from checkers.api import CheckerInputError
-from checkers.skeleton import Equivalence, Model, learn, match, parse_trace
+from checkers.trajectory.skeleton import Equivalence, Model, learn, match, parse_trace
 
 SKELETON = checkers.get("trajectory-skeleton@1")
 assert SKELETON is not None

@@ -1,10 +1,13 @@
-"""Trajectory skeleton checker (seed 003).
+"""trajectory-skeleton@1 and @2: a trace reaches the learned essential states in order.
 
 A run of an agent is correct when it reaches the states that every successful run
 reaches, in the order they must come, whatever noise lies between (a loading screen,
 a detour through the command palette). The states and their order are learned from a
 few successful reference traces; the learning and matching live in
-:mod:`checkers.skeleton`, this module only declares the checker.
+:mod:`checkers.trajectory.skeleton`, this module only declares the checkers. @1 reads and
+learns format-1 models; @2 reads and learns ``trajectory-model/2``: identity text
+canonicalised before the normalisers, state ids unique by construction, and repeated
+essential steps required; its verdict also shows the states kept apart.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .api import (
+from ..api import (
     CheckerInputError,
     InputKind,
     Param,
@@ -23,8 +26,8 @@ from .api import (
     checker,
     first_failing,
 )
-from .skeleton import Equivalence, Model, learn, match, parse_trace
-from .structured import compare_documents
+from ..compare import compare_documents
+from .skeleton import MODEL_FORMAT_2, Equivalence, Model, learn, match, parse_trace
 
 _MAX_SHOWN = 20
 
@@ -185,3 +188,156 @@ def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
             message = f"{reasons[0].message}; against the re-learned model, {message}"
         return Verdict.failed(message, reasons, **details)
     return Verdict.passed(result.explain(), **details)
+
+
+_FORMATS = (MODEL_FORMAT_2,)
+
+
+def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """References of two steps, and a trace that skips the first: trajectory.missing.
+    Labels are tried until one survives the params' normalisers (checked by running)."""
+    identity = params.get("identity") or ["label"]
+    if not isinstance(identity, list) or not all(isinstance(n, str) and n for n in identity):
+        return None
+    for first, last in (("open", "done"), ("state a", "state b"), ("A1", "B2"), ("x", "y")):
+
+        def state(name: str) -> dict[str, Any]:
+            return {"label": name, "attrs": {n: name for n in identity if n != "label"}}
+
+        refs = [
+            {"trace": f"ref-{i}", "outcome": "success", "states": [state(first), state(last)]}
+            for i in (1, 2)
+        ]
+        inputs = {"references": refs, "trace": {"trace": "candidate", "states": [state(last)]}}
+        try:
+            verdict = trajectory_skeleton_v2.function(inputs, params)
+        except CheckerInputError:
+            continue
+        if verdict.status == "fail":
+            return inputs
+    return None
+
+
+@checker(
+    "trajectory-skeleton",
+    2,
+    roles=[
+        Role(
+            "model",
+            InputKind.DATA,
+            "a learned model file (JSON, format trajectory-model/2, written by "
+            "`reprobundle trajectory learn`)",
+            optional=True,
+        ),
+        Role(
+            "references",
+            InputKind.DATA,
+            "successful reference traces (YAML/JSON): learn at verify time, and when a "
+            "model is given too, re-learn it and compare",
+            many=True,
+            optional=True,
+            compared=True,
+        ),
+        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
+    ],
+    params=list(trajectory_skeleton.params),
+    reasons={
+        **trajectory_skeleton.reasons,
+        "trajectory.repeat_missing": "an essential state every reference reaches again after "
+        "another essential state is not reached again after it",
+    },
+    libraries=("networkx",),
+    counterexample=_trajectory_counterexample,
+)
+def trajectory_skeleton_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A trace reaches the essential states of successful runs, in order, repeats included.
+
+    As trajectory-skeleton@1 (the same roles, params, matching and reasons), on models of
+    format ``trajectory-model/2``, which differ in three rules:
+
+    - State identity text is canonicalised before the declared normalisers: Unicode NFC,
+      no-break and other Unicode spaces read as spaces, whitespace trimmed and
+      collapsed; "Search results " with a no-break space and "Search results" are one state.
+    - State ids are unique by construction (a clash of slugs gets ``--2``, ``--3``), so
+      two labels that slug alike never merge.
+    - Repeated essential steps: when every reference reaches essential state q again
+      after essential state p (save after "edit title", and save again after "edit
+      body"), the model records (p, q) in ``repeats`` and the trace must reach q after
+      the step where p matched: ``trajectory.repeat_missing`` otherwise.
+
+    Details add ``kept_apart``: the states that share a label but differ on an identity
+    field, as the model records them. A format-1 model is refused (re-learn it, or use
+    trajectory-skeleton@1). What a pass does not mean is @1's: states are compared only
+    on the declared identity, durations are not checked, and the skeleton is only as
+    good as the few references it was learned from.
+    """
+    stored_doc = inputs.get("model")
+    raw_refs = inputs.get("references") or []
+    if not isinstance(raw_refs, list):
+        raise CheckerInputError("input.invalid", "`references` must be a list of traces")
+    if stored_doc is None and not raw_refs:
+        raise CheckerInputError("input.invalid", "give a `model`, `references`, or both")
+    trace = parse_trace(inputs["trace"])
+    references = [parse_trace(r) for r in raw_refs]
+    reasons: list[Reason] = []
+    if stored_doc is not None:
+        stored = Model.from_dict(stored_doc, formats=_FORMATS)
+        if params["identity"] or params["normalise"]:
+            given = Equivalence.from_params(
+                params["identity"] or list(stored.equivalence.identity),
+                params["normalise"],
+                canonical=True,
+            )
+            if given != stored.equivalence:
+                raise CheckerInputError(
+                    "params.invalid",
+                    "with a model, leave `identity` and `normalise` empty (the model's are "
+                    f"used) or equal to the model's {stored.equivalence.to_dict()}",
+                )
+        model = stored
+        source = "stored model"
+        if references:
+            model = learn(references, stored.equivalence, MODEL_FORMAT_2)
+            source = "model re-learned from the references"
+            relearned = model.to_dict()
+            diffs = sorted(
+                compare_documents(stored_doc, relearned),
+                key=lambda r: _field_rank(r.details.get("path", ""), relearned),
+            )
+            if diffs:
+                shown = [d.message for d in diffs[:_MAX_SHOWN]]
+                reasons.append(
+                    Reason(
+                        "trajectory.model_mismatch",
+                        f"the stored model is not what its {len(references)} reference traces "
+                        f"give: {len(diffs)} difference(s), first: {shown[0]}",
+                        {"differences": shown, "count": len(diffs)},
+                    )
+                )
+    else:
+        equivalence = Equivalence.from_params(
+            params["identity"] or ["label"], params["normalise"], canonical=True
+        )
+        model = learn(references, equivalence, MODEL_FORMAT_2)
+        source = "model learned from the references"
+    result = match(model, trace)
+    reasons.extend(Reason(p.code, p.message, p.details) for p in result.problems)
+    details = {
+        **result.details(),
+        "skeleton_from": source,
+        "repeats": [list(pair) for pair in model.repeats],
+        "kept_apart": [dict(k) for k in model.kept_apart],
+    }
+    if reasons:
+        message = result.explain()
+        if any(r.code == "trajectory.model_mismatch" for r in reasons):
+            message = f"{reasons[0].message}; against the re-learned model, {message}"
+        return Verdict.failed(message, reasons, **details)
+    return Verdict.passed(result.explain() + _kept_apart_note(model), **details)
+
+
+def _kept_apart_note(model: Model) -> str:
+    if not model.kept_apart:
+        return ""
+    labels = ", ".join(f"'{k['label']}'" for k in model.kept_apart)
+    return f" States kept apart (same label, different identity): {labels}."

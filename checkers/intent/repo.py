@@ -39,7 +39,9 @@ from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
-from .api import CheckerInputError, Reason
+from ..api import Reason
+from ..plain import plain
+from .cases import input_invalid
 
 # --------------------------------------------------------------------------- the format
 
@@ -90,13 +92,6 @@ ALWAYS = {
     "harness_error": "run.harness_error",
     "turn1_not_ask": "run.turn1_not_ask",
 }
-
-
-def input_invalid(message: str) -> CheckerInputError:
-    return CheckerInputError("input.invalid", message)
-
-
-# --------------------------------------------------------------------------- assertion values
 
 
 def _int(value: Any) -> str | None:
@@ -934,58 +929,6 @@ def parse_outputs(doc: Any, cases: Sequence[RepoCase]) -> dict[str, list[Record]
     return out
 
 
-def judge(
-    cases_doc: Any,
-    outputs_doc: Any,
-    tree: Any,
-    schema: Any,
-    *,
-    only: str = "",
-    transcripts: Any = None,
-) -> list[CaseResult]:
-    """Parse the inputs and judge every case of the file (or only the case ``only``).
-
-    The runs come from the records (``outputs_doc``) or from the runner's persisted
-    transcripts (``transcripts``), exactly one of them. With records, every judged case
-    needs an entry (null when it was not run): a case left out is an input error, never
-    a silent not-run. With transcripts, as ``--rescore``, a case with no transcript was
-    not run.
-    """
-    cases = parse_cases(cases_doc)
-    validator = schema_validator(schema)
-    if (outputs_doc is None) == (transcripts is None):
-        raise input_invalid("give the runs either as outputs (records) or as transcripts, not both")
-    if transcripts is not None:
-        from .intent_transcripts import transcript_runs
-
-        by_id = {c.id: c for c in cases}
-        found = transcript_runs(transcripts, cases)
-        outputs: dict[str, list[Record] | None] = {c.id: None for c in cases}
-        for cid, runs in found.items():
-            outputs[cid] = [
-                runner_rule(tuple(turns), by_id[cid], None, f"transcripts/{cid}-{i + 1}")
-                for i, turns in enumerate(runs)
-            ]
-    else:
-        outputs = parse_outputs(outputs_doc, cases)
-    if only:
-        cases = [c for c in cases if c.id == only]
-        if not cases:
-            raise input_invalid(f"case {only!r} is not in cases.yaml")
-    missing = [c.id for c in cases if c.id not in outputs]
-    if missing:
-        raise input_invalid(f"outputs: no entry for case(s) {missing} (null marks a case not run)")
-    results = []
-    for case in cases:
-        records = outputs[case.id]
-        if records is None:
-            results.append(CaseResult(case, None))
-            continue
-        files = workspace_files(tree, case.fixture)
-        results.append(CaseResult(case, [check_run(case, r, validator, files) for r in records]))
-    return results
-
-
 def threshold(total: int) -> int:
     """At least ``ceil(0.8 x cases)`` must pass (run.py render_report; README section 4)."""
     return math.ceil(0.8 * total)
@@ -1033,12 +976,4 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     """A JSON-serialisable copy of a loaded YAML value (dates, .nan and .inf become str)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_plain(v) for v in value]
-    return str(value)
+    return plain(value, sequences=(list, tuple, set, frozenset))
