@@ -677,43 +677,81 @@ def check_turn(
     checked); a missing spec is ``triggered`` (no fence) or ``degraded_output``; then the
     schema, the counter invariants and every evidence pointer, then each assertion key.
     """
-    out = TurnResult()
     number = index + 1 if multi else None
     keys = dict(expect or {})
     if turn.environmental:
-        name = f"turn{index + 1}_{turn.status}" if multi else turn.status
-        out.failures.append(
-            Failure(
-                name, ALWAYS[turn.status], f"run {turn.status}: environment, not behaviour", number
-            )
-        )
-        out.measured.update(environmental=True, triggered=False)
-        return out
+        return _environmental(turn, index, multi)
     if keys.get("should_trigger") is False:
-        triggered = turn.spec is not None
-        out.measured["triggered"] = triggered
-        if triggered:
-            out.failures.append(
-                Failure(
-                    "should_trigger",
-                    "expect.should_trigger",
-                    f"a spec was emitted (state {turn.state!r}) on a request that must get silence",
-                    number,
-                    {"expected": "no spec", "observed": turn.state},
-                )
-            )
-        return out
+        return _quiet(turn, number)
     if turn.spec is None:
-        name = "triggered" if turn.status == "no_fence" else turn.status
-        text = (
-            "no spec emitted: not triggered" if name == "triggered" else "the spec does not parse"
-        )
-        out.failures.append(Failure(name, ALWAYS[name], text, number))
-        out.measured["triggered"] = False
-        return out
+        return _no_spec(turn, number)
     spec = turn.spec
+    out = TurnResult()
     resolution = _mapping(spec.get("resolution"))
     out.measured.update(triggered=True, state=turn.state)
+    _check_spec_form(spec, validator, files, number, out)
+    found, probed = resolution.get("unknowns_found"), resolution.get("resolved_by_probe")
+    if isinstance(found, int) and found > 0 and isinstance(probed, int):
+        out.measured["probe_ratio"] = probed / found
+    out.measured.update(asked=resolution.get("asked"), resolved_by_probe=probed)
+    _check_expectations(keys, spec, turn, resolution, number, out)
+    if expect is not None and case.metrics:
+        pointers = evidence_items(spec)
+        out.measured["metrics"] = {
+            name: any(p.startswith(prefix) for p in pointers)
+            for name, prefix in case.metrics.items()
+        }
+    return out
+
+
+def _environmental(turn: Turn, index: int, multi: bool) -> TurnResult:
+    """A timeout or harness error: that failure, environmental (counted apart)."""
+    out = TurnResult()
+    name = f"turn{index + 1}_{turn.status}" if multi else turn.status
+    number = index + 1 if multi else None
+    out.failures.append(
+        Failure(name, ALWAYS[turn.status], f"run {turn.status}: environment, not behaviour", number)
+    )
+    out.measured.update(environmental=True, triggered=False)
+    return out
+
+
+def _quiet(turn: Turn, number: int | None) -> TurnResult:
+    """A request that must get silence passes exactly when no spec was emitted."""
+    out = TurnResult()
+    triggered = turn.spec is not None
+    out.measured["triggered"] = triggered
+    if triggered:
+        out.failures.append(
+            Failure(
+                "should_trigger",
+                "expect.should_trigger",
+                f"a spec was emitted (state {turn.state!r}) on a request that must get silence",
+                number,
+                {"expected": "no spec", "observed": turn.state},
+            )
+        )
+    return out
+
+
+def _no_spec(turn: Turn, number: int | None) -> TurnResult:
+    """No spec: not triggered (no fence) or degraded output (a spec that does not parse)."""
+    out = TurnResult()
+    name = "triggered" if turn.status == "no_fence" else turn.status
+    text = "no spec emitted: not triggered" if name == "triggered" else "the spec does not parse"
+    out.failures.append(Failure(name, ALWAYS[name], text, number))
+    out.measured["triggered"] = False
+    return out
+
+
+def _check_spec_form(
+    spec: Mapping[str, Any],
+    validator: Any,
+    files: frozenset[str],
+    number: int | None,
+    out: TurnResult,
+) -> None:
+    """The always-checked assertions: the schema, the counter invariants, every pointer."""
     errors = _schema_errors(validator, spec)
     if errors:
         out.failures.append(
@@ -764,10 +802,17 @@ def check_turn(
                 {"pointers": invented},
             )
         )
-    found, probed = resolution.get("unknowns_found"), resolution.get("resolved_by_probe")
-    if isinstance(found, int) and found > 0 and isinstance(probed, int):
-        out.measured["probe_ratio"] = probed / found
-    out.measured.update(asked=resolution.get("asked"), resolved_by_probe=probed)
+
+
+def _check_expectations(
+    keys: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    turn: Turn,
+    resolution: Mapping[str, Any],
+    number: int | None,
+    out: TurnResult,
+) -> None:
+    """Each assertion key of the case's expectations, in the case's order."""
     for key, want in keys.items():
         failed, observed = _assertion(key, want, spec, turn)
         if key in ("asked_eq", "max_asked") and failed:
@@ -784,13 +829,6 @@ def check_turn(
                     {"expected": want, "observed": observed},
                 )
             )
-    if expect is not None and case.metrics:
-        pointers = evidence_items(spec)
-        out.measured["metrics"] = {
-            name: any(p.startswith(prefix) for p in pointers)
-            for name, prefix in case.metrics.items()
-        }
-    return out
 
 
 def _short(value: Any) -> str:
