@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..api import (
@@ -26,6 +26,7 @@ from .trials import (
     FIGURES,
     FIGURES_V2,
     OUTCOMES,
+    Sample,
     _counts,
     _distinct_configs,
     _fields,
@@ -145,10 +146,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
     )
     if isinstance(k, bool) or k < 1:
         raise CheckerInputError("params.invalid", f"k: expected an integer >= 1, observed {k}")
-    if rule not in ENV_RULES:
-        raise CheckerInputError(
-            "params.invalid", f"environment_failures: {rule!r} is not one of {', '.join(ENV_RULES)}"
-        )
+    _check_rule(rule)
     if isinstance(tolerance, bool) or not 0 <= tolerance < 1:
         raise CheckerInputError(
             "params.invalid", f"tolerance: expected 0 <= t < 1, observed {tolerance}"
@@ -158,30 +156,8 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
     trials = parse_trials(inputs["trials"])
     stats = compute_stats(trials, k, rule)
     figures = stats.figures()
-    if figures["tasks"] == 0:
-        raise CheckerInputError(
-            "input.invalid",
-            f"no task has {k} counted trials: pass@{k} and pass^{k} have no denominator",
-        )
-
-    reasons: list[Reason] = []
-    for name, value in sorted(claimed.items()):
-        actual = figures[name]
-        is_count = FIGURES[name][0]
-        off = (
-            actual is None
-            or (is_count and value != actual)
-            or (not is_count and abs(float(value) - float(actual)) > tolerance)
-        )
-        if off:
-            recomputed = _describe(name, figures)
-            reasons.append(
-                Reason(
-                    "stats.mismatch",
-                    f"{name}: claimed {_fmt(name, value)}, recomputed {recomputed}",
-                    {"figure": name, "claimed": value, "recomputed": actual},
-                )
-            )
+    _check_denominator(figures, k, "trials")
+    reasons = _mismatches(claimed, figures, FIGURES, tolerance, _fmt, _describe)
     configs = _distinct_configs(trials)
     if len(configs) > 1:
         shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in configs)
@@ -223,10 +199,64 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
             + ", ".join(excluded[:5])
             + (f" (+{len(excluded) - 5} more)" if len(excluded) > 5 else "")
         )
-    if figures["environment_failures"]:
-        summary += f"; {figures['environment_failures']} environment failure(s), " + (
-            "excluded" if rule == "exclude" else "counted as failures"
+    return _verdict(reasons, summary + _environment_note(figures, rule), details)
+
+
+def _check_rule(rule: Any) -> None:
+    if rule not in ENV_RULES:
+        raise CheckerInputError(
+            "params.invalid", f"environment_failures: {rule!r} is not one of {', '.join(ENV_RULES)}"
         )
+
+
+def _check_denominator(figures: Mapping[str, Any], k: int, what: str) -> None:
+    if figures["tasks"] == 0:
+        raise CheckerInputError(
+            "input.invalid",
+            f"no task has {k} counted {what}: pass@{k} and pass^{k} have no denominator",
+        )
+
+
+def _mismatches(
+    claimed: Mapping[str, Any],
+    figures: Mapping[str, Any],
+    kinds: Mapping[str, tuple[bool, str]],
+    slack: float,
+    claim_text: Callable[[str, Any], str],
+    describe: Callable[[str, Mapping[str, Any]], str],
+) -> list[Reason]:
+    """``stats.mismatch`` per claimed figure off: a count at all, a fraction beyond ``slack``."""
+    reasons: list[Reason] = []
+    for name, value in sorted(claimed.items()):
+        actual = figures[name]
+        is_count = kinds[name][0]
+        off = (
+            actual is None
+            or (is_count and value != actual)
+            or (not is_count and abs(float(value) - float(actual)) > slack)
+        )
+        if off:
+            shown = f"claimed {claim_text(name, value)}, recomputed {describe(name, figures)}"
+            reasons.append(
+                Reason(
+                    "stats.mismatch",
+                    f"{name}: {shown}",
+                    {"figure": name, "claimed": value, "recomputed": actual},
+                )
+            )
+    return reasons
+
+
+def _environment_note(figures: Mapping[str, Any], rule: str) -> str:
+    """Never drop an environment failure silently: say so in the message."""
+    if not figures["environment_failures"]:
+        return ""
+    return f"; {figures['environment_failures']} environment failure(s), " + (
+        "excluded" if rule == "exclude" else "counted as failures"
+    )
+
+
+def _verdict(reasons: list[Reason], summary: str, details: Mapping[str, Any]) -> Verdict:
     if reasons:
         message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"
         return Verdict.failed(message, reasons, **details)
@@ -371,11 +401,7 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     tolerance = params["tolerance"]
     if k < 1:
         raise CheckerInputError("params.invalid", f"k: expected an integer >= 1, observed {k}")
-    if rule not in ENV_RULES:
-        raise CheckerInputError(
-            "params.invalid",
-            f"environment_failures: {rule!r} is not one of {', '.join(ENV_RULES)}",
-        )
+    _check_rule(rule)
     if not math.isfinite(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
         raise CheckerInputError(
             "params.invalid",
@@ -396,47 +422,11 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     )
     tasks = _counts(samples, rule)
     figures = figures_of(tasks, k)
-    if figures["tasks"] == 0:
-        raise CheckerInputError(
-            "input.invalid",
-            f"no task has {k} counted samples: pass@{k} and pass^{k} have no denominator",
-        )
-    reasons: list[Reason] = []
-    for name, value in sorted(claimed.items()):
-        actual = figures[name]
-        is_count = FIGURES_V2[name][0]
-        off = (
-            actual is None
-            or (is_count and value != actual)
-            or (not is_count and abs(float(value) - float(actual)) > tolerance + 1e-12)
-        )
-        if off:
-            reasons.append(
-                Reason(
-                    "stats.mismatch",
-                    f"{name}: claimed {value}, recomputed {_describe_v2(name, figures)}",
-                    {"figure": name, "claimed": value, "recomputed": actual},
-                )
-            )
-    configs: dict[str, tuple[Any, list[int]]] = {}
-    for sample in samples:
-        key = json.dumps(_finite(sample.config), sort_keys=True, default=str)
-        configs.setdefault(key, (_finite(sample.config), []))[1].append(sample.line)
-    if len(configs) > 1:
-        shown = "; ".join(
-            f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5]
-        )
-        reasons.append(
-            Reason(
-                "stats.config_mixed",
-                f"{len(configs)} configurations in one set of samples: {shown}",
-                {
-                    "configurations": [
-                        {"config": c, "lines": ls[:_SHOWN]} for c, ls in configs.values()
-                    ]
-                },
-            )
-        )
+    _check_denominator(figures, k, "samples")
+    reasons = _mismatches(
+        claimed, figures, FIGURES_V2, tolerance + 1e-12, lambda _, v: f"{v}", _describe_v2
+    )
+    reasons += _mixed_configs_v2(samples)
     excluded = [t.task for t in tasks if t.counted < k]
     details: dict[str, Any] = {
         "k": k,
@@ -461,14 +451,25 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
             f"; {len(excluded)} task(s) left out of the task means (fewer than {k} counted "
             f"samples): {_few(excluded)}"
         )
-    if figures["environment_failures"]:
-        summary += f"; {figures['environment_failures']} environment failure(s), " + (
-            "excluded" if rule == "exclude" else "counted as failures"
+    return _verdict(reasons, summary + _environment_note(figures, rule), details)
+
+
+def _mixed_configs_v2(samples: Sequence[Sample]) -> list[Reason]:
+    """``stats.config_mixed`` when the samples ran with more than one configuration."""
+    configs: dict[str, tuple[Any, list[int]]] = {}
+    for sample in samples:
+        key = json.dumps(_finite(sample.config), sort_keys=True, default=str)
+        configs.setdefault(key, (_finite(sample.config), []))[1].append(sample.line)
+    if len(configs) <= 1:
+        return []
+    shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5])
+    return [
+        Reason(
+            "stats.config_mixed",
+            f"{len(configs)} configurations in one set of samples: {shown}",
+            {"configurations": [{"config": c, "lines": ls[:_SHOWN]} for c, ls in configs.values()]},
         )
-    if reasons:
-        message = "; ".join(r.message for r in reasons) + f" (recomputed {summary})"
-        return Verdict.failed(message, reasons, **details)
-    return Verdict.passed(f"claimed figures match: {summary}", **details)
+    ]
 
 
 def _describe_v2(name: str, figures: Mapping[str, int | float | None]) -> str:

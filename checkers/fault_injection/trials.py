@@ -338,8 +338,17 @@ def parse_samples(
     if not isinstance(lines, list):
         raise CheckerInputError("input.invalid", "trials: expected JSON Lines records")
     records = [(int(n), v) for n, v in lines]
-    header: Any = None
-    tf, sf, of, cf = fields["task"], fields["sample"], fields["outcome"], fields["config"]
+    header, records = _split_header(records, fields)
+    samples = _read_samples(records, fields, first, outcomes, header)
+    _check_numbering(samples, first)
+    return samples, header
+
+
+def _split_header(
+    records: list[tuple[int, Any]], fields: Mapping[str, str]
+) -> tuple[Any, list[tuple[int, Any]]]:
+    """A first record without a task id is the run's header: its config, and the rest."""
+    tf, cf = fields["task"], fields["config"]
     if records and isinstance(records[0][1], Mapping) and tf not in records[0][1]:
         line, first_record = records[0]
         if not cf or cf not in first_record:
@@ -348,8 +357,19 @@ def parse_samples(
                 f"line {line}: a record without {tf!r} must be the run's header with its "
                 f"configuration in {cf or 'config'!r}",
             )
-        header = first_record[cf]
-        records = records[1:]
+        return first_record[cf], records[1:]
+    return None, records
+
+
+def _read_samples(
+    records: list[tuple[int, Any]],
+    fields: Mapping[str, str],
+    first: int,
+    outcomes: Mapping[str, str],
+    header: Any,
+) -> list[Sample]:
+    """Each record as a sample; every problem collected (up to ``_SHOWN``), then refused."""
+    tf, sf, of, cf = fields["task"], fields["sample"], fields["outcome"], fields["config"]
     problems: list[str] = []
     samples: list[Sample] = []
     seen: dict[tuple[str, int], int] = {}
@@ -404,6 +424,11 @@ def parse_samples(
         raise CheckerInputError("input.invalid", "; ".join(problems))
     if not samples:
         raise CheckerInputError("input.invalid", "trials: no sample records (nothing to check)")
+    return samples
+
+
+def _check_numbering(samples: Sequence[Sample], first: int) -> None:
+    """A task's sample indices run from ``first`` without gaps: a dropped sample is refused."""
     by_task: dict[str, list[int]] = {}
     for sample in samples:
         by_task.setdefault(sample.task, []).append(sample.index)
@@ -418,7 +443,6 @@ def parse_samples(
             f"samples are numbered from {first} without gaps; {'; '.join(gaps[:_SHOWN])} "
             "(a dropped sample changes every rate: keep every sample, or set first_sample)",
         )
-    return samples, header
 
 
 @dataclass(frozen=True)
