@@ -27,7 +27,17 @@ from ..api import (
     first_failing,
 )
 from ..compare import compare_documents
-from .skeleton import MODEL_FORMAT_2, Equivalence, Model, learn, match, parse_trace
+from .skeleton import (
+    MODEL_FORMAT,
+    MODEL_FORMAT_2,
+    Equivalence,
+    Match,
+    Model,
+    Trace,
+    learn,
+    match,
+    parse_trace,
+)
 
 _MAX_SHOWN = 20
 
@@ -136,61 +146,83 @@ def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     identity fields, durations are not checked, and the skeleton is only as good as the
     few references it was learned from.
     """
+    trace, model, source, reasons = _skeleton_model(inputs, params, MODEL_FORMAT)
+    result = match(model, trace)
+    details = {**result.details(), "skeleton_from": source}
+    return _verdict(result, reasons, details, "")
+
+
+def _skeleton_model(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], model_format: str
+) -> tuple[Trace, Model, str, list[Reason]]:
+    """The trace, the model it is checked against (stored, re-learned from the references
+    and compared with the stored one, or learned) and where the model came from; a
+    stored model that differs from its references' is a ``trajectory.model_mismatch``.
+    ``model_format`` is the version's: format 2 canonicalises identity text."""
+    second = model_format == MODEL_FORMAT_2
     stored_doc = inputs.get("model")
     raw_refs = inputs.get("references") or []
+    if second and not isinstance(raw_refs, list):
+        raise CheckerInputError("input.invalid", "`references` must be a list of traces")
     if stored_doc is None and not raw_refs:
         raise CheckerInputError("input.invalid", "give a `model`, `references`, or both")
     trace = parse_trace(inputs["trace"])
     references = [parse_trace(r) for r in raw_refs]
     reasons: list[Reason] = []
-    if stored_doc is not None:
-        stored = Model.from_dict(stored_doc)
-        if params["identity"] or params["normalise"]:
-            given = Equivalence.from_params(
-                params["identity"] or list(stored.equivalence.identity), params["normalise"]
+    if stored_doc is None:
+        equivalence = Equivalence.from_params(
+            params["identity"] or ["label"], params["normalise"], canonical=second
+        )
+        return (
+            trace,
+            learn(references, equivalence, model_format),
+            "model learned from the references",
+            reasons,
+        )
+    stored = Model.from_dict(stored_doc, formats=(model_format,))
+    if params["identity"] or params["normalise"]:
+        given = Equivalence.from_params(
+            params["identity"] or list(stored.equivalence.identity),
+            params["normalise"],
+            canonical=second,
+        )
+        if given != stored.equivalence:
+            raise CheckerInputError(
+                "params.invalid",
+                "with a model, leave `identity` and `normalise` empty (the model's are "
+                f"used) or equal to the model's {stored.equivalence.to_dict()}",
             )
-            if given != stored.equivalence:
-                raise CheckerInputError(
-                    "params.invalid",
-                    "with a model, leave `identity` and `normalise` empty (the model's are "
-                    f"used) or equal to the model's {stored.equivalence.to_dict()}",
-                )
-        model = stored
-        source = "stored model"
-        if references:
-            model = learn(references, stored.equivalence)
-            source = "model re-learned from the references"
-            relearned = model.to_dict()
-            diffs = sorted(
-                compare_documents(stored_doc, relearned),
-                key=lambda r: _field_rank(r.details.get("path", ""), relearned),
+    if not references:
+        return trace, stored, "stored model", reasons
+    model = learn(references, stored.equivalence, model_format)
+    relearned = model.to_dict()
+    diffs = sorted(
+        compare_documents(stored_doc, relearned),
+        key=lambda r: _field_rank(r.details.get("path", ""), relearned),
+    )
+    if diffs:
+        shown = [d.message for d in diffs[:_MAX_SHOWN]]
+        reasons.append(
+            Reason(
+                "trajectory.model_mismatch",
+                f"the stored model is not what its {len(references)} reference traces "
+                f"give: {len(diffs)} difference(s), first: {shown[0]}",
+                {"differences": shown, "count": len(diffs)},
             )
-            if diffs:
-                shown = [d.message for d in diffs[:_MAX_SHOWN]]
-                reasons.append(
-                    Reason(
-                        "trajectory.model_mismatch",
-                        f"the stored model is not what its {len(references)} reference traces "
-                        f"give: {len(diffs)} difference(s), first: {shown[0]}",
-                        {"differences": shown, "count": len(diffs)},
-                    )
-                )
-    else:
-        equivalence = Equivalence.from_params(params["identity"] or ["label"], params["normalise"])
-        model = learn(references, equivalence)
-        source = "model learned from the references"
-    result = match(model, trace)
-    reasons.extend(Reason(p.code, p.message, p.details) for p in result.problems)
-    details = {**result.details(), "skeleton_from": source}
+        )
+    return trace, model, "model re-learned from the references", reasons
+
+
+def _verdict(
+    result: Match, reasons: list[Reason], details: Mapping[str, Any], pass_note: str
+) -> Verdict:
+    reasons = [*reasons, *(Reason(p.code, p.message, p.details) for p in result.problems)]
     if reasons:
         message = result.explain()
         if any(r.code == "trajectory.model_mismatch" for r in reasons):
             message = f"{reasons[0].message}; against the re-learned model, {message}"
         return Verdict.failed(message, reasons, **details)
-    return Verdict.passed(result.explain(), **details)
-
-
-_FORMATS = (MODEL_FORMAT_2,)
+    return Verdict.passed(result.explain() + pass_note, **details)
 
 
 def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -271,69 +303,15 @@ def trajectory_skeleton_v2(inputs: Mapping[str, Any], params: Mapping[str, Any])
     on the declared identity, durations are not checked, and the skeleton is only as
     good as the few references it was learned from.
     """
-    stored_doc = inputs.get("model")
-    raw_refs = inputs.get("references") or []
-    if not isinstance(raw_refs, list):
-        raise CheckerInputError("input.invalid", "`references` must be a list of traces")
-    if stored_doc is None and not raw_refs:
-        raise CheckerInputError("input.invalid", "give a `model`, `references`, or both")
-    trace = parse_trace(inputs["trace"])
-    references = [parse_trace(r) for r in raw_refs]
-    reasons: list[Reason] = []
-    if stored_doc is not None:
-        stored = Model.from_dict(stored_doc, formats=_FORMATS)
-        if params["identity"] or params["normalise"]:
-            given = Equivalence.from_params(
-                params["identity"] or list(stored.equivalence.identity),
-                params["normalise"],
-                canonical=True,
-            )
-            if given != stored.equivalence:
-                raise CheckerInputError(
-                    "params.invalid",
-                    "with a model, leave `identity` and `normalise` empty (the model's are "
-                    f"used) or equal to the model's {stored.equivalence.to_dict()}",
-                )
-        model = stored
-        source = "stored model"
-        if references:
-            model = learn(references, stored.equivalence, MODEL_FORMAT_2)
-            source = "model re-learned from the references"
-            relearned = model.to_dict()
-            diffs = sorted(
-                compare_documents(stored_doc, relearned),
-                key=lambda r: _field_rank(r.details.get("path", ""), relearned),
-            )
-            if diffs:
-                shown = [d.message for d in diffs[:_MAX_SHOWN]]
-                reasons.append(
-                    Reason(
-                        "trajectory.model_mismatch",
-                        f"the stored model is not what its {len(references)} reference traces "
-                        f"give: {len(diffs)} difference(s), first: {shown[0]}",
-                        {"differences": shown, "count": len(diffs)},
-                    )
-                )
-    else:
-        equivalence = Equivalence.from_params(
-            params["identity"] or ["label"], params["normalise"], canonical=True
-        )
-        model = learn(references, equivalence, MODEL_FORMAT_2)
-        source = "model learned from the references"
+    trace, model, source, reasons = _skeleton_model(inputs, params, MODEL_FORMAT_2)
     result = match(model, trace)
-    reasons.extend(Reason(p.code, p.message, p.details) for p in result.problems)
     details = {
         **result.details(),
         "skeleton_from": source,
         "repeats": [list(pair) for pair in model.repeats],
         "kept_apart": [dict(k) for k in model.kept_apart],
     }
-    if reasons:
-        message = result.explain()
-        if any(r.code == "trajectory.model_mismatch" for r in reasons):
-            message = f"{reasons[0].message}; against the re-learned model, {message}"
-        return Verdict.failed(message, reasons, **details)
-    return Verdict.passed(result.explain() + _kept_apart_note(model), **details)
+    return _verdict(result, reasons, details, _kept_apart_note(model))
 
 
 def _kept_apart_note(model: Model) -> str:
