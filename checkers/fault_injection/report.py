@@ -125,17 +125,7 @@ def parse_report(value: Any) -> RunnerReport:
 def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
     """The seed's judgement, in the seed's order: completeness first, then execution
     errors, then what the statuses mean for the injected fault."""
-    incomplete: list[str] = []
-    if report.planned <= 0:
-        incomplete.append(f"planned is {report.planned}: nothing was planned")
-    if not report.complete:
-        incomplete.append("the runner marked the run not complete")
-    if report.blocked:
-        incomplete.append("the runner reports blocked scenarios")
-    if report.executed != report.planned:
-        incomplete.append(f"executed {report.executed} of {report.planned} planned")
-    if len(report.records) != report.executed:
-        incomplete.append(f"{len(report.records)} records for {report.executed} executed")
+    incomplete = _incomplete(report)
     names = [r.test for r in report.records]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -149,10 +139,30 @@ def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Ju
             "execution_error_or_skip",
             tuple(f"{r.test}: status {r.status!r}" for r in others),
         )
-    any_failed = bool(report.failed_tests)
-    if report.fault == BASELINE_FAULT:
+    return _fault_judgement(report.fault, bool(report.failed_tests), set(known_faults))
+
+
+def _incomplete(report: RunnerReport | Report) -> list[str]:
+    """Why a report does not show a complete run (@1 and @2 alike); empty if it does."""
+    incomplete: list[str] = []
+    if report.planned <= 0:
+        incomplete.append(f"planned is {report.planned}: nothing was planned")
+    if not report.complete:
+        incomplete.append("the runner marked the run not complete")
+    if report.blocked:
+        incomplete.append("the runner reports blocked scenarios")
+    if report.executed != report.planned:
+        incomplete.append(f"executed {report.executed} of {report.planned} planned")
+    if len(report.records) != report.executed:
+        incomplete.append(f"{len(report.records)} records for {report.executed} executed")
+    return incomplete
+
+
+def _fault_judgement(fault: str, any_failed: bool, known: set[str]) -> Judgement:
+    """What the statuses of a complete run without execution errors mean for its fault."""
+    if fault == BASELINE_FAULT:
         return Judgement("baseline_fail" if any_failed else "baseline_pass")
-    if report.fault in known_faults:
+    if fault in known:
         return Judgement("defect_detected" if any_failed else "defect_missed")
     return Judgement("unknown_fault")
 
@@ -277,17 +287,7 @@ def _record_problems(raw: Any, where: str) -> list[str]:
 
 def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
     """The seed's judgement in the seed's order, in time linear in the number of records."""
-    incomplete: list[str] = []
-    if report.planned <= 0:
-        incomplete.append(f"planned is {report.planned}: nothing was planned")
-    if not report.complete:
-        incomplete.append("the runner marked the run not complete")
-    if report.blocked:
-        incomplete.append("the runner reports blocked scenarios")
-    if report.executed != report.planned:
-        incomplete.append(f"executed {report.executed} of {report.planned} planned")
-    if len(report.records) != report.executed:
-        incomplete.append(f"{len(report.records)} records for {report.executed} executed")
+    incomplete = _incomplete(report)
     counts = Counter(r.test for r in report.records)
     duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
@@ -300,13 +300,8 @@ def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judge
         if len(others) > _SHOWN:
             shown.append(f"(+{len(others) - _SHOWN} more)")
         return Judgement("execution_error_or_skip", tuple(shown))
-    known = set(known_faults)
     any_failed = any(r.status == "failed" for r in report.records)
-    if report.fault == BASELINE_FAULT:
-        return Judgement("baseline_fail" if any_failed else "baseline_pass")
-    if report.fault in known:
-        return Judgement("defect_detected" if any_failed else "defect_missed")
-    return Judgement("unknown_fault")
+    return _fault_judgement(report.fault, any_failed, set(known_faults))
 
 
 def _traceback_text(record: Record, why: str) -> str:
