@@ -816,18 +816,7 @@ def _state_ids(
     node_key: Mapping[int, str],
 ) -> dict[str, str]:
     """Readable, order-independent ids: the label as a slug, ``-2``… when labels clash."""
-    by_slug: dict[str, list[str]] = {}
-    for key in identities:
-        label = _display_label(key, identities, observations, node_key)
-        slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
-        if slug in (START, SUCCESS):
-            slug = f"{slug}-state"
-        by_slug.setdefault(slug, []).append(key)
-    out: dict[str, str] = {}
-    for slug, keys in by_slug.items():
-        for i, key in enumerate(sorted(keys)):
-            out[key] = slug if i == 0 else f"{slug}-{i + 1}"
-    return out
+    return _slug_ids(identities, observations, node_key, "-")
 
 
 def _state_ids_v2(
@@ -838,19 +827,31 @@ def _state_ids_v2(
     """Readable ids, unique by construction: a slug (``[a-z0-9]`` runs joined by one
     ``-``) never holds ``--``, so the ``--2``, ``--3`` of a clash and the ``--state`` of a
     reserved name can never equal another state's id."""
+    out = _slug_ids(identities, observations, node_key, "--")
+    if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
+        raise RuntimeError("state ids are not unique")
+    return out
+
+
+def _slug_ids(
+    identities: Mapping[str, Mapping[str, Any]],
+    observations: Mapping[int, list[dict[str, Any]]],
+    node_key: Mapping[int, str],
+    joint: str,
+) -> dict[str, str]:
+    """Each state's label as a slug; ``joint`` joins the suffix of a reserved name
+    (``state``) or of a clash (``2``, ``3``… in key order)."""
     by_slug: dict[str, list[str]] = {}
     for key in identities:
         label = _display_label(key, identities, observations, node_key)
         slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
         if slug in (START, SUCCESS):
-            slug = f"{slug}--state"
+            slug = f"{slug}{joint}state"
         by_slug.setdefault(slug, []).append(key)
     out: dict[str, str] = {}
     for slug, keys in by_slug.items():
         for i, key in enumerate(sorted(keys)):
-            out[key] = slug if i == 0 else f"{slug}--{i + 1}"
-    if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
-        raise RuntimeError("state ids are not unique")
+            out[key] = slug if i == 0 else f"{slug}{joint}{i + 1}"
     return out
 
 
