@@ -1,7 +1,7 @@
 """The case model of the intent family (seed 004): parse, classify evidence, judge.
 
-Kept apart from the checkers in ``checkers/intent.py`` so that the one function that
-decides a case, :func:`judge_case`, is plainly shared: ``intent-expectations@1`` shows
+Kept apart from the checkers in ``checkers/intent/expectations.py`` so that the one
+function that decides a case, :func:`judge_case`, is plainly shared: ``intent-expectations@1`` shows
 its result per case, ``suite-threshold@1`` recomputes it for every case before applying
 the threshold. Pure: loaded data in, values out; malformed input raises
 ``CheckerInputError``.

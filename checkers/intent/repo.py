@@ -4,10 +4,11 @@
 shapes. The repository's ``evals/`` folder is public: its ``cases.yaml``, its grader
 ``evals/run.py`` and its ``evals/README.md``. This module reads that ``cases.yaml`` as it is
 and judges a recorded run the way that grader does, rule for rule; the ``@2`` checkers in
-``checkers/intent.py`` are thin views over it. Nothing of the repository is copied here: the
-rules are restated from reading the grader (``check_turn``, ``check``, ``invariant_failures``,
-``render_report`` in ``evals/run.py`` at commit 0843d82) and its README, and every place this
-module knowingly differs from the grader is said where it happens (search for "grader:").
+``checkers/intent/expectations.py`` are thin views over it. Nothing of the repository is
+copied here: the rules are restated from reading the grader (``check_turn``, ``check``,
+``invariant_failures``, ``render_report`` in ``evals/run.py`` at commit 0843d82) and its
+README, and every place this module knowingly differs from the grader is said where it
+happens (search for "grader:").
 
 Vocabulary, as the grader uses it:
 

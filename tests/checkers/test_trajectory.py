@@ -1,4 +1,4 @@
-"""trajectory-skeleton@1 and the learning behind it (checkers/skeleton.py)."""
+"""trajectory-skeleton@1 and the learning behind it (checkers/trajectory/skeleton.py)."""
 
 from __future__ import annotations
 
