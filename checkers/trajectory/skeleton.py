@@ -398,16 +398,18 @@ class Model:
     def from_dict(cls, value: Any, formats: Sequence[str] = (MODEL_FORMAT,)) -> Model:
         """Parse a model file (``input.invalid`` naming the problem if malformed) of one
         of ``formats``."""
-        if not isinstance(value, dict) or value.get("format") not in formats:
-            found = value.get("format") if isinstance(value, dict) else None
-            hint = (
-                f" (this one is {found!r}: learn it again with `reprobundle trajectory learn`, "
-                "or use the checker version that reads it)"
-                if isinstance(found, str) and found in MODEL_FORMATS
-                else ""
-            )
-            wanted = " or ".join(repr(f) for f in formats)
-            raise _invalid(f"a trajectory model starts with format = {wanted}{hint}")
+        _check_format(value, formats)
+        model = cls._parsed(value)
+        _check_consistency(model)
+        problem = _bookkeeping_problem(model)
+        if problem:
+            raise _invalid(f"the model file is malformed: {problem}")
+        return model
+
+    @classmethod
+    def _parsed(cls, value: dict[str, Any]) -> Model:
+        """The model a file of a known format holds; a missing or mistyped field is
+        ``input.invalid``."""
         model_format = value["format"]
         second = model_format == MODEL_FORMAT_2
         try:
@@ -425,7 +427,7 @@ class Model:
             )
             skeleton = tuple(_text(entry["state"]) for entry in value["skeleton"])
             precedence = tuple((_text(p), _text(q)) for p, q in value["precedence"])
-            model = cls(
+            return cls(
                 equivalence=equivalence,
                 sources=tuple(dict(s) for s in value["sources"]),
                 states=states,
@@ -446,35 +448,51 @@ class Model:
             raise _invalid(f"model params: {exc.message}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise _invalid(f"the model file is malformed ({type(exc).__name__}: {exc})") from None
-        ids = [s.id for s in states]
-        if len(set(ids)) != len(ids):
-            raise _invalid("the model names a state twice")
-        essential = {s.id for s in states if s.essential}
-        if set(skeleton) != essential or len(skeleton) != len(essential):
-            raise _invalid("the model's skeleton is not its set of essential states")
-        if not all(p in essential and q in essential for p, q in precedence):
-            raise _invalid("the model's precedence names a state outside the skeleton")
-        if not all(p in essential and q in essential and p != q for p, q in model.repeats):
-            raise _invalid("the model's repeats name a state outside the skeleton")
-        order = {s: i for i, s in enumerate(skeleton)}
-        if any(order[p] >= order[q] for p, q in precedence):
-            raise _invalid("the model's skeleton order contradicts its precedence")
-        if not skeleton:
-            raise _invalid("the model's skeleton is empty: it would pass any trace")
-        fields = set(equivalence.identity)
-        odd = [s.id for s in states if set(s.identity) != fields]
-        if odd:
-            raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
-        blank = [s.id for s in states if _blank(s.identity)]
-        if blank:
-            raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
-        keys = [canonical(dict(s.identity)) for s in states]
-        if len(set(keys)) != len(keys):
-            raise _invalid("two states of the model have the same identity")
-        problem = _bookkeeping_problem(model)
-        if problem:
-            raise _invalid(f"the model file is malformed: {problem}")
-        return model
+
+
+def _check_format(value: Any, formats: Sequence[str]) -> None:
+    """A model file is a mapping whose ``format`` is one of ``formats``."""
+    if not isinstance(value, dict) or value.get("format") not in formats:
+        found = value.get("format") if isinstance(value, dict) else None
+        hint = (
+            f" (this one is {found!r}: learn it again with `reprobundle trajectory learn`, "
+            "or use the checker version that reads it)"
+            if isinstance(found, str) and found in MODEL_FORMATS
+            else ""
+        )
+        wanted = " or ".join(repr(f) for f in formats)
+        raise _invalid(f"a trajectory model starts with format = {wanted}{hint}")
+
+
+def _check_consistency(model: Model) -> None:
+    """A parsed model must be one ``learn`` could have written: its skeleton the essential
+    states in an order respecting precedence, every state a distinct, non-empty identity."""
+    states, skeleton, precedence = model.states, model.skeleton, model.precedence
+    ids = [s.id for s in states]
+    if len(set(ids)) != len(ids):
+        raise _invalid("the model names a state twice")
+    essential = {s.id for s in states if s.essential}
+    if set(skeleton) != essential or len(skeleton) != len(essential):
+        raise _invalid("the model's skeleton is not its set of essential states")
+    if not all(p in essential and q in essential for p, q in precedence):
+        raise _invalid("the model's precedence names a state outside the skeleton")
+    if not all(p in essential and q in essential and p != q for p, q in model.repeats):
+        raise _invalid("the model's repeats name a state outside the skeleton")
+    order = {s: i for i, s in enumerate(skeleton)}
+    if any(order[p] >= order[q] for p, q in precedence):
+        raise _invalid("the model's skeleton order contradicts its precedence")
+    if not skeleton:
+        raise _invalid("the model's skeleton is empty: it would pass any trace")
+    fields = set(model.equivalence.identity)
+    odd = [s.id for s in states if set(s.identity) != fields]
+    if odd:
+        raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
+    blank = [s.id for s in states if _blank(s.identity)]
+    if blank:
+        raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
+    keys = [canonical(dict(s.identity)) for s in states]
+    if len(set(keys)) != len(keys):
+        raise _invalid("two states of the model have the same identity")
 
 
 # The record-keeping fields of a model file: what each entry must hold (the drawings and
