@@ -169,10 +169,31 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     stages = _str_list(params, "stages")
     if not stages or len(set(stages)) != len(stages):
         raise CheckerInputError("params.invalid", "stages must be a non-empty list of unique names")
-    rank = {name: index for index, name in enumerate(stages)}
     schemas = _schemas(inputs["tools"])
-    calls: dict[str, list[tuple[int, int, Mapping[str, Any]]]] = {}
-    for line, record in _jsonl_records(inputs["calls"], "calls"):
+    calls = _calls(inputs["calls"], stages)
+    reasons = [
+        r
+        for call_id, seen in calls.items()
+        for r in _first_problems(call_id, seen, schemas, stages)
+    ]
+    if reasons:
+        return Verdict.failed(
+            f"{len(reasons)} argument problem(s) in {len(calls)} recorded call(s)", reasons
+        )
+    checked = sum(len(seen) for seen in calls.values())
+    return Verdict.passed(
+        f"all {checked} record(s) of {len(calls)} call(s) match their tools' schemas"
+    )
+
+
+Seen = list[tuple[int, int, Mapping[str, Any]]]  # (stage rank, line, record) of one call
+
+
+def _calls(value: Any, stages: list[str]) -> dict[str, Seen]:
+    """The records by call (``call_id``, else each line its own call), in pipeline order."""
+    rank = {name: index for index, name in enumerate(stages)}
+    calls: dict[str, Seen] = {}
+    for line, record in _jsonl_records(value, "calls"):
         stage, tool = record.get("stage"), record.get("tool")
         if not isinstance(stage, str) or stage not in rank:
             raise CheckerInputError(
@@ -185,52 +206,50 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
             )
         call_id = str(record.get("call_id", f"line {line}"))
         calls.setdefault(call_id, []).append((rank[stage], line, record))
-    reasons: list[Reason] = []
-    checked = 0
-    for call_id, seen in calls.items():
+    for seen in calls.values():
         seen.sort(key=lambda item: (item[0], item[1]))
-        first: dict[tuple[str, str], tuple[str, int, dict[str, Any]]] = {}
-        clean_before: dict[tuple[str, str], list[str]] = {}
-        clean: list[str] = []
-        for _, line, record in seen:
-            stage, tool = str(record["stage"]), str(record["tool"])
-            checked += 1
-            if tool not in schemas:
-                key = ("call.unknown_tool", tool)
-                if key not in first:
-                    first[key] = (stage, line, {"declared": sorted(schemas)})
-                    clean_before[key] = list(clean)
-                continue
-            found = False
-            for code, path, info in _schema_problems(schemas[tool], record["arguments"]):
-                found = True
-                key = (code, path)
-                if key not in first:
-                    first[key] = (stage, line, {"tool": tool, **info})
-                    clean_before[key] = list(clean)
-            if not found:
-                clean.append(stage)
-        recorded = [str(r["stage"]) for _, _, r in seen]
-        for (code, path), (stage, line, info) in first.items():
-            reasons.append(
-                _call_reason(
-                    code,
-                    path,
-                    call_id,
-                    stage,
-                    line,
-                    info,
-                    clean_before[(code, path)],
-                    [s for s in stages[: rank[stage]] if s not in recorded],
-                )
-            )
-    if reasons:
-        return Verdict.failed(
-            f"{len(reasons)} argument problem(s) in {len(calls)} recorded call(s)", reasons
+    return calls
+
+
+def _first_problems(
+    call_id: str, seen: Seen, schemas: Mapping[str, Mapping[str, Any]], stages: list[str]
+) -> list[Reason]:
+    """One reason per problem of one call, at the first stage it was seen, with the
+    earlier stages where the arguments were valid and those with no record."""
+    first: dict[tuple[str, str], tuple[str, int, dict[str, Any]]] = {}
+    clean_before: dict[tuple[str, str], list[str]] = {}
+    clean: list[str] = []
+    for _, line, record in seen:
+        stage, tool = str(record["stage"]), str(record["tool"])
+        if tool not in schemas:
+            key = ("call.unknown_tool", tool)
+            if key not in first:
+                first[key] = (stage, line, {"declared": sorted(schemas)})
+                clean_before[key] = list(clean)
+            continue
+        found = False
+        for code, path, info in _schema_problems(schemas[tool], record["arguments"]):
+            found = True
+            key = (code, path)
+            if key not in first:
+                first[key] = (stage, line, {"tool": tool, **info})
+                clean_before[key] = list(clean)
+        if not found:
+            clean.append(stage)
+    recorded = [str(r["stage"]) for _, _, r in seen]
+    return [
+        _call_reason(
+            code,
+            path,
+            call_id,
+            stage,
+            line,
+            info,
+            clean_before[(code, path)],
+            [s for s in stages[: stages.index(stage)] if s not in recorded],
         )
-    return Verdict.passed(
-        f"all {checked} record(s) of {len(calls)} call(s) match their tools' schemas"
-    )
+        for (code, path), (stage, line, info) in first.items()
+    ]
 
 
 def _call_reason(

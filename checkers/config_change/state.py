@@ -88,6 +88,30 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
             f"before and after were not read the same way (source {brief(before.get('source'))}"
             f" before, {brief(after.get('source'))} after): they cannot be compared",
         )
+    names = _compared_fields(params, bf, af)
+    reasons = _changes(names, bf, af)
+    points = via_json({"before": before.get("observed_at"), "after": after.get("observed_at")})
+    if reasons:
+        return Verdict.failed(
+            f"{len(reasons)} of {len(names)} observed field(s) changed between the two "
+            "observations",
+            reasons,
+            observed_at=points,
+            fields=names,
+        )
+    return Verdict.passed(
+        f"no change observed in {', '.join(names)} between the two observations "
+        f"({points['before'] or 'before'} and {points['after'] or 'after'}); this is two "
+        "observation points, not continuous monitoring",
+        observed_at=points,
+        fields=names,
+    )
+
+
+def _compared_fields(
+    params: Mapping[str, Any], bf: Mapping[str, Any], af: Mapping[str, Any]
+) -> list[str]:
+    """The declared fields (every field when none is declared), each observed on both sides."""
     names = _str_list(params, "fields")
     if len(set(names)) != len(names):
         raise CheckerInputError("params.invalid", "param 'fields' names a field twice")
@@ -108,7 +132,12 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
                 raise CheckerInputError(
                     "input.invalid", f"field {name!r} was not observed in the {side} record"
                 )
-    reasons = []
+    return names
+
+
+def _changes(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) -> list[Reason]:
+    """``state.changed`` per field whose content differs, with both values."""
+    reasons: list[Reason] = []
     for name in names:
         differences = compare_documents(af[name], bf[name], deepest=True)
         if differences:
@@ -126,22 +155,7 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
                     ),
                 )
             )
-    points = via_json({"before": before.get("observed_at"), "after": after.get("observed_at")})
-    if reasons:
-        return Verdict.failed(
-            f"{len(reasons)} of {len(names)} observed field(s) changed between the two "
-            "observations",
-            reasons,
-            observed_at=points,
-            fields=names,
-        )
-    return Verdict.passed(
-        f"no change observed in {', '.join(names)} between the two observations "
-        f"({points['before'] or 'before'} and {points['after'] or 'after'}); this is two "
-        "observation points, not continuous monitoring",
-        observed_at=points,
-        fields=names,
-    )
+    return reasons
 
 
 def _observed_at(record: Mapping[str, Any], side: str) -> datetime.datetime:

@@ -143,8 +143,31 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     this trace; it cannot show the trace is complete.
     """
     writes, reads = _rules(params, "writes"), _rules(params, "reads")
-    requests = []
-    for line, record in _jsonl_records(inputs["trace"], "trace"):
+    requests = _requests(inputs["trace"])
+    reasons = _attempts(requests, writes, reads)
+    writes_found = sum(r.code == "trace.write_attempt" for r in reasons)
+    if reasons:
+        return Verdict.failed(
+            f"{writes_found} write attempt(s) and {len(reasons) - writes_found} unclassified "
+            f"request(s) among {len(requests)} recorded request(s)",
+            reasons,
+            requests=len(requests),
+        )
+    return Verdict.passed(
+        f"none of the {len(requests)} recorded request(s) attempts a write "
+        "(rejected attempts included, as the trace is recorded before authorization)",
+        requests=len(requests),
+    )
+
+
+Request = tuple[int, int, str, str, int | None]  # order, line, METHOD, path, status
+
+
+def _requests(trace: Any) -> list[Request]:
+    """The trace's requests in order; a line without method and path, recorded after
+    authorization, or with a malformed order or status is ``input.invalid``."""
+    requests: list[Request] = []
+    for line, record in _jsonl_records(trace, "trace"):
         method, path = record.get("method"), record.get("path")
         if not isinstance(method, str) or not isinstance(path, str) or not path:
             raise CheckerInputError(
@@ -167,7 +190,13 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
             )
         requests.append((order, line, method.upper(), path, status))
     requests.sort()
-    reasons = []
+    return requests
+
+
+def _attempts(requests: list[Request], writes: list[_Rule], reads: list[_Rule]) -> list[Reason]:
+    """``trace.write_attempt`` per request a write rule matches, whatever its status;
+    ``trace.unclassified`` per request no rule covers (fail closed)."""
+    reasons: list[Reason] = []
     for order, line, method, path, status in requests:
         normal = _normal_path(path)
         answered = "no response recorded" if status is None else f"answered {status}"
@@ -193,19 +222,7 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
                     where,
                 )
             )
-    writes_found = sum(r.code == "trace.write_attempt" for r in reasons)
-    if reasons:
-        return Verdict.failed(
-            f"{writes_found} write attempt(s) and {len(reasons) - writes_found} unclassified "
-            f"request(s) among {len(requests)} recorded request(s)",
-            reasons,
-            requests=len(requests),
-        )
-    return Verdict.passed(
-        f"none of the {len(requests)} recorded request(s) attempts a write "
-        "(rejected attempts included, as the trace is recorded before authorization)",
-        requests=len(requests),
-    )
+    return reasons
 
 
 def _trace_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
