@@ -218,18 +218,8 @@ def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | N
             compared=True,
         ),
     ],
-    params=[
-        Param(
-            "fields",
-            "the observed fields to compare (e.g. ['config_hash', 'versions']); "
-            "empty: every field, and both records must then hold the same field names",
-            (list,),
-            [],
-        ),
-    ],
-    reasons={
-        "state.changed": "a declared field has another value after the run than before",
-    },
+    params=list(state_unchanged.params),
+    reasons=dict(state_unchanged.reasons),
     counterexample=_state_counterexample_v2,
 )
 def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:

@@ -137,13 +137,7 @@ def _metrics_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] |
 @checker(
     "classification-metrics",
     2,
-    roles=[
-        Role(
-            "predictions",
-            InputKind.DATA,
-            "labelled items: {items: [{id, truth, predictions: {METHOD: LABEL}}]}",
-        )
-    ],
+    roles=list(classification_metrics.roles),
     params=list(classification_metrics.params),
     reasons=dict(classification_metrics.reasons),
     counterexample=_metrics_counterexample_v2,

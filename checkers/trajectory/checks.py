@@ -53,6 +53,21 @@ def _field_rank(path: str, document: Mapping[str, Any]) -> int:
 _LABELS = ("start", "finish", "Alpha 1", "beta-2", "0", "x", "Z", "é", "_", "a b", "/")
 
 
+# the roles both versions share: the references a model is learned from, the trace checked
+_TRACES = (
+    Role(
+        "references",
+        InputKind.DATA,
+        "successful reference traces (YAML/JSON): learn at verify time, and when a "
+        "model is given too, re-learn it and compare",
+        many=True,
+        optional=True,
+        compared=True,
+    ),
+    Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
+)
+
+
 def _skeleton_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Two references reaching two states, and a trace that skips the second: it fails
     unless the normaliser makes every label one state (or none), in which case there is
@@ -90,16 +105,7 @@ def _skeleton_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | N
             "a learned model file (JSON, written by `reprobundle trajectory learn`)",
             optional=True,
         ),
-        Role(
-            "references",
-            InputKind.DATA,
-            "successful reference traces (YAML/JSON): learn at verify time, and when a "
-            "model is given too, re-learn it and compare",
-            many=True,
-            optional=True,
-            compared=True,
-        ),
-        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
+        *_TRACES,
     ],
     params=[
         Param(
@@ -261,16 +267,7 @@ def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] |
             "`reprobundle trajectory learn`)",
             optional=True,
         ),
-        Role(
-            "references",
-            InputKind.DATA,
-            "successful reference traces (YAML/JSON): learn at verify time, and when a "
-            "model is given too, re-learn it and compare",
-            many=True,
-            optional=True,
-            compared=True,
-        ),
-        Role("trace", InputKind.DATA, "the trace to check (YAML/JSON)", compared=True),
+        *_TRACES,
     ],
     params=list(trajectory_skeleton.params),
     reasons={
