@@ -1,5 +1,8 @@
 """call-args-schema@1 and @2: tool-call arguments match the tool's declared JSON Schema,
 and the first recording stage at which they broke it.
+
+@2 is @1 with its YAML inputs read with anchors and aliases expanded (bounded) instead of
+refused: the same function, params and reasons (``model._reading_version``).
 """
 
 from __future__ import annotations

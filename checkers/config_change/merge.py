@@ -1,4 +1,8 @@
-"""merge-reconstruct@1 and @2: the candidate rebuilt from original + request is the expected one."""
+"""merge-reconstruct@1 and @2: the candidate rebuilt from original + request is the expected one.
+
+@2 is @1 with its YAML inputs read with anchors and aliases expanded (bounded) instead of
+refused: the same function, params and reasons (``model._reading_version``).
+"""
 
 from __future__ import annotations
 
