@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import checkers
-from bundler import runner
+from bundler.run import runner
 from checkers import yamlfile
 
 REPO = Path(__file__).resolve().parents[1]

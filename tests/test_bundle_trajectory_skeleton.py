@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "bundles" / "trajectory-skeleton"

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from v2_support import get, run
 
-from bundler import strictjson
+from bundler.format import strictjson
 from checkers.fault_injection.report import failure_type
 from checkers.fault_injection.report import judge as judge_v1
 from checkers.fault_injection.report import judge_v2 as judge
