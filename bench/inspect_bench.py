@@ -3,7 +3,7 @@
     python bench/inspect_bench.py [--samples 900] [--runs 5] [--work DIR]
 
 Writes a log of N samples with inspect-ai's mock model (``tests/inspect_logs.py``; needs
-the test extra), then times, taking turns each round: ``checkers.inspect_format.read_log``
+the test extra), then times, taking turns each round: ``checkers.inspect_log.log.read_log``
 on its bytes (cache emptied, so every run parses), inspect-ai's ``read_eval_log`` on the
 same file (the baseline: what a reviewer would otherwise run), and one
 ``inspect-metric@1`` case as the runner calls it. Prints the median of each.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 import checkers  # noqa: E402
 from bundler.run.runner import run_checker  # noqa: E402
-from checkers import inspect_format  # noqa: E402
+from checkers.inspect_log import log as inspect_format  # noqa: E402
 
 
 def main() -> int:

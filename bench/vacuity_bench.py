@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import checkers
-from bundler.format import yamlfile
 from bundler.run import runner
+from checkers import yamlfile
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,11 +1,14 @@
-"""Built-in checkers, one module per family, registered by ``name@version``.
+"""Built-in checkers, one package per family, registered by ``name@version``.
 
 Old versions stay registered forever so that old bundles keep verifying: a change of
 semantics is a new version, never an edit of an old one.
 
 A family is imported only when one of its checkers is asked for (``FAMILY_OF`` says
 where each lives), so verifying a bundle does not load what its cases never use; a test
-keeps the table equal to what the modules define.
+keeps the table equal to what the packages define. A family's ``__init__`` imports its
+checkers from its check modules; the shared modules beside the families (``api``,
+``yamlfile``, ``compare``, ``plain``, ``witness``) import no family, and nothing here
+imports ``bundler`` (see README.md).
 """
 
 from __future__ import annotations
@@ -20,25 +23,21 @@ from .api import Checker
 FAMILIES = (
     "structured",
     "config_change",
-    "config_change_v2",
     "fault_injection",
-    "fault_injection_v2",
     "trajectory",
-    "trajectory_v2",
     "metrics",
-    "metrics_v2",
     "intent",
     "inspect_log",
     "promptfoo",
 )
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
-    "call-args-schema@2": "config_change_v2",
+    "call-args-schema@2": "config_change",
     "classification-metrics@1": "metrics",
-    "classification-metrics@2": "metrics_v2",
+    "classification-metrics@2": "metrics",
     "contamination@1": "intent",
     "fault-report@1": "fault_injection",
-    "fault-report@2": "fault_injection_v2",
+    "fault-report@2": "fault_injection",
     "group-rates@1": "intent",
     "inspect-counts@1": "inspect_log",
     "inspect-metric@1": "inspect_log",
@@ -47,28 +46,28 @@ FAMILY_OF = {
     "intent-expectations@1": "intent",
     "intent-expectations@2": "intent",
     "merge-reconstruct@1": "config_change",
-    "merge-reconstruct@2": "config_change_v2",
+    "merge-reconstruct@2": "config_change",
     "no-write-attempts@1": "config_change",
-    "no-write-attempts@2": "config_change_v2",
+    "no-write-attempts@2": "config_change",
     "promptfoo-assert@1": "promptfoo",
     "promptfoo-stats@1": "promptfoo",
     "review-matches-submission@1": "config_change",
-    "review-matches-submission@2": "config_change_v2",
+    "review-matches-submission@2": "config_change",
     "state-unchanged@1": "config_change",
-    "state-unchanged@2": "config_change_v2",
+    "state-unchanged@2": "config_change",
     "structured-equal@1": "structured",
     "suite-threshold@1": "intent",
     "suite-threshold@2": "intent",
     "trajectory-skeleton@1": "trajectory",
-    "trajectory-skeleton@2": "trajectory_v2",
+    "trajectory-skeleton@2": "trajectory",
     "trial-stats@1": "fault_injection",
-    "trial-stats@2": "fault_injection_v2",
+    "trial-stats@2": "fault_injection",
 }
 
 
 @cache
 def defined_in(family: str) -> Mapping[str, Checker]:
-    """The checkers the module of ``family`` defines, by ``name@version``."""
+    """The checkers the package of ``family`` defines, by ``name@version``."""
     module: ModuleType = importlib.import_module(f"{__name__}.{family}")
     return {v.key: v for v in vars(module).values() if isinstance(v, Checker)}
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers import get
-from checkers.structured import compare_documents, format_path
+from checkers.compare import compare_documents, format_path
 
 CHECK = get("structured-equal@1")
 assert CHECK is not None

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from bundler.format import yamlfile
 from bundler.run.runner import load_inputs
-from checkers import get
+from checkers import get, yamlfile
 
 
 def problem(text: str, **options: Any) -> yamlfile.YamlProblem:

@@ -19,7 +19,6 @@ from typing import Any
 import checkers
 from bundler.authoring import foreach
 from bundler.errors import Problem, SourceError
-from bundler.format import yamlfile
 from bundler.format.manifest import (
     BUNDLED_PREFIX,
     FORMAT,
@@ -36,6 +35,7 @@ from bundler.format.manifest import (
 from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
 from bundler.run.runner import params_problems, same_file, vacuity
+from checkers import yamlfile
 
 SOURCE_NAME = "bundle.yaml"
 _BUNDLE_KEYS = ("name", "version", "title", "description")

@@ -1,6 +1,6 @@
 """``reprobundle trajectory``: learn a skeleton from reference traces, check a trace.
 
-A thin shell: read files, call :mod:`checkers.skeleton`, write the model atomically,
+A thin shell: read files, call :mod:`checkers.trajectory.skeleton`, write the model atomically,
 echo the explanation. Exit codes: 0 pass (or learned), 1 the trace fails, 2 usage
 error or unreadable/invalid input, 5 a bug (``handle_errors``).
 """
@@ -17,11 +17,10 @@ import click
 from bundler.cli._shared import exit_help, handle_errors
 from bundler.errors import UsageError
 from bundler.format import strictjson
-from bundler.format.yamlfile import YamlProblem
-from bundler.format.yamlfile import load as load_yaml
 from bundler.output import write_bytes
 from checkers.api import CheckerInputError
-from checkers.skeleton import (
+from checkers.trajectory.draw import RENDERERS
+from checkers.trajectory.skeleton import (
     MODEL_FORMATS,
     Equivalence,
     Model,
@@ -31,7 +30,8 @@ from checkers.skeleton import (
     parse_trace,
     read_back,
 )
-from checkers.skeleton_draw import RENDERERS
+from checkers.yamlfile import YamlProblem
+from checkers.yamlfile import load as load_yaml
 
 
 def load_document(path: Path) -> Any:

@@ -35,8 +35,8 @@ from bundler.errors import SourceError
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
 from bundler.run.runner import run_checker
-from checkers import inspect_log as rules
-from checkers.inspect_format import (
+from checkers.inspect_log import rules
+from checkers.inspect_log.log import (
     InspectLog,
     LogError,
     Record,

@@ -23,7 +23,7 @@ from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
 from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError
-from checkers.promptfoo import ERROR, Row, kind_of, read_rows, skip_reason
+from checkers.promptfoo.results import ERROR, Row, kind_of, read_rows, skip_reason
 
 CONTROLS = "inputs/controls"
 

@@ -31,10 +31,10 @@ from checkers.config_change import (
     call_args_schema,
     merge_reconstruct,
     no_write_attempts,
-    reconstruct,
     review_matches_submission,
     state_unchanged,
 )
+from checkers.config_change.merge import reconstruct
 
 
 def run(check: Checker, inputs: Mapping[str, Any], **params: Any) -> Verdict:

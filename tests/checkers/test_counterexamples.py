@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler.format import yamlfile
 from bundler.run.runner import params_problems, run_checker, vacuity
+from checkers import yamlfile
 from checkers.api import Checker, failed_substantively
 from checkers.witness import example
 

@@ -14,14 +14,8 @@ from hypothesis import strategies as st
 
 from checkers import get
 from checkers.api import Checker, CheckerInputError, Verdict
-from checkers.fault_injection import (
-    JUDGEMENTS,
-    SEED_FAULTS,
-    independent_pass_at_k,
-    independent_pass_hat_k,
-    judge,
-    parse_report,
-)
+from checkers.fault_injection.report import JUDGEMENTS, SEED_FAULTS, judge, parse_report
+from checkers.fault_injection.trials import independent_pass_at_k, independent_pass_hat_k
 
 FAULT_REPORT = get("fault-report@1")
 TRIAL_STATS = get("trial-stats@1")

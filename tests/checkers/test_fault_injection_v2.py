@@ -15,15 +15,12 @@ from hypothesis import strategies as st
 from v2_support import get, run
 
 from bundler.format import strictjson
-from checkers.fault_injection import judge as judge_v1
-from checkers.fault_injection import parse_report as parse_v1
-from checkers.fault_injection_v2 import (
-    failure_type,
-    judge,
-    parse_report,
-    pass_at_k,
-    pass_hat_k,
-)
+from checkers.fault_injection.report import failure_type
+from checkers.fault_injection.report import judge as judge_v1
+from checkers.fault_injection.report import judge_v2 as judge
+from checkers.fault_injection.report import parse_report as parse_v1
+from checkers.fault_injection.report import parse_report_v2 as parse_report
+from checkers.fault_injection.trials import pass_at_k, pass_hat_k
 
 REPORT_1, REPORT_2 = "fault-report@1", "fault-report@2"
 STATS_1, STATS_2 = "trial-stats@1", "trial-stats@2"

@@ -13,10 +13,10 @@ import pytest
 
 import checkers
 from bundler.run.runner import run_checker
-from checkers import inspect_format
 from checkers.api import COMMON_ERRORS, Verdict
-from checkers.inspect_format import InspectLog, LogError, Record, Score, read_log, to_json_log
-from checkers.inspect_log import figure
+from checkers.inspect_log import log as inspect_format
+from checkers.inspect_log.log import InspectLog, LogError, Record, Score, read_log, to_json_log
+from checkers.inspect_log.rules import figure
 from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name

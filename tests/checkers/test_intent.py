@@ -13,14 +13,8 @@ from hypothesis import strategies as st
 
 from checkers import registry
 from checkers.api import Checker, CheckerInputError, Verdict
-from checkers.intent import (
-    classify_pointer,
-    contamination,
-    group_rates,
-    intent_expectations,
-    judge_suite,
-    suite_threshold,
-)
+from checkers.intent import contamination, group_rates, intent_expectations, suite_threshold
+from checkers.intent.cases import classify_pointer, judge_suite
 
 # --------------------------------------------------------------------------- helpers
 

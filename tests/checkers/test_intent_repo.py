@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from checkers import get
 from checkers.api import CheckerInputError, Verdict
-from checkers.intent_repo import classify_evidence, invariant_failures, threshold
+from checkers.intent.repo import classify_evidence, invariant_failures, threshold
 from tests.helpers import REPO
 
 SCHEMA = json.loads(
@@ -187,7 +187,7 @@ def test_each_assertion_key_passes_and_fails_as_the_grader(
 
 
 def test_every_key_the_grader_knows_has_a_pass_and_a_fail_test() -> None:
-    from checkers.intent_repo import EXPECT_KEYS
+    from checkers.intent.repo import EXPECT_KEYS
 
     assert {k[0] for k in KEYS} == set(EXPECT_KEYS)
 

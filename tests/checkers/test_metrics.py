@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import checkers
 from bundler.run.runner import run_checker
-from checkers.metrics import Confusion
+from checkers.metrics.model import Confusion
 
 METRICS = checkers.get("classification-metrics@1")
 assert METRICS is not None

@@ -1,4 +1,4 @@
-"""trajectory-skeleton@1 and the learning behind it (checkers/skeleton.py)."""
+"""trajectory-skeleton@1 and the learning behind it (checkers/trajectory/skeleton.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import checkers
 from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError
-from checkers.skeleton import Equivalence, Model, learn, match, parse_trace
+from checkers.trajectory.skeleton import Equivalence, Model, learn, match, parse_trace
 
 SKELETON = checkers.get("trajectory-skeleton@1")
 assert SKELETON is not None

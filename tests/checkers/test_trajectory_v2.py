@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from v2_support import run
 
 from bundler.cli import main
-from checkers.skeleton import (
+from checkers.trajectory.skeleton import (
     MODEL_FORMAT,
     MODEL_FORMAT_2,
     Equivalence,
@@ -342,7 +342,7 @@ def test_f1_is_the_formula(rows: list[tuple[str, str]]) -> None:
 
 
 def test_the_edit_example_is_a_false_accept_of_version_1() -> None:
-    from bundler.format import yamlfile
+    from checkers import yamlfile
     from tests.helpers import REPO
 
     def load(path: str) -> object:

@@ -1,29 +1,20 @@
-"""Classification figures recomputed from labelled predictions (seed 003, evaluation).
+"""Classification figures recomputed from a labelled table: the confusion matrix per method
+(@1's and @2's F1), and how a claimed figure is judged against the recomputation.
 
-A report says "our checker: accuracy 100%, F1 100%; the agent's self-assessment:
-accuracy 82.2%, F1 69.8%". Those figures are only as good as the table behind them.
-This checker recomputes them from the table (per item: the ground truth and each
-method's verdict) and compares them with the claimed ones. A figure whose denominator
-is zero is *undefined* and is reported so: never silently 0 or 100%.
+A figure whose denominator is zero is *undefined* and is reported so: never silently 0
+or 100%.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .api import (
+from ..api import (
     CheckerInputError,
-    InputKind,
-    Param,
     Reason,
-    Role,
     Verdict,
-    checker,
-    first_failing,
 )
 
 FIGURES = ("accuracy", "precision", "recall", "f1")
@@ -125,88 +116,6 @@ def confusions(document: Any, positive: str, negative: str) -> tuple[dict[str, C
             )
             counts[method][cell] += 1
     return {m: Confusion(*c) for m, c in counts.items()}, len(items)
-
-
-def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A table of one or two items on which some claimed figure is off: every method
-    gives the same verdicts, every combination of truth and verdict is tried."""
-    claimed = params["claimed"]
-    if not isinstance(claimed, Mapping):
-        return None
-    labels = (params["positive"], params["negative"])
-    pairs = [(truth, verdict) for truth in labels for verdict in labels]
-
-    def table(rows: tuple[tuple[Any, Any], ...]) -> dict[str, Any]:
-        items = [
-            {"id": f"i{n}", "truth": truth, "predictions": dict.fromkeys(claimed, verdict)}
-            for n, (truth, verdict) in enumerate(rows, start=1)
-        ]
-        return {"predictions": {"items": items}}
-
-    candidates = (table(rows) for size in (1, 2) for rows in itertools.product(pairs, repeat=size))
-    return first_failing(classification_metrics.function, params, candidates)
-
-
-@checker(
-    "classification-metrics",
-    1,
-    roles=[
-        Role(
-            "predictions",
-            InputKind.DATA,
-            "labelled items: {items: [{id, truth, predictions: {METHOD: LABEL}}]}",
-        )
-    ],
-    params=[
-        Param(
-            "claimed",
-            "the figures the report claims: {METHOD: {FIGURE: number or 'undefined'}}; "
-            "FIGURE is accuracy, precision, recall, f1 (fractions 0..1) or tp, fp, fn, "
-            "tn, n (counts, exact)",
-            (dict,),
-        ),
-        Param("positive", "the label counted as positive", (str,), default="fail"),
-        Param("negative", "the other label", (str,), default="pass"),
-        Param(
-            "tolerance",
-            "largest accepted |claimed - recomputed| for a fraction (0.0005: a "
-            "percentage rounded to one decimal); must be below 0.05",
-            (float, int),
-            default=0.0005,
-        ),
-    ],
-    reasons={"metrics.mismatch": "a claimed figure differs from the recomputed one"},
-    counterexample=_metrics_counterexample,
-)
-def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """Claimed accuracy, precision, recall and F1 match the labelled predictions.
-
-    Recomputes, per method, the confusion matrix against the ground truth and the four
-    figures with their numerators and denominators, then compares every claimed figure:
-    fractions within `tolerance`, counts exactly. One `metrics.mismatch` per differing
-    figure. A figure with a zero denominator (precision with no predicted positive,
-    recall with no positive item, F1 when either is undefined) is undefined: it matches
-    only a claim of 'undefined', never 0 or 1. Passing says the arithmetic is right for
-    this table; it says nothing about whether the labels themselves are right.
-    """
-    positive, negative = params["positive"], params["negative"]
-    if positive == negative:
-        raise CheckerInputError("params.invalid", "`positive` and `negative` must differ")
-    tolerance = float(params["tolerance"])
-    if not math.isfinite(tolerance) or tolerance < 0:
-        raise CheckerInputError("params.invalid", "`tolerance` must be a number >= 0")
-    if tolerance >= MAX_TOLERANCE:
-        # a tolerance of 0.5 accepts a claimed 0.5 whatever the table says, 1 any claim
-        raise CheckerInputError(
-            "params.invalid",
-            f"`tolerance` {tolerance} is too wide to check a figure: it must be below "
-            f"{MAX_TOLERANCE} (5 percentage points)",
-        )
-    claimed = params["claimed"]
-    if not claimed:
-        raise CheckerInputError("params.invalid", "`claimed` is empty: nothing would be checked")
-    table, total = confusions(inputs["predictions"], positive, negative)
-    return judge_claimed(claimed, table, total, positive, tolerance)
 
 
 def judge_claimed(
@@ -312,3 +221,18 @@ def _compare(
         f"(differs by {abs(float(claimed) - value):.4f}, tolerance {tolerance})",
         base,
     )
+
+
+class ConfusionV2(Confusion):
+    """@1's confusion matrix with F1 undefined only when 2TP + FP + FN is 0."""
+
+    def figures(self) -> dict[str, dict[str, Any]]:
+        out = super().figures()
+        num, den = 2 * self.tp, 2 * self.tp + self.fp + self.fn
+        out["f1"] = {
+            "value": num / den if den else None,
+            "numerator": num,
+            "denominator": den,
+            **({} if den else {"undefined": "no positive item and no positive prediction"}),
+        }
+        return out

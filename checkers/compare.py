@@ -1,5 +1,8 @@
 """Full-content comparison of structured documents (seed 000, "content").
 
+Shared by the families that compare documents: structured-equal, config change and
+trajectory models.
+
 "The API accepted the change" says nothing about the rest of the config: the check
 that catches a silently deleted rule compares the *whole* candidate with an
 independently prepared expected candidate. Formatting and mapping key order carry no
@@ -9,10 +12,10 @@ meaning and are ignored; list order can carry meaning (rule precedence) and is k
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
-from .api import InputKind, Reason, Role, Verdict, checker
+from .api import Reason
+from .plain import brief
 
 # deepdiff report kinds -> our stable codes
 _KINDS = {
@@ -40,11 +43,6 @@ def format_path(parts: list[Any]) -> str:
     return out or "$"
 
 
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
 def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> list[Reason]:
     """Every difference between two loaded documents, as reasons in path order.
 
@@ -70,60 +68,20 @@ def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> l
             if code is None:  # a kind we do not map: still a difference, never ignored
                 code = "content.changed"
             if code == "content.added":
-                msg = f"{path}: present in actual ({_show(level.t2)}) but not expected"
+                msg = f"{path}: present in actual ({brief(level.t2)}) but not expected"
                 details = {"path": path, "actual": level.t2}
             elif code == "content.removed":
-                msg = f"{path}: expected ({_show(level.t1)}) but missing from actual"
+                msg = f"{path}: expected ({brief(level.t1)}) but missing from actual"
                 details = {"path": path, "expected": level.t1}
             elif code == "content.type_changed":
                 msg = (
-                    f"{path}: expected {type(level.t1).__name__} {_show(level.t1)}, "
-                    f"observed {type(level.t2).__name__} {_show(level.t2)}"
+                    f"{path}: expected {type(level.t1).__name__} {brief(level.t1)}, "
+                    f"observed {type(level.t2).__name__} {brief(level.t2)}"
                 )
                 details = {"path": path, "expected": level.t1, "actual": level.t2}
             else:
-                msg = f"{path}: expected {_show(level.t1)}, observed {_show(level.t2)}"
+                msg = f"{path}: expected {brief(level.t1)}, observed {brief(level.t2)}"
                 details = {"path": path, "expected": level.t1, "actual": level.t2}
             reasons.append((path, code, Reason(code, msg, details)))
     reasons.sort(key=lambda item: (item[0], item[1]))
     return [reason for _, _, reason in reasons]
-
-
-def _two_documents(_params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Any two different documents fail: structured-equal@1 has no params to make it vacuous."""
-    return {"actual": {"counterexample": 1}, "expected": {"counterexample": 2}}
-
-
-@checker(
-    "structured-equal",
-    1,
-    roles=[
-        Role("actual", InputKind.DATA, "the document produced (YAML or JSON)", compared=True),
-        Role(
-            "expected",
-            InputKind.DATA,
-            "the independently prepared expected document",
-            compared=True,
-        ),
-    ],
-    reasons={
-        "content.added": "a path present in actual but not in expected",
-        "content.removed": "a path present in expected but missing from actual",
-        "content.changed": "a value differs at a path present in both",
-        "content.type_changed": "the value at a path has another type (e.g. 1 vs '1')",
-    },
-    libraries=("deepdiff", "pyyaml"),
-    counterexample=_two_documents,
-)
-def structured_equal(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """Two documents have the same full content.
-
-    Compares the parsed documents: formatting, comments and the order of mapping keys
-    are ignored; list order is kept (reordering a list is a change). Types are strict:
-    the integer 1 and the string "1" differ. One reason per difference, naming the
-    path (``decisions[1]``) and both values.
-    """
-    reasons = compare_documents(inputs["actual"], inputs["expected"])
-    if reasons:
-        return Verdict.failed(f"{len(reasons)} difference(s) from the expected content", reasons)
-    return Verdict.passed("actual and expected have the same content")

@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-from .intent_repo import RepoCase, Turn, input_invalid
+from .cases import input_invalid
+from .repo import RepoCase, Turn
 
 _BLOCK_START = re.compile(r"(?m)^(?=\$ )")
 _BLOCK = re.compile(r"^\$ (.*)\n\[exit (-?\d+)\]\n(.*?)\n\[stderr\]\n?(.*)$", re.DOTALL)

@@ -4,10 +4,11 @@
 shapes. The repository's ``evals/`` folder is public: its ``cases.yaml``, its grader
 ``evals/run.py`` and its ``evals/README.md``. This module reads that ``cases.yaml`` as it is
 and judges a recorded run the way that grader does, rule for rule; the ``@2`` checkers in
-``checkers/intent.py`` are thin views over it. Nothing of the repository is copied here: the
-rules are restated from reading the grader (``check_turn``, ``check``, ``invariant_failures``,
-``render_report`` in ``evals/run.py`` at commit 0843d82) and its README, and every place this
-module knowingly differs from the grader is said where it happens (search for "grader:").
+``checkers/intent/expectations.py`` are thin views over it. Nothing of the repository is
+copied here: the rules are restated from reading the grader (``check_turn``, ``check``,
+``invariant_failures``, ``render_report`` in ``evals/run.py`` at commit 0843d82) and its
+README, and every place this module knowingly differs from the grader is said where it
+happens (search for "grader:").
 
 Vocabulary, as the grader uses it:
 
@@ -39,7 +40,9 @@ from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
-from .api import CheckerInputError, Reason
+from ..api import Reason
+from ..plain import plain
+from .cases import input_invalid
 
 # --------------------------------------------------------------------------- the format
 
@@ -90,13 +93,6 @@ ALWAYS = {
     "harness_error": "run.harness_error",
     "turn1_not_ask": "run.turn1_not_ask",
 }
-
-
-def input_invalid(message: str) -> CheckerInputError:
-    return CheckerInputError("input.invalid", message)
-
-
-# --------------------------------------------------------------------------- assertion values
 
 
 def _int(value: Any) -> str | None:
@@ -682,43 +678,81 @@ def check_turn(
     checked); a missing spec is ``triggered`` (no fence) or ``degraded_output``; then the
     schema, the counter invariants and every evidence pointer, then each assertion key.
     """
-    out = TurnResult()
     number = index + 1 if multi else None
     keys = dict(expect or {})
     if turn.environmental:
-        name = f"turn{index + 1}_{turn.status}" if multi else turn.status
-        out.failures.append(
-            Failure(
-                name, ALWAYS[turn.status], f"run {turn.status}: environment, not behaviour", number
-            )
-        )
-        out.measured.update(environmental=True, triggered=False)
-        return out
+        return _environmental(turn, index, multi)
     if keys.get("should_trigger") is False:
-        triggered = turn.spec is not None
-        out.measured["triggered"] = triggered
-        if triggered:
-            out.failures.append(
-                Failure(
-                    "should_trigger",
-                    "expect.should_trigger",
-                    f"a spec was emitted (state {turn.state!r}) on a request that must get silence",
-                    number,
-                    {"expected": "no spec", "observed": turn.state},
-                )
-            )
-        return out
+        return _quiet(turn, number)
     if turn.spec is None:
-        name = "triggered" if turn.status == "no_fence" else turn.status
-        text = (
-            "no spec emitted: not triggered" if name == "triggered" else "the spec does not parse"
-        )
-        out.failures.append(Failure(name, ALWAYS[name], text, number))
-        out.measured["triggered"] = False
-        return out
+        return _no_spec(turn, number)
     spec = turn.spec
+    out = TurnResult()
     resolution = _mapping(spec.get("resolution"))
     out.measured.update(triggered=True, state=turn.state)
+    _check_spec_form(spec, validator, files, number, out)
+    found, probed = resolution.get("unknowns_found"), resolution.get("resolved_by_probe")
+    if isinstance(found, int) and found > 0 and isinstance(probed, int):
+        out.measured["probe_ratio"] = probed / found
+    out.measured.update(asked=resolution.get("asked"), resolved_by_probe=probed)
+    _check_expectations(keys, spec, turn, resolution, number, out)
+    if expect is not None and case.metrics:
+        pointers = evidence_items(spec)
+        out.measured["metrics"] = {
+            name: any(p.startswith(prefix) for p in pointers)
+            for name, prefix in case.metrics.items()
+        }
+    return out
+
+
+def _environmental(turn: Turn, index: int, multi: bool) -> TurnResult:
+    """A timeout or harness error: that failure, environmental (counted apart)."""
+    out = TurnResult()
+    name = f"turn{index + 1}_{turn.status}" if multi else turn.status
+    number = index + 1 if multi else None
+    out.failures.append(
+        Failure(name, ALWAYS[turn.status], f"run {turn.status}: environment, not behaviour", number)
+    )
+    out.measured.update(environmental=True, triggered=False)
+    return out
+
+
+def _quiet(turn: Turn, number: int | None) -> TurnResult:
+    """A request that must get silence passes exactly when no spec was emitted."""
+    out = TurnResult()
+    triggered = turn.spec is not None
+    out.measured["triggered"] = triggered
+    if triggered:
+        out.failures.append(
+            Failure(
+                "should_trigger",
+                "expect.should_trigger",
+                f"a spec was emitted (state {turn.state!r}) on a request that must get silence",
+                number,
+                {"expected": "no spec", "observed": turn.state},
+            )
+        )
+    return out
+
+
+def _no_spec(turn: Turn, number: int | None) -> TurnResult:
+    """No spec: not triggered (no fence) or degraded output (a spec that does not parse)."""
+    out = TurnResult()
+    name = "triggered" if turn.status == "no_fence" else turn.status
+    text = "no spec emitted: not triggered" if name == "triggered" else "the spec does not parse"
+    out.failures.append(Failure(name, ALWAYS[name], text, number))
+    out.measured["triggered"] = False
+    return out
+
+
+def _check_spec_form(
+    spec: Mapping[str, Any],
+    validator: Any,
+    files: frozenset[str],
+    number: int | None,
+    out: TurnResult,
+) -> None:
+    """The always-checked assertions: the schema, the counter invariants, every pointer."""
     errors = _schema_errors(validator, spec)
     if errors:
         out.failures.append(
@@ -769,10 +803,17 @@ def check_turn(
                 {"pointers": invented},
             )
         )
-    found, probed = resolution.get("unknowns_found"), resolution.get("resolved_by_probe")
-    if isinstance(found, int) and found > 0 and isinstance(probed, int):
-        out.measured["probe_ratio"] = probed / found
-    out.measured.update(asked=resolution.get("asked"), resolved_by_probe=probed)
+
+
+def _check_expectations(
+    keys: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    turn: Turn,
+    resolution: Mapping[str, Any],
+    number: int | None,
+    out: TurnResult,
+) -> None:
+    """Each assertion key of the case's expectations, in the case's order."""
     for key, want in keys.items():
         failed, observed = _assertion(key, want, spec, turn)
         if key in ("asked_eq", "max_asked") and failed:
@@ -789,13 +830,6 @@ def check_turn(
                     {"expected": want, "observed": observed},
                 )
             )
-    if expect is not None and case.metrics:
-        pointers = evidence_items(spec)
-        out.measured["metrics"] = {
-            name: any(p.startswith(prefix) for p in pointers)
-            for name, prefix in case.metrics.items()
-        }
-    return out
 
 
 def _short(value: Any) -> str:
@@ -934,58 +968,6 @@ def parse_outputs(doc: Any, cases: Sequence[RepoCase]) -> dict[str, list[Record]
     return out
 
 
-def judge(
-    cases_doc: Any,
-    outputs_doc: Any,
-    tree: Any,
-    schema: Any,
-    *,
-    only: str = "",
-    transcripts: Any = None,
-) -> list[CaseResult]:
-    """Parse the inputs and judge every case of the file (or only the case ``only``).
-
-    The runs come from the records (``outputs_doc``) or from the runner's persisted
-    transcripts (``transcripts``), exactly one of them. With records, every judged case
-    needs an entry (null when it was not run): a case left out is an input error, never
-    a silent not-run. With transcripts, as ``--rescore``, a case with no transcript was
-    not run.
-    """
-    cases = parse_cases(cases_doc)
-    validator = schema_validator(schema)
-    if (outputs_doc is None) == (transcripts is None):
-        raise input_invalid("give the runs either as outputs (records) or as transcripts, not both")
-    if transcripts is not None:
-        from .intent_transcripts import transcript_runs
-
-        by_id = {c.id: c for c in cases}
-        found = transcript_runs(transcripts, cases)
-        outputs: dict[str, list[Record] | None] = {c.id: None for c in cases}
-        for cid, runs in found.items():
-            outputs[cid] = [
-                runner_rule(tuple(turns), by_id[cid], None, f"transcripts/{cid}-{i + 1}")
-                for i, turns in enumerate(runs)
-            ]
-    else:
-        outputs = parse_outputs(outputs_doc, cases)
-    if only:
-        cases = [c for c in cases if c.id == only]
-        if not cases:
-            raise input_invalid(f"case {only!r} is not in cases.yaml")
-    missing = [c.id for c in cases if c.id not in outputs]
-    if missing:
-        raise input_invalid(f"outputs: no entry for case(s) {missing} (null marks a case not run)")
-    results = []
-    for case in cases:
-        records = outputs[case.id]
-        if records is None:
-            results.append(CaseResult(case, None))
-            continue
-        files = workspace_files(tree, case.fixture)
-        results.append(CaseResult(case, [check_run(case, r, validator, files) for r in records]))
-    return results
-
-
 def threshold(total: int) -> int:
     """At least ``ceil(0.8 x cases)`` must pass (run.py render_report; README section 4)."""
     return math.ceil(0.8 * total)
@@ -1033,12 +1015,4 @@ def summary(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     """A JSON-serialisable copy of a loaded YAML value (dates, .nan and .inf become str)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_plain(v) for v in value]
-    return str(value)
+    return plain(value, sequences=(list, tuple, set, frozenset))

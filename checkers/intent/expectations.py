@@ -1,4 +1,5 @@
-"""Intent expectations on recorded agent output (seed 004, "intent-router").
+"""intent-expectations and suite-threshold, @1 and @2: recorded agent output judged against cases.
+
 
 "The agent guessed my intent wrong" is not decidable; a case is. A case names a
 request, the state the agent must reach (ASK, ROUTE or ABORT), and observable
@@ -22,58 +23,34 @@ Three rules from the seed are built in and cannot be switched off by a param:
 
 ``intent-expectations@2`` and ``suite-threshold@2`` take the Intent-Router repository's
 own ``evals/cases.yaml`` unchanged and judge runs recorded by its runner as its grader
-``evals/run.py`` does (model in ``checkers/intent_repo.py``): where the grader and the
+``evals/run.py`` does (model in ``checkers/intent/repo.py``): where the grader and the
 article above disagree (a timeout is not a pass; the threshold is ceil(0.8 x cases), not a
 fixed 14/17; which pointers are legal), ``@2`` follows the grader. ``@1`` is unchanged.
 
 ``suite-threshold@1`` cannot see the verdicts of other bundle cases (a checker only
 sees its own inputs), so it takes the same three inputs as ``intent-expectations@1``
 and recomputes every per-case result with the same function, ``judge_suite`` in
-``checkers/intent_cases.py``, before applying the threshold. One function, two views:
+``checkers/intent/cases.py``, before applying the threshold. One function, two views:
 a per-case result can never differ between the two checkers.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from .api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
-from .intent_cases import (
+from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from .cases import (
     DEFAULT_STATES,
     ENVIRONMENT_FAILURES,
-    CaseResult,
-    EvalCase,
-    Pointer,
-    RecordedOutput,
-    classify_pointer,
+    LARGEST_SUITE,
     diagnostics,
     input_invalid,
-    judge_case,
     judge_suite,
-    records,
     suite_counts,
 )
-from .intent_repo import EXPECT_KEYS, judge, summary, threshold
-from .witness import example
-
-__all__ = [
-    "CaseResult",
-    "EvalCase",
-    "Pointer",
-    "RecordedOutput",
-    "classify_pointer",
-    "contamination",
-    "group_rates",
-    "intent_expectations",
-    "intent_expectations_v2",
-    "judge_case",
-    "judge_suite",
-    "suite_threshold",
-    "suite_threshold_v2",
-]
+from .repo import EXPECT_KEYS, summary, threshold
+from .runs import judge
 
 _INPUT_ROLES = [
     Role(
@@ -110,12 +87,6 @@ _EVIDENCE_REASONS = {
 }
 
 
-# --------------------------------------------------------------------------- checkers
-
-
-_LARGEST_SUITE = 10_000  # cases (runs) a counterexample may hold: building it stays fast
-
-
 def _suite(ids: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
     """Inputs where every case is recorded as not triggered: each one fails."""
     states = params["states"]
@@ -137,7 +108,7 @@ def _expectations_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]
 def _threshold_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A suite of ``total`` cases none of which passed: below any min_pass >= 1."""
     total = params["total"]
-    if not isinstance(total, int) or isinstance(total, bool) or not 1 <= total <= _LARGEST_SUITE:
+    if not isinstance(total, int) or isinstance(total, bool) or not 1 <= total <= LARGEST_SUITE:
         return None
     return _suite([f"case-{n}" for n in range(1, total + 1)], params)
 
@@ -336,8 +307,6 @@ def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
         )
     return Verdict.passed(f"suite passes: {score}, no hallucinated evidence", **details)
 
-
-# --------------------------------------------------------------------------- @2, repository format
 
 _REPO_ROLES = [
     Role(
@@ -545,302 +514,3 @@ def suite_threshold_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     if reasons:
         return Verdict.failed(f"threshold not met: {score}", reasons, **details)
     return Verdict.passed(f"threshold met: {score}, no hallucinated evidence", **details)
-
-
-# --------------------------------------------------------------------------- contamination
-
-
-# an unescaped ``\n`` in a regex (``\\n`` is a literal backslash and an n: fine in JSONL)
-_NEWLINE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\n")
-
-
-def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Pattern[str]]]:
-    if not isinstance(markers, list | tuple) or not markers:
-        raise CheckerInputError(
-            "params.invalid",
-            "markers is empty: a contamination check with nothing to look for can never fail",
-        )
-    compiled: list[tuple[str, re.Pattern[str]]] = []
-    for marker in markers:
-        if not isinstance(marker, str):
-            raise CheckerInputError("params.invalid", f"markers: {marker!r} is not a string")
-        if marker in (m for m, _ in compiled):
-            raise CheckerInputError(
-                "params.invalid", f"markers: {marker!r} is listed twice (hits would count twice)"
-            )
-        if "\n" in marker or _NEWLINE_ESCAPE.search(marker):
-            raise CheckerInputError(
-                "params.invalid",
-                f"markers: {marker!r} spans a line break, but transcripts are searched line "
-                "by line: it could never hit",
-            )
-        try:
-            rx = re.compile(marker, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            raise CheckerInputError(
-                "params.invalid", f"markers: {marker!r} is not a regex: {exc}"
-            ) from None
-        if rx.search(""):
-            raise CheckerInputError(
-                "params.invalid", f"markers: {marker!r} matches the empty string (every line)"
-            )
-        compiled.append((marker, rx))
-    return compiled
-
-
-def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """One transcript line per marker, each a line the marker matches; None when some
-    marker matches no line we can find (``(?!)``, ``a^b``): that marker can never hit,
-    so a pass would claim a search that was never possible."""
-    flags = re.IGNORECASE if params["ignore_case"] is True else 0
-    markers = params["markers"]
-    if not isinstance(markers, list | tuple):
-        return None
-    lines = [example(m, flags) if isinstance(m, str) else None for m in markers]
-    if not lines or any(line is None for line in lines):
-        return None
-    text = "\n".join(["counterexample transcript", *map(str, lines)])  # never blank
-    return {"transcripts": {"counterexample.log": text.encode()}}
-
-
-@checker(
-    "contamination",
-    1,
-    roles=[
-        Role(
-            "transcripts",
-            InputKind.TREE,
-            "the raw transcripts of the runs that must be clean (any UTF-8 text: JSONL, logs)",
-        )
-    ],
-    params=[
-        Param(
-            "markers",
-            "regexes whose presence in a transcript line shows contamination (e.g. the "
-            "skill's output format in a run that must be bare, \"unavailable tool 'bash'\")",
-            (list,),
-        ),
-        Param("ignore_case", "match markers case-insensitively", (bool,), False),
-        Param("max_locations", "how many file:line locations to list per marker", (int,), 20),
-    ],
-    reasons={
-        "contamination.detected": "a contamination marker occurs in a transcript "
-        "(count and file:line given)",
-    },
-    counterexample=_contamination_counterexample,
-)
-def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """No transcript line matches any contamination marker.
-
-    A run said to be bare that prints the skill's output format was not bare; a run
-    whose tool was reported unavailable did not run in the configuration it claims.
-    Every line of every transcript is searched for every marker (a regex); ``fail``
-    with one ``contamination.detected`` reason per marker that hit, giving the number
-    of hits, the number per file and the first ``file:line`` locations. An empty
-    marker list, a marker listed twice or spanning a line break, an empty transcript
-    folder or an empty transcript is an error, never a clean pass: a contamination
-    check that cannot fail is decoration. A pass means none of the
-    listed markers occurs, not that the run was clean in every other way.
-    """
-    markers = _compile_markers(params["markers"], params["ignore_case"])
-    limit = params["max_locations"]
-    if isinstance(limit, bool) or limit < 0:
-        raise CheckerInputError("params.invalid", f"max_locations must be >= 0, observed {limit}")
-    tree = inputs["transcripts"]
-    if not isinstance(tree, Mapping) or not tree:
-        raise input_invalid("transcripts: no transcript to check is not a clean pass")
-    hits: dict[str, Counter[str]] = {marker: Counter() for marker, _ in markers}
-    where: dict[str, list[str]] = {marker: [] for marker, _ in markers}
-    first: dict[str, str] = {}
-    lines_scanned = 0
-    for name in sorted(tree):
-        data = tree[name]
-        try:
-            text = data.decode("utf-8") if isinstance(data, bytes) else None
-        except UnicodeDecodeError as exc:
-            raise input_invalid(f"transcripts: {name} is not UTF-8 text ({exc})") from None
-        if text is None:
-            raise input_invalid(f"transcripts: {name} is not bytes")
-        if not text.strip():
-            raise input_invalid(
-                f"transcripts: {name} is empty: an empty transcript cannot show a clean run"
-            )
-        # split on "\n" only, so file:line matches what an editor shows
-        for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
-            lines_scanned += 1
-            for marker, rx in markers:
-                found = len(rx.findall(line))
-                if found:
-                    hits[marker][name] += found
-                    first.setdefault(marker, f"{name}:{number}")
-                    if len(where[marker]) < limit:
-                        where[marker].append(f"{name}:{number}")
-    total = sum(sum(c.values()) for c in hits.values())
-    details = {
-        "files_scanned": len(tree),
-        "lines_scanned": lines_scanned,
-        "hits": total,
-        "by_marker": {m: sum(c.values()) for m, c in hits.items()},
-        "by_file": dict(sorted(sum(hits.values(), Counter()).items())),
-    }
-    reasons = [
-        Reason(
-            "contamination.detected",
-            f"marker /{marker}/: {sum(c.values())} hit(s) in {len(c)} transcript(s), "
-            f"first at {first[marker]}",
-            {
-                "marker": marker,
-                "hits": sum(c.values()),
-                "by_file": dict(sorted(c.items())),
-                "locations": where[marker],
-            },
-        )
-        for marker, c in hits.items()
-        if c
-    ]
-    if reasons:
-        return Verdict.failed(
-            f"contamination: {total} hit(s) of {len(reasons)} marker(s)", reasons, **details
-        )
-    return Verdict.passed(
-        f"no marker of {len(markers)} in {lines_scanned} line(s) of {len(tree)} transcript(s)",
-        **details,
-    )
-
-
-# --------------------------------------------------------------------------- group rates
-
-_RATE = re.compile(r"^(\d+)/(\d+)$")
-
-
-def _claimed(value: Any) -> dict[str, tuple[int, int]]:
-    if not isinstance(value, Mapping) or not value:
-        raise CheckerInputError("params.invalid", 'claimed: expected a table of group -> "k/n"')
-    out = {}
-    for group, rate in value.items():
-        match = _RATE.match(rate) if isinstance(rate, str) else None
-        if match is None or int(match[1]) > int(match[2]) or int(match[2]) < 1:
-            raise CheckerInputError(
-                "params.invalid",
-                f'claimed.{group}: expected "k/n" with 0 <= k <= n, n >= 1, observed {rate!r}',
-            )
-        out[str(group)] = (int(match[1]), int(match[2]))
-    return out
-
-
-def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Per claimed group, as many runs as claimed, one more (or one fewer) passing."""
-    claimed = _claimed(params["claimed"])
-    if sum(n for _, n in claimed.values()) > _LARGEST_SUITE:
-        return None
-    runs = []
-    for group, (k, n) in claimed.items():
-        passing = k + 1 if k < n else k - 1
-        runs += [
-            {"id": f"{group}-{i}", "group": group, "checks": {params["check"]: i < passing}}
-            for i in range(n)
-        ]
-    return {"runs": runs}
-
-
-@checker(
-    "group-rates",
-    1,
-    roles=[
-        Role(
-            "runs",
-            InputKind.DATA,
-            "recorded runs: a list (or {runs: [...]}) of {id, group, checks: {name: true|false}}",
-        )
-    ],
-    params=[
-        Param("check", "the name of the delivery check to count", (str,)),
-        Param(
-            "claimed",
-            'the counts the report claims, per group: {bare = "0/5", skill = "3/3"}',
-            (dict,),
-        ),
-    ],
-    reasons={
-        "rates.mismatch": "a group's observed count (k of n runs) differs from the claimed count",
-        "rates.group_missing": "a claimed group has no recorded run",
-        "rates.group_unclaimed": "a group has recorded runs but no claimed count",
-    },
-    counterexample=_rates_counterexample,
-)
-def group_rates(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """Per group, the number of runs passing one delivery check equals the claimed count.
-
-    Counts ``k of n`` per group (runs whose ``checks[check]`` is true, of all runs in
-    the group) and compares both numbers with the claim: a claim of ``0/5`` is wrong if
-    the group has 6 runs. Every run must record the check (a run that was not scored is
-    an input error, not a failure). The details report the sample sizes. This checker
-    gives counts only: no effect size, interval or significance, and with samples of
-    5 and 3 none should be read into them.
-    """
-    check = params["check"]
-    claimed = _claimed(params["claimed"])
-    runs = records(inputs["runs"], "runs", "runs")
-    seen: set[str] = set()
-    observed: dict[str, list[int]] = {}
-    for i, run in enumerate(runs):
-        if (
-            not isinstance(run, Mapping)
-            or not isinstance(run.get("id"), str)
-            or not isinstance(run.get("group"), str)
-        ):
-            raise input_invalid(
-                f"runs[{i}]: expected {{id, group, checks}} with string id and group",
-            )
-        if run["id"] in seen:
-            raise input_invalid(f"run {run['id']}: recorded twice")
-        seen.add(run["id"])
-        checks = run.get("checks")
-        if not isinstance(checks, Mapping) or not isinstance(checks.get(check), bool):
-            raise input_invalid(f"run {run['id']}: checks.{check} must be true or false")
-        counts = observed.setdefault(run["group"], [0, 0])
-        counts[0] += checks[check]
-        counts[1] += 1
-    groups = {
-        g: {
-            "observed": f"{observed[g][0]}/{observed[g][1]}" if g in observed else None,
-            "claimed": f"{claimed[g][0]}/{claimed[g][1]}" if g in claimed else None,
-            "sample_size": observed[g][1] if g in observed else 0,
-        }
-        for g in sorted(set(observed) | set(claimed))
-    }
-    details = {
-        "check": check,
-        "groups": groups,
-        "note": "counts only, with sample sizes; no effect size, interval or significance",
-    }
-    reasons = []
-    for g, row in groups.items():
-        if row["observed"] is None:
-            reasons.append(
-                Reason(
-                    "rates.group_missing",
-                    f"group {g}: claimed {row['claimed']}, no recorded run",
-                    {"group": g},
-                )
-            )
-        elif row["claimed"] is None:
-            reasons.append(
-                Reason(
-                    "rates.group_unclaimed",
-                    f"group {g}: {row['observed']} recorded, no claim",
-                    {"group": g},
-                )
-            )
-        elif row["observed"] != row["claimed"]:
-            reasons.append(
-                Reason(
-                    "rates.mismatch",
-                    f"group {g}: {check} observed {row['observed']}, claimed {row['claimed']}",
-                    {"group": g, **row},
-                )
-            )
-    summary = ", ".join(f"{g} {row['observed'] or '-'}" for g, row in groups.items())
-    if reasons:
-        return Verdict.failed(f"{check}: {summary} does not match the claim", reasons, **details)
-    return Verdict.passed(f"{check}: {summary} as claimed (counts only, no effect size)", **details)

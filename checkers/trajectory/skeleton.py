@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from .api import CheckerInputError
+from ..api import CheckerInputError
 
 MODEL_FORMAT = "trajectory-model/1"
 MODEL_FORMAT_2 = "trajectory-model/2"
@@ -398,16 +398,18 @@ class Model:
     def from_dict(cls, value: Any, formats: Sequence[str] = (MODEL_FORMAT,)) -> Model:
         """Parse a model file (``input.invalid`` naming the problem if malformed) of one
         of ``formats``."""
-        if not isinstance(value, dict) or value.get("format") not in formats:
-            found = value.get("format") if isinstance(value, dict) else None
-            hint = (
-                f" (this one is {found!r}: learn it again with `reprobundle trajectory learn`, "
-                "or use the checker version that reads it)"
-                if isinstance(found, str) and found in MODEL_FORMATS
-                else ""
-            )
-            wanted = " or ".join(repr(f) for f in formats)
-            raise _invalid(f"a trajectory model starts with format = {wanted}{hint}")
+        _check_format(value, formats)
+        model = cls._parsed(value)
+        _check_consistency(model)
+        problem = _bookkeeping_problem(model)
+        if problem:
+            raise _invalid(f"the model file is malformed: {problem}")
+        return model
+
+    @classmethod
+    def _parsed(cls, value: dict[str, Any]) -> Model:
+        """The model a file of a known format holds; a missing or mistyped field is
+        ``input.invalid``."""
         model_format = value["format"]
         second = model_format == MODEL_FORMAT_2
         try:
@@ -425,7 +427,7 @@ class Model:
             )
             skeleton = tuple(_text(entry["state"]) for entry in value["skeleton"])
             precedence = tuple((_text(p), _text(q)) for p, q in value["precedence"])
-            model = cls(
+            return cls(
                 equivalence=equivalence,
                 sources=tuple(dict(s) for s in value["sources"]),
                 states=states,
@@ -446,35 +448,51 @@ class Model:
             raise _invalid(f"model params: {exc.message}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise _invalid(f"the model file is malformed ({type(exc).__name__}: {exc})") from None
-        ids = [s.id for s in states]
-        if len(set(ids)) != len(ids):
-            raise _invalid("the model names a state twice")
-        essential = {s.id for s in states if s.essential}
-        if set(skeleton) != essential or len(skeleton) != len(essential):
-            raise _invalid("the model's skeleton is not its set of essential states")
-        if not all(p in essential and q in essential for p, q in precedence):
-            raise _invalid("the model's precedence names a state outside the skeleton")
-        if not all(p in essential and q in essential and p != q for p, q in model.repeats):
-            raise _invalid("the model's repeats name a state outside the skeleton")
-        order = {s: i for i, s in enumerate(skeleton)}
-        if any(order[p] >= order[q] for p, q in precedence):
-            raise _invalid("the model's skeleton order contradicts its precedence")
-        if not skeleton:
-            raise _invalid("the model's skeleton is empty: it would pass any trace")
-        fields = set(equivalence.identity)
-        odd = [s.id for s in states if set(s.identity) != fields]
-        if odd:
-            raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
-        blank = [s.id for s in states if _blank(s.identity)]
-        if blank:
-            raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
-        keys = [canonical(dict(s.identity)) for s in states]
-        if len(set(keys)) != len(keys):
-            raise _invalid("two states of the model have the same identity")
-        problem = _bookkeeping_problem(model)
-        if problem:
-            raise _invalid(f"the model file is malformed: {problem}")
-        return model
+
+
+def _check_format(value: Any, formats: Sequence[str]) -> None:
+    """A model file is a mapping whose ``format`` is one of ``formats``."""
+    if not isinstance(value, dict) or value.get("format") not in formats:
+        found = value.get("format") if isinstance(value, dict) else None
+        hint = (
+            f" (this one is {found!r}: learn it again with `reprobundle trajectory learn`, "
+            "or use the checker version that reads it)"
+            if isinstance(found, str) and found in MODEL_FORMATS
+            else ""
+        )
+        wanted = " or ".join(repr(f) for f in formats)
+        raise _invalid(f"a trajectory model starts with format = {wanted}{hint}")
+
+
+def _check_consistency(model: Model) -> None:
+    """A parsed model must be one ``learn`` could have written: its skeleton the essential
+    states in an order respecting precedence, every state a distinct, non-empty identity."""
+    states, skeleton, precedence = model.states, model.skeleton, model.precedence
+    ids = [s.id for s in states]
+    if len(set(ids)) != len(ids):
+        raise _invalid("the model names a state twice")
+    essential = {s.id for s in states if s.essential}
+    if set(skeleton) != essential or len(skeleton) != len(essential):
+        raise _invalid("the model's skeleton is not its set of essential states")
+    if not all(p in essential and q in essential for p, q in precedence):
+        raise _invalid("the model's precedence names a state outside the skeleton")
+    if not all(p in essential and q in essential and p != q for p, q in model.repeats):
+        raise _invalid("the model's repeats name a state outside the skeleton")
+    order = {s: i for i, s in enumerate(skeleton)}
+    if any(order[p] >= order[q] for p, q in precedence):
+        raise _invalid("the model's skeleton order contradicts its precedence")
+    if not skeleton:
+        raise _invalid("the model's skeleton is empty: it would pass any trace")
+    fields = set(model.equivalence.identity)
+    odd = [s.id for s in states if set(s.identity) != fields]
+    if odd:
+        raise _invalid(f"state(s) {odd} do not have the identity fields {sorted(fields)}")
+    blank = [s.id for s in states if _blank(s.identity)]
+    if blank:
+        raise _invalid(f"state(s) {blank} have an empty identity: they would match anything")
+    keys = [canonical(dict(s.identity)) for s in states]
+    if len(set(keys)) != len(keys):
+        raise _invalid("two states of the model have the same identity")
 
 
 # The record-keeping fields of a model file: what each entry must hold (the drawings and
@@ -536,12 +554,80 @@ def learn(
     ``model_format`` 2 canonicalises identity text, makes state ids unique by
     construction and records repeated essential steps (the module doc).
     """
-    import networkx as nx  # imported here: it is slow to import
-
     second = model_format == MODEL_FORMAT_2
     if second and not equivalence.canonical:
         equivalence = Equivalence(equivalence.identity, equivalence.normalisers, True)
+    ordered = _references(traces)
+    tree = _prefix_tree(ordered, equivalence)  # 1.
+    state_of_key = (_state_ids_v2 if second else _state_ids)(  # 2.
+        tree.identities, tree.observations, tree.node_key
+    )
+    graph, edge_runs = _state_graph(tree, state_of_key)
+    idom, chain = _dominator_chain(graph)  # 3.
+    labels = {
+        state_of_key[k]: _display_label(k, tree.identities, tree.observations, tree.node_key)
+        for k in state_of_key
+    }
+    visited = {name: {state_of_key[k] for k in keys} for name, keys in tree.paths.items()}
+    guard = _merge_guard(graph, chain, visited, labels)  # 4.
+    essential = set(chain) | {g["state"] for g in guard}
+    if not essential:
+        raise _invalid(
+            f"the {len(ordered)} reference traces share no state (identity: "
+            f"{', '.join(equivalence.identity)}): an empty skeleton would pass any trace"
+        )
+    order_graph, reduced, skeleton = _order(tree.paths, state_of_key, essential)  # 5.
+    repeats = _repeats(tree.paths, state_of_key, essential, order_graph) if second else ()
 
+    why = {s: "dominator" for s in chain} | {g["state"]: "guard" for g in guard}
+    reached = {
+        state: tuple(n for n in sorted(visited) if state in visited[n])
+        for state in state_of_key.values()
+    }
+    states = tuple(
+        State(s, labels[s], tree.identities[key], s in essential, why.get(s), reached[s])
+        for key, s in sorted(state_of_key.items(), key=lambda item: item[1])
+    )
+    edges = tuple(
+        {
+            "from": u,
+            "to": v,
+            "traces": sorted({name for name, _ in runs}),
+            "actions": _distinct([action for _, action in runs if action is not None]),
+        }
+        for (u, v), runs in sorted(edge_runs.items())
+    )
+    merges = tuple(
+        _merge_record(
+            key, state_of_key[key], tree.identities[key], tree.observations, tree.node_key
+        )
+        for key in sorted(state_of_key, key=lambda k: state_of_key[k])
+    )
+    return Model(
+        equivalence=equivalence,
+        sources=tuple(
+            {"trace": t.name, "sha256": t.sha256, "steps": len(t.steps)} for t in ordered
+        ),
+        states=states,
+        edges=edges,
+        skeleton=skeleton,
+        precedence=tuple(sorted(reduced.edges)),
+        immediate_dominators={n: idom[n] for n in sorted(idom) if n != START},
+        guard=tuple(guard),
+        merges=merges,
+        kept_apart=_kept_apart(states, equivalence),
+        prefix_tree={
+            "nodes": len(tree.node_key),
+            "observations": sum(len(o) for o in tree.observations.values()),
+            "states": len(state_of_key),
+        },
+        format=model_format,
+        repeats=repeats,
+    )
+
+
+def _references(traces: Sequence[Trace]) -> list[Trace]:
+    """At least two successful reference traces of distinct names, in name order."""
     if len(traces) < 2:
         raise _invalid(f"learning needs at least 2 reference traces, got {len(traces)}")
     names = [t.name for t in traces]
@@ -551,16 +637,24 @@ def learn(
     failed = [t.name for t in traces if t.outcome not in (None, "success")]
     if failed:
         raise _invalid(f"reference traces must be successful runs; not so: {failed}")
-    ordered = sorted(traces, key=lambda t: t.name)
+    return sorted(traces, key=lambda t: t.name)
 
-    # 1. prefix-tree acceptor: node 0 is the empty prefix
+
+@dataclass
+class _PrefixTree:
+    """Step 1, the prefix-tree acceptor of the references: node 0 is the empty prefix."""
+
+    node_key: dict[int, str] = field(default_factory=dict)  # node -> identity key
+    observations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    edges: dict[tuple[int, int], list[tuple[str, Any]]] = field(default_factory=dict)
+    accepting: dict[int, list[str]] = field(default_factory=dict)  # node -> trace names
+    identities: dict[str, dict[str, Any]] = field(default_factory=dict)
+    paths: dict[str, list[str]] = field(default_factory=dict)  # trace -> identity keys
+
+
+def _prefix_tree(ordered: Sequence[Trace], equivalence: Equivalence) -> _PrefixTree:
+    tree = _PrefixTree()
     children: dict[tuple[int, str], int] = {}
-    node_key: dict[int, str] = {}
-    observations: dict[int, list[dict[str, Any]]] = {}
-    pta_edges: dict[tuple[int, int], list[tuple[str, Any]]] = {}
-    accepting: dict[int, list[str]] = {}
-    identities: dict[str, dict[str, Any]] = {}
-    paths: dict[str, list[str]] = {}  # trace name -> identity keys, in order
     for trace in ordered:
         node = 0
         keys: list[str] = []
@@ -574,51 +668,67 @@ def learn(
                     "skeleton could pass any trace; check 'identity' and 'normalise'"
                 )
             key = canonical(identity)
-            identities.setdefault(key, identity)
+            tree.identities.setdefault(key, identity)
             keys.append(key)
             child = children.get((node, key))
             if child is None:
-                child = len(node_key) + 1
+                child = len(tree.node_key) + 1
                 children[(node, key)] = child
-                node_key[child] = key
-                observations[child] = []
-            observations[child].append(
+                tree.node_key[child] = key
+                tree.observations[child] = []
+            tree.observations[child].append(
                 {"trace": trace.name, "step": step.number, "raw": equivalence.raw(step)}
             )
-            pta_edges.setdefault((node, child), []).append((trace.name, step.action))
+            tree.edges.setdefault((node, child), []).append((trace.name, step.action))
             node = child
-        accepting.setdefault(node, []).append(trace.name)
-        paths[trace.name] = keys
+        tree.accepting.setdefault(node, []).append(trace.name)
+        tree.paths[trace.name] = keys
+    return tree
 
-    # 2. merge prefix-tree nodes with equal identity into one state
-    state_of_key = (_state_ids_v2 if second else _state_ids)(identities, observations, node_key)
-    sid = {node: state_of_key[key] for node, key in node_key.items()}
+
+def _state_graph(
+    tree: _PrefixTree, state_of_key: Mapping[str, str]
+) -> tuple[Any, dict[tuple[str, str], list[tuple[str, Any]]]]:
+    """Step 2: prefix-tree nodes of equal identity merged into one state; the graph of
+    states (from START, to SUCCESS) and, per edge, the (trace, action) runs that took it."""
+    import networkx as nx  # imported here: it is slow to import
+
+    sid = {node: state_of_key[key] for node, key in tree.node_key.items()}
     sid[0] = START
     graph = nx.DiGraph()
     graph.add_nodes_from([START, SUCCESS, *sorted(state_of_key.values())])
     edge_runs: dict[tuple[str, str], list[tuple[str, Any]]] = {}
-    for (u, v), runs in pta_edges.items():
+    for (u, v), runs in tree.edges.items():
         edge_runs.setdefault((sid[u], sid[v]), []).extend(runs)
-    for node, trace_names in accepting.items():
+    for node, trace_names in tree.accepting.items():
         edge_runs.setdefault((sid[node], SUCCESS), []).extend((n, None) for n in trace_names)
     graph.add_edges_from(edge_runs)
+    return graph, edge_runs
 
-    # 3. dominators of success
-    idom = nx.immediate_dominators(graph, START)
+
+def _dominator_chain(graph: Any) -> tuple[dict[str, str], list[str]]:
+    """Step 3: the immediate dominators, and the states dominating success, in order."""
+    import networkx as nx
+
+    idom: dict[str, str] = nx.immediate_dominators(graph, START)
     chain: list[str] = []
     node_id = idom[SUCCESS]
     while node_id != START:
         chain.append(node_id)
         node_id = idom[node_id]
     chain.reverse()
+    return idom, chain
 
-    # 4. merge guard: a state every reference reached must not drop out of the skeleton
-    visited = {name: {state_of_key[k] for k in keys} for name, keys in paths.items()}
+
+def _merge_guard(
+    graph: Any, chain: list[str], visited: Mapping[str, set[str]], labels: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Step 4: a state every reference reached must not drop out of the skeleton because
+    merging created a path around it: such a state is kept essential, with that path."""
+    import networkx as nx
+
     common = set.intersection(*visited.values())
     guard: list[dict[str, Any]] = []
-    labels = {
-        state_of_key[k]: _display_label(k, identities, observations, node_key) for k in state_of_key
-    }
     for hidden in sorted(common - set(chain)):
         bypass = nx.shortest_path(graph.subgraph(set(graph) - {hidden}), START, SUCCESS)
         shown = " → ".join(labels.get(n, n) for n in bypass)
@@ -628,20 +738,22 @@ def learn(
                 "label": labels[hidden],
                 "bypass": bypass,
                 "message": (
-                    f"every reference trace ({len(ordered)} of {len(ordered)}) reached "
+                    f"every reference trace ({len(visited)} of {len(visited)}) reached "
                     f"'{labels[hidden]}', but merging created the path {shown}, which no "
                     "reference trace took and which skips it: kept essential"
                 ),
             }
         )
-    essential = set(chain) | {g["state"] for g in guard}
-    if not essential:
-        raise _invalid(
-            f"the {len(ordered)} reference traces share no state (identity: "
-            f"{', '.join(equivalence.identity)}): an empty skeleton would pass any trace"
-        )
+    return guard
 
-    # 5. order: p before q when p is first reached before q in every reference
+
+def _order(
+    paths: Mapping[str, list[str]], state_of_key: Mapping[str, str], essential: set[str]
+) -> tuple[Any, Any, tuple[str, ...]]:
+    """Step 5: p before q when p is first reached before q in every reference; the order
+    graph, its transitive reduction, and the essential states in an order respecting it."""
+    import networkx as nx
+
     first: dict[str, dict[str, int]] = {}
     for name, keys in paths.items():
         first[name] = {}
@@ -661,52 +773,7 @@ def learn(
             reduced, key=lambda s: (sum(first[n][s] for n in first), s)
         )
     )
-
-    repeats = _repeats(paths, state_of_key, essential, order_graph) if second else ()
-
-    why = {s: "dominator" for s in chain} | {g["state"]: "guard" for g in guard}
-    reached = {
-        state: tuple(n for n in sorted(visited) if state in visited[n])
-        for state in state_of_key.values()
-    }
-    states = tuple(
-        State(s, labels[s], identities[key], s in essential, why.get(s), reached[s])
-        for key, s in sorted(state_of_key.items(), key=lambda item: item[1])
-    )
-    edges = tuple(
-        {
-            "from": u,
-            "to": v,
-            "traces": sorted({name for name, _ in runs}),
-            "actions": _distinct([action for _, action in runs if action is not None]),
-        }
-        for (u, v), runs in sorted(edge_runs.items())
-    )
-    merges = tuple(
-        _merge_record(key, state_of_key[key], identities[key], observations, node_key)
-        for key in sorted(state_of_key, key=lambda k: state_of_key[k])
-    )
-    return Model(
-        equivalence=equivalence,
-        sources=tuple(
-            {"trace": t.name, "sha256": t.sha256, "steps": len(t.steps)} for t in ordered
-        ),
-        states=states,
-        edges=edges,
-        skeleton=skeleton,
-        precedence=tuple(sorted(reduced.edges)),
-        immediate_dominators={n: idom[n] for n in sorted(idom) if n != START},
-        guard=tuple(guard),
-        merges=merges,
-        kept_apart=_kept_apart(states, equivalence),
-        prefix_tree={
-            "nodes": len(node_key),
-            "observations": sum(len(o) for o in observations.values()),
-            "states": len(state_of_key),
-        },
-        format=model_format,
-        repeats=repeats,
-    )
+    return order_graph, reduced, skeleton
 
 
 def _repeats(
@@ -767,18 +834,7 @@ def _state_ids(
     node_key: Mapping[int, str],
 ) -> dict[str, str]:
     """Readable, order-independent ids: the label as a slug, ``-2``… when labels clash."""
-    by_slug: dict[str, list[str]] = {}
-    for key in identities:
-        label = _display_label(key, identities, observations, node_key)
-        slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
-        if slug in (START, SUCCESS):
-            slug = f"{slug}-state"
-        by_slug.setdefault(slug, []).append(key)
-    out: dict[str, str] = {}
-    for slug, keys in by_slug.items():
-        for i, key in enumerate(sorted(keys)):
-            out[key] = slug if i == 0 else f"{slug}-{i + 1}"
-    return out
+    return _slug_ids(identities, observations, node_key, "-")
 
 
 def _state_ids_v2(
@@ -789,19 +845,31 @@ def _state_ids_v2(
     """Readable ids, unique by construction: a slug (``[a-z0-9]`` runs joined by one
     ``-``) never holds ``--``, so the ``--2``, ``--3`` of a clash and the ``--state`` of a
     reserved name can never equal another state's id."""
+    out = _slug_ids(identities, observations, node_key, "--")
+    if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
+        raise RuntimeError("state ids are not unique")
+    return out
+
+
+def _slug_ids(
+    identities: Mapping[str, Mapping[str, Any]],
+    observations: Mapping[int, list[dict[str, Any]]],
+    node_key: Mapping[int, str],
+    joint: str,
+) -> dict[str, str]:
+    """Each state's label as a slug; ``joint`` joins the suffix of a reserved name
+    (``state``) or of a clash (``2``, ``3``… in key order)."""
     by_slug: dict[str, list[str]] = {}
     for key in identities:
         label = _display_label(key, identities, observations, node_key)
         slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
         if slug in (START, SUCCESS):
-            slug = f"{slug}--state"
+            slug = f"{slug}{joint}state"
         by_slug.setdefault(slug, []).append(key)
     out: dict[str, str] = {}
     for slug, keys in by_slug.items():
         for i, key in enumerate(sorted(keys)):
-            out[key] = slug if i == 0 else f"{slug}--{i + 1}"
-    if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
-        raise RuntimeError("state ids are not unique")
+            out[key] = slug if i == 0 else f"{slug}{joint}{i + 1}"
     return out
 
 

@@ -1,7 +1,7 @@
 """The case model of the intent family (seed 004): parse, classify evidence, judge.
 
-Kept apart from the checkers in ``checkers/intent.py`` so that the one function that
-decides a case, :func:`judge_case`, is plainly shared: ``intent-expectations@1`` shows
+Kept apart from the checkers in ``checkers/intent/expectations.py`` so that the one
+function that decides a case, :func:`judge_case`, is plainly shared: ``intent-expectations@1`` shows
 its result per case, ``suite-threshold@1`` recomputes it for every case before applying
 the threshold. Pure: loaded data in, values out; malformed input raises
 ``CheckerInputError``.
@@ -16,9 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .api import CheckerInputError, Reason
+from ..api import CheckerInputError, Reason
+from ..plain import plain
 
 DEFAULT_STATES = ("ASK", "ROUTE", "ABORT")
+
+# cases (runs) a counterexample may hold: building it stays fast
+LARGEST_SUITE = 10_000
 
 # Run statuses a recorded output may carry. "completed" is judged on its expectations.
 BEHAVIOURAL_FAILURES = {"not_triggered": "run.not_triggered", "degraded": "run.degraded"}
@@ -155,13 +159,7 @@ def input_invalid(message: str) -> CheckerInputError:
 
 def _plain(value: Any) -> Any:
     """A JSON-serialisable copy of a loaded YAML value (dates and such become str)."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)
+    return plain(value, non_finite_as_text=False)
 
 
 def _keyed_record(raw: Any, where: str, keys: set[str], id_key: str) -> str:

@@ -1,0 +1,264 @@
+"""state-unchanged@1 and @2: two observations of the server's state agree.
+
+@2 requires two points in time, the later after the earlier, and observed values that
+are not empty (two nulls are not "unchanged").
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from ..api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+)
+from ..compare import compare_documents
+from ..plain import brief, via_json
+from .model import _YAML, _empty, _plain_verdict, _require_mapping, _str_list
+
+
+def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Every declared field (or one, when every field is compared) changed."""
+    names = _str_list(params, "fields") or ["counterexample"]
+    return {
+        "before": {"fields": {name: 1 for name in names}},
+        "after": {"fields": {name: 2 for name in names}},
+    }
+
+
+@checker(
+    "state-unchanged",
+    1,
+    roles=[
+        Role(
+            "before",
+            InputKind.DATA,
+            "observation read independently of the agent before the run: "
+            "{observed_at, source, fields: {name: value}}",
+            compared=True,
+        ),
+        Role("after", InputKind.DATA, "the same observation read after the run", compared=True),
+    ],
+    params=[
+        Param(
+            "fields",
+            "the observed fields to compare (e.g. ['config_hash', 'versions']); "
+            "empty: every field, and both records must then hold the same field names",
+            (list,),
+            [],
+        ),
+    ],
+    reasons={
+        "state.changed": "a declared field has another value after the run than before",
+    },
+    counterexample=_state_counterexample,
+)
+def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Two independent observations of system state agree on the declared fields.
+
+    Each record is ``{observed_at, source, fields: {...}}`` where ``fields`` holds
+    what was read outside the agent's session (e.g. the config hash from
+    ``GET /api/v1/config/hash`` and the version list from ``GET
+    /api/v1/config/versions``), read the same way before and after the run: when
+    either record names its ``source``, both must name the same one. Fails
+    ``state.changed`` once per field that differs, with both values. A field missing
+    from either record is malformed evidence (an error, not a pass).
+
+    A pass is a limited conclusion: no change was observed *at these two points*. It
+    is not continuous monitoring (a change made and reverted in between is not seen)
+    and it does not show that no write was attempted: a viewer's write rejected with
+    403 leaves state unchanged too; see no-write-attempts@1.
+    """
+    before = _require_mapping(inputs["before"], "before")
+    after = _require_mapping(inputs["after"], "after")
+    bf = _require_mapping(before.get("fields"), "before.fields")
+    af = _require_mapping(after.get("fields"), "after.fields")
+    if ("source" in before or "source" in after) and compare_documents(
+        after.get("source"), before.get("source")
+    ):
+        raise CheckerInputError(
+            "input.invalid",
+            f"before and after were not read the same way (source {brief(before.get('source'))}"
+            f" before, {brief(after.get('source'))} after): they cannot be compared",
+        )
+    names = _compared_fields(params, bf, af)
+    reasons = _changes(names, bf, af)
+    points = via_json({"before": before.get("observed_at"), "after": after.get("observed_at")})
+    if reasons:
+        return Verdict.failed(
+            f"{len(reasons)} of {len(names)} observed field(s) changed between the two "
+            "observations",
+            reasons,
+            observed_at=points,
+            fields=names,
+        )
+    return Verdict.passed(
+        f"no change observed in {', '.join(names)} between the two observations "
+        f"({points['before'] or 'before'} and {points['after'] or 'after'}); this is two "
+        "observation points, not continuous monitoring",
+        observed_at=points,
+        fields=names,
+    )
+
+
+def _compared_fields(
+    params: Mapping[str, Any], bf: Mapping[str, Any], af: Mapping[str, Any]
+) -> list[str]:
+    """The declared fields (every field when none is declared), each observed on both sides."""
+    names = _str_list(params, "fields")
+    if len(set(names)) != len(names):
+        raise CheckerInputError("params.invalid", "param 'fields' names a field twice")
+    if not names:
+        if set(bf) != set(af):
+            raise CheckerInputError(
+                "input.invalid",
+                "before and after observed different fields "
+                f"(only before: {sorted(set(bf) - set(af))}, "
+                f"only after: {sorted(set(af) - set(bf))}); declare the fields to compare",
+            )
+        names = sorted(bf)
+    if not names:
+        raise CheckerInputError("input.invalid", "no observed fields: nothing to compare")
+    for name in names:
+        for side, record in (("before", bf), ("after", af)):
+            if name not in record:
+                raise CheckerInputError(
+                    "input.invalid", f"field {name!r} was not observed in the {side} record"
+                )
+    return names
+
+
+def _changes(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) -> list[Reason]:
+    """``state.changed`` per field whose content differs, with both values."""
+    reasons: list[Reason] = []
+    for name in names:
+        differences = compare_documents(af[name], bf[name], deepest=True)
+        if differences:
+            reasons.append(
+                Reason(
+                    "state.changed",
+                    f"{name} changed: before {brief(bf[name])}, after {brief(af[name])}",
+                    via_json(
+                        {
+                            "field": name,
+                            "before": bf[name],
+                            "after": af[name],
+                            "differences": [r.message for r in differences],
+                        }
+                    ),
+                )
+            )
+    return reasons
+
+
+def _observed_at(record: Mapping[str, Any], side: str) -> datetime.datetime:
+    value = record.get("observed_at")
+    if isinstance(value, datetime.datetime):
+        moment = value
+    elif isinstance(value, str) and value.strip():
+        try:
+            moment = datetime.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise CheckerInputError(
+                "input.invalid",
+                f"{side}.observed_at is {brief(value)}: not an ISO 8601 time "
+                "(e.g. 2026-11-12T09:58:41Z)",
+            ) from None
+    else:
+        raise CheckerInputError(
+            "input.invalid",
+            f"{side}.observed_at is {brief(via_json(value))}: each observation needs the "
+            "time it was read (ISO 8601 with a time zone, e.g. 2026-11-12T09:58:41Z)",
+        )
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise CheckerInputError(
+            "input.invalid",
+            f"{side}.observed_at {moment.isoformat()} has no time zone, so the two "
+            "observations cannot be ordered; write it with Z or an offset such as +08:00",
+        )
+    return moment
+
+
+def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    names = params.get("fields") or ["config_hash"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
+        return None
+    before = {n: f"before-{n}" for n in names}
+    after = {**before, names[0]: f"after-{names[0]}"}
+    return {
+        "before": {"observed_at": "2026-01-01T10:00:00Z", "fields": before},
+        "after": {"observed_at": "2026-01-01T11:00:00Z", "fields": after},
+    }
+
+
+@checker(
+    "state-unchanged",
+    2,
+    roles=[
+        Role(
+            "before",
+            InputKind.DATA,
+            "observation read independently of the agent before the run: "
+            "{observed_at, source, fields: {name: value}}",
+            reading=_YAML,
+            compared=True,
+        ),
+        Role(
+            "after",
+            InputKind.DATA,
+            "the same observation read after the run",
+            reading=_YAML,
+            compared=True,
+        ),
+    ],
+    params=list(state_unchanged.params),
+    reasons=dict(state_unchanged.reasons),
+    counterexample=_state_counterexample_v2,
+)
+def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Two observations, at two ordered points in time, agree on the declared fields.
+
+    As state-unchanged@1 (same records, params and reason), and the evidence must be two
+    observations at two points in time: each record needs ``observed_at``, an ISO 8601
+    time with a time zone, and the after record's must be later than the before
+    record's; every compared value must have been observed, so a null or empty value
+    (null, blank text, an empty list or mapping) on either side is malformed evidence:
+    two nulls are not "unchanged", they are two reads that saw nothing. Each of these is
+    ``error: input.invalid`` naming the record and field.
+
+    A pass is still the limited conclusion of @1: no change at these two points, not
+    continuous monitoring, and not proof that no write was attempted.
+    """
+    before = _require_mapping(inputs["before"], "before")
+    after = _require_mapping(inputs["after"], "after")
+    start, end = _observed_at(before, "before"), _observed_at(after, "after")
+    if end <= start:
+        raise CheckerInputError(
+            "input.invalid",
+            f"after.observed_at ({end.isoformat()}) is not later than before.observed_at "
+            f"({start.isoformat()}): the records are not a before and an after observation",
+        )
+    names = _str_list(params, "fields")
+    bf = _require_mapping(before.get("fields"), "before.fields")
+    af = _require_mapping(after.get("fields"), "after.fields")
+    for name in names or sorted(set(bf) | set(af)):
+        for side, record in (("before", bf), ("after", af)):
+            if name in record and _empty(record[name]):
+                raise CheckerInputError(
+                    "input.invalid",
+                    f"{side}.fields.{name} is {brief(via_json(record[name]))}: nothing was "
+                    "observed, so it cannot show the state unchanged (observe the value, or "
+                    "leave the field out of 'fields')",
+                )
+    verdict = state_unchanged.function(inputs, params)
+    interval = {"seconds": (end - start).total_seconds()}
+    return _plain_verdict(
+        Verdict(verdict.status, verdict.message, verdict.reasons, {**verdict.details, **interval})
+    )

@@ -1,0 +1,344 @@
+"""A fault-injection runner report (seed 001), as @1 and as @2 read it, and the judgement it earns.
+
+An execution error never counts as a detection: a fault is detected only by a test that
+ran and failed, and the baseline must pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from ..api import (
+    CheckerInputError,
+    Reading,
+)
+from ..plain import brief, few
+
+JUDGEMENTS = (
+    "incomplete",
+    "execution_error_or_skip",
+    "baseline_pass",
+    "baseline_fail",
+    "defect_detected",
+    "defect_missed",
+    "unknown_fault",
+)
+# The faults the seed's reference replay injects (ai-test-workflow, `python workflow.py demo`).
+SEED_FAULTS = ("reject-writes", "double-reserve", "missing-record")
+BASELINE_FAULT = "none"
+# Judgements where some tests failed on an assertion, so "which tests" is a fair question.
+_WITH_FAILURES = ("defect_detected", "baseline_fail")
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """One scenario's result in a runner report."""
+
+    test: str
+    status: str
+    traceback: str | None = None
+
+
+@dataclass(frozen=True)
+class RunnerReport:
+    """The fields of a runner report the judgement reads (other fields are ignored)."""
+
+    planned: int
+    executed: int
+    complete: bool
+    blocked: bool
+    fault: str
+    records: tuple[TestRecord, ...]
+
+    @property
+    def failed_tests(self) -> list[str]:
+        return [r.test for r in self.records if r.status == "failed"]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What a report earns, and why (``problems`` explains incomplete / error judgements)."""
+
+    name: str
+    problems: tuple[str, ...] = field(default=())
+
+
+def parse_report(value: Any) -> RunnerReport:
+    """Check a loaded report against the documented shape, collecting every problem."""
+    if not isinstance(value, Mapping):
+        raise CheckerInputError(
+            "input.invalid", f"report: expected a mapping, observed {type(value).__name__}"
+        )
+    problems: list[str] = []
+
+    def field_of(key: str, kinds: tuple[type, ...], label: str) -> Any:
+        if key not in value:
+            problems.append(f"report.{key}: missing (expected {label})")
+            return None
+        item = value[key]
+        # bool is an int in Python; a count must not be true/false.
+        if not isinstance(item, kinds) or (bool not in kinds and isinstance(item, bool)):
+            problems.append(f"report.{key}: expected {label}, observed {_show(item)}")
+            return None
+        return item
+
+    planned = field_of("planned", (int,), "an integer")
+    executed = field_of("executed", (int,), "an integer")
+    complete = field_of("complete", (bool,), "true or false")
+    blocked_raw = field_of(
+        "blocked", (bool, int, list), "true/false, a count or a list of blocked items"
+    )
+    fault = field_of("fault", (str,), 'a fault name or "none"')
+    raw_records = field_of("records", (list,), "a list of {test, status, traceback?}")
+    records: list[TestRecord] = []
+    for index, raw in enumerate(raw_records or []):
+        where = f"report.records[{index}]"
+        if not isinstance(raw, Mapping):
+            problems.append(f"{where}: expected a mapping, observed {_show(raw)}")
+            continue
+        test, status, trace = raw.get("test"), raw.get("status"), raw.get("traceback")
+        if not isinstance(test, str) or not test:
+            problems.append(f"{where}.test: expected a test name, observed {_show(test)}")
+        if not isinstance(status, str) or not status:
+            problems.append(f"{where}.status: expected a status, observed {_show(status)}")
+        if trace is not None and not isinstance(trace, str):
+            problems.append(f"{where}.traceback: expected text or null, observed {_show(trace)}")
+        if isinstance(test, str) and isinstance(status, str):
+            records.append(TestRecord(test, status, trace if isinstance(trace, str) else None))
+    if problems:
+        raise CheckerInputError("input.invalid", "; ".join(problems))
+    return RunnerReport(
+        planned=planned,
+        executed=executed,
+        complete=complete,
+        blocked=bool(blocked_raw),
+        fault=fault,
+        records=tuple(records),
+    )
+
+
+def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
+    """The seed's judgement, in the seed's order: completeness first, then execution
+    errors, then what the statuses mean for the injected fault."""
+    incomplete = _incomplete(report)
+    names = [r.test for r in report.records]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        incomplete.append(f"duplicate test names: {', '.join(duplicates)}")
+    if incomplete:
+        return Judgement("incomplete", tuple(incomplete))
+
+    others = [r for r in report.records if r.status not in ("passed", "failed")]
+    if others:
+        return Judgement(
+            "execution_error_or_skip",
+            tuple(f"{r.test}: status {r.status!r}" for r in others),
+        )
+    return _fault_judgement(report.fault, bool(report.failed_tests), set(known_faults))
+
+
+def _incomplete(report: RunnerReport | Report) -> list[str]:
+    """Why a report does not show a complete run (@1 and @2 alike); empty if it does."""
+    incomplete: list[str] = []
+    if report.planned <= 0:
+        incomplete.append(f"planned is {report.planned}: nothing was planned")
+    if not report.complete:
+        incomplete.append("the runner marked the run not complete")
+    if report.blocked:
+        incomplete.append("the runner reports blocked scenarios")
+    if report.executed != report.planned:
+        incomplete.append(f"executed {report.executed} of {report.planned} planned")
+    if len(report.records) != report.executed:
+        incomplete.append(f"{len(report.records)} records for {report.executed} executed")
+    return incomplete
+
+
+def _fault_judgement(fault: str, any_failed: bool, known: set[str]) -> Judgement:
+    """What the statuses of a complete run without execution errors mean for its fault."""
+    if fault == BASELINE_FAULT:
+        return Judgement("baseline_fail" if any_failed else "baseline_pass")
+    if fault in known:
+        return Judgement("defect_detected" if any_failed else "defect_missed")
+    return Judgement("unknown_fault")
+
+
+_LENIENT = Reading(yaml_aliases=True, json_constants=True)
+_SHOWN = 20  # names listed in a message or in details before "(+N more)"
+MAX_TOLERANCE = 0.05
+
+
+def _few(names: Sequence[str]) -> str:
+    return few(names, _SHOWN)
+
+
+def _show(value: Any) -> str:
+    return brief(value, 80)
+
+
+class Record(NamedTuple):
+    """One scenario's result; ``traceback`` is kept as written and read only when asked.
+    (A tuple: a report may hold hundreds of thousands.)"""
+
+    test: str
+    status: str
+    traceback: Any = None
+
+
+@dataclass(frozen=True)
+class Report:
+    planned: int
+    executed: int
+    complete: bool
+    blocked: bool
+    fault: str
+    records: tuple[Record, ...]
+
+    @cached_property
+    def failed(self) -> list[Record]:
+        return [r for r in self.records if r.status == "failed"]
+
+
+def _blocked(value: Any) -> bool | None:
+    """The seed's ``if report["blocked"]``, for the values whose truth is not in doubt:
+    null, booleans, counts, lists and mappings. None for text (the seed reads "false" as
+    blocked) and other values: refused."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    if isinstance(value, list | Mapping):
+        return bool(value)
+    return None
+
+
+def parse_report_v2(value: Any) -> Report:
+    """The fields the judgement reads, checked; every other field (durations, metadata,
+    tracebacks until a pin asks for them) is ignored whatever it holds."""
+    if not isinstance(value, Mapping):
+        raise CheckerInputError(
+            "input.invalid", f"report: expected a mapping, observed {_show(value)}"
+        )
+    problems: list[str] = []
+
+    def count(key: str) -> int:
+        item = value.get(key)
+        if key not in value:
+            problems.append(f"report.{key}: missing (expected an integer)")
+        elif not isinstance(item, int) or isinstance(item, bool):
+            problems.append(f"report.{key}: expected an integer, observed {_show(item)}")
+        else:
+            return item
+        return 0
+
+    planned, executed = count("planned"), count("executed")
+    complete = value.get("complete")
+    if not isinstance(complete, bool):
+        # Stricter than the seed's judge_v2, which reads the text "false" as complete.
+        problems.append(f"report.complete: expected true or false, observed {_show(complete)}")
+    blocked = _blocked(value.get("blocked"))
+    if blocked is None:
+        problems.append(
+            "report.blocked: expected null, true/false, a count, a list or a mapping of "
+            f"blocked items, observed {_show(value.get('blocked'))}"
+        )
+    fault = value.get("fault")
+    if not isinstance(fault, str):
+        problems.append(f'report.fault: expected a fault name or "none", observed {_show(fault)}')
+    raw_records = value.get("records")
+    records: list[Record] = []
+    if not isinstance(raw_records, list):
+        problems.append(
+            f"report.records: expected a list of {{test, status}}, observed {_show(raw_records)}"
+        )
+        raw_records = []
+    append = records.append
+    for index, raw in enumerate(raw_records):
+        if type(raw) is dict or isinstance(raw, Mapping):
+            test, status = raw.get("test"), raw.get("status")
+            if isinstance(test, str) and test and isinstance(status, str) and status:
+                append(Record(test, status, raw.get("traceback")))
+                continue
+        problems.extend(_record_problems(raw, f"report.records[{index}]"))
+        if len(problems) >= _SHOWN:
+            break
+    if problems:
+        raise CheckerInputError("input.invalid", "; ".join(problems))
+    return Report(planned, executed, bool(complete), bool(blocked), str(fault), tuple(records))
+
+
+def _record_problems(raw: Any, where: str) -> list[str]:
+    if not isinstance(raw, Mapping):
+        return [f"{where}: expected a mapping, observed {_show(raw)}"]
+    test, status = raw.get("test"), raw.get("status")
+    problems = []
+    if not isinstance(test, str) or not test:
+        problems.append(f"{where}.test: expected a test name, observed {_show(test)}")
+    if not isinstance(status, str) or not status:
+        problems.append(f"{where}.status: expected a status, observed {_show(status)}")
+    return problems
+
+
+def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
+    """The seed's judgement in the seed's order, in time linear in the number of records."""
+    incomplete = _incomplete(report)
+    counts = Counter(r.test for r in report.records)
+    duplicates = sorted(name for name, n in counts.items() if n > 1)
+    if duplicates:
+        incomplete.append(f"duplicate test names: {_few(duplicates)}")
+    if incomplete:
+        return Judgement("incomplete", tuple(incomplete))
+    others = [r for r in report.records if r.status not in ("passed", "failed")]
+    if others:
+        shown = [f"{r.test}: status {r.status!r}" for r in others[:_SHOWN]]
+        if len(others) > _SHOWN:
+            shown.append(f"(+{len(others) - _SHOWN} more)")
+        return Judgement("execution_error_or_skip", tuple(shown))
+    any_failed = any(r.status == "failed" for r in report.records)
+    return _fault_judgement(report.fault, any_failed, set(known_faults))
+
+
+def _traceback_text(record: Record, why: str) -> str:
+    """A failed test's traceback as text, for a pin that reads it: text, or a list of
+    lines (joined). Anything else is refused here, and only here."""
+    value = record.traceback
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        return "\n".join(value)
+    raise CheckerInputError(
+        "input.invalid",
+        f"{record.test}: {why} reads its traceback, which is {_show(value)}; expected text "
+        "or a list of lines",
+    )
+
+
+# The exception a traceback ends in: pytest's location line ("tests/x.py:60: ConnectionError"),
+# an "E   Name: message" line, or a final "Name: message" line as the stdlib prints it.
+_LOCATION = re.compile(r"^\S+:\d+: ([A-Za-z_][\w.]*)\s*$")
+_RAISED = re.compile(
+    r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed))(?::|\s*$)"
+)
+_PYTEST_ASSERT = re.compile(r"^E\s+assert\b")
+
+
+def failure_type(traceback: str) -> str | None:
+    """The name of the exception a failed test's traceback ends in (``AssertionError`` for
+    pytest's rewritten ``E   assert ...``), or None when it names none."""
+    found: str | None = None
+    for line in traceback.splitlines():
+        line = line.rstrip()
+        match = _LOCATION.match(line) or _RAISED.match(line)
+        if match:
+            found = match.group(1).rsplit(".", 1)[-1]
+        elif _PYTEST_ASSERT.match(line) and found is None:
+            found = "AssertionError"
+    return found

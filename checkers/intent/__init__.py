@@ -1,0 +1,27 @@
+"""Intent expectations on recorded agent output (seed 004, "intent-router").
+
+Models: ``cases.py`` (@1's case format and the per-case judgement), ``repo.py`` (the
+Intent-Router repository's own format, judged as its grader does, for @2),
+``transcripts.py`` (the runner's persisted transcripts read as runs), ``runs.py`` (where
+@2's runs come from, and every case judged on them). Checks: ``expectations.py``
+(intent-expectations and suite-threshold, @1 and @2), ``contamination.py``
+(contamination@1), ``group_rates.py`` (group-rates@1).
+"""
+
+from .contamination import contamination
+from .expectations import (
+    intent_expectations,
+    intent_expectations_v2,
+    suite_threshold,
+    suite_threshold_v2,
+)
+from .group_rates import group_rates
+
+__all__ = [
+    "contamination",
+    "group_rates",
+    "intent_expectations",
+    "intent_expectations_v2",
+    "suite_threshold",
+    "suite_threshold_v2",
+]

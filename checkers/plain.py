@@ -1,0 +1,70 @@
+"""Plain data for verdicts, and values shown in messages.
+
+A verdict's details must be JSON data, while loaded evidence may hold what YAML builds
+(dates, sets, non-string keys, ``.nan``). Each checker version made its copy in its own
+way when it was written, and what a version decides never changes, so the ways are
+kept, as options of one function (``plain``) and the older JSON round trip
+(``via_json``) that config-change @1 uses.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+SAME = _same  # for ``key`` or ``other``: keep the value as it is
+
+
+def plain(
+    value: Any,
+    *,
+    non_finite_as_text: bool = True,
+    key: Callable[[Any], Any] = str,
+    other: Callable[[Any], Any] = str,
+    sequences: tuple[type, ...] = (list, tuple),
+) -> Any:
+    """A copy built of mappings, lists and scalars.
+
+    ``non_finite_as_text``: NaN and infinities become ``'nan'``, ``'inf'`` (JSON cannot
+    hold them); ``key`` is applied to mapping keys, ``other`` to anything that is neither
+    a scalar, a mapping nor one of ``sequences`` (which become lists).
+    """
+    if non_finite_as_text and isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    options: dict[str, Any] = {
+        "non_finite_as_text": non_finite_as_text,
+        "key": key,
+        "other": other,
+        "sequences": sequences,
+    }
+    if isinstance(value, Mapping):
+        return {key(k): plain(v, **options) for k, v in value.items()}
+    if isinstance(value, sequences):
+        return [plain(v, **options) for v in cast("Iterable[Any]", value)]
+    return other(value)
+
+
+def via_json(value: Any) -> Any:
+    """A copy through ``json`` (unknown values as text; keys as JSON writes them)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def brief(value: Any, limit: int = 120) -> str:
+    """``value`` as compact JSON for a message, cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def few(names: Sequence[str], limit: int) -> str:
+    """The first ``limit`` names, then how many more there are."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
