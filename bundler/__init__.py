@@ -20,7 +20,8 @@ imported from its module the first time it is used (PEP 562).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (6 ms of a cold start)
 
 __version__ = "0.1.0"
 
@@ -112,7 +113,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     target = _EXPORTS.get(name)
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
