@@ -122,6 +122,7 @@ def build(
     0), so two builds with the same one are byte-identical. ``progress`` is told the name
     of each step as it starts. The compression is ``codec``, else the one the file name
     asks for (``.zst`` or ``.gz``), else zstd."""
+    source, out = Path(source), Path(out)  # (a library caller may give str)
     if source_date_epoch is None:
         source_date_epoch = read_source_date_epoch()
     step = progress or (lambda _name: None)
