@@ -1,6 +1,7 @@
 """Every README example runs as written: the ``sh`` blocks of README.md, in order, in one
 empty folder beside the repository's ``bundles/``, with ``set -e``; a ``# `` line right
-after a command is what that command must print (``…`` stands for any text).
+after a command is what that command must print (``…`` stands for any text). The
+``python`` blocks run the same way, in order, as one program (their asserts are the check).
 
 A block is left out only when the line before its fence says why
 (``<!-- not run by tests/test_readme.py: ... -->``).
@@ -8,6 +9,7 @@ A block is left out only when the line before its fence says why
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -59,6 +61,37 @@ def commands(markdown: str) -> list[Command]:
     return found
 
 
+def python_blocks(markdown: str) -> list[tuple[int, str]]:
+    """The runnable ``python`` blocks: (line of the fence, code)."""
+    found: list[tuple[int, str]] = []
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() != "```python":
+            continue
+        before = next((b for b in reversed(lines[:i]) if b.strip()), "")
+        if before.startswith(NOT_RUN):
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
+        found.append((i + 1, "\n".join(lines[i + 1 : end])))
+    return found
+
+
+def readme_env() -> dict[str, str]:
+    """The environment the examples run in: this Python first on PATH, no REPROBUNDLE_*."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("REPROBUNDLE_") and k not in ("NO_COLOR", "COLUMNS")
+    }
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        COLUMNS="100",
+        NO_COLOR="1",
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
 def matches(expected: str, output: str) -> bool:
     """Whether a line of ``output`` holds ``expected`` (any run of spaces alike, ``…`` any text)."""
     pattern = ".*?".join(re.escape(" ".join(part.split())) for part in expected.split("…"))
@@ -88,21 +121,10 @@ def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
     for n, command in enumerate(found):
         script += [f"printf '\\n@@command {n}@@\\n'", command.text]
     (tmp_path / "bundles").symlink_to(REPO / "bundles")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("REPROBUNDLE_") and k not in ("NO_COLOR", "COLUMNS")
-    }
-    env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-        COLUMNS="100",
-        NO_COLOR="1",
-        PYTHONPATH=str(REPO),
-    )
     done = subprocess.run(
         ["bash", "-c", "\n".join(script)],
         cwd=tmp_path,
-        env=env,
+        env=readme_env(),
         capture_output=True,
         text=True,
         timeout=900,
@@ -122,3 +144,32 @@ def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
                 f"README.md:{command.line}: `{command.text}` should print {expected!r}; it "
                 f"printed:\n{by_command.get(n, '')[-2000:]}"
             )
+
+
+def test_readme_python_blocks_are_found() -> None:
+    code = "\n".join(text for _, text in python_blocks(README.read_text("utf-8")))
+    for call in ("bundler.build(", "bundler.verify(", "bundler.to_json(", "bundler.sign("):
+        assert call in code
+
+
+def test_every_readme_python_example_runs_as_written(tmp_path: Path) -> None:
+    """The Python API section cannot drift from the API: its blocks run, in order, as one
+    program, in an empty folder beside ``bundles/``, the way a user would paste them."""
+    blocks = python_blocks(README.read_text("utf-8"))
+    program = "\n".join(f"# README.md:{line}\n{text}" for line, text in blocks)
+    (tmp_path / "bundles").symlink_to(REPO / "bundles")
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=tmp_path,
+        env={**readme_env(), "SOURCE_DATE_EPOCH": "1700000000"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, f"the README's Python example failed:\n{done.stderr[-3000:]}"
+    assert re.search(r"^supported +\S+: \d+ of \d+ cases reproduced", done.stdout, re.M), (
+        done.stdout
+    )
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert report["result"] == "supported"
+    assert (tmp_path / "signed.bundle.tar.zst").is_file()

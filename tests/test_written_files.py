@@ -72,7 +72,8 @@ def test_files_no_case_reads_are_not_written(
 
 def test_keep_writes_every_file(with_unread: Path, tmp_path: Path) -> None:
     result = verify(with_unread, workdir=tmp_path / "work", keep=True)
-    assert files_under(result.extracted.root) == {f.path for f in result.extracted.manifest.files}
+    assert result.root is not None
+    assert files_under(result.root) == {f.path for f in result.extracted.manifest.files}
 
 
 def test_a_given_workdir_gets_every_file(

@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,11 @@ from bundler.authoring.source import SourcePlan, read_source
 from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
-from bundler.errors import BuildRefused, Problem
+from bundler.errors import BuildRefused, Problem, UsageError
 from bundler.format.hashing import sha256_files
 from bundler.format.manifest import (
     MANIFEST_NAME,
+    MAX_EPOCH,
     README_NAME,
     FileEntry,
     Manifest,
@@ -39,6 +40,19 @@ from bundler.output import staged
 from bundler.run.runner import checker_environment
 
 HOME_VERIFY_TIMEOUT = 3600
+EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"
+
+
+def read_source_date_epoch(environ: Mapping[str, str] | None = None) -> int:
+    """The time stamped on every member: ``$SOURCE_DATE_EPOCH`` (reproducible-builds.org),
+    else 0. Raises ``UsageError`` unless it is a whole number of seconds a tar header holds."""
+    text = (os.environ if environ is None else environ).get(EPOCH_VARIABLE, "0")
+    if not text.isdigit() or not text.isascii() or int(text) > MAX_EPOCH:
+        raise UsageError(
+            f"{EPOCH_VARIABLE} must be a whole number of seconds from 0 to {MAX_EPOCH}, "
+            f"observed {text!r}"
+        )
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -99,13 +113,18 @@ def _digest(data: bytes) -> tuple[str, int]:
 def build(
     source: Path,
     out: Path,
-    source_date_epoch: int = 0,
+    source_date_epoch: int | None = None,
     progress: Callable[[str], None] | None = None,
     codec: Codec | None = None,
 ) -> BuildResult:
     """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
-    ``progress`` is told the name of each step as it starts. The compression is
-    ``codec``, else the one the file name asks for (``.zst`` or ``.gz``), else zstd."""
+    Every member is stamped ``source_date_epoch`` (default: ``$SOURCE_DATE_EPOCH``, else
+    0), so two builds with the same one are byte-identical. ``progress`` is told the name
+    of each step as it starts. The compression is ``codec``, else the one the file name
+    asks for (``.zst`` or ``.gz``), else zstd."""
+    source, out = Path(source), Path(out)  # (a library caller may give str)
+    if source_date_epoch is None:
+        source_date_epoch = read_source_date_epoch()
     step = progress or (lambda _name: None)
     step("reading the source")
     plan = read_source(source, out)

@@ -133,6 +133,29 @@ def limit_options(function: F) -> F:
     return function
 
 
+def trust_options(whose: str = "you trust") -> Callable[[F], F]:
+    """``--trust`` and ``--trust-store``, declared once for every command that judges
+    signatures; ``whose`` says what the keys are for in that command's ``--help``. The
+    values go to ``bundler.signatures.trust.load_trusted_keys`` (or ``load_policy``)."""
+
+    def decorate(function: F) -> F:
+        function = click.option(
+            "--trust-store",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help=f"A trust store file of keys {whose}: names, validity, revocation, code "
+            "permission.",
+        )(function)
+        return click.option(
+            "--trust",
+            "trust_files",
+            multiple=True,
+            type=click.Path(path_type=Path, dir_okay=False),
+            help=f"A public key file {whose} (repeatable).",
+        )(function)
+
+    return decorate
+
+
 def limits_from(options: dict[str, int]) -> Limits:
     return Limits(
         archive_bytes=options["max_archive_bytes"],

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from, write_json
+from bundler.cli._shared import (
+    exit_help,
+    handle_errors,
+    limit_options,
+    limits_from,
+    trust_options,
+    write_json,
+)
 
 _WRITE = "2 usage error, or the archive cannot be read or written (full, read-only, damaged)"
 _LOG = "3 the audit log no longer holds what its last checkpoint pinned"
@@ -51,41 +58,6 @@ EXITS = {
     ),
     "log show": exit_help("0 shown", _WRITE, _LOG),
 }
-
-
-if TYPE_CHECKING:
-    from bundler.signatures.trust import TrustedKey
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def trust_options(what: str) -> Callable[[F], F]:
-    """``--trust`` and ``--trust-store``, as ``verify`` takes them."""
-
-    def decorate(function: F) -> F:
-        function = click.option(
-            "--trust-store",
-            type=click.Path(path_type=Path, dir_okay=False),
-            help=f"A trust store file (as for verify) {what}.",
-        )(function)
-        return click.option(
-            "--trust",
-            "trust_files",
-            multiple=True,
-            type=click.Path(path_type=Path, dir_okay=False),
-            help=f"A public key file {what} (repeatable).",
-        )(function)
-
-    return decorate
-
-
-def trusted_keys(trust_files: tuple[Path, ...], trust_store: Path | None) -> list[TrustedKey]:
-    from bundler.signatures.trust import load_key_file, load_store
-
-    keys = [load_key_file(p) for p in trust_files]
-    if trust_store is not None:
-        keys += load_store(trust_store)
-    return keys
 
 
 def on_terminal() -> bool:
@@ -157,7 +129,9 @@ def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path 
 
     if root is None:
         raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
-    keys = trusted_keys(trust_files, trust_store)
+    from bundler.signatures.trust import load_trusted_keys
+
+    keys = load_trusted_keys(trust_files, trust_store)
     with Archive.init(root, keys) as created:
         click.echo(f"created archive {created.root} (id {created.archive_id})")
         click.echo(f"archive key: {created.key_path} (keep it private; it signs checkpoints)")
@@ -193,9 +167,10 @@ def add(
       reprobundle archive add out/*.bundle.tar.zst
       reprobundle archive add signed.bundle.tar.gz --trust alice.pub
     """
+    from bundler.signatures.trust import load_trusted_keys
     from bundler.store import ArchiveRefused
 
-    keys = trusted_keys(trust_files, trust_store)
+    keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
         report = store.add(files, limits_from(limit_values), keys)
     for bundle in report.added:
@@ -412,7 +387,9 @@ def verify(
     loud: list[str] = []
     named: dict[str, str] = {}
 
-    keys = trusted_keys(trust_files, trust_store)
+    from bundler.signatures.trust import load_trusted_keys
+
+    keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
         digests = store.select(bundles, all_bundles)
         if not digests:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -52,25 +51,16 @@ def build(
       SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.zst
     """
     from bundler.authoring.build import build as build_bundle
-    from bundler.authoring.build import default_name
+    from bundler.authoring.build import default_name, read_source_date_epoch
     from bundler.authoring.source import read_source
     from bundler.container.compression import CODECS, DEFAULT
-    from bundler.errors import UsageError
 
     codec = CODECS[compression] if compression else None
-
-    epoch_text = os.environ.get("SOURCE_DATE_EPOCH", "0")
-    from bundler.format.manifest import MAX_EPOCH
-
-    if not epoch_text.isdigit() or int(epoch_text) > MAX_EPOCH:
-        raise UsageError(
-            f"SOURCE_DATE_EPOCH must be a whole number of seconds from 0 to {MAX_EPOCH}, "
-            f"observed {epoch_text!r}"
-        )
+    epoch = read_source_date_epoch()
     if output is None:
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     with ProgressDisplay(enabled=not quiet) as progress:
-        result = build_bundle(source, output, int(epoch_text), progress=progress.step, codec=codec)
+        result = build_bundle(source, output, epoch, progress=progress.step, codec=codec)
     if result.skipped:
         click.echo(
             f"skipped {len(result.skipped)} bundle file(s) the patterns matched (a bundle is "

@@ -54,33 +54,21 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
     Example:
       reprobundle keygen alice --out-dir ~/.reprobundle
     """
-    from bundler.errors import UsageError
-    from bundler.signatures.signing import new_private_key, private_key_pem, public_of
+    from bundler.signatures.keyfiles import write_key_pair
 
-    if not name or "/" in name or name.startswith("."):
-        raise UsageError(f"key name {name!r} must be a plain file name")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    private_path, public_path = out_dir / f"{name}.key", out_dir / f"{name}.pub"
-    for path in (private_path, public_path):
-        if path.exists() or path.is_symlink():
-            raise UsageError(f"{path} exists; refusing to overwrite a key")
-    if no_passphrase:
-        click.echo(
-            "warning: the private key is not encrypted; anyone who can read "
-            f"{private_path} can sign bundles as you",
-            err=True,
-        )
-    passphrase = None if no_passphrase else _passphrase(confirm=True)
-    if passphrase == b"":
-        raise UsageError("an empty passphrase; use --no-passphrase to mean no passphrase")
-    key = new_private_key()
-    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as stream:
-        stream.write(private_key_pem(key, passphrase))
-    public = public_of(key)
-    fd = os.open(public_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="ascii") as text:
-        text.write(public.pem())
+    def passphrase() -> bytes | None:
+        """Asked for once the files are known to be new."""
+        if no_passphrase:
+            click.echo(
+                "warning: the private key is not encrypted; anyone who can read "
+                f"{out_dir / name}.key can sign bundles as you",
+                err=True,
+            )
+            return None
+        return _passphrase(confirm=True)
+
+    written = write_key_pair(name, out_dir, passphrase)
+    private_path, public_path, public = written.private_path, written.public_path, written.public
     click.echo(f"private key  {private_path}  (keep it secret)")
     click.echo(f"public key   {public_path}  (share it)")
     click.echo(f"key id       {public.keyid}")
@@ -130,23 +118,10 @@ def sign(
     Example:
       reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
-    from bundler.errors import UsageError
+    from bundler.signatures.keyfiles import read_private_key
     from bundler.signatures.signfile import sign_bundle
-    from bundler.signatures.signing import (
-        SignatureProblem,
-        load_private_key,
-        private_key_is_encrypted,
-    )
 
-    try:
-        data = key_file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read key {key_file}: {exc.strerror}") from None
-    passphrase = _passphrase(confirm=False) if private_key_is_encrypted(data) else None
-    try:
-        key = load_private_key(data, passphrase)
-    except SignatureProblem as exc:
-        raise UsageError(f"cannot use key {key_file}", [exc.problem(str(key_file))]) from None
+    key = read_private_key(key_file, lambda: _passphrase(confirm=False))
     target, signature = sign_bundle(
         bundle, key, out=out, detached=detached, limits=limits_from(limit_values)
     )

@@ -16,10 +16,14 @@ from bundler.cli._shared import (
     is_terminal,
     limit_options,
     limits_from,
+    trust_options,
     write_json,
     write_text,
 )
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
+from bundler.run.sandbox import CodeLimits
+
+CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 
 
 def expects_identity_option() -> bool:
@@ -65,41 +69,6 @@ if TYPE_CHECKING:
     from bundler.container.extract import Limits
     from bundler.run.runner import Progress
     from bundler.run.verify import Verification
-    from bundler.signatures.trust import Policy
-
-
-def policy_from(
-    trust_files: tuple[Path, ...],
-    trust_store: Path | None,
-    require_signature: bool,
-    expect_manifest_sha256: str | None,
-    detached: tuple[Path, ...],
-    allow_unsigned: bool = False,
-) -> Policy:
-    import re
-
-    from bundler.errors import UsageError
-    from bundler.signatures.trust import Policy, load_key_file, load_store
-
-    if expect_manifest_sha256 is not None and not re.fullmatch(
-        r"(sha256:)?[0-9a-fA-F]{64}", expect_manifest_sha256
-    ):
-        raise UsageError("--expect-manifest-sha256 takes 64 hex digits (sha256:HEX also works)")
-    keys = [load_key_file(p) for p in trust_files]
-    if trust_store is not None:
-        keys += load_store(trust_store)
-    if require_signature and not keys:
-        raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
-    if require_signature and allow_unsigned:
-        raise UsageError("--require-signature and --allow-unsigned contradict each other")
-    signatures: dict[str, bytes] = {}
-    for path in detached:
-        try:
-            signatures[f"{path} (detached)"] = path.read_bytes()[: 1 << 20]
-        except OSError as exc:
-            raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
-    pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
-    return Policy(tuple(keys), require_signature, pin, signatures, allow_unsigned=allow_unsigned)
 
 
 # verify's options that are not about how it writes its outputs: how it judges. `report`
@@ -144,22 +113,22 @@ def verify_with_options(
     progress: Progress | None = None,
 ) -> Verification:
     """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
-    from bundler.run.sandbox import CodeLimits, CodePolicy
+    from bundler.run.sandbox import CodePolicy
     from bundler.run.verify import verify as run_verify
+    from bundler.signatures.trust import load_policy
 
-    policy = policy_from(
+    policy = load_policy(
         options["trust_files"],
         options["trust_store"],
-        options["require_signature"],
-        options["expect_manifest_sha256"],
-        options["detached"],
-        options["allow_unsigned"],
+        require_signature=options["require_signature"],
+        allow_unsigned=options["allow_unsigned"],
+        expect_manifest_sha256=options["expect_manifest_sha256"],
+        detached=options["detached"],
     )
     code = CodePolicy(
         options["allow_code"],
         CodeLimits(
             timeout=options["code_timeout"],
-            cpu_seconds=max(1, int(options["code_timeout"]) + 1),
             memory_bytes=options["code_memory"],
             output_bytes=options["code_output"],
             processes=options["code_processes"],
@@ -218,18 +187,7 @@ def verify_with_options(
     is_flag=True,
     help="Show every case with its reasons (and tracebacks of bugs).",
 )
-@click.option(
-    "--trust",
-    "trust_files",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A public key file you trust (repeatable).",
-)
-@click.option(
-    "--trust-store",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A trust store file: keys with names, validity, revocation, code permission.",
-)
+@trust_options()
 @click.option(
     "--require-signature",
     is_flag=True,
@@ -261,35 +219,35 @@ def verify_with_options(
 @click.option(
     "--code-timeout",
     type=click.FloatRange(0.1),
-    default=60.0,
+    default=CODE_LIMITS.timeout,
     show_default=True,
     help="Seconds a bundled-code case may take.",
 )
 @click.option(
     "--code-memory",
     type=click.IntRange(16 << 20),
-    default=1 << 30,
+    default=CODE_LIMITS.memory_bytes,
     show_default=True,
     help="Address-space bytes of a bundled-code process.",
 )
 @click.option(
     "--code-output",
     type=click.IntRange(0),
-    default=64 << 10,
+    default=CODE_LIMITS.output_bytes,
     show_default=True,
     help="Output bytes kept per bundled-code case.",
 )
 @click.option(
     "--code-processes",
     type=click.IntRange(1),
-    default=64,
+    default=CODE_LIMITS.processes,
     show_default=True,
     help="Processes a bundled checker may run at once; more and they are all killed.",
 )
 @click.option(
     "--code-written-bytes",
     type=click.IntRange(1 << 20),
-    default=256 << 20,
+    default=CODE_LIMITS.written_bytes,
     show_default=True,
     help="Bytes a bundled checker may write in all (its tmpfs; where no mount namespace "
     "can be made, only each file's size is limited).",

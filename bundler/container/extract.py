@@ -15,7 +15,7 @@ them by default). Every problem is collected before the bundle is rejected.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import BinaryIO
 
@@ -26,7 +26,7 @@ from bundler.container.writer import Writer, sha256_of
 from bundler.errors import BundleRejected, Problem
 from bundler.format.manifest import Manifest, identity
 
-__all__ = ["BeforePayload", "Extracted", "Limits", "Wanted", "extract"]
+__all__ = ["BeforePayload", "CheckedBundle", "Extracted", "Limits", "Wanted", "extract"]
 
 MAX_LISTED_PROBLEMS = 200
 
@@ -37,19 +37,30 @@ BeforePayload = Callable[[bytes, str, dict[str, bytes]], None]
 Wanted = Callable[[Manifest], Collection[str] | None]
 
 
-@dataclass
-class Extracted:
-    """A bundle whose every byte matched its manifest; ``written`` of its files (None: all)
-    are under ``root``."""
+@dataclass(frozen=True)
+class CheckedBundle:
+    """A bundle whose every byte matched its manifest: what stays true once its work
+    folder is gone (``check_integrity`` returns it; ``Verification.extracted`` is one)."""
 
-    root: Path
     manifest: Manifest
     manifest_bytes: bytes
-    identity: str
+    identity: str  # the SHA-256 of manifest_bytes
     total_bytes: int
     signatures: dict[str, bytes] = field(default_factory=dict)
     codec: compression.Codec = compression.GZIP
-    written: frozenset[str] | None = None
+    written: frozenset[str] | None = None  # the files written (None: all of them)
+
+
+@dataclass(frozen=True)
+class Extracted(CheckedBundle):
+    """A checked bundle while its work folder exists: ``written`` of its files are under
+    ``root``. Only the holder of the folder sees one; it hands out ``checked()``."""
+
+    root: Path = field(kw_only=True)
+
+    def checked(self) -> CheckedBundle:
+        """The same facts without the folder, which is about to be removed."""
+        return CheckedBundle(**{f.name: getattr(self, f.name) for f in fields(CheckedBundle)})
 
 
 def extract(

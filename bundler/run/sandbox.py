@@ -50,10 +50,10 @@ CODE_ERRORS: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class CodeLimits:
-    """Per-case limits for bundled code. Each has a flag on ``verify``."""
+    """Per-case limits for bundled code; the defaults are ``verify``'s (its flags and
+    ``--help`` read them from here)."""
 
     timeout: float = 60.0  # wall clock seconds per case
-    cpu_seconds: int = 60
     memory_bytes: int = 1 << 30
     file_bytes: int = 64 << 20
     open_files: int = 64
@@ -61,6 +61,12 @@ class CodeLimits:
     cases_per_worker: int = 100
     processes: int = 64  # processes a worker may have running at once, itself included
     written_bytes: int = 256 << 20  # all files it writes (the size of its tmpfs)
+
+    @property
+    def cpu_seconds(self) -> int:
+        """CPU seconds per case: one past the timeout, so that a busy case is stopped by
+        the clock (``code.timeout``) before the CPU limit kills it."""
+        return max(1, int(self.timeout) + 1)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bundler import __version__
-from bundler.container.extract import BeforePayload, Extracted, Limits, Wanted, extract
+from bundler.container.extract import (
+    BeforePayload,
+    CheckedBundle,
+    Extracted,
+    Limits,
+    Wanted,
+    extract,
+)
 from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError
 from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
@@ -51,21 +58,27 @@ class CodeRun:
 
 @dataclass(frozen=True)
 class Verification:
-    """Everything a report needs about one verification."""
+    """Everything a report needs about one verification. It names a folder only when
+    that folder is still there: ``workdir`` (and ``root``) only when the caller kept it."""
 
     bundle_file: Path
-    extracted: Extracted
+    extracted: CheckedBundle
     cases: list[CaseResult]
     claims: list[ClaimResult]
     status: ClaimStatus
     environment: dict[str, Any]
-    workdir: Path | None  # set when the caller kept it
+    workdir: Path | None  # the work folder, when the caller kept it (else it is removed)
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
     code: CodeRun | None = None  # set when the bundle declares bundled code
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.status]
+
+    @property
+    def root(self) -> Path | None:
+        """The bundle's top folder (``NAME-VERSION/``) in the kept work folder, else None."""
+        return self.workdir / self.extracted.manifest.top if self.workdir else None
 
 
 def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
@@ -126,16 +139,16 @@ def _paths(ref: str | Sequence[str]) -> Sequence[str]:
 
 def check_integrity(
     bundle_file: Path, limits: Limits | None = None, before_payload: BeforePayload | None = None
-) -> Extracted:
-    """Check every byte of ``bundle_file`` against its manifest, running no case: what
-    ``inspect`` and ``diff`` need. The returned ``root`` no longer exists. Raises
-    ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
-    hold."""
+) -> CheckedBundle:
+    """Check every byte of ``bundle_file`` against its manifest, running no case and
+    writing no file: what ``inspect`` and ``diff`` need. Raises ``UsageError`` when
+    ``bundle_file`` is not a file, ``BundleRejected`` when it does not hold."""
+    bundle_file = Path(bundle_file)
     must_be_file(bundle_file)
     with unpacked(
         bundle_file.absolute(), limits=limits, before_payload=before_payload, wanted=lambda _: ()
     ) as found:
-        return found
+        return found.checked()
 
 
 def must_be_file(path: Path) -> None:
@@ -207,12 +220,12 @@ def verify(
         claims = judge_claims(extracted.manifest, cases)
         return Verification(
             bundle_file=bundle_file,
-            extracted=extracted,
+            extracted=extracted.checked(),
             cases=cases,
             claims=claims,
             status=overall(claims),
             environment=verifier_environment(extracted.manifest, code_run.allowed),
-            workdir=extracted.root.parent if keep else None,
+            workdir=extracted.root.parent if keep else None,  # (else removed on return)
             signature=judge_signatures.check,
             code=code_run if extracted.manifest.code else None,
         )

@@ -39,7 +39,8 @@ def sign_bundle(
     limits: Limits | None = None,
 ) -> tuple[Path, Signature]:
     """Sign ``bundle``; returns the file written and the signature."""
-    bundle = bundle.absolute()
+    bundle = Path(bundle).absolute()
+    out = Path(out) if out is not None else None
     with tempfile.TemporaryDirectory(prefix="reprobundle-sign-") as work:
         extracted = _read(bundle, Path(work), limits)
         signature = sign(extracted.manifest_bytes, key)

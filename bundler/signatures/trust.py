@@ -22,8 +22,9 @@ A trust store is a TOML file::
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -59,19 +60,39 @@ class TrustedKey:
 
 @dataclass(frozen=True)
 class Policy:
-    """What the reviewer asked for."""
+    """What the reviewer asked for. It fails closed as ``verify`` does: naming trusted
+    keys rejects a bundle none of them signed, unless ``allow_unsigned``."""
 
     trusted: tuple[TrustedKey, ...] = ()
     require_signature: bool = False
+    # the identity pin (``--expect-manifest-sha256``): 64 hex digits, ``sha256:`` allowed;
+    # kept lower-case without the prefix. A malformed pin is a UsageError here.
     expect_manifest_sha256: str | None = None
     detached: Mapping[str, bytes] = field(default_factory=dict)  # name -> signature bytes
-    # False: naming trusted keys requires a signature by one of them (verify's default,
-    # fail closed); True: keys given only name the signers (the archive, --allow-unsigned)
-    allow_unsigned: bool = True
+    # True: keys given only name the signers (the archive, --allow-unsigned)
+    allow_unsigned: bool = False
+
+    def __post_init__(self) -> None:
+        if self.expect_manifest_sha256 is not None:
+            object.__setattr__(
+                self, "expect_manifest_sha256", identity_pin(self.expect_manifest_sha256)
+            )
+        if self.require_signature and not self.trusted:
+            raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
+        if self.require_signature and self.allow_unsigned:
+            raise UsageError("--require-signature and --allow-unsigned contradict each other")
 
     @property
     def requires_signature(self) -> bool:
         return self.require_signature or (bool(self.trusted) and not self.allow_unsigned)
+
+
+def identity_pin(text: str) -> str:
+    """A bundle identity as a reviewer may write it (``HEX`` or ``sha256:HEX``), checked
+    and normalised to lower-case hex: the one place an identity pin is read."""
+    if not isinstance(text, str) or not re.fullmatch(r"(sha256:)?[0-9a-fA-F]{64}", text):
+        raise UsageError("--expect-manifest-sha256 takes 64 hex digits (sha256:HEX also works)")
+    return text.removeprefix("sha256:").lower()
 
 
 @dataclass(frozen=True)
@@ -189,13 +210,13 @@ def check_signatures(
     now = now or dt.datetime.now(dt.UTC)
     pinned = False
     if policy.expect_manifest_sha256 is not None:
-        if identity != policy.expect_manifest_sha256.lower():
+        if identity != policy.expect_manifest_sha256:
             raise _reject(
                 "the bundle is not the one expected",
                 "manifest.toml",
                 "identity.mismatch",
                 f"its identity is sha256:{identity}, expected "
-                f"sha256:{policy.expect_manifest_sha256.lower()}",
+                f"sha256:{policy.expect_manifest_sha256}",
             )
         pinned = True
 
@@ -365,3 +386,40 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
     if problems:
         raise UsageError(f"refusing to load trust store {path}", problems)
     return tuple(keys)
+
+
+def load_trusted_keys(
+    key_files: Iterable[Path] = (), store: Path | None = None
+) -> tuple[TrustedKey, ...]:
+    """The keys of public key files (``--trust``) and of a trust store (``--trust-store``)."""
+    keys = [load_key_file(Path(p)) for p in key_files]
+    if store is not None:
+        keys += load_store(Path(store))
+    return tuple(keys)
+
+
+MAX_DETACHED = 1 << 20  # more than any signature file may hold: the reader refuses it
+
+
+def load_policy(
+    key_files: Iterable[Path] = (),
+    store: Path | None = None,
+    *,
+    require_signature: bool = False,
+    allow_unsigned: bool = False,
+    expect_manifest_sha256: str | None = None,
+    detached: Iterable[Path] = (),
+) -> Policy:
+    """The reviewer's policy from their files, as ``verify`` reads its options: trusted
+    keys from ``key_files`` and ``store``, the identity pin, and detached signature files
+    (read here, judged with the bundle's own). Raises ``UsageError``."""
+    pin = identity_pin(expect_manifest_sha256) if expect_manifest_sha256 is not None else None
+    keys = load_trusted_keys(key_files, store)
+    policy = Policy(keys, require_signature, pin, allow_unsigned=allow_unsigned)
+    signatures: dict[str, bytes] = {}
+    for path in detached:
+        try:
+            signatures[f"{path} (detached)"] = Path(path).read_bytes()[:MAX_DETACHED]
+        except OSError as exc:
+            raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
+    return replace(policy, detached=signatures)

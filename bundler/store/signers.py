@@ -110,9 +110,11 @@ def load(root: Path) -> tuple[TrustedKey, ...]:
 
 def merged(archive_keys: Sequence[TrustedKey], given: Iterable[TrustedKey]) -> Policy:
     """The archive's keys and those given to one command. For a key in both, the
-    archive's entry wins (its revocation and validity cannot be overridden per command)."""
+    archive's entry wins (its revocation and validity cannot be overridden per command).
+    The keys name the signers; an unsigned bundle is still kept (and recorded unsigned)."""
     mine = {k.key.raw for k in archive_keys}
-    return Policy((*[k for k in given if k.key.raw not in mine], *archive_keys))
+    keys = (*[k for k in given if k.key.raw not in mine], *archive_keys)
+    return Policy(keys, allow_unsigned=True)
 
 
 def state(keys: Iterable[TrustedKey]) -> list[dict[str, Any]]:
