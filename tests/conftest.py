@@ -14,6 +14,12 @@ def quickstart_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_quickstart(tmp_path_factory.mktemp("built"))
 
 
+@pytest.fixture(scope="session")
+def quickstart_zst_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same, in zstd (the default container of ``build``)."""
+    return build_quickstart(tmp_path_factory.mktemp("built"), suffix=".tar.zst")
+
+
 @pytest.fixture
 def canary(tmp_path: Path) -> Path:
     """A file outside every work directory; attacks must leave it (and its folder) alone."""
