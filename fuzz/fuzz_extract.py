@@ -1,4 +1,4 @@
-"""Fuzz the untrusted-archive reader (``bundler.extract``), by hand, on gzip and zstd
+"""Fuzz the untrusted-archive reader (``bundler.container.extract``), by hand, on gzip and zstd
 bundles (the tar stream is mutated inside its container, or the container itself).
 
 Every input must end in an accepted bundle or a ``BundleRejected``; any other exception,
@@ -24,8 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bundler.container.extract import Limits, extract  # noqa: E402
 from bundler.errors import BundleRejected  # noqa: E402
-from bundler.extract import Limits, extract  # noqa: E402
 from tests.helpers import ZSTD_MAGIC, compress, decompress  # noqa: E402
 
 LIMITS = Limits(archive_bytes=4 << 20, total_bytes=16 << 20, ratio_floor=1 << 20)
@@ -47,7 +47,7 @@ def one_input(data: bytes) -> None:
 
 
 def _seeds() -> list[bytes]:
-    from bundler.build import build
+    from bundler.authoring.build import build
 
     with tempfile.TemporaryDirectory() as tmp:
         return [

@@ -8,7 +8,7 @@ import pytest
 from tests.helpers import build_quickstart
 
 if TYPE_CHECKING:
-    from bundler.verify import Verification
+    from bundler.run.verify import Verification
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +43,7 @@ def example_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 @pytest.fixture(scope="session")
 def example_verifications(example_bundles: dict[str, Path]) -> dict[str, Verification]:
     """What ``verify`` returns for each example bundle, verified once."""
-    from bundler.verify import verify
+    from bundler.run.verify import verify
 
     return {name: verify(bundle) for name, bundle in example_bundles.items()}
 
@@ -51,6 +51,6 @@ def example_verifications(example_bundles: dict[str, Path]) -> dict[str, Verific
 @pytest.fixture(scope="session")
 def example_reports(example_verifications: dict[str, Verification]) -> dict[str, dict[str, Any]]:
     """The JSON report of every example bundle in bundles/, each built and verified once."""
-    from bundler.report import to_json
+    from bundler.reports.document import to_json
 
     return {name: to_json(result) for name, result in example_verifications.items()}

@@ -18,10 +18,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
+from bundler.authoring.templates import copy_template
 from bundler.cli import main
-from bundler.templates import copy_template
-from bundler.verify import Verification, verify
+from bundler.run.verify import Verification, verify
 from tests.golden.regenerate import example_sources
 from tests.helpers import REPO, edit_manifest, with_input
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from bundler import runner
-from bundler.build import build
-from bundler.report import to_json
-from bundler.verify import verify
+from bundler.authoring.build import build
+from bundler.reports.document import to_json
+from bundler.run import runner
+from bundler.run.verify import verify
 from tests.helpers import REPO
 
 SUBMITTED: list[int] = []

@@ -85,7 +85,7 @@ def test_rendering_a_hostile_json_report_never_fails_internally(
 
 @pytest.fixture(scope="module")
 def quickstart_report(quickstart_zst_bundle: Path) -> dict[str, Any]:
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
 
     return to_json(verify(quickstart_zst_bundle))

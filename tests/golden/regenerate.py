@@ -66,15 +66,15 @@ def render(report: dict[str, Any]) -> dict[str, str]:
 
 def build_source(source: Path, work: Path) -> Path:
     """Build ``source`` into ``work`` with a fixed SOURCE_DATE_EPOCH."""
-    from bundler.build import build
+    from bundler.authoring.build import build
 
     return build(source, work / f"{source.name}.bundle.tar.gz", EPOCH).path
 
 
 def verify_source(source: Path, work: Path) -> dict[str, Any]:
     """Build ``source``, verify the file, return the JSON report."""
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
 
     return to_json(verify(build_source(source, work)))
 

@@ -116,8 +116,8 @@ def _unknown_major(entries: list[Any]) -> list[Any]:
 
 
 def _signed(seed: Path, folder: Path) -> Path:
-    from bundler.signfile import sign_bundle
-    from bundler.signing import load_private_key
+    from bundler.signatures.signfile import sign_bundle
+    from bundler.signatures.signing import load_private_key
 
     key = load_private_key(DEMO_KEY.read_bytes(), None)
     return sign_bundle(seed, key, folder / "signed.bundle.tar.zst")[0]
@@ -137,7 +137,7 @@ def _signed_then_edited(seed: Path, folder: Path) -> None:
 def _signed_and_another_key(seed: Path, folder: Path) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from bundler.signing import public_of
+    from bundler.signatures.signing import public_of
 
     _signed(seed, folder)
     reviewer = Ed25519PrivateKey.from_private_bytes(REVIEWER_SEED)
