@@ -1,4 +1,5 @@
-"""Fuzz the untrusted-archive reader (``bundler.container.extract``), by hand.
+"""Fuzz the untrusted-archive reader (``bundler.container.extract``), by hand, on gzip and zstd
+bundles (the tar stream is mutated inside its container, or the container itself).
 
 Every input must end in an accepted bundle or a ``BundleRejected``; any other exception,
 or a write beside the work directory, is a bug and stops the run.
@@ -7,15 +8,14 @@ With atheris (``pip install atheris``; coverage-guided, libFuzzer options pass t
 
     python fuzz/fuzz_extract.py fuzz/corpus -atheris_runs=200000
 
-Without it, a plain mutation loop over a seed bundle (built from bundles/quickstart when
-none is given):
+Without it, a plain mutation loop over seed bundles (built from bundles/quickstart, in
+zstd and gzip, when none is given):
 
-    python fuzz/fuzz_extract.py --plain 20000 [SEED.bundle.tar.gz ...]
+    python fuzz/fuzz_extract.py --plain 20000 [SEED.bundle.tar.zst ...]
 """
 
 from __future__ import annotations
 
-import gzip
 import random
 import sys
 import tempfile
@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from bundler.container.extract import Limits, extract  # noqa: E402
 from bundler.errors import BundleRejected  # noqa: E402
+from tests.helpers import ZSTD_MAGIC, compress, decompress  # noqa: E402
 
 LIMITS = Limits(archive_bytes=4 << 20, total_bytes=16 << 20, ratio_floor=1 << 20)
 
@@ -33,7 +34,7 @@ LIMITS = Limits(archive_bytes=4 << 20, total_bytes=16 << 20, ratio_floor=1 << 20
 def one_input(data: bytes) -> None:
     with tempfile.TemporaryDirectory(prefix="reprobundle-fuzz-") as tmp:
         base = Path(tmp)
-        bundle, work, canary = base / "b.tar.gz", base / "work", base / "canary"
+        bundle, work, canary = base / "b.bundle", base / "work", base / "canary"
         bundle.write_bytes(data)
         canary.write_bytes(b"untouched")
         work.mkdir()
@@ -42,16 +43,19 @@ def one_input(data: bytes) -> None:
         except BundleRejected as exc:
             assert exc.exit_code == 3 and exc.problems, exc
         assert canary.read_bytes() == b"untouched"
-        assert sorted(p.name for p in base.iterdir()) == ["b.tar.gz", "canary", "work"]
+        assert sorted(p.name for p in base.iterdir()) == ["b.bundle", "canary", "work"]
 
 
-def _seed() -> bytes:
+def _seeds() -> list[bytes]:
     from bundler.authoring.build import build
 
     with tempfile.TemporaryDirectory() as tmp:
-        return build(
-            REPO / "bundles" / "quickstart", Path(tmp) / "q.bundle.tar.gz"
-        ).path.read_bytes()
+        return [
+            build(
+                REPO / "bundles" / "quickstart", Path(tmp) / f"q.bundle{suffix}"
+            ).path.read_bytes()
+            for suffix in (".tar.zst", ".tar.gz")
+        ]
 
 
 def _mutate(data: bytes, rng: random.Random) -> bytes:
@@ -61,7 +65,7 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
         for _ in range(rng.randint(1, 8)):
             out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
         return bytes(out)
-    raw = bytearray(gzip.decompress(data))
+    raw = bytearray(decompress(data))
     if choice == 1:  # flip bits in the tar stream (headers, names, padding)
         for _ in range(rng.randint(1, 8)):
             raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
@@ -80,7 +84,7 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
             )
         raw[at + 148 : at + 156] = b" " * 8
         raw[at + 148 : at + 156] = b"%06o\0 " % sum(raw[at : at + 512])
-    return gzip.compress(bytes(raw), mtime=0)
+    return compress(bytes(raw), data.startswith(ZSTD_MAGIC))
 
 
 def plain(runs: int, seeds: list[bytes]) -> None:
@@ -95,19 +99,21 @@ def plain(runs: int, seeds: list[bytes]) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--plain":
         runs = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
-        seeds = [Path(p).read_bytes() for p in sys.argv[3:]] or [_seed()]
+        seeds = [Path(p).read_bytes() for p in sys.argv[3:]] or _seeds()
         plain(runs, seeds)
         return
     import atheris  # type: ignore[import-not-found]
 
     def mutator(data: bytes, max_size: int, seed: int) -> bytes:
-        """Mutate the tar stream inside the gzip, so mutations reach the tar parser."""
+        """Mutate the tar stream inside its container (zstd or gzip, drawn from ``seed``
+        for an input that is neither), so mutations reach the tar parser."""
         try:
-            raw = gzip.decompress(data)
+            raw = decompress(data)
+            zstd = data.startswith(ZSTD_MAGIC)
         except Exception:
-            raw = b""
+            raw, zstd = b"", seed % 2 == 0
         raw = atheris.Mutate(raw, len(raw) + 4096)
-        return gzip.compress(raw, mtime=0)
+        return compress(raw, zstd)
 
     atheris.instrument_all()
     args = (

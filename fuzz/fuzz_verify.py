@@ -1,5 +1,6 @@
 """Fuzz the whole of ``verify`` and of ``report``, by hand: zstd bundles (the default
-format), case inputs and report rendering. ``fuzz_extract.py`` covers the gzip reader.
+format), case inputs (in zstd and gzip bundles) and report rendering.
+``fuzz_extract.py`` covers the archive reader alone.
 
 Every input must end in a verdict or a refusal (exit 0-4) in every output format; an
 exit 5, a traceback, or an output file that is not UTF-8 stops the run.
@@ -23,14 +24,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.helpers import with_input  # noqa: E402
 from tests.hostile import (  # noqa: E402
     INPUTS,
+    SUFFIXES,
     VERDICTS,
     hostile_report,
     hostile_text,
     run,
     verify_every_way,
-    with_input,
     zstd_mutant,
 )
 
@@ -38,7 +40,7 @@ TARGETS = ("zstd", "inputs", "report")
 
 
 class Seeds:
-    """A quickstart bundle (gzip and zstd) and its JSON report, made once."""
+    """A quickstart bundle (zstd and gzip) and its JSON report, made once."""
 
     def __init__(self, folder: Path) -> None:
         from bundler.authoring.build import build
@@ -47,8 +49,9 @@ class Seeds:
 
         source = REPO / "bundles" / "quickstart"
         self.gzip = build(source, folder / "q.bundle.tar.gz", 1700000000).path
-        self.zstd = build(source, folder / "q.bundle.tar.zst", 1700000000).path.read_bytes()
-        self.report = to_json(verify(self.gzip))
+        zstd = build(source, folder / "q.bundle.tar.zst", 1700000000).path
+        self.zstd = zstd.read_bytes()
+        self.report = to_json(verify(zstd))
 
 
 def one(target: str, data: bytes, seeds: Seeds, rng: random.Random) -> None:
@@ -60,9 +63,9 @@ def one(target: str, data: bytes, seeds: Seeds, rng: random.Random) -> None:
             bundle.write_bytes(data or zstd_mutant(seeds.zstd, rng))
             verify_every_way(bundle)
         elif target == "inputs":
-            path = rng.choice(INPUTS)
+            path, suffix = rng.choice(INPUTS), rng.choice(SUFFIXES)
             bundle = with_input(
-                seeds.gzip, folder / "f.bundle.tar.gz", path, data or hostile_text(rng)
+                seeds.gzip, folder / f"f.bundle{suffix}", path, data or hostile_text(rng)
             )
             verify_every_way(bundle)
         else:

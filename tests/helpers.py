@@ -1,4 +1,8 @@
-"""Test helpers: build small bundles and take them apart the way an attacker would."""
+"""Test helpers: build small bundles and take them apart the way an attacker would.
+
+The one place that builds hostile bundles: read a bundle's members (gzip or zstd), change
+them, add to them or splice raw tar bytes in, and write the result compressed as its
+file name says (``.zst``: zstd, else gzip)."""
 
 from __future__ import annotations
 
@@ -14,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+import zstandard
 
 from bundler.authoring.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "bundles" / "quickstart"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 @dataclass
@@ -32,9 +38,33 @@ class Entry:
     size: int | None = None  # header size, when it should lie
 
 
+def decompress(data: bytes) -> bytes:
+    """The tar stream inside a gzip or zstd bundle's bytes."""
+    if data.startswith(ZSTD_MAGIC):
+        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    return gzip.decompress(data)
+
+
+def compress(raw: bytes, zstd: bool) -> bytes:
+    if zstd:
+        return zstandard.ZstdCompressor(level=3, write_checksum=True).compress(raw)
+    return gzip.compress(raw, mtime=0)
+
+
+def raw_tar(bundle: Path) -> bytes:
+    """The tar stream inside a gzip or zstd bundle."""
+    return decompress(bundle.read_bytes())
+
+
+def put(target: Path, raw: bytes) -> Path:
+    """Write a tar stream compressed as ``target``'s name says (``.zst``, else gzip)."""
+    target.write_bytes(compress(raw, target.name.endswith(".zst")))
+    return target
+
+
 def read_entries(bundle: Path) -> list[Entry]:
     out = []
-    with tarfile.open(bundle, "r:gz") as tar:
+    with tarfile.open(fileobj=io.BytesIO(raw_tar(bundle))) as tar:
         for member in tar.getmembers():
             data = tar.extractfile(member).read() if member.isreg() else b""  # type: ignore[union-attr]
             out.append(Entry(member.name, data, member.type, member.linkname))
@@ -54,8 +84,25 @@ def write_entries(entries: list[Entry], target: Path, fmt: int = tarfile.PAX_FOR
                 tar.addfile(info, io.BytesIO(entry.data))
             else:
                 tar.addfile(info)
-    target.write_bytes(gzip.compress(raw.getvalue(), mtime=0))
-    return target
+    return put(target, raw.getvalue())
+
+
+def with_entries(bundle: Path, target: Path, *extra: Entry, fmt: int = tarfile.PAX_FORMAT) -> Path:
+    """``bundle`` with ``extra`` members after its own."""
+    return write_entries([*read_entries(bundle), *extra], target, fmt)
+
+
+def tar_end(raw: bytes) -> int:
+    """Where the end-of-archive marker of a tar stream starts (after the last member)."""
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        last = tar.getmembers()[-1]
+    return last.offset_data + -(-last.size // 512) * 512
+
+
+def with_raw_member(bundle: Path, target: Path, member: bytes) -> Path:
+    """``bundle`` with raw tar bytes (headers tarfile would not write) before its end."""
+    raw = raw_tar(bundle)
+    return put(target, raw[: tar_end(raw)] + member + bytes(1024))
 
 
 def edit_manifest(
@@ -85,8 +132,14 @@ def edit_manifest(
     return write_entries(entries, target)
 
 
-def build_quickstart(tmp: Path, epoch: int = 1700000000) -> Path:
-    return build(QUICKSTART, tmp / "quickstart.bundle.tar.gz", epoch).path
+def with_input(bundle: Path, target: Path, path: str, data: bytes) -> Path:
+    """``bundle`` with one case input replaced, its hash and size kept honest: what an
+    author (or an attacker who builds their own bundle) can put before a checker."""
+    return edit_manifest(bundle, target, lambda doc: None, {path: data})
+
+
+def build_quickstart(tmp: Path, epoch: int = 1700000000, suffix: str = ".tar.gz") -> Path:
+    return build(QUICKSTART, tmp / f"quickstart.bundle{suffix}", epoch).path
 
 
 def copy_source(tmp: Path, source: Path = QUICKSTART) -> Path:

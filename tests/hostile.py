@@ -5,8 +5,6 @@ an internal error (exit 5) or a traceback. Shared by the property tests and the 
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import random
 import tempfile
@@ -14,30 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import zstandard
 from click.testing import CliRunner
 
 from bundler.cli import main
-from tests.helpers import edit_manifest
+from tests.helpers import compress, decompress
 
 # What verify and report may exit with; 5 (internal error) never.
 VERDICTS = {0, 1, 2, 3, 4}
 OUTPUTS = ("--json", "--markdown", "--junit", "--html")
 INPUTS = ("inputs/candidate-reformatted.json", "inputs/candidate-dropped-rule.yaml")
-
-
-def to_zstd(gzip_bundle: bytes) -> bytes:
-    """The same tar in a zstd frame (the default compression of ``build``)."""
-    return zstandard.ZstdCompressor(level=3).compress(gzip.decompress(gzip_bundle))
-
-
-def with_input(bundle: Path, target: Path, path: str, data: bytes, zstd: bool = False) -> Path:
-    """``bundle`` with one case input replaced, its hash and size kept honest: what an
-    author (or an attacker who builds their own bundle) can put before a checker."""
-    edit_manifest(bundle, target, lambda doc: None, {path: data})
-    if zstd:
-        target.write_bytes(to_zstd(target.read_bytes()))
-    return target
+# the two containers a bundle comes in: zstd (the default of ``build``) and gzip
+SUFFIXES = (".tar.zst", ".tar.gz")
 
 
 def run(*args: object) -> tuple[int, str]:
@@ -144,7 +129,7 @@ def hostile_report(rng: random.Random, report: dict[str, Any]) -> bytes:
 
 def zstd_mutant(seed: bytes, rng: random.Random) -> bytes:
     """A zstd bundle whose tar stream (or frame) is changed."""
-    raw = bytearray(zstandard.ZstdDecompressor().stream_reader(io.BytesIO(seed)).read())
+    raw = bytearray(decompress(seed))
     choice = rng.randrange(4)
     if choice == 0:
         frame = bytearray(seed)
@@ -159,4 +144,4 @@ def zstd_mutant(seed: bytes, rng: random.Random) -> bytes:
     else:
         a, b = rng.randrange(0, len(raw), 512), rng.randrange(0, len(raw), 512)
         raw[a : a + 512] = raw[b : b + 512]
-    return zstandard.ZstdCompressor().compress(bytes(raw))
+    return compress(bytes(raw), zstd=True)

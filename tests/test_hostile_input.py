@@ -5,7 +5,6 @@ Each test is one failure found by trying the tool as an attacker or a hurried us
 
 from __future__ import annotations
 
-import io
 import json
 import tarfile
 from pathlib import Path
@@ -19,7 +18,7 @@ from bundler.format.manifest import Case
 from bundler.run import runner
 from bundler.run.runner import Budget, run_case
 from bundler.run.verify import verify
-from tests.helpers import Entry, edit_manifest, read_entries
+from tests.helpers import Entry, edit_manifest, with_entries, with_input
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
 JSON_INPUT = "inputs/candidate-reformatted.json"
@@ -29,14 +28,10 @@ def cli(*args: object) -> Any:
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
-def replaced(bundle: Path, target: Path, path: str, data: bytes) -> Path:
-    return edit_manifest(bundle, target, lambda doc: None, {path: data})
-
-
 def test_json_input_nested_100000_deep_is_inconclusive_not_an_internal_error(
     quickstart_bundle: Path, tmp_path: Path
 ) -> None:
-    bundle = replaced(quickstart_bundle, tmp_path / "deep.bundle.tar.gz", JSON_INPUT, DEEP_JSON)
+    bundle = with_input(quickstart_bundle, tmp_path / "deep.bundle.tar.gz", JSON_INPUT, DEEP_JSON)
     result = cli("verify", bundle)
     assert result.exit_code == 4, result.output
     assert "nested deeper than 200 levels" in result.output
@@ -52,7 +47,7 @@ def test_jsonl_line_nested_100000_deep_is_unreadable_not_a_recursion_error() -> 
 def test_lone_surrogate_in_a_differing_input_stays_contradicted(
     quickstart_bundle: Path, tmp_path: Path
 ) -> None:
-    bundle = replaced(
+    bundle = with_input(
         quickstart_bundle, tmp_path / "s.bundle.tar.gz", JSON_INPUT, b'{"a": "\\ud800"}'
     )
     for args in ([], ["-q"], ["--verbose"]):
@@ -68,18 +63,9 @@ def test_lone_surrogate_in_a_differing_input_stays_contradicted(
 
 
 def _bundle_with_non_utf8_name(source: Path, target: Path) -> Path:
-    import gzip
-
-    entries = read_entries(source)
-    top = entries[0].name.split("/")[0]
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        for entry in [*entries, Entry(f"{top}/inputs/\udcff.yaml", b"x")]:
-            info = tarfile.TarInfo(entry.name)
-            info.size, info.mode = len(entry.data), 0o644
-            tar.addfile(info, io.BytesIO(entry.data))
-    target.write_bytes(gzip.compress(raw.getvalue(), mtime=0))
-    return target
+    """A member name that is not UTF-8: GNU tar writes the surrogate as the byte 0xff."""
+    odd = Entry("quickstart-1.0.0/inputs/\udcff.yaml", b"x")
+    return with_entries(source, target, odd, fmt=tarfile.GNU_FORMAT)
 
 
 @pytest.mark.parametrize("flag", ["--json", "--markdown", "--html", "--junit"])

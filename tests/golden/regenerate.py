@@ -64,14 +64,19 @@ def render(report: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def verify_source(source: Path, work: Path) -> dict[str, Any]:
-    """Build ``source`` (fixed SOURCE_DATE_EPOCH), verify the file, return the JSON report."""
+def build_source(source: Path, work: Path) -> Path:
+    """Build ``source`` into ``work`` with a fixed SOURCE_DATE_EPOCH."""
     from bundler.authoring.build import build
+
+    return build(source, work / f"{source.name}.bundle.tar.gz", EPOCH).path
+
+
+def verify_source(source: Path, work: Path) -> dict[str, Any]:
+    """Build ``source``, verify the file, return the JSON report."""
     from bundler.reports.document import to_json
     from bundler.run.verify import verify
 
-    built = build(source, work / f"{source.name}.bundle.tar.gz", EPOCH)
-    return to_json(verify(built.path))
+    return to_json(verify(build_source(source, work)))
 
 
 def main(names: list[str]) -> int:
