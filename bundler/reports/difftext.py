@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bundler.reports.common import one_line as t
+from bundler.errors import one_line as t
 from bundler.reports.diff import summary_counts
 
 

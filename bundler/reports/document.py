@@ -6,12 +6,14 @@ The JSON report's layout is a format of its own (``REPORT_FORMAT``), documented 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bundler.errors import BundlerError
+from bundler.format.results import CaseResult
 from bundler.reports.common import verdicts_text
-from bundler.run.runner import CaseResult
-from bundler.run.verify import Verification
+
+if TYPE_CHECKING:  # only its fields are read: reports import nothing that runs cases
+    from bundler.run.verify import Verification
 
 # 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
 # findings, the checkers and libraries of verify_environment.

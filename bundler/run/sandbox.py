@@ -34,6 +34,7 @@ from typing import Any
 
 from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker, Case, Manifest
+from bundler.format.results import bad_verdict, police
 from checkers.api import COMMON_ERRORS, Reason, Verdict
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
@@ -575,7 +576,7 @@ class BundledCode:
             return Verdict.errored(
                 "code.raised", f"{case.checker} {str(answer['error'])[:2000]}", **details
             )
-        return _police(checker, answer.get("result"), details)
+        return _verdict_of(checker, answer.get("result"), details)
 
     def _drop(self, checker: BundledChecker) -> str:
         worker = self.workers.pop(checker.name, None)
@@ -591,33 +592,30 @@ class BundledCode:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def _police(checker: BundledChecker, value: Any, details: dict[str, Any]) -> Verdict:
-    """A bundled checker's result as a Verdict, or an error saying what was wrong."""
-    key = checker.key
+def _verdict_of(checker: BundledChecker, value: Any, details: dict[str, Any]) -> Verdict:
+    """A bundled checker's result (JSON data) as a Verdict, policed like a built-in's."""
+    why = _shape_problem(value)
+    if why is not None:
+        return bad_verdict(checker.key, why, details)
+    extra = value.get("details", {})
+    verdict = Verdict(
+        value.get("status"),
+        value.get("message", ""),
+        tuple(Reason(r["code"], str(r.get("message", ""))) for r in value.get("reasons", [])),
+        {**(extra if isinstance(extra, dict) else {"value": extra}), **details},
+    )
+    return police(checker.key, verdict, {*checker.reasons, *COMMON_ERRORS, *CODE_ERRORS}, details)
 
-    def bad(why: str) -> Verdict:
-        return Verdict.errored("checker.bad_verdict", f"{key} {why}", **details)
 
+def _shape_problem(value: Any) -> str | None:
+    """Why a result is not a mapping of a status, a message and reasons (or None)."""
     if not isinstance(value, dict):
-        return bad(f"returned {type(value).__name__}, expected a mapping with a status")
-    status, message = value.get("status"), value.get("message", "")
+        return f"returned {type(value).__name__}, expected a mapping with a status"
+    if not isinstance(value.get("message", ""), str):
+        return "returned a message that is not text"
     reasons = value.get("reasons", [])
-    if status not in ("pass", "fail", "error") or not isinstance(message, str):
-        return bad(f"returned status {status!r}; expected pass, fail or error")
     if not isinstance(reasons, list) or not all(
         isinstance(r, dict) and isinstance(r.get("code"), str) for r in reasons
     ):
-        return bad("returned reasons that are not a list of {code, message}")
-    if status == "fail" and not reasons:
-        return bad("failed without a reason")
-    allowed = {*checker.reasons, *COMMON_ERRORS, *CODE_ERRORS}
-    undeclared = sorted({r["code"] for r in reasons} - allowed)
-    if undeclared:
-        return bad(f"returned undeclared reason code(s) {undeclared}")
-    extra = value.get("details", {})
-    return Verdict(
-        status,
-        message,
-        tuple(Reason(r["code"], str(r.get("message", ""))) for r in reasons),
-        {**(extra if isinstance(extra, dict) else {"value": extra}), **details},
-    )
+        return "returned reasons that are not a list of {code, message}"
+    return None
