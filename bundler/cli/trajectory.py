@@ -16,9 +16,7 @@ import click
 
 from bundler.cli._shared import exit_help, handle_errors
 from bundler.errors import UsageError
-from bundler.format import strictjson
-from bundler.format.yamlfile import YamlProblem
-from bundler.format.yamlfile import load as load_yaml
+from bundler.format import documents
 from bundler.output import write_bytes
 from checkers.api import CheckerInputError
 from checkers.skeleton import (
@@ -35,35 +33,19 @@ from checkers.skeleton_draw import RENDERERS
 
 
 def load_document(path: Path) -> Any:
-    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs)."""
+    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs), as
+    the runner reads a case's input."""
+    kind = documents.kind_of(path.name)
+    if kind is None:
+        raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
     try:
-        return _load_document(path)
-    except RecursionError:
-        raise UsageError(f"{path}: nested too deeply to read") from None
-
-
-def _load_document(path: Path) -> Any:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-    if path.suffix == ".jsonl":
-        try:
-            return strictjson.loads_lines(text)
-        except ValueError as exc:
-            raise UsageError(f"{path}:{exc}") from None
-    if path.suffix == ".json":
-        try:
-            return strictjson.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"{path}: not valid JSON: {exc}") from None
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            return load_yaml(text)[0]
-        except YamlProblem as exc:
-            line = f":{exc.line}" if exc.line else ""
-            raise UsageError(f"{path}{line}: {exc.message}") from None
-    raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+        return documents.parse(documents.decode(data, str(path)), str(path), kind)
+    except documents.DocumentProblem as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _trace(path: Path) -> Trace:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import checkers
-from bundler.format import strictjson
+from bundler.format import documents, strictjson
 from checkers.api import (
     STRICT,
     Checker,
@@ -157,40 +157,22 @@ def _load_one(
     data = _read(root, path, listed[path])
     if kind is InputKind.BYTES:
         return data
+    caps = documents.Caps(
+        values=LOAD_LIMITS.values,
+        yaml_values=LOAD_LIMITS.yaml_values,
+        depth=LOAD_LIMITS.depth,
+        yaml_aliases=reading.yaml_aliases,
+        json_constants=reading.json_constants,
+    )
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _LoadError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    if kind is InputKind.TEXT:
-        return text
-    if kind is InputKind.JSONL:
-        try:
-            return strictjson.loads_lines(
-                text, LOAD_LIMITS.values, constants=reading.json_constants
-            )
-        except ValueError as exc:
-            raise _LoadError(f"{path}:{exc}") from None
-    if path.endswith(".json"):
-        try:
-            return strictjson.loads(
-                text, LOAD_LIMITS.depth, LOAD_LIMITS.values, constants=reading.json_constants
-            )
-        except ValueError as exc:
-            raise _LoadError(f"{path}: not valid JSON: {exc}") from None
-    from bundler.format import yamlfile
-
-    try:
-        value, _ = yamlfile.load(
-            text,
-            aliases=reading.yaml_aliases,
-            max_values=LOAD_LIMITS.yaml_values,
-            max_depth=LOAD_LIMITS.depth,
-        )
-    except yamlfile.YamlProblem as exc:
-        line = f":{exc.line}" if exc.line else ""
-        hint = " (large data reads better as JSON)" if "values" in exc.message else ""
-        raise _LoadError(f"{path}{line}: {exc.message}{hint}") from None
-    return value
+        text = documents.decode(data, path)
+        if kind is InputKind.TEXT:
+            return text
+        if kind is InputKind.JSONL:
+            return documents.parse(text, path, "jsonl", caps)
+        return documents.parse(text, path, "json" if path.endswith(".json") else "yaml", caps)
+    except documents.DocumentProblem as exc:
+        raise _LoadError(str(exc)) from None
 
 
 def load_inputs(
