@@ -52,6 +52,7 @@ PURE = (
     "bundler.reports.difftext",
     "bundler.reports.document",
     "bundler.reports.drawings",
+    "bundler.reports.formats",
     "bundler.reports.html",
     "bundler.reports.junit",
     "bundler.reports.markdown",

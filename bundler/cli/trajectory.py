@@ -18,6 +18,7 @@ from bundler.cli._shared import exit_help, handle_errors
 from bundler.errors import UsageError
 from bundler.format import documents
 from bundler.output import write_bytes
+from bundler.reports.formats import json_text
 from checkers.api import CheckerInputError
 from checkers.skeleton import (
     MODEL_FORMATS,
@@ -173,8 +174,7 @@ def learn_command(
         raise UsageError(
             f"the learned model would be refused, so it is not written: {exc.message}"
         ) from None
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    write_bytes(output, text.encode("utf-8"))
+    write_bytes(output, json_text(document).encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
         click.echo(f"model written to {output}")

@@ -16,7 +16,6 @@ from bundler.cli._shared import (
     is_terminal,
     limit_options,
     limits_from,
-    write_json,
     write_text,
 )
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
@@ -29,22 +28,13 @@ def expects_identity_option() -> bool:
 
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
     """Write each requested rendering of the JSON report data."""
+    from bundler.reports.formats import FORMATS, render
+
     pin = expects_identity_option()
-    if targets.get("json"):
-        write_json(str(targets["json"]), report, "the JSON report")
-    if targets.get("markdown"):  # each renderer is imported only when asked for
-        from bundler.reports.markdown import to_markdown
-
-        text = to_markdown(report, expect_identity=pin)
-        write_text(str(targets["markdown"]), text, "the Markdown report")
-    if targets.get("junit"):
-        from bundler.reports.junit import to_junit
-
-        write_text(str(targets["junit"]), to_junit(report), "the JUnit report")
-    if targets.get("html"):
-        from bundler.reports.html import to_html
-
-        write_text(str(targets["html"]), to_html(report, expect_identity=pin), "the HTML report")
+    for fmt, target in targets.items():
+        if target:
+            text = render(fmt, report, expect_identity=pin)
+            write_text(target, text, f"the {FORMATS[fmt]} report")
 
 
 def check_targets(targets: dict[str, str | None]) -> None:
