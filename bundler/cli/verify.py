@@ -372,7 +372,8 @@ def verify(
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from bundler.errors import BundleRejected, UsageError
-    from bundler.reports.document import rejection_json, to_json, to_text, verdict_line
+    from bundler.reports.common import verdict_line
+    from bundler.reports.document import rejection_json, to_json
 
     targets = {
         "json": json_target,
@@ -401,7 +402,7 @@ def verify(
     report = to_json(verification)
     stream = sys.stderr if text_to_stderr else sys.stdout
     if quiet:
-        click.echo(verdict_line(verification), err=text_to_stderr)
+        click.echo(verdict_line(report), err=text_to_stderr)
     elif is_terminal(stream):
         from rich.console import Console
 
@@ -412,10 +413,11 @@ def verify(
         import shutil
 
         from bundler.reports.common import printable
+        from bundler.reports.text import to_text
 
         # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
         width = shutil.get_terminal_size(fallback=(0, 0)).columns
-        text = to_text(verification, verbose=verbose, width=width)
+        text = to_text(report, verbose=verbose, width=width)
         click.echo(printable(text), err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)

@@ -25,6 +25,19 @@ WHAT_IT_SHOWS = (
 )
 
 
+def verdict_line(report: Mapping[str, Any]) -> str:
+    """The last line of the text, also all that ``verify -q`` prints: the verdict, how
+    many claims, and whether (and by whom) the bundle was signed, so that no output
+    leaves the signer out."""
+    claims = report["claims"]
+    supported = sum(1 for c in claims if c["status"] == "supported")
+    line = (
+        f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported)"
+    )
+    summary = (report.get("signature") or {}).get("summary")
+    return one_line(f"{line}; {summary}" if summary else line)
+
+
 def is_rejection(report: Mapping[str, Any]) -> bool:
     """A report of a verification that never ran its cases (exit 3 or 2)."""
     return report.get("result") in ("rejected", "error")

@@ -24,6 +24,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     shown_cases,
+    verdict_line,
     verdicts_text,
 )
 
@@ -145,15 +146,10 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         _item(console, Text(item))
     _item(console, Text(WHAT_IT_SHOWS))
     console.print()
-    supported = sum(1 for c in report["claims"] if c["status"] == "supported")
-    console.print(
-        Text.assemble(
-            ("Result: ", "bold"),
-            (STATUS_WORDS[report["result"]], STYLE.get(report["result"], "bold")),
-            f" ({supported} of {len(report['claims'])} claims supported); "
-            f"{(report.get('signature') or {}).get('summary', 'signature not checked')}",
-        )
-    )
+    words = STATUS_WORDS[report["result"]]
+    rest = verdict_line(report).removeprefix(f"Result: {words}")
+    style = STYLE.get(report["result"], "bold")
+    console.print(Text.assemble(("Result: ", "bold"), (words, style), rest))
 
 
 def _item(console: Console, text: Text) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from bundler.reports.common import (
     KIND_WORDS,
-    STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
@@ -22,6 +21,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     shown_cases,
+    verdict_line,
     verdicts_text,
 )
 
@@ -170,13 +170,5 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
     for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
         out += _wrap(item, width, "  - ", "    ")
     out += _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")
-    supported = sum(1 for c in report["claims"] if c["status"] == "supported")
-    summary = f"{result_line(report)} ({supported} of {len(report['claims'])} claims supported)"
-    signature_summary = (report.get("signature") or {}).get("summary")
-    last = f"{summary}; {signature_summary}" if signature_summary else summary
-    out += ["", *_wrap(last, width, "", "  ")]
+    out += ["", *_wrap(verdict_line(report), width, "", "  ")]
     return "\n".join(out)
-
-
-def result_line(report: Mapping[str, Any]) -> str:
-    return f"Result: {STATUS_WORDS[report['result']]}"
