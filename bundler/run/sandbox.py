@@ -70,23 +70,9 @@ class CodePolicy:
     limits: CodeLimits = field(default_factory=CodeLimits)
 
 
-@functools.cache
 def namespaces_available() -> bool:
     """Whether new user, network and PID namespaces can be made here (Linux ``unshare``)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or not sys.platform.startswith("linux"):
-        return False
-    try:
-        done = subprocess.run(
-            [unshare, *_UNSHARE_ARGS, "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env={"PATH": "/usr/bin:/bin"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return _unshare_works()
 
 
 _UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]
@@ -95,14 +81,18 @@ _UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kil
 def jail_available() -> bool:
     """Whether a mount namespace can be made too (for the worker's own root on a tmpfs:
     see ``_sandbox_worker._jail``)."""
-    return namespaces_available() and _mount_namespace_works()
+    return namespaces_available() and _unshare_works("--mount")
 
 
 @functools.cache
-def _mount_namespace_works() -> bool:
+def _unshare_works(*extra: str) -> bool:
+    """Whether ``unshare`` with the worker's namespaces (and ``extra`` ones) runs here."""
+    unshare = shutil.which("unshare")
+    if unshare is None or not sys.platform.startswith("linux"):
+        return False
     try:
         done = subprocess.run(
-            [str(shutil.which("unshare")), "--mount", *_UNSHARE_ARGS, "true"],
+            [unshare, *extra, *_UNSHARE_ARGS, "true"],
             capture_output=True,
             timeout=10,
             check=False,
