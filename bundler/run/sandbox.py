@@ -500,19 +500,11 @@ class BundledCode:
         self.count += 1
         case_dir = self.base / f"case-{self.count}"
         workdir, home = case_dir / "work", case_dir / "home"
-        home.mkdir(parents=True)
-        workdir.mkdir()
         inputs = self._inputs(case)
-        changed = [
-            p for p in inputs if not _copy_checked(self.root / p, workdir / p, self.files[p])
-        ]
-        if changed:  # something rewrote the work folder after it was checked
+        refused = self._copy_inputs(case, workdir, home, inputs)
+        if refused is not None:
             shutil.rmtree(case_dir, ignore_errors=True)
-            return Verdict.errored(
-                "input.tampered",
-                f"{', '.join(changed)} changed after the bundle was checked, before "
-                f"{case.checker} ran: input tampered",
-            )
+            return refused
         nonce = secrets.token_hex(16)
         request = {
             "nonce": nonce,
@@ -526,26 +518,8 @@ class BundledCode:
         try:
             worker = self._worker(checker)
             answer, output, total = worker.ask(request)
-        except TimeoutError:
-            self._drop(checker)
-            return Verdict.errored(
-                "code.timeout",
-                f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
-                "its processes were killed",
-            )
-        except _TooManyProcesses:
-            self._drop(checker)
-            return Verdict.errored(
-                "code.processes",
-                f"{case.checker} ran more than {self.limits.processes} processes at once; "
-                "they were killed",
-            )
-        except _BadAnswer as exc:
-            self._drop(checker)
-            return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
-        except (_WorkerDied, OSError):
-            why = self._drop(checker)
-            return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
+        except (TimeoutError, _TooManyProcesses, _BadAnswer, _WorkerDied, OSError) as exc:
+            return self._failed(checker, case, exc)
         finally:
             # the copies the checker read: in a jail, on its own tmpfs, seen through /proc
             seen = worker.view / "work" / nonce if worker and worker.view else workdir
@@ -567,6 +541,43 @@ class BundledCode:
                 "code.raised", f"{case.checker} {str(answer['error'])[:2000]}", **details
             )
         return _verdict_of(checker, answer.get("result"), details)
+
+    def _copy_inputs(
+        self, case: Case, workdir: Path, home: Path, inputs: list[str]
+    ) -> Verdict | None:
+        """The case's folders, with a checked copy of each input; an ``input.tampered``
+        verdict if something rewrote the work folder after it was checked."""
+        home.mkdir(parents=True)
+        workdir.mkdir()
+        changed = [
+            p for p in inputs if not _copy_checked(self.root / p, workdir / p, self.files[p])
+        ]
+        if not changed:
+            return None
+        return Verdict.errored(
+            "input.tampered",
+            f"{', '.join(changed)} changed after the bundle was checked, before "
+            f"{case.checker} ran: input tampered",
+        )
+
+    def _failed(self, checker: BundledChecker, case: Case, exc: Exception) -> Verdict:
+        """The verdict of a case whose worker did not answer; the worker is dropped."""
+        why = self._drop(checker)
+        if isinstance(exc, TimeoutError):
+            return Verdict.errored(
+                "code.timeout",
+                f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
+                "its processes were killed",
+            )
+        if isinstance(exc, _TooManyProcesses):
+            return Verdict.errored(
+                "code.processes",
+                f"{case.checker} ran more than {self.limits.processes} processes at once; "
+                "they were killed",
+            )
+        if isinstance(exc, _BadAnswer):
+            return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
+        return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
 
     def _drop(self, checker: BundledChecker) -> str:
         worker = self.workers.pop(checker.name, None)
