@@ -42,8 +42,8 @@ _EXPORTS: dict[str, str] = {
     "CodeRun": "bundler.run.verify",
     "CheckedBundle": "bundler.container.extract",
     "Manifest": "bundler.format.manifest",
-    "CaseResult": "bundler.run.runner",
-    "Outcome": "bundler.run.runner",
+    "CaseResult": "bundler.format.results",
+    "Outcome": "bundler.format.results",
     "ClaimResult": "bundler.format.claims",
     "ClaimStatus": "bundler.format.claims",
     "SignatureCheck": "bundler.signatures.trust",
@@ -140,8 +140,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors (a test keeps
     )
     from bundler.format.claims import ClaimResult, ClaimStatus
     from bundler.format.manifest import Manifest
+    from bundler.format.results import CaseResult, Outcome
     from bundler.reports.document import REPORT_FORMAT, rejection_json, to_json
-    from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS, CaseResult, Outcome
+    from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
     from bundler.run.sandbox import CodeLimits, CodePolicy
     from bundler.run.verify import CodeRun, Verification, check_integrity, verify
     from bundler.signatures.keyfiles import KeyPair, read_private_key, write_key_pair

@@ -6,7 +6,28 @@ every other exception is a bug and is reported as one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# line breaks and the characters that reorder or hide text (bidirectional overrides,
+# line and paragraph separators): shown as escapes in one-line text
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: object) -> str:
+    """Text from a bundle for one line of terminal or plain output: every control
+    character, newline included, shown as an escape (``\\n``, ``\\x1b``, ``\\u202e``),
+    so a title, id, statement or message can never start a line of its own and pass
+    for a verdict or signature line."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in _NAMED:
+            return _NAMED[char]
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return _BREAKS.sub(escape, str(text))
 
 
 @dataclass(frozen=True)
@@ -35,8 +56,6 @@ class BundlerError(Exception):
     def diagnostics(self) -> str:
         """The headline and one line per problem; text from a bundle (a member name, a
         value) is escaped, so it cannot add a line of its own."""
-        from bundler.reports.common import one_line
-
         lines = [one_line(self.headline)]
         lines += [f"  - {one_line(p)}" for p in self.problems]
         return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Every file a command writes goes through here, so all outputs behave alike.
 
 - A regular file (new or existing) is written to a temporary file beside it and renamed
-  over it once complete: readers see the old content or the new, never half of it.
+  over it once complete (``bundler.atomic``): readers see the old content or the new,
+  never half of it.
 - A device, FIFO or pipe (``/dev/full``, ``mkfifo``, ``--json >(jq .)``) is written in
   place: renaming over it would replace the device with a regular file, and a FIFO's
   reader would get nothing.
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bundler.atomic import publish
+from bundler.atomic import beside, publish
 from bundler.errors import UsageError
 
 
@@ -83,21 +84,17 @@ def staged(target: Path | str, what: str = "the output") -> Iterator[Path]:
         return
     real = Path(os.path.realpath(path)) if path.is_symlink() else path.absolute()
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".partial", dir=real.parent)
-        os.close(fd)
+        partial = beside(real)
     except OSError as exc:
         raise _problem(path, what, exc) from None
     try:
-        yield Path(tmp)
+        yield partial
         try:
-            with open(tmp, "rb") as stream:
-                os.fsync(stream.fileno())
-            publish(tmp, real)
+            publish(partial, real)
         except OSError as exc:
             raise _problem(path, what, exc) from None
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
 
 
 def _copy_into(source: Path, path: Path, what: str) -> None:

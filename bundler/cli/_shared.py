@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import sys
 import traceback
@@ -168,8 +167,9 @@ def limits_from(options: dict[str, int]) -> Limits:
 
 
 def write_json(target: str, data: dict[str, Any], what: str = "the JSON") -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    write_text(target, text, what)
+    from bundler.reports.formats import json_text
+
+    write_text(target, json_text(data), what)
 
 
 def write_text(target: str, text: str, what: str = "the output") -> None:

@@ -296,7 +296,7 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
         )
         if json_target == "-":
             return
-    from bundler.reports.common import one_line as t  # bundle text stays on its line
+    from bundler.errors import one_line as t  # bundle text stays on its line
 
     b = shown.bundle
     click.echo(f"Bundle    {t(b.name)}@{t(b.version)}: {t(b.title)}")

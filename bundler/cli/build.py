@@ -89,6 +89,6 @@ def build(
     )
     if verbose:
         for case in result.home_report.get("cases", []):
-            from bundler.reports.common import one_line as t
+            from bundler.errors import one_line as t
 
             click.echo(f"  [{case['outcome']}] {t(case['id'])}: {t(case['explanation'])}")

@@ -26,7 +26,7 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     Example:
       reprobundle inspect starter-0.1.0.bundle.tar.zst
     """
-    from bundler.reports.common import one_line as t
+    from bundler.errors import one_line as t
     from bundler.run.verify import check_integrity
     from bundler.signatures.trust import SignatureJudge
 

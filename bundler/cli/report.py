@@ -16,6 +16,7 @@ from bundler.cli._shared import (
     limits_from,
     write_text,
 )
+from bundler.reports.formats import FORMATS
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
@@ -47,7 +48,7 @@ def _is_json(file: Path) -> bool:
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "html", "junit", "json"]),
+    type=click.Choice(list(FORMATS)),
     default="markdown",
     show_default=True,
     help="What to write.",
@@ -75,9 +76,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
     from bundler.errors import BundleRejected, UsageError
     from bundler.output import OutputError, check
     from bundler.reports.document import rejection_json, to_json
-    from bundler.reports.html import to_html
-    from bundler.reports.junit import to_junit
-    from bundler.reports.markdown import to_markdown
+    from bundler.reports.formats import render
     from bundler.reports.schema import read_report
     from bundler.run.verify import must_be_file
 
@@ -103,19 +102,9 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
             )
         data = read_report(file.read_bytes(), str(file))
 
-    pin = expects_identity_option()
-    if fmt == "markdown":
-        text = to_markdown(data, expect_identity=pin)
-    elif fmt == "html":
-        text = to_html(data, expect_identity=pin)
-    elif fmt == "junit":
-        text = to_junit(data)
-    else:
-        import json
-
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = render(fmt, data, expect_identity=expects_identity_option())
     try:
-        write_text(output, text, f"the {fmt} report")
+        write_text(output, text, f"the {FORMATS[fmt]} report")
     except OutputError as exc:  # the verdict is never lost to an output problem
         exc.headline += f" (the result was: {data['result']})"
         raise

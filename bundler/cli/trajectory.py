@@ -16,8 +16,9 @@ import click
 
 from bundler.cli._shared import exit_help, handle_errors
 from bundler.errors import UsageError
-from bundler.format import strictjson
+from bundler.format import documents
 from bundler.output import write_bytes
+from bundler.reports.formats import json_text
 from checkers.api import CheckerInputError
 from checkers.trajectory.draw import RENDERERS
 from checkers.trajectory.skeleton import (
@@ -30,40 +31,22 @@ from checkers.trajectory.skeleton import (
     parse_trace,
     read_back,
 )
-from checkers.yamlfile import YamlProblem
-from checkers.yamlfile import load as load_yaml
 
 
 def load_document(path: Path) -> Any:
-    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs)."""
+    """A JSON, YAML or JSON Lines file, parsed (JSON Lines as ``(line, value)`` pairs), as
+    the runner reads a case's input."""
+    kind = documents.kind_of(path.name)
+    if kind is None:
+        raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
     try:
-        return _load_document(path)
-    except RecursionError:
-        raise UsageError(f"{path}: nested too deeply to read") from None
-
-
-def _load_document(path: Path) -> Any:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-    if path.suffix == ".jsonl":
-        try:
-            return strictjson.loads_lines(text)
-        except ValueError as exc:
-            raise UsageError(f"{path}:{exc}") from None
-    if path.suffix == ".json":
-        try:
-            return strictjson.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"{path}: not valid JSON: {exc}") from None
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            return load_yaml(text)[0]
-        except YamlProblem as exc:
-            line = f":{exc.line}" if exc.line else ""
-            raise UsageError(f"{path}{line}: {exc.message}") from None
-    raise UsageError(f"{path}: expected a .yaml, .yml, .json or .jsonl file")
+        return documents.parse(documents.decode(data, str(path)), str(path), kind)
+    except documents.DocumentProblem as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _trace(path: Path) -> Trace:
@@ -191,8 +174,7 @@ def learn_command(
         raise UsageError(
             f"the learned model would be refused, so it is not written: {exc.message}"
         ) from None
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    write_bytes(output, text.encode("utf-8"))
+    write_bytes(output, json_text(document).encode("utf-8"))
     click.echo(RENDERERS[fmt](model))
     if fmt == "text":
         click.echo(f"model written to {output}")

@@ -17,7 +17,6 @@ from bundler.cli._shared import (
     limit_options,
     limits_from,
     trust_options,
-    write_json,
     write_text,
 )
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
@@ -33,22 +32,13 @@ def expects_identity_option() -> bool:
 
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
     """Write each requested rendering of the JSON report data."""
+    from bundler.reports.formats import FORMATS, render
+
     pin = expects_identity_option()
-    if targets.get("json"):
-        write_json(str(targets["json"]), report, "the JSON report")
-    if targets.get("markdown"):  # each renderer is imported only when asked for
-        from bundler.reports.markdown import to_markdown
-
-        text = to_markdown(report, expect_identity=pin)
-        write_text(str(targets["markdown"]), text, "the Markdown report")
-    if targets.get("junit"):
-        from bundler.reports.junit import to_junit
-
-        write_text(str(targets["junit"]), to_junit(report), "the JUnit report")
-    if targets.get("html"):
-        from bundler.reports.html import to_html
-
-        write_text(str(targets["html"]), to_html(report, expect_identity=pin), "the HTML report")
+    for fmt, target in targets.items():
+        if target:
+            text = render(fmt, report, expect_identity=pin)
+            write_text(target, text, f"the {FORMATS[fmt]} report")
 
 
 def check_targets(targets: dict[str, str | None]) -> None:
@@ -340,7 +330,8 @@ def verify(
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
     """
     from bundler.errors import BundleRejected, UsageError
-    from bundler.reports.document import rejection_json, to_json, to_text, verdict_line
+    from bundler.reports.common import verdict_line
+    from bundler.reports.document import rejection_json, to_json
 
     targets = {
         "json": json_target,
@@ -369,7 +360,7 @@ def verify(
     report = to_json(verification)
     stream = sys.stderr if text_to_stderr else sys.stdout
     if quiet:
-        click.echo(verdict_line(verification), err=text_to_stderr)
+        click.echo(verdict_line(report), err=text_to_stderr)
     elif is_terminal(stream):
         from rich.console import Console
 
@@ -380,10 +371,11 @@ def verify(
         import shutil
 
         from bundler.reports.common import printable
+        from bundler.reports.text import to_text
 
         # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
         width = shutil.get_terminal_size(fallback=(0, 0)).columns
-        text = to_text(verification, verbose=verbose, width=width)
+        text = to_text(report, verbose=verbose, width=width)
         click.echo(printable(text), err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)

@@ -64,11 +64,6 @@ def detect(head: bytes) -> Codec | None:
     return next((c for c in CODECS.values() if head.startswith(c.magic)), None)
 
 
-def codec_for(path_name: str) -> Codec:
-    """The codec a file name asks for (``.tar.zst`` -> zstd, anything else gzip)."""
-    return ZSTD if path_name.endswith(".zst") else GZIP
-
-
 @contextmanager
 def compressing(codec: Codec, out: BinaryIO) -> Iterator[BinaryIO]:
     """A writable stream that compresses into ``out`` with the pinned settings."""

@@ -13,15 +13,15 @@ status carries its denominators.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import checkers
+from bundler.format import strictjson
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
-from bundler.run.runner import CaseResult
+from bundler.format.results import CaseResult
 from checkers.api import COMMON_ERRORS
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
@@ -54,7 +54,7 @@ def effective_params(case: Case) -> dict[str, Any]:
 
 def check_of(case: Case) -> str:
     """``checker params`` as one line: what a control must repeat exactly."""
-    params = json.dumps(effective_params(case), sort_keys=True, ensure_ascii=False, default=str)
+    params = strictjson.canonical(effective_params(case))
     return f"{case.checker} {params}"
 
 

@@ -385,17 +385,25 @@ def _from_dict(doc: Mapping[str, Any], warnings: tuple[str, ...]) -> Manifest:
 
 
 Locator = tuple[str | int, ...]
+_Problems = list[tuple[Locator, str, str]]
 
 
-def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str]]:
+def consistency_problems(doc: Mapping[str, Any]) -> _Problems:
     """Cross-references a schema cannot express, on a manifest-shaped dict.
 
     Shared by the manifest reader and the source reader (which maps each locator back
     to a line of bundle.yaml), so both apply exactly the same rules.
     """
-    problems: list[tuple[Locator, str, str]] = []
-    seen: dict[str, str] = {}
-    listed: set[str] = set()
+    problems: _Problems = []
+    _epoch_problems(doc, problems)
+    listed, dirs = _file_problems(doc, problems)
+    case_ids = _case_problems(doc, listed, dirs, problems)
+    _code_problems(doc, listed, problems)
+    _claim_problems(doc, case_ids, problems)
+    return problems
+
+
+def _epoch_problems(doc: Mapping[str, Any], problems: _Problems) -> None:
     epoch = doc["environment"]["source_date_epoch"]
     if type(epoch) is not int or epoch > MAX_EPOCH:  # 3.0 passes the schema's "integer"
         problems.append(
@@ -406,6 +414,13 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
                 f"header holds), observed {epoch!r}",
             )
         )
+
+
+def _file_problems(doc: Mapping[str, Any], problems: _Problems) -> tuple[set[str], set[str]]:
+    """Each listed path valid, unreserved and unique (as the file system folds it), and
+    none both a file and a folder; returns the files and the folders they make."""
+    seen: dict[str, str] = {}
+    listed: set[str] = set()
     for i, entry in enumerate(doc["files"]):
         path = entry["path"]
         if type(entry["size"]) is not int:
@@ -435,6 +450,14 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
             (("files",), "path.file_and_folder", f"{clash!r} is both a file and a folder")
         )
 
+    return listed, dirs
+
+
+def _case_problems(
+    doc: Mapping[str, Any], listed: set[str], dirs: set[str], problems: _Problems
+) -> dict[str, int]:
+    """Unique case ids, expectations that fit, inputs that are the bundle's own files;
+    returns each case id's index."""
     case_ids: dict[str, int] = {}
     for i, case in enumerate(doc["cases"]):
         if case["id"] in case_ids:
@@ -482,6 +505,12 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
                             f"{path!r} is not one of the bundle's files or folders",
                         )
                     )
+    return case_ids
+
+
+def _code_problems(doc: Mapping[str, Any], listed: set[str], problems: _Problems) -> None:
+    """Bundled code only in its format, unique names, listed entry files, and every
+    ``bundle:`` checker of a case named by a code entry."""
     code_names: set[str] = set()
     if doc.get("code") and doc.get("format") == FORMAT:
         problems.append(
@@ -508,6 +537,9 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
             problems.append(
                 (("cases", i, "checker"), "code.unknown", f"no code entry is named {name!r}")
             )
+
+
+def _claim_problems(doc: Mapping[str, Any], case_ids: dict[str, int], problems: _Problems) -> None:
     claim_ids: set[str] = set()
     for i, claim in enumerate(doc["claims"]):
         if claim["id"] in claim_ids:
@@ -520,4 +552,3 @@ def consistency_problems(doc: Mapping[str, Any]) -> list[tuple[Locator, str, str
                 problems.append(
                     (("claims", i, "cases", j), "claim.unknown_case", f"no case has id {case_id!r}")
                 )
-    return problems

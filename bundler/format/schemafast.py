@@ -92,11 +92,26 @@ def _keyword(
         return None
     if key == "$ref":
         return ref(value)
-    if key == "type":
-        if isinstance(value, str):
-            return TYPES[value]
-        kinds = [TYPES[v] for v in value]
-        return lambda x: any(kind(x) for kind in kinds)
+    if key in _OBJECT_KEYWORDS:
+        return _object_keyword(key, value, sub, node)
+    if key in _STRING_KEYWORDS:
+        return _string_keyword(key, value)
+    if key in _ARRAY_KEYWORDS:
+        return _array_keyword(key, value, node)
+    if key in _VALUE_KEYWORDS:
+        return _value_keyword(key, value, node)
+    raise ValueError(f"the schema keyword {key!r} is not compiled")
+
+
+_OBJECT_KEYWORDS = frozenset({"properties", "additionalProperties", "required", "minProperties"})
+_STRING_KEYWORDS = frozenset({"pattern", "minLength", "maxLength", "enum"})
+_ARRAY_KEYWORDS = frozenset({"items", "minItems", "maxItems", "uniqueItems"})
+_VALUE_KEYWORDS = frozenset({"type", "minimum", "maximum", "oneOf", "anyOf"})
+
+
+def _object_keyword(
+    key: str, value: Any, sub: Mapping[str, Any], node: Callable[[Any], Check]
+) -> Check:
     if key == "properties":
         props = tuple((name, node(s)) for name, s in value.items())
 
@@ -121,8 +136,10 @@ def _keyword(
     if key == "required":
         names = frozenset(value)
         return lambda x: not isinstance(x, dict) or x.keys() >= names
-    if key == "minProperties":
-        return lambda x: not isinstance(x, dict) or len(x) >= value
+    return lambda x: not isinstance(x, dict) or len(x) >= value  # minProperties
+
+
+def _string_keyword(key: str, value: Any) -> Check:
     if key == "pattern":
         if re.search(r"(?<!\\)(?:\\\\)*\$\)*\Z", value):
             # Python's $ also matches before a final newline: "id\n" would pass as "id"
@@ -133,6 +150,13 @@ def _keyword(
         return lambda x: not isinstance(x, str) or len(x) >= value
     if key == "maxLength":
         return lambda x: not isinstance(x, str) or len(x) <= value
+    if not all(isinstance(v, str) for v in value):  # enum
+        raise ValueError("only enums of strings are compiled")
+    allowed = frozenset(value)
+    return lambda x: isinstance(x, str) and x in allowed
+
+
+def _array_keyword(key: str, value: Any, node: Callable[[Any], Check]) -> Check | None:
     if key == "items":
         item = node(value)
 
@@ -148,23 +172,23 @@ def _keyword(
         return lambda x: not isinstance(x, list) or len(x) >= value
     if key == "maxItems":
         return lambda x: not isinstance(x, list) or len(x) <= value
+    return _unique if value else None  # uniqueItems
+
+
+def _value_keyword(key: str, value: Any, node: Callable[[Any], Check]) -> Check:
+    if key == "type":
+        if isinstance(value, str):
+            return TYPES[value]
+        kinds = [TYPES[v] for v in value]
+        return lambda x: any(kind(x) for kind in kinds)
     if key == "minimum":
         return lambda x: not _is_number(x) or x >= value
     if key == "maximum":
         return lambda x: not _is_number(x) or x <= value
-    if key == "uniqueItems":
-        return _unique if value else None
-    if key == "enum":
-        if not all(isinstance(v, str) for v in value):
-            raise ValueError("only enums of strings are compiled")
-        allowed = frozenset(value)
-        return lambda x: isinstance(x, str) and x in allowed
-    if key in ("oneOf", "anyOf"):
-        branches = [node(s) for s in value]
-        if key == "anyOf":
-            return lambda x: any(branch(x) for branch in branches)
-        return lambda x: sum(1 for branch in branches if branch(x)) == 1
-    raise ValueError(f"the schema keyword {key!r} is not compiled")
+    branches = [node(s) for s in value]
+    if key == "anyOf":
+        return lambda x: any(branch(x) for branch in branches)
+    return lambda x: sum(1 for branch in branches if branch(x)) == 1  # oneOf
 
 
 def _unique(x: Any) -> bool:

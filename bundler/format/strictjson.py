@@ -4,6 +4,7 @@
 reports must be read exactly as written, so both raise ``ValueError`` here. A checker
 version may opt in to reading NaN/Infinity (``constants=True``: real runners write them in
 fields such as durations); it must then refuse them wherever its verdict reads a number.
+The way out is one rule too: ``canonical`` text and ``plain`` data.
 """
 
 from __future__ import annotations
@@ -101,3 +102,17 @@ def _bound(text: str | bytes) -> int:
     a comma, or is the first (counted in C, so nearly free)."""
     commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
     return _opening(text) + commas + 1
+
+
+def canonical(value: Any, *, allow_nan: bool = True) -> str:
+    """One text for equal data whatever its key order (keys sorted, no escapes); values
+    JSON has no type for (a date, a path) as their ``str``. Raises ValueError for a
+    non-finite number when not ``allow_nan``, and for a value that contains itself."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str, allow_nan=allow_nan)
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON data (what reports carry: dicts, lists, strings, finite
+    numbers, booleans, None); dates and the like become text. Raises ValueError for
+    what JSON cannot carry."""
+    return json.loads(canonical(value, allow_nan=False))

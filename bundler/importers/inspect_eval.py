@@ -126,23 +126,7 @@ def _passes(plan: _Plan, checker_key: str, params: Mapping[str, Any]) -> tuple[b
 
 def _counts(plan: _Plan) -> None:
     log = plan.log
-    results = log.results
-    if results is not None:
-        total, completed = results.get("total_samples"), results.get("completed_samples")
-        claimed: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
-        if isinstance(total, int) and isinstance(completed, int):
-            claimed["errored_samples"] = total - completed
-        said = "as its header states"
-    else:
-        spec = log.spec
-        samples = (spec.get("dataset") or {}).get("samples")
-        epochs = (spec.get("config") or {}).get("epochs") or 1
-        claimed = {"total_samples": samples * epochs if isinstance(samples, int) else None}
-        said = (
-            f"the total its plan ({samples} samples x {epochs} epochs) implies "
-            "(it states no results)"
-        )
-    claimed = {k: v for k, v in claimed.items() if isinstance(v, int) and not isinstance(v, bool)}
+    claimed, said = _claimed_counts(log)
     if not claimed:
         plan.notes.append("the header states no sample counts; none are checked")
         return
@@ -159,25 +143,7 @@ def _counts(plan: _Plan) -> None:
     ok, message = _passes(plan, "inspect-counts@1", params)
     if not ok:
         plan.notes.append(f"counts: {message}; the claim will be contradicted")
-    cases = [case]
-    if log.records:
-        dropped = log.records[:-1]
-        path = f"{CONTROLS}/one-record-removed.json"
-        control = to_json_log(log, dropped)
-        if _fails_with("inspect-counts@1", control, params, "inspect.count_mismatch"):
-            plan.controls[path] = control
-            cases.append(
-                plan.case(
-                    {
-                        "id": "counts-control",
-                        "checker": "inspect-counts@1",
-                        "inputs": {"log": path},
-                        "params": params,
-                        "expect": "fail",
-                        "expect_reasons": ["inspect.count_mismatch"],
-                    }
-                )
-            )
+    cases = [case, *_counts_control(plan, params)]
     observed = rules.counts(log)
     shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
     plan.claim(
@@ -194,6 +160,53 @@ def _counts(plan: _Plan) -> None:
             ],
         }
     )
+
+
+def _claimed_counts(log: InspectLog) -> tuple[dict[str, Any], str]:
+    """The sample counts the log's header states (or its plan implies), and how it says
+    them; counts that are not whole numbers are left out."""
+    results = log.results
+    if results is not None:
+        total, completed = results.get("total_samples"), results.get("completed_samples")
+        claimed: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
+        if isinstance(total, int) and isinstance(completed, int):
+            claimed["errored_samples"] = total - completed
+        said = "as its header states"
+    else:
+        spec = log.spec
+        samples = (spec.get("dataset") or {}).get("samples")
+        epochs = (spec.get("config") or {}).get("epochs") or 1
+        claimed = {"total_samples": samples * epochs if isinstance(samples, int) else None}
+        said = (
+            f"the total its plan ({samples} samples x {epochs} epochs) implies "
+            "(it states no results)"
+        )
+    kept = {k: v for k, v in claimed.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return kept, said
+
+
+def _counts_control(plan: _Plan, params: dict[str, Any]) -> list[str]:
+    """The log with its last record removed, if the counts check fails on it."""
+    log = plan.log
+    if not log.records:
+        return []
+    path = f"{CONTROLS}/one-record-removed.json"
+    control = to_json_log(log, log.records[:-1])
+    if not _fails_with("inspect-counts@1", control, params, "inspect.count_mismatch"):
+        return []
+    plan.controls[path] = control
+    return [
+        plan.case(
+            {
+                "id": "counts-control",
+                "checker": "inspect-counts@1",
+                "inputs": {"log": path},
+                "params": params,
+                "expect": "fail",
+                "expect_reasons": ["inspect.count_mismatch"],
+            }
+        )
+    ]
 
 
 def _finding(plan: _Plan) -> None:

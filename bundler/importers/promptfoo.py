@@ -41,16 +41,54 @@ def import_promptfoo(
         ) from None
     document = json.loads(data)
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
-    log_path = f"inputs/{file_name}"
-    files = {log_path: data}
-    cases: list[dict[str, Any]] = []
-    claims: list[dict[str, Any]] = []
-    notes: list[str] = []
+    plan = _Plan(f"inputs/{file_name}", data)
+    _totals(plan, results, document)
+    skipped = _assertions(plan, document, rows)
+    if not plan.claims:
+        raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
+    meta = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    description = (
+        f"Imported by `reprobundle import promptfoo` from {results_file.name} (promptfoo "
+        f"{meta.get('promptfooVersion', '?')}, results version {results.get('version')}, eval "
+        f"{document.get('evalId', '?')}). {plan.log_path} is the file, unchanged; {CONTROLS}/ "
+        "holds the negative controls (copies with one value turned around).\n"
+    )
+    config = document.get("config") if isinstance(document.get("config"), dict) else {}
+    title = str(config.get("description") or document.get("evalId") or "eval")
+    doc = {
+        "name": name or f"promptfoo-{slug(title)}"[:64].rstrip("-"),
+        "version": version,
+        "title": f"promptfoo results: {title}"[:200],
+        "description": description,
+        "files": ["inputs/**"],
+        "cases": plan.cases,
+        "claims": plan.claims,
+        "scope": {"cannot_support": _cannot_support(results, skipped)},
+    }
+    written = write_source(dest, doc, plan.files, "promptfoo")
+    return Imported(dest, written, len(plan.cases), [c["id"] for c in plan.claims], plan.notes)
+
+
+class _Plan:
+    """The source being written: its files, cases, claims, and notes for the author."""
+
+    def __init__(self, log_path: str, data: bytes) -> None:
+        self.log_path = log_path
+        self.files = {log_path: data}
+        self.cases: list[dict[str, Any]] = []
+        self.claims: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+
+    def control(self, name: str, document: Mapping[str, Any]) -> str:
+        path = f"{CONTROLS}/{name}"
+        self.files[path] = (json.dumps(document, indent=1) + "\n").encode()
+        return path
 
     def add(
-        case_id: str, checker_key: str, path: str, params: dict[str, Any], **expect: Any
+        self, case_id: str, checker_key: str, path: str, params: dict[str, Any], **expect: Any
     ) -> str:
-        cases.append(
+        """Add a case, run here at once: a note if it does not give what it expects."""
+        self.cases.append(
             {
                 "id": case_id,
                 "checker": checker_key,
@@ -62,110 +100,118 @@ def import_promptfoo(
         )
         found = checkers.get(checker_key)
         assert found is not None
-        verdict = run_checker(found, {"results": files[path]}, params)
+        verdict = run_checker(found, {"results": self.files[path]}, params)
         wanted = expect.get("expect", "pass")
         if verdict.status != wanted:
-            notes.append(f"{case_id}: {verdict.message} (expected {wanted})")
+            self.notes.append(f"{case_id}: {verdict.message} (expected {wanted})")
         return case_id
 
-    # -- totals ---------------------------------------------------------------------------
+
+def _totals(plan: _Plan, results: Mapping[str, Any], document: Mapping[str, Any]) -> None:
+    """The pass-rate claim: the totals the results state, re-counted from the rows."""
     stats: Mapping[str, Any] = results.get("stats") or {}
     if not isinstance(stats, dict):
         stats = {}
     claimed: dict[str, Any] = {
         k: stats[k] for k in ("successes", "failures", "errors") if isinstance(stats.get(k), int)
     }
-    if claimed:
-        tests = sum(claimed.values())
-        claimed["tests"] = tests
-        if tests:
-            claimed["pass_rate"] = claimed.get("successes", 0) / tests
-        params = {"claimed": claimed}
-        control = copy.deepcopy(document)
-        turned = _turn_one_row(control)
-        control_path = f"{CONTROLS}/one-row-turned.json"
-        files[control_path] = (json.dumps(control, indent=1) + "\n").encode()
-        ids = [
-            add("totals", "promptfoo-stats@1", log_path, params),
-            add(
-                "totals-control",
-                "promptfoo-stats@1",
-                control_path,
-                params,
-                expect="fail",
-                expect_reasons=["promptfoo.count_mismatch"],
+    if not claimed:
+        return
+    tests = sum(claimed.values())
+    claimed["tests"] = tests
+    if tests:
+        claimed["pass_rate"] = claimed.get("successes", 0) / tests
+    params = {"claimed": claimed}
+    control = copy.deepcopy(document)
+    turned = _turn_one_row(control)
+    control_path = plan.control("one-row-turned.json", control)
+    ids = [
+        plan.add("totals", "promptfoo-stats@1", plan.log_path, params),
+        plan.add(
+            "totals-control",
+            "promptfoo-stats@1",
+            control_path,
+            params,
+            expect="fail",
+            expect_reasons=["promptfoo.count_mismatch"],
+        ),
+    ]
+    errors = claimed.get("errors", 0)
+    ran = tests - errors
+    rate = f"{claimed.get('pass_rate', 0):.1%}"
+    plan.claims.append(
+        {
+            "id": "pass-rate",
+            "statement": (
+                f"{claimed.get('successes', 0)} of {tests} tests passed ({rate}): "
+                f"{claimed.get('failures', 0)} failed and {errors} errored, as the "
+                "results state; errors count in the denominator."
             ),
-        ]
-        errors = claimed.get("errors", 0)
-        ran = tests - errors
-        rate = f"{claimed.get('pass_rate', 0):.1%}"
-        claims.append(
-            {
-                "id": "pass-rate",
-                "statement": (
-                    f"{claimed.get('successes', 0)} of {tests} tests passed ({rate}): "
-                    f"{claimed.get('failures', 0)} failed and {errors} errored, as the "
-                    "results state; errors count in the denominator."
-                ),
-                "cases": ids,
-                "limits": [
-                    f"Denominator: all {tests} tests, the {errors} errored (failureReason 2: "
-                    "the provider or the harness failed) counted as not passed, as promptfoo "
-                    f"prints it. Over the {ran} tests that ran without error: "
-                    f"{claimed.get('successes', 0)}/{ran}"
-                    + (f" = {claimed.get('successes', 0) / ran:.1%}." if ran else "."),
-                    "Re-counts the stored rows; it re-runs no test and calls no provider.",
-                    f"The control is a copy of the file with {turned}.",
-                ],
-            }
-        )
-    # -- assertions -----------------------------------------------------------------------
+            "cases": ids,
+            "limits": [
+                f"Denominator: all {tests} tests, the {errors} errored (failureReason 2: "
+                "the provider or the harness failed) counted as not passed, as promptfoo "
+                f"prints it. Over the {ran} tests that ran without error: "
+                f"{claimed.get('successes', 0)}/{ran}"
+                + (f" = {claimed.get('successes', 0) / ran:.1%}." if ran else "."),
+                "Re-counts the stored rows; it re-runs no test and calls no provider.",
+                f"The control is a copy of the file with {turned}.",
+            ],
+        }
+    )
+
+
+def _assertions(plan: _Plan, document: Mapping[str, Any], rows: list[Row]) -> Counter[str]:
+    """The assertions claim: every deterministic assertion re-run on the stored output.
+    Returns the kinds not re-run (taken as stored), with how many of each."""
     rerun: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
     for row in rows:
         for component in row.components:
             (skipped if skip_reason(row, component) else rerun)[kind_of(component)] += 1
-    if rerun:
-        control = copy.deepcopy(document)
-        flipped = _flip_one_assertion(control, rows)
-        control_path = f"{CONTROLS}/one-assertion-flipped.json"
-        files[control_path] = (json.dumps(control, indent=1) + "\n").encode()
-        ids = [
-            add("assertions", "promptfoo-assert@1", log_path, {}),
-            add(
-                "assertions-control",
-                "promptfoo-assert@1",
-                control_path,
-                {},
-                expect="fail",
-                expect_reasons=["promptfoo.assert_mismatch"],
-            ),
-        ]
-        shown = ", ".join(f"{k} x{n}" for k, n in sorted(rerun.items()))
-        limits = [
-            "Re-runs each assertion on the stored output under promptfoo 0.121's rules; "
-            "the model is not called again.",
-            f"The control is a copy of the file with {flipped}.",
-        ]
-        if skipped:
-            limits.append(
-                "Not re-run, taken as stored: "
-                + ", ".join(f"{k} x{n}" for k, n in sorted(skipped.items()))
-                + "."
-            )
-        claims.append(
-            {
-                "id": "assertions",
-                "statement": (
-                    f"Every stored result of the {sum(rerun.values())} deterministic "
-                    f"assertions ({shown}) follows from the stored output."
-                ),
-                "cases": ids,
-                "limits": limits,
-            }
+    if not rerun:
+        return skipped
+    control = copy.deepcopy(document)
+    flipped = _flip_one_assertion(control, rows)
+    control_path = plan.control("one-assertion-flipped.json", control)
+    ids = [
+        plan.add("assertions", "promptfoo-assert@1", plan.log_path, {}),
+        plan.add(
+            "assertions-control",
+            "promptfoo-assert@1",
+            control_path,
+            {},
+            expect="fail",
+            expect_reasons=["promptfoo.assert_mismatch"],
+        ),
+    ]
+    shown = ", ".join(f"{k} x{n}" for k, n in sorted(rerun.items()))
+    limits = [
+        "Re-runs each assertion on the stored output under promptfoo 0.121's rules; "
+        "the model is not called again.",
+        f"The control is a copy of the file with {flipped}.",
+    ]
+    if skipped:
+        limits.append(
+            "Not re-run, taken as stored: "
+            + ", ".join(f"{k} x{n}" for k, n in sorted(skipped.items()))
+            + "."
         )
-    if not claims:
-        raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
+    plan.claims.append(
+        {
+            "id": "assertions",
+            "statement": (
+                f"Every stored result of the {sum(rerun.values())} deterministic "
+                f"assertions ({shown}) follows from the stored output."
+            ),
+            "cases": ids,
+            "limits": limits,
+        }
+    )
+    return skipped
+
+
+def _cannot_support(results: Mapping[str, Any], skipped: Counter[str]) -> list[str]:
     prompts: list[Any] = results.get("prompts") or []
     if not isinstance(prompts, list):
         prompts = []
@@ -182,27 +228,7 @@ def import_promptfoo(
             + ", ".join(f"{k} x{n}" for k, n in sorted(skipped.items()))
             + "): model-graded and code assertions are taken as stored."
         )
-    meta = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
-    description = (
-        f"Imported by `reprobundle import promptfoo` from {results_file.name} (promptfoo "
-        f"{meta.get('promptfooVersion', '?')}, results version {results.get('version')}, eval "
-        f"{document.get('evalId', '?')}). {log_path} is the file, unchanged; {CONTROLS}/ holds "
-        "the negative controls (copies with one value turned around).\n"
-    )
-    config = document.get("config") if isinstance(document.get("config"), dict) else {}
-    title = str(config.get("description") or document.get("evalId") or "eval")
-    doc = {
-        "name": name or f"promptfoo-{slug(title)}"[:64].rstrip("-"),
-        "version": version,
-        "title": f"promptfoo results: {title}"[:200],
-        "description": description,
-        "files": ["inputs/**"],
-        "cases": cases,
-        "claims": claims,
-        "scope": {"cannot_support": cannot},
-    }
-    written = write_source(dest, doc, files, "promptfoo")
-    return Imported(dest, written, len(cases), [c["id"] for c in claims], notes)
+    return cannot
 
 
 def _rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:

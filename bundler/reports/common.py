@@ -7,6 +7,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bundler.errors import one_line
+
 STATUS_WORDS = {
     "supported": "every claim supported",
     "contradicted": "a claim is contradicted",
@@ -21,6 +23,19 @@ WHAT_IT_SHOWS = (
     "means the checker behaves as stated on those stored inputs; it does not mean the "
     "system or model that produced the inputs would produce them again."
 )
+
+
+def verdict_line(report: Mapping[str, Any]) -> str:
+    """The last line of the text, also all that ``verify -q`` prints: the verdict, how
+    many claims, and whether (and by whom) the bundle was signed, so that no output
+    leaves the signer out."""
+    claims = report["claims"]
+    supported = sum(1 for c in claims if c["status"] == "supported")
+    line = (
+        f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported)"
+    )
+    summary = (report.get("signature") or {}).get("summary")
+    return one_line(f"{line}; {summary}" if summary else line)
 
 
 def is_rejection(report: Mapping[str, Any]) -> bool:
@@ -172,25 +187,6 @@ def signature_text(report: Mapping[str, Any]) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# line breaks and the characters that reorder or hide text (bidirectional overrides,
-# line and paragraph separators): shown as escapes in one-line text
-_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def one_line(text: object) -> str:
-    """Text from a bundle for one line of terminal or plain output: every control
-    character, newline included, shown as an escape (``\\n``, ``\\x1b``, ``\\u202e``),
-    so a title, id, statement or message can never start a line of its own and pass
-    for a verdict or signature line."""
-
-    def escape(match: re.Match[str]) -> str:
-        char = match.group()
-        if char in _NAMED:
-            return _NAMED[char]
-        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-
-    return _BREAKS.sub(escape, str(text))
 
 
 def one_line_all(value: Any) -> Any:

@@ -185,7 +185,51 @@ def diff(
     old_cases = {c.id: c for c in old.cases}
     new_cases = {c.id: c for c in new.cases}
     common = [k for k in old_cases if k in new_cases]
+    old_hashes = {f.path: f.sha256 for f in old.files}
+    new_hashes = {f.path: f.sha256 for f in new.files}
+    old_scope, new_scope = set(old.cannot_support), set(new.cannot_support)
+    return {
+        "diff_format": DIFF_FORMAT,
+        "old": _side(old, old_identity, old_file),
+        "new": _side(new, new_identity, new_file),
+        "identical": old_identity == new_identity,
+        "expectations_changed": _expectations_changed(old_cases, new_cases, common, new),
+        "checker_code_changed": _code_changes(old, new, common, old_hashes, new_hashes),
+        "cases": _cases_diff(old_cases, new_cases, common, _Content(old_hashes, new_hashes)),
+        "claims": _claims_diff(old, new),
+        "scope": {
+            "added": [s for s in new.cannot_support if s not in old_scope],
+            "removed": [s for s in old.cannot_support if s not in new_scope],
+        },
+        "files": _files_diff(old, new),
+        "bundle": changes(_about(old), _about(new)),
+        "environment": changes(dict(old.environment), dict(new.environment)),
+    }
 
+
+def _side(manifest: Manifest, identity: str, file: str) -> dict[str, Any]:
+    return {
+        "file": file,
+        "name": manifest.name,
+        "version": manifest.version,
+        "identity": identity,
+    }
+
+
+def _about(m: Manifest) -> dict[str, Any]:
+    return {
+        "name": m.name,
+        "version": m.version,
+        "title": m.title,
+        "description": m.description,
+        "format": m.format,
+    }
+
+
+def _expectations_changed(
+    old_cases: Mapping[str, Case], new_cases: Mapping[str, Case], common: list[str], new: Manifest
+) -> list[dict[str, Any]]:
+    """Each case kept whose expected verdict changed, and the claims that cite it now."""
     expectations = []
     cited = {c.id: set(c.cases) for c in new.claims}
     for case_id in common:
@@ -200,13 +244,16 @@ def diff(
                     "claims": [c.id for c in new.claims if case_id in cited[c.id]],
                 }
             )
+    return expectations
 
+
+def _files_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
     old_hashes = {f.path: f.sha256 for f in old.files}
     new_hashes = {f.path: f.sha256 for f in new.files}
     old_sizes = {f.path: f.size for f in old.files}
     new_sizes = {f.path: f.size for f in new.files}
-    files_added, files_removed = _added_removed(old_hashes, new_hashes)
-    files_changed = [
+    added, removed = _added_removed(old_hashes, new_hashes)
+    changed = [
         {
             "path": path,
             "old_sha256": old_hashes[path],
@@ -217,67 +264,36 @@ def diff(
         for path in old_hashes
         if path in new_hashes and old_hashes[path] != new_hashes[path]
     ]
+    return {"added": added, "removed": removed, "changed": changed}
 
-    cases_added, cases_removed = _added_removed(old_cases, new_cases)
-    cases_changed = []
-    content_of = _Content(old_hashes, new_hashes)
+
+def _cases_diff(
+    old_cases: Mapping[str, Case],
+    new_cases: Mapping[str, Case],
+    common: list[str],
+    content_of: _Content,
+) -> dict[str, Any]:
+    added, removed = _added_removed(old_cases, new_cases)
+    changed = []
     for case_id in common:
         found = changes(_case_body(old_cases[case_id]), _case_body(new_cases[case_id]))
         content = content_of.changed(old_cases[case_id], new_cases[case_id])
         if found or content:
-            cases_changed.append(
-                {"case": case_id, "changes": found, "input_content_changed": content}
-            )
+            changed.append({"case": case_id, "changes": found, "input_content_changed": content})
+    return {"added": added, "removed": removed, "changed": changed}
 
+
+def _claims_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
     old_claims = {c.id: c for c in old.claims}
     new_claims = {c.id: c for c in new.claims}
-    claims_added, claims_removed = _added_removed(old_claims, new_claims)
-    claims_changed = []
+    added, removed = _added_removed(old_claims, new_claims)
+    changed = []
     for claim_id in old_claims:
         if claim_id in new_claims:
             found = changes(_claim_body(old_claims[claim_id]), _claim_body(new_claims[claim_id]))
             if found:
-                claims_changed.append({"claim": claim_id, "changes": found})
-
-    old_scope, new_scope = set(old.cannot_support), set(new.cannot_support)
-
-    def about(m: Manifest) -> dict[str, Any]:
-        return {
-            "name": m.name,
-            "version": m.version,
-            "title": m.title,
-            "description": m.description,
-            "format": m.format,
-        }
-
-    result: dict[str, Any] = {
-        "diff_format": DIFF_FORMAT,
-        "old": {
-            "file": old_file,
-            "name": old.name,
-            "version": old.version,
-            "identity": old_identity,
-        },
-        "new": {
-            "file": new_file,
-            "name": new.name,
-            "version": new.version,
-            "identity": new_identity,
-        },
-        "identical": old_identity == new_identity,
-        "expectations_changed": expectations,
-        "checker_code_changed": _code_changes(old, new, common, old_hashes, new_hashes),
-        "cases": {"added": cases_added, "removed": cases_removed, "changed": cases_changed},
-        "claims": {"added": claims_added, "removed": claims_removed, "changed": claims_changed},
-        "scope": {
-            "added": [s for s in new.cannot_support if s not in old_scope],
-            "removed": [s for s in old.cannot_support if s not in new_scope],
-        },
-        "files": {"added": files_added, "removed": files_removed, "changed": files_changed},
-        "bundle": changes(about(old), about(new)),
-        "environment": changes(dict(old.environment), dict(new.environment)),
-    }
-    return result
+                changed.append({"claim": claim_id, "changes": found})
+    return {"added": added, "removed": removed, "changed": changed}
 
 
 def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bundler.reports.common import one_line as t
+from bundler.errors import one_line as t
 from bundler.reports.diff import summary_counts
 
 
@@ -52,83 +52,96 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         out.append("The two bundles are identical (same manifest, so the same files).")
         return "\n".join(out)
     counts = summary_counts(result)
-
-    if result["expectations_changed"]:
-        out.append(
-            f"EXPECTED VERDICTS CHANGED: {counts['expectations']} case(s), "
-            f"{counts['flipped']} flipped between pass and fail"
-        )
-        for item in result["expectations_changed"]:
-            mark = "!! FLIPPED" if item["flipped"] else "!! changed"
-            claims = t(", ".join(item["claims"])) or "no claim"
-            out.append(
-                f"  {mark} {t(item['case'])}: expected {_expect(item['old'])} -> "
-                f"{_expect(item['new'])} (claims: {claims})"
-            )
-        out.append("")
-
-    if counts["code"]:
-        out.append(f"BUNDLED CHECKER CODE CHANGED: {counts['code']} case(s) run other code")
-        for item in result["checker_code_changed"]:
-            claims = t(", ".join(item["claims"])) or "no claim"
-            what = ", ".join(t(p) for p in item["files_changed"]) or "its entry or reasons"
-            out.append(
-                f"  !! code {t(item['case'])} ({t(item['checker'])}): {what} (claims: {claims})"
-            )
-        out.append("")
-
-    cases = result["cases"]
-    if counts["cases"]:
-        out.append("Cases")
-        out += [f"  + {t(c)} (added)" for c in cases["added"]]
-        out += [f"  - {t(c)} (removed)" for c in cases["removed"]]
-        for item in cases["changed"]:
-            out.append(f"  ~ {t(item['case'])}")
-            out += _change_lines(item["changes"], "      ")
-            for path in item["input_content_changed"]:
-                out.append(f"      ~ input {t(path)}: content changed")
-        out.append("")
-
-    claims = result["claims"]
-    if counts["claims"]:
-        out.append("Claims")
-        out += [f"  + {t(c)} (added)" for c in claims["added"]]
-        out += [f"  - {t(c)} (removed)" for c in claims["removed"]]
-        for item in claims["changed"]:
-            out.append(f"  ~ {t(item['claim'])}")
-            out += _change_lines(item["changes"], "      ")
-        out.append("")
-
-    if counts["scope"]:
-        out.append("What the bundle cannot support")
-        out += [f"  + {t(s)}" for s in result["scope"]["added"]]
-        out += [f"  - {t(s)}" for s in result["scope"]["removed"]]
-        out.append("")
-
-    files = result["files"]
-    if counts["files"]:
-        out.append("Files")
-        out += [f"  + {t(p)}" for p in files["added"]]
-        out += [f"  - {t(p)}" for p in files["removed"]]
-        for item in files["changed"]:
-            line = f"  ~ {t(item['path'])} ({item['old_size']} -> {item['new_size']} bytes)"
-            if verbose:
-                line += f" sha256 {item['old_sha256'][:16]}… -> {item['new_sha256'][:16]}…"
-            out.append(line)
-        out.append("")
-
+    for section in (_expectations, _code, _cases, _claims, _scope):
+        out += section(result, counts)
+    out += _files(result, counts, verbose)
     if counts["bundle"]:
-        out.append("Bundle")
-        out += _change_lines(result["bundle"], "  ")
-        out.append("")
-
+        out += ["Bundle", *_change_lines(result["bundle"], "  "), ""]
     if counts["environment"]:
-        out.append("Build environment")
-        out += _change_lines(result["environment"], "  ")
-        out.append("")
-
+        out += ["Build environment", *_change_lines(result["environment"], "  "), ""]
     parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind not in ("flipped", "code")]
     if counts["code"]:
         parts.insert(0, f"{counts['code']} case(s) with changed checker code")
     out.append("Changed: " + ", ".join(parts))
     return "\n".join(out)
+
+
+def _expectations(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    """First and loudest: a flipped expectation can turn a contradicted claim supported."""
+    if not result["expectations_changed"]:
+        return []
+    out = [
+        f"EXPECTED VERDICTS CHANGED: {counts['expectations']} case(s), "
+        f"{counts['flipped']} flipped between pass and fail"
+    ]
+    for item in result["expectations_changed"]:
+        mark = "!! FLIPPED" if item["flipped"] else "!! changed"
+        claims = t(", ".join(item["claims"])) or "no claim"
+        out.append(
+            f"  {mark} {t(item['case'])}: expected {_expect(item['old'])} -> "
+            f"{_expect(item['new'])} (claims: {claims})"
+        )
+    return [*out, ""]
+
+
+def _code(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    if not counts["code"]:
+        return []
+    out = [f"BUNDLED CHECKER CODE CHANGED: {counts['code']} case(s) run other code"]
+    for item in result["checker_code_changed"]:
+        claims = t(", ".join(item["claims"])) or "no claim"
+        what = ", ".join(t(p) for p in item["files_changed"]) or "its entry or reasons"
+        out.append(f"  !! code {t(item['case'])} ({t(item['checker'])}): {what} (claims: {claims})")
+    return [*out, ""]
+
+
+def _cases(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    if not counts["cases"]:
+        return []
+    cases = result["cases"]
+    out = ["Cases"]
+    out += [f"  + {t(c)} (added)" for c in cases["added"]]
+    out += [f"  - {t(c)} (removed)" for c in cases["removed"]]
+    for item in cases["changed"]:
+        out.append(f"  ~ {t(item['case'])}")
+        out += _change_lines(item["changes"], "      ")
+        for path in item["input_content_changed"]:
+            out.append(f"      ~ input {t(path)}: content changed")
+    return [*out, ""]
+
+
+def _claims(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    if not counts["claims"]:
+        return []
+    claims = result["claims"]
+    out = ["Claims"]
+    out += [f"  + {t(c)} (added)" for c in claims["added"]]
+    out += [f"  - {t(c)} (removed)" for c in claims["removed"]]
+    for item in claims["changed"]:
+        out.append(f"  ~ {t(item['claim'])}")
+        out += _change_lines(item["changes"], "      ")
+    return [*out, ""]
+
+
+def _scope(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    if not counts["scope"]:
+        return []
+    out = ["What the bundle cannot support"]
+    out += [f"  + {t(s)}" for s in result["scope"]["added"]]
+    out += [f"  - {t(s)}" for s in result["scope"]["removed"]]
+    return [*out, ""]
+
+
+def _files(result: Mapping[str, Any], counts: Mapping[str, int], verbose: bool) -> list[str]:
+    if not counts["files"]:
+        return []
+    files = result["files"]
+    out = ["Files"]
+    out += [f"  + {t(p)}" for p in files["added"]]
+    out += [f"  - {t(p)}" for p in files["removed"]]
+    for item in files["changed"]:
+        line = f"  ~ {t(item['path'])} ({item['old_size']} -> {item['new_size']} bytes)"
+        if verbose:
+            line += f" sha256 {item['old_sha256'][:16]}… -> {item['new_sha256'][:16]}…"
+        out.append(line)
+    return [*out, ""]

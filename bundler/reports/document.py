@@ -1,4 +1,5 @@
-"""Turn a verification into words (text for a terminal) and data (the JSON report).
+"""Turn a verification into data: the JSON report, from which every format is rendered
+(``bundler.reports.formats``, ``bundler.reports.text``, ``bundler.reports.terminal``).
 
 The JSON report's layout is a format of its own (``REPORT_FORMAT``), documented in
 ``manifests/REPORT.md``; change it only by changing that version.
@@ -6,23 +7,18 @@ The JSON report's layout is a format of its own (``REPORT_FORMAT``), documented 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bundler.errors import BundlerError
+from bundler.format.results import CaseResult
 from bundler.reports.common import verdicts_text
-from bundler.run.runner import CaseResult
-from bundler.run.verify import Verification
+
+if TYPE_CHECKING:  # only its fields are read: reports import nothing that runs cases
+    from bundler.run.verify import Verification
 
 # 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
 # findings, the checkers and libraries of verify_environment.
 REPORT_FORMAT = "reprobundle-report/1.2"
-
-_VERDICT_LINE = {
-    "supported": "every claim supported",
-    "contradicted": "a claim is contradicted",
-    "inconclusive": "inconclusive: nothing contradicted, but something could not be checked here",
-}
-
 
 INDEPENDENT = "independently checked"
 OWN_CODE = "checked by the bundle's own code"
@@ -130,20 +126,3 @@ def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
             {"where": p.where, "code": p.code, "message": p.message} for p in error.problems
         ],
     }
-
-
-def to_text(verification: Verification, verbose: bool = False, width: int = 0) -> str:
-    """Plain text of the verification (from its JSON report, like every format)."""
-    from bundler.reports.text import to_text as text_of
-
-    return text_of(to_json(verification), verbose, width)
-
-
-def verdict_line(verification: Verification) -> str:
-    """The last line, also all that ``-q`` prints: the verdict, how many claims, and
-    whether (and by whom) the bundle was signed, so no output leaves the signer out."""
-    supported = sum(1 for c in verification.claims if c.status == "supported")
-    return (
-        f"Result: {_VERDICT_LINE[verification.status]} ({supported} of "
-        f"{len(verification.claims)} claims supported); {verification.signature.describe()}"
-    )

@@ -2,9 +2,11 @@
 
 A drawing takes a case's report data (``id``, ``checker``, ``verdict``, ``reasons``,
 ``details`` ...) and returns inline SVG markup, or None when it has nothing to draw.
-It must escape every text it takes from the data (``html.escape``). To add one:
+It must escape every text it takes from the data (``html.escape``). The registry is here,
+below the page that shows the drawings, so the page imports it and not the other way
+round. To add one:
 
-    from .html import register_details_renderer
+    from bundler.reports.drawings import register_details_renderer
 
     @register_details_renderer("trajectory-skeleton")
     def skeleton(case: Mapping[str, Any]) -> str | None:
@@ -14,11 +16,23 @@ It must escape every text it takes from the data (``html.escape``). To add one:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
-from bundler.reports.html import register_details_renderer
+DetailsRenderer = Callable[[Mapping[str, Any]], str | None]
+DETAILS_RENDERERS: dict[str, DetailsRenderer] = {}
+
+
+def register_details_renderer(checker_name: str) -> Callable[[DetailsRenderer], DetailsRenderer]:
+    """Register the drawing shown under each case of ``checker_name`` (no ``@version``)."""
+
+    def decorate(function: DetailsRenderer) -> DetailsRenderer:
+        DETAILS_RENDERERS[checker_name] = function
+        return function
+
+    return decorate
+
 
 _BOX_W, _BOX_H, _GAP = 150, 46, 30
 

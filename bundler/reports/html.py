@@ -8,14 +8,14 @@ Drawings: ``DETAILS_RENDERERS`` maps a checker *name* (without ``@version``) to 
 function taking the case's report data and returning markup (an inline ``<svg>``)
 shown under that case, or None. A renderer must escape every text it draws; one that
 raises is shown as a note, never as a broken page. Register with
-``@register_details_renderer("trajectory-skeleton")``; built-in drawings live in
-``bundler.reports.drawings``.
+``@register_details_renderer("trajectory-skeleton")``; the registry and the built-in
+drawings live in ``bundler.reports.drawings``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
@@ -34,21 +34,11 @@ from bundler.reports.common import (
     verdicts_text,
     verify_command,
 )
-
-DetailsRenderer = Callable[[Mapping[str, Any]], str | None]
-DETAILS_RENDERERS: dict[str, DetailsRenderer] = {}
+from bundler.reports.drawings import DETAILS_RENDERERS as DETAILS_RENDERERS
+from bundler.reports.drawings import DetailsRenderer as DetailsRenderer
+from bundler.reports.drawings import register_details_renderer as register_details_renderer
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
-
-
-def register_details_renderer(checker_name: str) -> Callable[[DetailsRenderer], DetailsRenderer]:
-    """Register the drawing shown under each case of ``checker_name`` (no ``@version``)."""
-
-    def decorate(function: DetailsRenderer) -> DetailsRenderer:
-        DETAILS_RENDERERS[checker_name] = function
-        return function
-
-    return decorate
 
 
 def e(value: object) -> str:
@@ -143,8 +133,6 @@ def to_html(
     renderers: Mapping[str, DetailsRenderer] | None = None,
 ) -> str:
     """The page, from the JSON report data."""
-    from bundler.reports import drawings  # noqa: F401  (registers the built-in drawings)
-
     use = DETAILS_RENDERERS if renderers is None else renderers
     if is_rejection(report):
         title = f"Bundle not verified: {STATUS_WORDS[report['result']]}"

@@ -109,34 +109,9 @@ def _count(element: ET.Element, counted: list[str]) -> None:
 
 def to_junit(report: Mapping[str, Any]) -> str:
     root = ET.Element("testsuites", {"name": "reprobundle verify"})
-    everything: list[str] = []
     if is_rejection(report):
-        suite = _suite(
-            root,
-            "bundle",
-            [("result", report["result"]), ("message", report["message"])],
-        )
-        counted = []
-        for i, problem in enumerate(report.get("problems", []) or [{}], start=1):
-            case = _element(
-                suite,
-                "testcase",
-                name=problem.get("where") or f"problem {i}",
-                classname="bundle.integrity",
-                time="0",
-            )
-            error = _element(
-                case,
-                "error",
-                message=problem.get("message", report["message"]),
-                type=problem.get("code", "bundle.rejected"),
-            )
-            error.text = clean(report["message"])
-            counted.append("error")
-        _count(suite, counted)
-        _count(root, counted)
+        _count(root, _rejection_suite(root, report))
         return _serialise(root)
-
     bundle = report["bundle"]
     identity = [
         ("bundle.name", bundle["name"]),
@@ -147,6 +122,45 @@ def to_junit(report: Mapping[str, Any]) -> str:
         ("result", f"{report['result']}: {STATUS_WORDS[report['result']]}"),
         ("verified_with", report.get("verify_environment", {}).get("tool", "")),
     ]
+    _count(root, _claim_suites(root, report, identity))
+    return _serialise(root)
+
+
+def _rejection_suite(root: ET.Element, report: Mapping[str, Any]) -> list[str]:
+    """One suite with an error per problem of a bundle that was never run."""
+    suite = _suite(
+        root,
+        "bundle",
+        [("result", report["result"]), ("message", report["message"])],
+    )
+    counted = []
+    for i, problem in enumerate(report.get("problems", []) or [{}], start=1):
+        case = _element(
+            suite,
+            "testcase",
+            name=problem.get("where") or f"problem {i}",
+            classname="bundle.integrity",
+            time="0",
+        )
+        error = _element(
+            case,
+            "error",
+            message=problem.get("message", report["message"]),
+            type=problem.get("code", "bundle.rejected"),
+        )
+        error.text = clean(report["message"])
+        counted.append("error")
+    _count(suite, counted)
+    return counted
+
+
+def _claim_suites(
+    root: ET.Element, report: Mapping[str, Any], identity: list[tuple[str, str]]
+) -> list[str]:
+    """A suite per claim (each case counted in the first claim that names it), and one
+    for the cases no claim names; returns what every test case counted as."""
+    bundle = report["bundle"]
+    everything: list[str] = []
     cases = {c["id"]: c for c in report["cases"]}
     counted_in: dict[str, str] = {}  # case id -> the suite that counts it (each case once)
     prefix = f"{bundle['name']}-{bundle['version']}"
@@ -181,8 +195,7 @@ def to_junit(report: Mapping[str, Any]) -> str:
         counted = [_testcase(suite, "none", cases[case_id]) for case_id in unclaimed]
         _count(suite, counted)
         everything += counted
-    _count(root, everything)
-    return _serialise(root)
+    return everything
 
 
 def _serialise(root: ET.Element) -> str:

@@ -51,11 +51,27 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
     command (only when the verifier has that option)."""
     if is_rejection(report):
         return _rejection(report)
+    out = _summary(report)
+    out += _how_to_verify(report, expect_identity)
+    out += _claims(report)
+    out += _findings(report)
+    out += _cases(report)
+    out += _limits(report)
+    out += ["", "**What this bundle cannot support**", ""]
+    out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
+        "- (the bundle states nothing here)"
+    ]
+    out += [f"- {WHAT_IT_SHOWS}", ""]
+    return "\n".join(out)
+
+
+def _summary(report: Mapping[str, Any]) -> list[str]:
+    """The heading, the result and the table of what the bundle is."""
     bundle = report["bundle"]
     claims = report["claims"]
     supported = sum(1 for c in claims if c["status"] == "supported")
     env = report.get("verify_environment", {})
-    out = [
+    return [
         f"### Reproducibility bundle: {escape(bundle['name'])} {escape(bundle['version'])}",
         "",
         f"> **Result: {STATUS_WORDS[report['result']]}**: {supported} of {len(claims)} claims "
@@ -73,6 +89,11 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         f"| Verified with | {escape(env.get('tool', ''))}, Python {escape(env.get('python', ''))}"
         f" on {escape(env.get('platform', ''))} |",
         "",
+    ]
+
+
+def _how_to_verify(report: Mapping[str, Any], expect_identity: bool) -> list[str]:
+    return [
         "**How to verify** (install reprobundle as its README says, then run)",
         "",
         "```sh",
@@ -84,27 +105,41 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         "must equal the one above. A case *reproduced* when the checker's verdict matched "
         "the author's expectation; that is not the same as the output being correct.",
         "",
+    ]
+
+
+def _claims(report: Mapping[str, Any]) -> list[str]:
+    out = [
         "**Claims**",
         "",
         "| Claim | Status | Verdicts | Inconclusive | Negative controls |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for claim in claims:
+    for claim in report["claims"]:
         out.append(
             f"| {code(claim['id'])}: {escape(claim['statement'])} | **{claim['status']}** | "
             f"{escape(verdicts_text(claim_cases(report, claim)))} | {claim['inconclusive']} | "
             f"{claim['negative_controls']} |"
         )
+    return out
+
+
+def _findings(report: Mapping[str, Any]) -> list[str]:
     found = findings(report)
-    if found:
-        out += ["", f"**Findings** ({escape(KIND_WORDS['finding'])})", ""]
-        for case in found:
-            out.append(
-                f"- {code(case['id'])}: verdict {code(observed_text(case))}; "
-                f"{escape(outcome_text(case))}"
-            )
-            out += [f"  - {code(r['code'])}: {escape(r['message'])}" for r in case["reasons"][:5]]
-    out += [
+    if not found:
+        return []
+    out = ["", f"**Findings** ({escape(KIND_WORDS['finding'])})", ""]
+    for case in found:
+        out.append(
+            f"- {code(case['id'])}: verdict {code(observed_text(case))}; "
+            f"{escape(outcome_text(case))}"
+        )
+        out += [f"  - {code(r['code'])}: {escape(r['message'])}" for r in case["reasons"][:5]]
+    return out
+
+
+def _cases(report: Mapping[str, Any]) -> list[str]:
+    out = [
         "",
         "**Cases**",
         "",
@@ -121,8 +156,12 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
         )
     if len(shown) < len(report["cases"]):
         out += ["", f"({len(report['cases']) - len(shown)} more cases reproduced as expected.)"]
-    out += ["", "**Limits of each claim**", ""]
-    for claim in claims:
+    return out
+
+
+def _limits(report: Mapping[str, Any]) -> list[str]:
+    out = ["", "**Limits of each claim**", ""]
+    for claim in report["claims"]:
         limits = [escape(limit) for limit in claim["limits"]] or ["(none stated)"]
         if claim.get("negative_control_waiver"):
             limits.append(
@@ -134,12 +173,7 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
             limits.append(escape(claim["checked_by"]))
         out.append(f"- {code(claim['id'])}:")
         out.extend(f"  - {limit}" for limit in limits)
-    out += ["", "**What this bundle cannot support**", ""]
-    out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
-        "- (the bundle states nothing here)"
-    ]
-    out += [f"- {WHAT_IT_SHOWS}", ""]
-    return "\n".join(out)
+    return out
 
 
 def _rejection(report: Mapping[str, Any]) -> str:

@@ -24,6 +24,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     shown_cases,
+    verdict_line,
     verdicts_text,
 )
 
@@ -42,6 +43,26 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     Every text from the bundle passes through ``one_line`` (no escape sequences, no line
     breaks: bundle text never starts a line of its own)."""
     report = one_line_all(report)
+    _print_bundle(report, console)
+    console.print()
+    _print_cases(report, console, verbose)
+    found = findings(report)
+    if found:
+        console.print()
+        _print_findings(found, console)
+    console.print()
+    console.print(_claims_table(report))
+    console.print()
+    _print_scope(report, console)
+    console.print()
+    words = STATUS_WORDS[report["result"]]
+    rest = verdict_line(report).removeprefix(f"Result: {words}")
+    style = STYLE.get(report["result"], "bold")
+    console.print(Text.assemble(("Result: ", "bold"), (words, style), rest))
+
+
+def _print_bundle(report: Mapping[str, Any], console: Console) -> None:
+    """Which bundle, built where, its integrity, signature, bundled code and warnings."""
     bundle = report["bundle"]
     env = report.get("build_environment", {})
     console.print(
@@ -72,8 +93,9 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     for warning in report.get("warnings", []):
         console.print(Text(f"warning: {warning}", style="yellow"))
 
+
+def _print_cases(report: Mapping[str, Any], console: Console, verbose: bool) -> None:
     shown = shown_cases(report, verbose)
-    console.print()
     console.print(Text(f"Cases: {verdicts_text(report['cases'])}"))
     if shown:
         cases = Table(show_lines=False, expand=True)
@@ -81,21 +103,10 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         cases.add_column("CASE", overflow="fold", ratio=2)
         cases.add_column("VERDICT", overflow="fold", ratio=3)
         for case in shown:
-            kind = case_kind(case)
-            verdict = Text(observed_text(case), style="bold" if case["verdict"] == "fail" else "")
-            if case["outcome"] != "reproduced" or verbose:
-                verdict.append(f"\n{outcome_text(case)}", style="dim")
-            if case["verdict"] == "fail" or case["outcome"] != "reproduced" or verbose:
-                for reason in case["reasons"][: 10 if verbose else 3]:
-                    verdict.append(f"\n{reason['code']}: {reason['message']}", style="dim")
-            label = Text(case["id"], style="bold")
-            if kind:
-                label.append(
-                    f"\n{'FINDING' if kind == 'finding' else 'negative control'}",
-                    style=STYLE["finding"] if kind == "finding" else "dim",
-                )
             cases.add_row(
-                Text(case["outcome"], style=STYLE.get(case["outcome"], "")), label, verdict
+                Text(case["outcome"], style=STYLE.get(case["outcome"], "")),
+                _case_label(case),
+                _case_verdict(case, verbose),
             )
         console.print(cases)
     if len(shown) < len(report["cases"]):
@@ -105,19 +116,42 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
                 "--verbose lists them)"
             )
         )
-    found = findings(report)
-    if found:
-        console.print()
-        console.print(Text("Findings: real outputs the author judges wrong", style="bold"))
-        for case in found:
-            _item(
-                console,
-                Text.assemble(
-                    (case["id"], STYLE["finding"]),
-                    f": {observed_text(case)}; {outcome_text(case)}",
-                ),
-            )
 
+
+def _case_label(case: Mapping[str, Any]) -> Text:
+    kind = case_kind(case)
+    label = Text(case["id"], style="bold")
+    if kind:
+        label.append(
+            f"\n{'FINDING' if kind == 'finding' else 'negative control'}",
+            style=STYLE["finding"] if kind == "finding" else "dim",
+        )
+    return label
+
+
+def _case_verdict(case: Mapping[str, Any], verbose: bool) -> Text:
+    verdict = Text(observed_text(case), style="bold" if case["verdict"] == "fail" else "")
+    if case["outcome"] != "reproduced" or verbose:
+        verdict.append(f"\n{outcome_text(case)}", style="dim")
+    if case["verdict"] == "fail" or case["outcome"] != "reproduced" or verbose:
+        for reason in case["reasons"][: 10 if verbose else 3]:
+            verdict.append(f"\n{reason['code']}: {reason['message']}", style="dim")
+    return verdict
+
+
+def _print_findings(found: list[Mapping[str, Any]], console: Console) -> None:
+    console.print(Text("Findings: real outputs the author judges wrong", style="bold"))
+    for case in found:
+        _item(
+            console,
+            Text.assemble(
+                (case["id"], STYLE["finding"]),
+                f": {observed_text(case)}; {outcome_text(case)}",
+            ),
+        )
+
+
+def _claims_table(report: Mapping[str, Any]) -> Table:
     claims = Table(title="Claims", title_justify="left", show_lines=True, expand=True)
     claims.add_column("STATUS", no_wrap=True)
     claims.add_column("CLAIM", overflow="fold", ratio=3)
@@ -127,7 +161,7 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
         if claim["status"] != "supported":
             lines.append(Text(f"why: {claim['why']}", style="dim"))
         lines += [Text(f"limit: {limit}", style="dim") for limit in claim["limits"]]
-        if code and claim.get("checked_by"):
+        if report.get("bundled_code") and claim.get("checked_by"):
             lines.append(Text(claim["checked_by"], style="yellow"))
         if claim.get("negative_control_waiver"):
             lines.append(Text(f"negative control waived: {claim['negative_control_waiver']}"))
@@ -136,24 +170,14 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
             Group(*lines),
             Text(verdicts_text(claim_cases(report, claim))),
         )
-    console.print()
-    console.print(claims)
+    return claims
 
-    console.print()
+
+def _print_scope(report: Mapping[str, Any], console: Console) -> None:
     console.print(Text("What this bundle cannot support", style="bold"))
     for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
         _item(console, Text(item))
     _item(console, Text(WHAT_IT_SHOWS))
-    console.print()
-    supported = sum(1 for c in report["claims"] if c["status"] == "supported")
-    console.print(
-        Text.assemble(
-            ("Result: ", "bold"),
-            (STATUS_WORDS[report["result"]], STYLE.get(report["result"], "bold")),
-            f" ({supported} of {len(report['claims'])} claims supported); "
-            f"{(report.get('signature') or {}).get('summary', 'signature not checked')}",
-        )
-    )
 
 
 def _item(console: Console, text: Text) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from bundler.reports.common import (
     KIND_WORDS,
-    STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
@@ -22,6 +21,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     shown_cases,
+    verdict_line,
     verdicts_text,
 )
 
@@ -49,6 +49,19 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
     """Every string of the report (most come from the bundle) passes through ``one_line``
     first, so none can start a line of its own and pass for a verdict or signature line."""
     report = one_line_all(report)
+    out = _bundle_lines(report, width)
+    out += ["", *_case_lines(report, verbose, width)]
+    found = findings(report)
+    if found:
+        out += ["", *_finding_lines(found, width)]
+    out += ["", *_claim_lines(report, width)]
+    out += ["", *_scope_lines(report, width)]
+    out += ["", *_wrap(verdict_line(report), width, "", "  ")]
+    return "\n".join(out)
+
+
+def _bundle_lines(report: Mapping[str, Any], width: int) -> list[str]:
+    """Which bundle, built where, its integrity, signature, warnings and bundled code."""
     bundle, env = report["bundle"], report.get("build_environment", {})
     head = "         "
     out = [
@@ -83,30 +96,36 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
         line for w in report.get("warnings", []) for line in _wrap(f"warning: {w}", width, "", "  ")
     ]
     code = report.get("bundled_code")
-    if code:
-        out.append(f"Bundled code: {code['why']}")
-        verb = "ran" if code["allowed"] else "would run"
-        out += [
-            f"  {verb} {e['checker']} = {e['entry']} (sha256:{e['sha256']})"
-            for e in code["entries"]
-        ]
-        if code["allowed"]:
-            iso = code["isolation"]
-            out += _wrap(
-                "in separate processes: python -I, scrubbed environment, fresh folders, "
-                f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
-                f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
-                f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}, "
-                f"file-system jail {'yes' if iso.get('file_system_jail') else 'NO'}, "
-                f"at most {iso.get('processes')} processes; not a sandbox",
-                width,
-                "  ",
-                "    ",
-            )
+    return out + (_code_lines(code, width) if code else [])
 
+
+def _code_lines(code: Mapping[str, Any], width: int) -> list[str]:
+    out = [f"Bundled code: {code['why']}"]
+    verb = "ran" if code["allowed"] else "would run"
+    out += [
+        f"  {verb} {e['checker']} = {e['entry']} (sha256:{e['sha256']})" for e in code["entries"]
+    ]
+    if code["allowed"]:
+        iso = code["isolation"]
+        out += _wrap(
+            "in separate processes: python -I, scrubbed environment, fresh folders, "
+            f"{iso['timeout_seconds']:g} s, {iso['memory_bytes']} bytes of memory, "
+            f"network namespace {'yes' if iso['network_namespace'] else 'NO'}, "
+            f"PID namespace {'yes' if iso['pid_namespace'] else 'NO'}, "
+            f"file-system jail {'yes' if iso.get('file_system_jail') else 'NO'}, "
+            f"at most {iso.get('processes')} processes; not a sandbox",
+            width,
+            "  ",
+            "    ",
+        )
+    return out
+
+
+def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[str]:
+    """The cases line, then a row per case shown, with what needs a look under it."""
     cases = report["cases"]
     shown = shown_cases(report, verbose)
-    out += ["", *_wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")]
+    out = _wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")
     id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
     for case in shown:
         out += _wrap(
@@ -116,38 +135,46 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
             "",
             "           ",
         )
-        details = []
-        if case["outcome"] != "reproduced" or verbose:
-            details.append(outcome_text(case))
-        if case_kind(case) == "finding":
-            details.append(KIND_WORDS["finding"])
-        for line in details:
-            out += _wrap(line, width, "         ", "           ")
-        if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
-            limit = 10 if verbose else 3
-            for reason in case["reasons"][:limit]:
-                out += _wrap(
-                    f"{reason['code']}: {reason['message']}", width, "         ", "           "
-                )
-            if len(case["reasons"]) > limit:
-                out.append(f"         ... and {len(case['reasons']) - limit} more (--verbose)")
+        out += _case_details(case, verbose, width)
     if len(shown) < len(cases):
         out.append(
             f"  ({len(cases) - len(shown)} more cases reproduced as expected; --verbose lists them)"
         )
+    return out
 
-    found = findings(report)
-    if found:
-        out += ["", "Findings: real outputs the author judges wrong"]
-        for case in found:
-            agrees = (
-                "the checker agrees"
-                if case["outcome"] == "reproduced"
-                else f"{case['outcome']}: the checker does not confirm it here"
+
+def _case_details(case: Mapping[str, Any], verbose: bool, width: int) -> list[str]:
+    details = []
+    if case["outcome"] != "reproduced" or verbose:
+        details.append(outcome_text(case))
+    if case_kind(case) == "finding":
+        details.append(KIND_WORDS["finding"])
+    out = [line for text in details for line in _wrap(text, width, "         ", "           ")]
+    if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
+        limit = 10 if verbose else 3
+        for reason in case["reasons"][:limit]:
+            out += _wrap(
+                f"{reason['code']}: {reason['message']}", width, "         ", "           "
             )
-            out += _wrap(f"{case['id']}: {observed_text(case)} ({agrees})", width, "  - ", "    ")
+        if len(case["reasons"]) > limit:
+            out.append(f"         ... and {len(case['reasons']) - limit} more (--verbose)")
+    return out
 
-    out += ["", "Claims"]
+
+def _finding_lines(found: list[Mapping[str, Any]], width: int) -> list[str]:
+    out = ["Findings: real outputs the author judges wrong"]
+    for case in found:
+        agrees = (
+            "the checker agrees"
+            if case["outcome"] == "reproduced"
+            else f"{case['outcome']}: the checker does not confirm it here"
+        )
+        out += _wrap(f"{case['id']}: {observed_text(case)} ({agrees})", width, "  - ", "    ")
+    return out
+
+
+def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
+    out = ["Claims"]
     for claim in report["claims"]:
         out.append(f"  {claim['status']:<13} {claim['id']}")
         out += _wrap(verdicts_text(claim_cases(report, claim)), width, "      ")
@@ -165,18 +192,11 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
                 "      ",
                 "        ",
             )
+    return out
 
-    out += ["", "What this bundle cannot support"]
+
+def _scope_lines(report: Mapping[str, Any], width: int) -> list[str]:
+    out = ["What this bundle cannot support"]
     for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
         out += _wrap(item, width, "  - ", "    ")
-    out += _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")
-    supported = sum(1 for c in report["claims"] if c["status"] == "supported")
-    summary = f"{result_line(report)} ({supported} of {len(report['claims'])} claims supported)"
-    signature_summary = (report.get("signature") or {}).get("summary")
-    last = f"{summary}; {signature_summary}" if signature_summary else summary
-    out += ["", *_wrap(last, width, "", "  ")]
-    return "\n".join(out)
-
-
-def result_line(report: Mapping[str, Any]) -> str:
-    return f"Result: {STATUS_WORDS[report['result']]}"
+    return out + _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")

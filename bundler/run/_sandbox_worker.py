@@ -132,34 +132,8 @@ def main() -> None:
     results = os.fdopen(config["result_fd"], "w", encoding="utf-8")
     jail_problem = _jail(config["jail"]) if config.get("jail") else "no mount namespace"
     jailed = not jail_problem
-    applied = {
-        "memory": _limit(resource.RLIMIT_AS, config["memory_bytes"]),
-        "file_size": _limit(resource.RLIMIT_FSIZE, config["file_bytes"]),
-        "open_files": _limit(resource.RLIMIT_NOFILE, config["open_files"]),
-        "core": _limit(resource.RLIMIT_CORE, 0),
-    }
-    cpu_hard = config["cpu_seconds"] * config["cases_per_worker"] + 5
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (config["cpu_seconds"] + 1, cpu_hard))
-        applied["cpu"] = True
-    except (ValueError, OSError):
-        applied["cpu"] = False
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, not kills
-
-    function: Callable[..., Any] | None = None
-    load_error: str | None = None
-    entry = os.path.join(config["code_root"], config["entry_path"])
-    try:
-        sys.path.insert(0, os.path.dirname(entry))  # the bundle's code, in this process only
-        spec = importlib.util.spec_from_file_location("bundled_checker", entry)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {entry}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        function = getattr(module, config["function"])
-    except BaseException as exc:  # any failure of bundle code is reported, never raised
-        load_error = f"loading {config['entry_path']} failed: {type(exc).__name__}: {exc}"
-
+    applied, cpu_hard = _apply_limits(config)
+    function, load_error = _load_checker(config)
     ready = {"ready": True, "limits": applied, "jail": jailed, "jail_problem": jail_problem}
     results.write(json.dumps(ready) + "\n")
     results.flush()
@@ -170,19 +144,11 @@ def main() -> None:
         try:
             if function is None:
                 raise RuntimeError(load_error)
-            workdir, home = request["workdir"], request["home"]
             if jailed:  # the last case's copies go, this case's come onto the tmpfs
-                import shutil
-
-                if previous:
-                    shutil.rmtree(f"/work/{previous}", ignore_errors=True)
-                    shutil.rmtree(f"/home/{previous}", ignore_errors=True)
-                previous = request["nonce"]
-                home, source = f"/home/{previous}", workdir
-                workdir = f"/work/{previous}"
-                os.makedirs(home)
-                os.makedirs(workdir)
-                _copy_inputs(source, workdir, request["copy"])
+                last, previous = previous, request["nonce"]
+                workdir, home = _jailed_folders(request, last)
+            else:
+                workdir, home = request["workdir"], request["home"]
             os.chdir(workdir)
             os.environ["HOME"] = home
             os.environ["TMPDIR"] = home
@@ -196,16 +162,69 @@ def main() -> None:
         except BaseException as exc:
             tail = traceback.format_exc(limit=-3)[-2000:]
             answer["error"] = f"raised {type(exc).__name__}: {exc}\n{tail}"
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os.write(1, ("\n\0reprobundle-end-" + request["nonce"] + "\0\n").encode())
-        try:
-            results.write(json.dumps(answer) + "\n")
-        except (TypeError, ValueError):
-            results.write(json.dumps({"nonce": request["nonce"], "error": "unreadable result"}))
-            results.write("\n")
-        results.flush()
+        _answer(results, request["nonce"], answer)
+
+
+def _apply_limits(config: dict[str, Any]) -> tuple[dict[str, bool], int]:
+    """The resource limits, set before any bundle code loads: which took, and the hard
+    CPU limit of the whole worker."""
+    applied = {
+        "memory": _limit(resource.RLIMIT_AS, config["memory_bytes"]),
+        "file_size": _limit(resource.RLIMIT_FSIZE, config["file_bytes"]),
+        "open_files": _limit(resource.RLIMIT_NOFILE, config["open_files"]),
+        "core": _limit(resource.RLIMIT_CORE, 0),
+    }
+    cpu_hard = config["cpu_seconds"] * config["cases_per_worker"] + 5
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (config["cpu_seconds"] + 1, cpu_hard))
+        applied["cpu"] = True
+    except (ValueError, OSError):
+        applied["cpu"] = False
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, not kills
+    return applied, cpu_hard
+
+
+def _load_checker(config: dict[str, Any]) -> tuple[Callable[..., Any] | None, str | None]:
+    """The bundled checker's function, or why it could not be loaded."""
+    entry = os.path.join(config["code_root"], config["entry_path"])
+    try:
+        sys.path.insert(0, os.path.dirname(entry))  # the bundle's code, in this process only
+        spec = importlib.util.spec_from_file_location("bundled_checker", entry)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {entry}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, config["function"]), None
+    except BaseException as exc:  # any failure of bundle code is reported, never raised
+        return None, f"loading {config['entry_path']} failed: {type(exc).__name__}: {exc}"
+
+
+def _jailed_folders(request: dict[str, Any], previous: str) -> tuple[str, str]:
+    """This case's folders on the tmpfs, its inputs copied in; the last case's removed."""
+    import shutil
+
+    if previous:
+        shutil.rmtree(f"/work/{previous}", ignore_errors=True)
+        shutil.rmtree(f"/home/{previous}", ignore_errors=True)
+    home, workdir = f"/home/{request['nonce']}", f"/work/{request['nonce']}"
+    os.makedirs(home)
+    os.makedirs(workdir)
+    _copy_inputs(request["workdir"], workdir, request["copy"])
+    return workdir, home
+
+
+def _answer(results: Any, nonce: str, answer: dict[str, Any]) -> None:
+    """The marker that ends this case's output, then its answer line."""
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os.write(1, ("\n\0reprobundle-end-" + nonce + "\0\n").encode())
+    try:
+        results.write(json.dumps(answer) + "\n")
+    except (TypeError, ValueError):
+        results.write(json.dumps({"nonce": nonce, "error": "unreadable result"}))
+        results.write("\n")
+    results.flush()
 
 
 if __name__ == "__main__":

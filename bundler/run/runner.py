@@ -8,7 +8,6 @@ is ``inconclusive``.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -17,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import checkers
-from bundler.format import strictjson
+from bundler.format import documents, strictjson
 from checkers.api import (
     STRICT,
     Checker,
@@ -38,8 +37,8 @@ try:
 except ImportError:  # pragma: no cover (not POSIX)
     resource = None  # type: ignore[assignment]
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Manifest
+from bundler.format.results import CaseResult, judge, police
 
-Outcome = Literal["reproduced", "diverged", "inconclusive"]
 # A built-in case running longer is stopped: a bundle's params can hold a regex that
 # backtracks for ever on its inputs. 0 means no limit.
 CASE_SECONDS = 120.0
@@ -49,14 +48,6 @@ CASE_MEMORY = 2 << 30
 VERIFY_SECONDS = 3600.0
 # Told (cases done, cases in all, the case about to run or "") as work goes on.
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    case: Case
-    verdict: Verdict
-    outcome: Outcome
-    explanation: str
 
 
 def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str, Any]:
@@ -166,40 +157,22 @@ def _load_one(
     data = _read(root, path, listed[path])
     if kind is InputKind.BYTES:
         return data
+    caps = documents.Caps(
+        values=LOAD_LIMITS.values,
+        yaml_values=LOAD_LIMITS.yaml_values,
+        depth=LOAD_LIMITS.depth,
+        yaml_aliases=reading.yaml_aliases,
+        json_constants=reading.json_constants,
+    )
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _LoadError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    if kind is InputKind.TEXT:
-        return text
-    if kind is InputKind.JSONL:
-        try:
-            return strictjson.loads_lines(
-                text, LOAD_LIMITS.values, constants=reading.json_constants
-            )
-        except ValueError as exc:
-            raise _LoadError(f"{path}:{exc}") from None
-    if path.endswith(".json"):
-        try:
-            return strictjson.loads(
-                text, LOAD_LIMITS.depth, LOAD_LIMITS.values, constants=reading.json_constants
-            )
-        except ValueError as exc:
-            raise _LoadError(f"{path}: not valid JSON: {exc}") from None
-    from checkers import yamlfile  # PyYAML takes 12 ms to import; only YAML inputs need it
-
-    try:
-        value, _ = yamlfile.load(
-            text,
-            aliases=reading.yaml_aliases,
-            max_values=LOAD_LIMITS.yaml_values,
-            max_depth=LOAD_LIMITS.depth,
-        )
-    except yamlfile.YamlProblem as exc:
-        line = f":{exc.line}" if exc.line else ""
-        hint = " (large data reads better as JSON)" if "values" in exc.message else ""
-        raise _LoadError(f"{path}{line}: {exc.message}{hint}") from None
-    return value
+        text = documents.decode(data, path)
+        if kind is InputKind.TEXT:
+            return text
+        if kind is InputKind.JSONL:
+            return documents.parse(text, path, "jsonl", caps)
+        return documents.parse(text, path, "json" if path.endswith(".json") else "yaml", caps)
+    except documents.DocumentProblem as exc:
+        raise _LoadError(str(exc)) from None
 
 
 def load_inputs(
@@ -254,7 +227,7 @@ def vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
     checker and params, so 20,000 cases with the same params pay once."""
     if checkers.get(found.key) is not found:  # not the registered one: never remembered
         return _vacuity(found, params)
-    key = f"{found.key} {json.dumps(params, sort_keys=True, default=str)}"
+    key = f"{found.key} {strictjson.canonical(params)}"
     if key in _VACUITY_CACHE:
         return _VACUITY_CACHE[key]
     if len(_VACUITY_CACHE) >= 4096:
@@ -317,37 +290,18 @@ def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, 
         raise  # the case's memory limit: run_case says so
     except Exception as exc:  # a bug in the checker is never a verdict
         return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
-    return _police(found, verdict)
-
-
-def _police(found: Checker, verdict: Any) -> Verdict:
-    if not isinstance(verdict, Verdict) or verdict.status not in ("pass", "fail", "error"):
-        return Verdict.errored(
-            "checker.bad_verdict", f"{found.key} returned {type(verdict).__name__}"
-        )
-    if verdict.status == "fail" and not verdict.reasons:
-        return Verdict.errored("checker.bad_verdict", f"{found.key} failed without a reason")
-    undeclared = sorted({r.code for r in verdict.reasons} - set(found.all_reasons))
-    if undeclared:
-        return Verdict.errored(
-            "checker.bad_verdict", f"{found.key} returned undeclared reason code(s) {undeclared}"
-        )
+    verdict = police(found.key, verdict, found.all_reasons)
     try:
         return Verdict(
             verdict.status,
             verdict.message,
-            tuple(Reason(r.code, r.message, _plain(r.details)) for r in verdict.reasons),
-            _plain(verdict.details),
+            tuple(Reason(r.code, r.message, strictjson.plain(r.details)) for r in verdict.reasons),
+            strictjson.plain(verdict.details),
         )
     except ValueError as exc:
         return Verdict.errored(
             "checker.bad_verdict", f"{found.key} returned details that are not data: {exc}"
         )
-
-
-def _plain(value: Any) -> Any:
-    """Details as plain JSON data (what reports carry); dates and the like become text."""
-    return json.loads(json.dumps(value, default=str, allow_nan=False, sort_keys=True))
 
 
 class _OutOfTime(BaseException):
@@ -462,24 +416,6 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
     except OSError as exc:
         return Verdict.errored("input.unreadable", f"cannot read an input: {exc.strerror}")
     return run_checker(found, inputs, case.params)
-
-
-def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
-    """Compare a verdict with the case's expectation."""
-    observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
-    if verdict.status == "error":
-        if set(verdict.codes) & {"code.not_allowed", "input.tampered"}:
-            return "inconclusive", verdict.message  # already says why, in the report's words
-        return "inconclusive", f"the checker could not decide: {verdict.message}"
-    if case.expect == "pass":
-        if verdict.status == "pass":
-            return "reproduced", "passed as expected"
-        return "diverged", f"expected pass, observed {observed}"
-    if verdict.status == "pass":
-        return "diverged", "expected fail, observed pass"
-    if case.expect_reasons and set(case.expect_reasons) != set(verdict.codes):
-        return "diverged", f"expected fail {sorted(case.expect_reasons)}, observed {observed}"
-    return "reproduced", f"failed as expected {list(verdict.codes)}"
 
 
 def not_allowed(manifest: Manifest, case: Case) -> Verdict:

@@ -34,6 +34,7 @@ from typing import Any
 
 from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker, Case, Manifest
+from bundler.format.results import bad_verdict, police
 from checkers.api import COMMON_ERRORS, Reason, Verdict
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
@@ -75,23 +76,9 @@ class CodePolicy:
     limits: CodeLimits = field(default_factory=CodeLimits)
 
 
-@functools.cache
 def namespaces_available() -> bool:
     """Whether new user, network and PID namespaces can be made here (Linux ``unshare``)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or not sys.platform.startswith("linux"):
-        return False
-    try:
-        done = subprocess.run(
-            [unshare, *_UNSHARE_ARGS, "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env={"PATH": "/usr/bin:/bin"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return _unshare_works()
 
 
 _UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]
@@ -100,14 +87,18 @@ _UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kil
 def jail_available() -> bool:
     """Whether a mount namespace can be made too (for the worker's own root on a tmpfs:
     see ``_sandbox_worker._jail``)."""
-    return namespaces_available() and _mount_namespace_works()
+    return namespaces_available() and _unshare_works("--mount")
 
 
 @functools.cache
-def _mount_namespace_works() -> bool:
+def _unshare_works(*extra: str) -> bool:
+    """Whether ``unshare`` with the worker's namespaces (and ``extra`` ones) runs here."""
+    unshare = shutil.which("unshare")
+    if unshare is None or not sys.platform.startswith("linux"):
+        return False
     try:
         done = subprocess.run(
-            [str(shutil.which("unshare")), "--mount", *_UNSHARE_ARGS, "true"],
+            [unshare, *extra, *_UNSHARE_ARGS, "true"],
             capture_output=True,
             timeout=10,
             check=False,
@@ -515,19 +506,11 @@ class BundledCode:
         self.count += 1
         case_dir = self.base / f"case-{self.count}"
         workdir, home = case_dir / "work", case_dir / "home"
-        home.mkdir(parents=True)
-        workdir.mkdir()
         inputs = self._inputs(case)
-        changed = [
-            p for p in inputs if not _copy_checked(self.root / p, workdir / p, self.files[p])
-        ]
-        if changed:  # something rewrote the work folder after it was checked
+        refused = self._copy_inputs(case, workdir, home, inputs)
+        if refused is not None:
             shutil.rmtree(case_dir, ignore_errors=True)
-            return Verdict.errored(
-                "input.tampered",
-                f"{', '.join(changed)} changed after the bundle was checked, before "
-                f"{case.checker} ran: input tampered",
-            )
+            return refused
         nonce = secrets.token_hex(16)
         request = {
             "nonce": nonce,
@@ -541,26 +524,8 @@ class BundledCode:
         try:
             worker = self._worker(checker)
             answer, output, total = worker.ask(request)
-        except TimeoutError:
-            self._drop(checker)
-            return Verdict.errored(
-                "code.timeout",
-                f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
-                "its processes were killed",
-            )
-        except _TooManyProcesses:
-            self._drop(checker)
-            return Verdict.errored(
-                "code.processes",
-                f"{case.checker} ran more than {self.limits.processes} processes at once; "
-                "they were killed",
-            )
-        except _BadAnswer as exc:
-            self._drop(checker)
-            return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
-        except (_WorkerDied, OSError):
-            why = self._drop(checker)
-            return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
+        except (TimeoutError, _TooManyProcesses, _BadAnswer, _WorkerDied, OSError) as exc:
+            return self._failed(checker, case, exc)
         finally:
             # the copies the checker read: in a jail, on its own tmpfs, seen through /proc
             seen = worker.view / "work" / nonce if worker and worker.view else workdir
@@ -581,7 +546,44 @@ class BundledCode:
             return Verdict.errored(
                 "code.raised", f"{case.checker} {str(answer['error'])[:2000]}", **details
             )
-        return _police(checker, answer.get("result"), details)
+        return _verdict_of(checker, answer.get("result"), details)
+
+    def _copy_inputs(
+        self, case: Case, workdir: Path, home: Path, inputs: list[str]
+    ) -> Verdict | None:
+        """The case's folders, with a checked copy of each input; an ``input.tampered``
+        verdict if something rewrote the work folder after it was checked."""
+        home.mkdir(parents=True)
+        workdir.mkdir()
+        changed = [
+            p for p in inputs if not _copy_checked(self.root / p, workdir / p, self.files[p])
+        ]
+        if not changed:
+            return None
+        return Verdict.errored(
+            "input.tampered",
+            f"{', '.join(changed)} changed after the bundle was checked, before "
+            f"{case.checker} ran: input tampered",
+        )
+
+    def _failed(self, checker: BundledChecker, case: Case, exc: Exception) -> Verdict:
+        """The verdict of a case whose worker did not answer; the worker is dropped."""
+        why = self._drop(checker)
+        if isinstance(exc, TimeoutError):
+            return Verdict.errored(
+                "code.timeout",
+                f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
+                "its processes were killed",
+            )
+        if isinstance(exc, _TooManyProcesses):
+            return Verdict.errored(
+                "code.processes",
+                f"{case.checker} ran more than {self.limits.processes} processes at once; "
+                "they were killed",
+            )
+        if isinstance(exc, _BadAnswer):
+            return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
+        return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
 
     def _drop(self, checker: BundledChecker) -> str:
         worker = self.workers.pop(checker.name, None)
@@ -597,33 +599,30 @@ class BundledCode:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def _police(checker: BundledChecker, value: Any, details: dict[str, Any]) -> Verdict:
-    """A bundled checker's result as a Verdict, or an error saying what was wrong."""
-    key = checker.key
+def _verdict_of(checker: BundledChecker, value: Any, details: dict[str, Any]) -> Verdict:
+    """A bundled checker's result (JSON data) as a Verdict, policed like a built-in's."""
+    why = _shape_problem(value)
+    if why is not None:
+        return bad_verdict(checker.key, why, details)
+    extra = value.get("details", {})
+    verdict = Verdict(
+        value.get("status"),
+        value.get("message", ""),
+        tuple(Reason(r["code"], str(r.get("message", ""))) for r in value.get("reasons", [])),
+        {**(extra if isinstance(extra, dict) else {"value": extra}), **details},
+    )
+    return police(checker.key, verdict, {*checker.reasons, *COMMON_ERRORS, *CODE_ERRORS}, details)
 
-    def bad(why: str) -> Verdict:
-        return Verdict.errored("checker.bad_verdict", f"{key} {why}", **details)
 
+def _shape_problem(value: Any) -> str | None:
+    """Why a result is not a mapping of a status, a message and reasons (or None)."""
     if not isinstance(value, dict):
-        return bad(f"returned {type(value).__name__}, expected a mapping with a status")
-    status, message = value.get("status"), value.get("message", "")
+        return f"returned {type(value).__name__}, expected a mapping with a status"
+    if not isinstance(value.get("message", ""), str):
+        return "returned a message that is not text"
     reasons = value.get("reasons", [])
-    if status not in ("pass", "fail", "error") or not isinstance(message, str):
-        return bad(f"returned status {status!r}; expected pass, fail or error")
     if not isinstance(reasons, list) or not all(
         isinstance(r, dict) and isinstance(r.get("code"), str) for r in reasons
     ):
-        return bad("returned reasons that are not a list of {code, message}")
-    if status == "fail" and not reasons:
-        return bad("failed without a reason")
-    allowed = {*checker.reasons, *COMMON_ERRORS, *CODE_ERRORS}
-    undeclared = sorted({r["code"] for r in reasons} - allowed)
-    if undeclared:
-        return bad(f"returned undeclared reason code(s) {undeclared}")
-    extra = value.get("details", {})
-    return Verdict(
-        status,
-        message,
-        tuple(Reason(r["code"], str(r.get("message", ""))) for r in reasons),
-        {**(extra if isinstance(extra, dict) else {"value": extra}), **details},
-    )
+        return "returned reasons that are not a list of {code, message}"
+    return None

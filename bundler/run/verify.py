@@ -29,12 +29,12 @@ from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError
 from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
 from bundler.format.manifest import Manifest
+from bundler.format.results import CaseResult
 from bundler.run.runner import (
     CASE_MEMORY,
     CASE_SECONDS,
     VERIFY_SECONDS,
     Budget,
-    CaseResult,
     Progress,
     checker_environment,
     run_cases,

@@ -207,45 +207,10 @@ def check_signatures(
     now: dt.datetime | None = None,
 ) -> SignatureCheck:
     """Judge every signature over the exact manifest bytes. Raises ``BundleRejected``."""
-    now = now or dt.datetime.now(dt.UTC)
-    pinned = False
-    if policy.expect_manifest_sha256 is not None:
-        if identity != policy.expect_manifest_sha256:
-            raise _reject(
-                "the bundle is not the one expected",
-                "manifest.toml",
-                "identity.mismatch",
-                f"its identity is sha256:{identity}, expected "
-                f"sha256:{policy.expect_manifest_sha256}",
-            )
-        pinned = True
-
+    pinned = _check_pin(identity, policy)
     found = {**signatures, **policy.detached}
     parsed = _verified(found, manifest_bytes) if found else []
-
-    by_raw = {t.key.raw: t for t in policy.trusted}
-    signers: list[TrustedKey] = []
-    unknown: list[str] = []
-    notes: list[str] = []
-    for where, sig in parsed:
-        trusted = by_raw.get(sig.public_key.raw)
-        if trusted is None:
-            unknown.append(sig.keyid)
-            continue
-        if trusted.revoked:
-            raise _reject(
-                "the bundle is signed by a revoked key",
-                where,
-                "signature.revoked",
-                f"key {trusted.name!r} ({sig.keyid[:16]}) is revoked in {trusted.source}",
-            )
-        window = trusted.window_problem(now)
-        if window:
-            notes.append(window)
-            unknown.append(sig.keyid)
-            continue
-        signers.append(trusted)
-
+    signers, unknown, notes = _sort_signers(parsed, policy, now or dt.datetime.now(dt.UTC))
     if signers:
         result = SignatureCheck(
             "trusted",
@@ -276,6 +241,50 @@ def check_signatures(
             + why,
         )
     return result
+
+
+def _check_pin(identity: str, policy: Policy) -> bool:
+    """Whether the policy pins the identity (raises if the bundle is another one)."""
+    if policy.expect_manifest_sha256 is None:
+        return False
+    if identity != policy.expect_manifest_sha256:
+        raise _reject(
+            "the bundle is not the one expected",
+            "manifest.toml",
+            "identity.mismatch",
+            f"its identity is sha256:{identity}, expected sha256:{policy.expect_manifest_sha256}",
+        )
+    return True
+
+
+def _sort_signers(
+    parsed: list[tuple[str, Signature]], policy: Policy, now: dt.datetime
+) -> tuple[list[TrustedKey], list[str], list[str]]:
+    """The trusted keys that signed, the key ids of the other signatures, and notes on
+    trusted keys used outside their validity. A revoked key's signature rejects."""
+    by_raw = {t.key.raw: t for t in policy.trusted}
+    signers: list[TrustedKey] = []
+    unknown: list[str] = []
+    notes: list[str] = []
+    for where, sig in parsed:
+        trusted = by_raw.get(sig.public_key.raw)
+        if trusted is None:
+            unknown.append(sig.keyid)
+            continue
+        if trusted.revoked:
+            raise _reject(
+                "the bundle is signed by a revoked key",
+                where,
+                "signature.revoked",
+                f"key {trusted.name!r} ({sig.keyid[:16]}) is revoked in {trusted.source}",
+            )
+        window = trusted.window_problem(now)
+        if window:
+            notes.append(window)
+            unknown.append(sig.keyid)
+            continue
+        signers.append(trusted)
+    return signers, unknown, notes
 
 
 # -- loading trust from the reviewer's files --------------------------------------------

@@ -1,0 +1,39 @@
+"""The JSON report in any of the file formats, by name: the one dispatch that ``verify``
+(``--json``, ``--markdown``, ``--junit``, ``--html``) and ``report -f`` share.
+
+Each renderer is imported only when its format is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+# format -> its name in a sentence ("cannot write the JUnit report to ...")
+FORMATS = {"markdown": "Markdown", "html": "HTML", "junit": "JUnit", "json": "JSON"}
+
+
+def json_text(data: Mapping[str, Any]) -> str:
+    """JSON as every command writes it: indented, UTF-8 as is, one final newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def render(fmt: str, report: Mapping[str, Any], expect_identity: bool = False) -> str:
+    """``report`` (the JSON report data) as ``fmt``, one of ``FORMATS``.
+    ``expect_identity``: the verify command shown pins the bundle's identity."""
+    if fmt == "json":
+        return json_text(report)
+    if fmt == "markdown":
+        from bundler.reports.markdown import to_markdown
+
+        return to_markdown(report, expect_identity=expect_identity)
+    if fmt == "html":
+        from bundler.reports.html import to_html
+
+        return to_html(report, expect_identity=expect_identity)
+    if fmt == "junit":
+        from bundler.reports.junit import to_junit
+
+        return to_junit(report)
+    raise ValueError(f"no report format {fmt!r} (there are {', '.join(FORMATS)})")
