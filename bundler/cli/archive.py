@@ -701,36 +701,31 @@ def trust_add(
     click.echo(f"trusted {key.name} (key id {key.key.keyid}){flags}; logged")
 
 
-@trust.command("revoke", epilog=ARCHIVE_EXIT_HELP)
-@click.argument("name")
-@click.pass_obj
-@handle_errors
-def trust_revoke(root: Path | None, /, name: str) -> None:
-    """Revoke the trusted key NAME: bundles it signed are refused from now on (logged).
+def _change_by_name(change: str, done: str, help_text: str) -> None:
+    """``archive trust revoke|remove NAME``: one change of the key NAME, logged."""
 
-    \b
-    Example:
-      reprobundle archive trust revoke alice
-    """
-    with opened(root) as store:
-        store.change_trust("revoke", name=name)
-    click.echo(f"revoked {name}; logged")
+    @trust.command(change, epilog=ARCHIVE_EXIT_HELP, help=help_text)
+    @click.argument("name")
+    @click.pass_obj
+    @handle_errors
+    def command(root: Path | None, /, name: str) -> None:
+        with opened(root) as store:
+            store.change_trust(change, name=name)
+        click.echo(f"{done} {name}; logged")
 
 
-@trust.command("remove", epilog=ARCHIVE_EXIT_HELP)
-@click.argument("name")
-@click.pass_obj
-@handle_errors
-def trust_remove(root: Path | None, /, name: str) -> None:
-    """Stop trusting the key NAME (its bundles count as signed by an unknown key; logged).
-
-    \b
-    Example:
-      reprobundle archive trust remove alice
-    """
-    with opened(root) as store:
-        store.change_trust("remove", name=name)
-    click.echo(f"removed {name}; logged")
+_change_by_name(
+    "revoke",
+    "revoked",
+    "Revoke the trusted key NAME: bundles it signed are refused from now on (logged).\n\n"
+    "\b\nExample:\n  reprobundle archive trust revoke alice",
+)
+_change_by_name(
+    "remove",
+    "removed",
+    "Stop trusting the key NAME (its bundles count as signed by an unknown key; logged).\n\n"
+    "\b\nExample:\n  reprobundle archive trust remove alice",
+)
 
 
 @trust.command("restore", epilog=ARCHIVE_EXIT_HELP)

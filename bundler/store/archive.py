@@ -13,15 +13,14 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bundler.container.extract import Limits
 from bundler.errors import Problem
 from bundler.signatures.trust import Policy, TrustedKey
 from bundler.store import add as adding
-from bundler.store import audit, checkpoint, index, query, rebuild, reverify, signers, trust
+from bundler.store import audit, checkpoint, index, query, rebuild, signers, trust
 from bundler.store import export as exporting
 from bundler.store import verify as verifying
 from bundler.store.add import AddReport
@@ -167,51 +166,10 @@ class Archive:
 
     # -- the operations -----------------------------------------------------------------
 
-    def add(
-        self,
-        files: Iterable[Path],
-        limits: Limits | None = None,
-        trusted: Sequence[TrustedKey] = (),
-    ) -> AddReport:
-        """Check each file (strict read, signatures, every hash) and store it. Collects
-        every refusal. Signatures are judged as ``verify`` judges them, against the
-        archive's trusted keys and ``trusted``: a bad signature refuses the bundle."""
-        return adding.add(self, files, limits, trusted)
-
-    def verify(
-        self,
-        selectors: Sequence[str] = (),
-        all_bundles: bool = False,
-        jobs: int = 1,
-        limits: Limits | None = None,
-        on_result: Callable[[reverify.Outcome, BundleRow], None] | None = None,
-        trusted: Sequence[TrustedKey] = (),
-        scheduler: str | None = None,
-        on_note: Callable[[str], None] | None = None,
-        function: Callable[[reverify.Job], reverify.Outcome] = reverify.verify_one,
-    ) -> Batch:
-        """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
-        scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
-        only this process writes the index and the log. Signatures are judged against the
-        archive's trusted keys and ``trusted``; a verification that judged them records
-        the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
-        Refuses first when the index or the trust store does not match the log."""
-        return verifying.verify(
-            self,
-            selectors,
-            all_bundles,
-            jobs,
-            limits,
-            on_result,
-            trusted,
-            scheduler,
-            on_note,
-            function,
-        )
-
-    def export(self, selector: str, out: Path) -> BundleRow:
-        """Copy a stored bundle to ``out`` atomically, checking its digest on the way."""
-        return exporting.export(self, selector, out)
+    # each is the operation's own function, the archive its first argument
+    add = adding.add
+    verify = verifying.verify
+    export = exporting.export
 
     def list_bundles(
         self,

@@ -93,7 +93,12 @@ def verify(
     on_note: Callable[[str], None] | None = None,
     function: Callable[[reverify.Job], Outcome] = reverify.verify_one,
 ) -> Batch:
-    """See ``Archive.verify``."""
+    """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
+    scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
+    only this process writes the index and the log. Signatures are judged against the
+    archive's trusted keys and ``trusted``; a verification that judged them records
+    the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
+    Refuses first when the index or the trust store does not match the log."""
     audit.refuse_unless_consistent(archive)
     digests = query.select(archive.conn, selectors, all_bundles)
     policy = trust.policy(archive, trusted)
