@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -60,9 +60,23 @@ EXITS = {
 }
 
 
+if TYPE_CHECKING:
+    from bundler.store import BundleRow, Outcome
+
+
 def on_terminal() -> bool:
     """Is a person watching standard error (so a progress bar helps rather than clutters)?"""
     return sys.stderr.isatty()
+
+
+def given(root: Path | None) -> Path:
+    """The archive folder the command was given (--archive or the environment)."""
+    from bundler.errors import UsageError
+    from bundler.store import ENV_VAR
+
+    if root is None:
+        raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
+    return root
 
 
 @contextmanager
@@ -71,12 +85,9 @@ def opened(
 ) -> Iterator[Any]:
     """The archive, opened for one command; ``read_only`` for the commands that only read,
     so that an auditor with read access (or a read-only mount) can run them."""
-    from bundler.errors import UsageError
-    from bundler.store import ENV_VAR, Archive
+    from bundler.store import Archive
 
-    if root is None:
-        raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
-    archive = Archive.open(root, check_checkpoint=check_checkpoint, read_only=read_only)
+    archive = Archive.open(given(root), check_checkpoint=check_checkpoint, read_only=read_only)
     try:
         yield archive
     finally:
@@ -124,15 +135,11 @@ def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path 
     Example:
       reprobundle archive --archive ~/bundle-archive init --trust-store team-trust.toml
     """
-    from bundler.errors import UsageError
-    from bundler.store import ENV_VAR, Archive
-
-    if root is None:
-        raise UsageError(f"no archive given: pass --archive DIR or set {ENV_VAR}")
     from bundler.signatures.trust import load_trusted_keys
+    from bundler.store import Archive
 
     keys = load_trusted_keys(trust_files, trust_store)
-    with Archive.init(root, keys) as created:
+    with Archive.init(given(root), keys) as created:
         click.echo(f"created archive {created.root} (id {created.archive_id})")
         click.echo(f"archive key: {created.key_path} (keep it private; it signs checkpoints)")
         if keys:
@@ -168,7 +175,6 @@ def add(
       reprobundle archive add signed.bundle.tar.gz --trust alice.pub
     """
     from bundler.signatures.trust import load_trusted_keys
-    from bundler.store import ArchiveRefused
 
     keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
@@ -186,12 +192,9 @@ def add(
         click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
     for problem in report.warnings:
         click.echo(f"reprobundle: warning: {problem}", err=True)
-    if report.refused:
-        raise ArchiveRefused(
-            f"{len(report.refused)} problem(s): refused bundles were not stored "
-            "(the refusals are in the audit log)",
-            report.refused,
-        )
+    failure = report.failure()
+    if failure is not None:
+        raise failure
 
 
 @archive.command("list", epilog=EXITS["list"])
@@ -286,14 +289,7 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     with opened(root, read_only=True) as store:
         shown = store.show(bundle)
     if json_target:
-        write_json(
-            json_target,
-            {
-                "bundle": shown.bundle.to_dict(),
-                "claims": shown.claims,
-                "history": [v.to_dict() for v in shown.history],
-            },
-        )
+        write_json(json_target, shown.to_dict())
         if json_target == "-":
             return
     from bundler.errors import one_line as t  # bundle text stays on its line
@@ -378,55 +374,23 @@ def verify(
       reprobundle archive verify --all --jobs 4
       reprobundle archive verify --all --scheduler tcp://10.0.0.5:8786
     """
-    from bundler.store import EXIT_CODES, RESULTS
-    from bundler.store.archive import BundleRow
-    from bundler.store.reverify import Outcome
-
     out = sys.stderr if json_target == "-" else sys.stdout
-    lines: list[str] = []
-    loud: list[str] = []
-    named: dict[str, str] = {}
-
     from bundler.signatures.trust import load_trusted_keys
 
     keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
-        digests = store.select(bundles, all_bundles)
-        if not digests:
+        total = len(store.select(bundles, all_bundles))
+        if not total:
             click.echo("reprobundle: the archive holds no bundle; nothing was verified", err=True)
             sys.exit(4)
-        total = len(digests)
-        bar = None
-        if on_terminal() and total > 1:
-            bar = click.progressbar(length=total, label="verifying", file=sys.stderr)
-            bar.__enter__()
+        with Progress(total, out) as show:
 
-        def on_result(outcome: Outcome, bundle: BundleRow) -> None:
-            named[bundle.digest] = f"{bundle.name}@{bundle.version}"
-            signed = outcome.signed
-            new = [
-                f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"
-                + (f"  {signed.text}" if signed else "")
-            ]
-            new += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
-            if outcome.result in ("rotted", "missing"):
-                loud.append(
-                    f"reprobundle: BIT ROT in {bundle.name}@{bundle.version} "
-                    f"(sha256:{bundle.digest}): {outcome.detail.get('message')}"
-                )
-            elif "message" in outcome.detail:
-                new.append(f"    {outcome.detail['message']}")
-            if bar is not None:
-                lines.extend(new)
-                bar.update(1)
-            else:
-                for line in new:
-                    click.echo(line, file=out)
+            def on_result(outcome: Outcome, bundle: BundleRow) -> None:
+                show(result_lines(outcome, bundle))
 
-        try:
-            outcomes = store.verify(
-                digests,
-                False,
+            batch = store.verify(
+                bundles,
+                all_bundles,
                 jobs,
                 limits_from(limit_values),
                 on_result,
@@ -434,41 +398,63 @@ def verify(
                 scheduler=scheduler,
                 on_note=lambda text: click.echo(f"reprobundle: warning: {text}", err=True),
             )
-        finally:
-            if bar is not None:
-                bar.__exit__(None, None, None)
-    if bar is not None:
-        for line in lines:
-            click.echo(line, file=out)
-    for line in loud:
-        click.echo(line, err=True)
-    counts = {r: sum(1 for o in outcomes if o.result == r) for r in RESULTS}
-    summary = ", ".join(f"{n} {r}" for r, n in counts.items() if n)
-    click.echo(f"{len(outcomes)} bundle(s) verified: {summary or 'none'}", file=out)
-    worst = next((r for r in RESULTS if counts[r]), None)
+    for line in show.held:
+        click.echo(line, file=out)
+    for outcome in batch:
+        if outcome.bit_rot:
+            click.echo(
+                f"reprobundle: BIT ROT in {batch.name(outcome)} (sha256:{outcome.digest}): "
+                f"{outcome.detail.get('message')}",
+                err=True,
+            )
+    click.echo(batch.summary, file=out)
     if json_target:
-        write_json(
-            json_target,
-            {
-                "results": [
-                    {
-                        "bundle": named.get(o.digest),
-                        "digest": o.digest,
-                        "result": o.result,
-                        "exit_code": o.exit_code,
-                        "claims": o.claims,
-                        "detail": o.detail,
-                        "environment": o.environment,
-                    }
-                    for o in outcomes
-                ],
-                "exit_code": EXIT_CODES[worst] if worst else 4,
-            },
-        )
-    if worst is None:
+        write_json(json_target, batch.to_dict())
+    if not batch:
         click.echo("reprobundle: nothing was verified", err=True)
-        sys.exit(4)
-    sys.exit(EXIT_CODES[worst])
+    sys.exit(batch.exit_code)
+
+
+def result_lines(outcome: Outcome, bundle: BundleRow) -> list[str]:
+    """One verification's lines: the result, then each claim, then any message."""
+    signed = outcome.signed
+    lines = [
+        f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"
+        + (f"  {signed.text}" if signed else "")
+    ]
+    lines += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
+    if not outcome.bit_rot and "message" in outcome.detail:
+        lines.append(f"    {outcome.detail['message']}")
+    return lines
+
+
+class Progress:
+    """Each result's lines, printed at once; or, when a person watches a batch of more
+    than one, a progress bar on standard error and the lines held until it is done."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.bar: Any = None
+        if on_terminal() and total > 1:
+            self.bar = click.progressbar(length=total, label="verifying", file=sys.stderr)
+        self.out = out
+        self.held: list[str] = []
+
+    def __enter__(self) -> Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+    def __call__(self, lines: list[str]) -> None:
+        if self.bar is None:
+            for line in lines:
+                click.echo(line, file=self.out)
+        else:
+            self.held.extend(lines)
+            self.bar.update(1)
 
 
 @archive.command("export", epilog=EXITS["export"])
@@ -561,20 +547,12 @@ def log_verify(root: Path | None, /, checkpoints: tuple[Path, ...]) -> None:
     Example:
       reprobundle archive log verify --checkpoint checkpoint-2026-11-30.json
     """
-    from bundler.store import ArchiveTampered
-
     with opened(root, check_checkpoint=False, read_only=True) as store:
         report = store.verify_log(checkpoints)
-    if report.problems:
-        raise ArchiveTampered(
-            f"the audit log is NOT consistent: {len(report.problems)} problem(s) "
-            f"({report.size} records read)",
-            report.problems,
-        )
-    click.echo(
-        f"audit log consistent: {report.size} records, head {report.head}, "
-        f"checked against {report.checkpoints} checkpoint(s)"
-    )
+    failure = report.failure()
+    if failure is not None:
+        raise failure
+    click.echo(report.summary)
 
 
 @log.command("show", epilog=EXITS["log show"])
@@ -703,36 +681,31 @@ def trust_add(
     click.echo(f"trusted {key.name} (key id {key.key.keyid}){flags}; logged")
 
 
-@trust.command("revoke", epilog=ARCHIVE_EXIT_HELP)
-@click.argument("name")
-@click.pass_obj
-@handle_errors
-def trust_revoke(root: Path | None, /, name: str) -> None:
-    """Revoke the trusted key NAME: bundles it signed are refused from now on (logged).
+def _change_by_name(change: str, done: str, help_text: str) -> None:
+    """``archive trust revoke|remove NAME``: one change of the key NAME, logged."""
 
-    \b
-    Example:
-      reprobundle archive trust revoke alice
-    """
-    with opened(root) as store:
-        store.change_trust("revoke", name=name)
-    click.echo(f"revoked {name}; logged")
+    @trust.command(change, epilog=ARCHIVE_EXIT_HELP, help=help_text)
+    @click.argument("name")
+    @click.pass_obj
+    @handle_errors
+    def command(root: Path | None, /, name: str) -> None:
+        with opened(root) as store:
+            store.change_trust(change, name=name)
+        click.echo(f"{done} {name}; logged")
 
 
-@trust.command("remove", epilog=ARCHIVE_EXIT_HELP)
-@click.argument("name")
-@click.pass_obj
-@handle_errors
-def trust_remove(root: Path | None, /, name: str) -> None:
-    """Stop trusting the key NAME (its bundles count as signed by an unknown key; logged).
-
-    \b
-    Example:
-      reprobundle archive trust remove alice
-    """
-    with opened(root) as store:
-        store.change_trust("remove", name=name)
-    click.echo(f"removed {name}; logged")
+_change_by_name(
+    "revoke",
+    "revoked",
+    "Revoke the trusted key NAME: bundles it signed are refused from now on (logged).\n\n"
+    "\b\nExample:\n  reprobundle archive trust revoke alice",
+)
+_change_by_name(
+    "remove",
+    "removed",
+    "Stop trusting the key NAME (its bundles count as signed by an unknown key; logged).\n\n"
+    "\b\nExample:\n  reprobundle archive trust remove alice",
+)
 
 
 @trust.command("restore", epilog=ARCHIVE_EXIT_HELP)

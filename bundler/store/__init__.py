@@ -1,13 +1,16 @@
 """The archive for later audit: bundles kept by content digest, an SQLite index with
 every verification's history, and a tamper-evident audit log with signed checkpoints.
 
-``Archive`` is the API; the ``reprobundle archive`` commands are a thin shell over it.
+``Archive`` is the API (``archive.py``; one module per operation beside it, every SQL
+statement in ``index.py``); the ``reprobundle archive`` commands are a thin shell over it.
+Each batch result (``AddReport``, ``Batch``, ``LogReport``) carries its own exit code.
 """
 
 from bundler.store.archive import (
     ENV_VAR,
     AddReport,
     Archive,
+    Batch,
     BundleRow,
     LogReport,
     Shown,
@@ -26,6 +29,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveRefused",
     "ArchiveTampered",
+    "Batch",
     "BundleRow",
     "Checkpoint",
     "LogReport",

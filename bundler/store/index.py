@@ -1,4 +1,5 @@
-"""The archive's SQLite index: schema, versioned migrations, and the connection rules.
+"""The archive's SQLite index: schema, versioned migrations, the connection rules, and
+every statement the archive runs on it (the rest of the store calls these by name).
 
 WAL mode lets readers run beside one writer; every change (a bundle row, a
 verification, and the audit record describing it) is one ``BEGIN IMMEDIATE``
@@ -9,11 +10,15 @@ either all of it or none. The schema version lives in ``PRAGMA user_version``;
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from bundler.store.auditlog import Row
 from bundler.store.errors import ArchiveError, db_failure
 
 BUSY_TIMEOUT_MS = 60_000
@@ -226,3 +231,391 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             with suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
         raise
+
+
+# -- the rows --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BundleRow:
+    """One stored bundle, as the index lists it (every column but the manifest)."""
+
+    digest: str
+    identity: str
+    name: str
+    version: str
+    title: str
+    signer: str
+    size: int
+    added_at: str
+    added_by: str
+    tool: str
+    last_result: str
+    last_verification: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class VerificationRow:
+    """One verification in a bundle's history, with its claim results."""
+
+    id: int
+    at: str
+    tool: str
+    result: str
+    exit_code: int
+    environment: dict[str, Any]
+    detail: dict[str, Any]
+    claims: list[dict[str, str]]  # id, status, why
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+_BUNDLE_COLUMNS = (
+    "digest, identity, name, version, title, signer, size, added_at, added_by, tool, "
+    "last_result, last_verification"
+)
+
+
+# -- meta --------------------------------------------------------------------------------------
+
+
+def meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def all_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+# -- the audit log's rows ----------------------------------------------------------------------
+
+
+def last_record(conn: sqlite3.Connection) -> Row | None:
+    row = conn.execute(
+        "SELECT seq, record, hash FROM audit_log ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else Row(int(row[0]), bytes(row[1]), str(row[2]))
+
+
+def records(conn: sqlite3.Connection) -> Iterator[Row]:
+    """Every record, in ``seq`` order."""
+    for seq, record, stored in conn.execute("SELECT seq, record, hash FROM audit_log ORDER BY seq"):
+        yield Row(int(seq), bytes(record), str(stored))
+
+
+def last_records(conn: sqlite3.Connection, count: int) -> list[bytes]:
+    """The last ``count`` records' bytes, oldest first."""
+    rows = conn.execute(
+        "SELECT record FROM audit_log ORDER BY seq DESC LIMIT ?", (count,)
+    ).fetchall()
+    return [bytes(r[0]) for r in reversed(rows)]
+
+
+def record_at(conn: sqlite3.Connection, seq: int) -> bytes | None:
+    row = conn.execute("SELECT record FROM audit_log WHERE seq = ?", (seq,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def records_upto(conn: sqlite3.Connection, seq: int) -> int:
+    """How many records have a ``seq`` of at most ``seq``."""
+    return int(conn.execute("SELECT count(*) FROM audit_log WHERE seq <= ?", (seq,)).fetchone()[0])
+
+
+def trust_records(conn: sqlite3.Connection) -> Iterator[Row]:
+    """The records that may be ``init`` or ``trust`` events, newest first (a text match:
+    the caller decodes each to be sure)."""
+    cursor = conn.execute(
+        "SELECT seq, record, hash FROM audit_log WHERE CAST(record AS TEXT) LIKE ? "
+        "OR CAST(record AS TEXT) LIKE ? ORDER BY seq DESC",
+        ('%"event":"trust"%', '%"event":"init"%'),
+    )
+    for seq, record, stored in cursor:
+        yield Row(int(seq), bytes(record), str(stored))
+
+
+def insert_records(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    conn.executemany(
+        "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
+        [(r.seq, r.record, r.hash) for r in rows],
+    )
+
+
+# -- bundles -----------------------------------------------------------------------------------
+
+
+def bundle(conn: sqlite3.Connection, digest: str) -> BundleRow | None:
+    row = conn.execute(
+        f"SELECT {_BUNDLE_COLUMNS} FROM bundles WHERE digest = ?", (digest,)
+    ).fetchone()
+    return None if row is None else BundleRow(*row)
+
+
+def digest_of(conn: sqlite3.Connection, name: str, version: str) -> str | None:
+    row = conn.execute(
+        "SELECT digest FROM bundles WHERE name = ? AND version = ?", (name, version)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def versions_of(conn: sqlite3.Connection, name: str) -> list[str]:
+    return [str(v) for (v,) in conn.execute("SELECT version FROM bundles WHERE name = ?", (name,))]
+
+
+def digests(conn: sqlite3.Connection) -> list[str]:
+    """Every stored bundle's digest, by name."""
+    return [str(d) for (d,) in conn.execute("SELECT digest FROM bundles ORDER BY name")]
+
+
+def digests_with_prefix(conn: sqlite3.Connection, prefix: str) -> set[str]:
+    """Digests of the bundles whose digest or identity begins with ``prefix`` (lower-case
+    hex); two at most of each, enough to tell a unique prefix from an ambiguous one."""
+    return {
+        str(d)
+        for column in ("digest", "identity")
+        for (d,) in conn.execute(
+            f"SELECT digest FROM bundles WHERE {column} >= ? AND {column} < ? LIMIT 2",
+            (prefix, prefix + "g"),
+        )
+    }
+
+
+def signer_selector(value: str, keyid_prefix: bool) -> tuple[str, list[str]]:
+    """SQL selecting the digests whose signer matches ``value``: the recorded text, a
+    trusted key's name, or a key id (``keyid_prefix``: or the beginning of one)."""
+    lowered = value.lower()
+    sql = (
+        "SELECT digest FROM bundles WHERE signer = ? "
+        "UNION SELECT digest FROM bundle_signers WHERE trusted_name = ? OR keyid = ?"
+    )
+    args = [value, value, lowered]
+    if keyid_prefix:
+        sql += " UNION SELECT digest FROM bundle_signers WHERE keyid >= ? AND keyid < ?"
+        args += [lowered, lowered + "g"]
+    return sql, args
+
+
+def find_bundles(
+    conn: sqlite3.Connection,
+    equal: Iterable[tuple[str, str | None]] = (),
+    signer: tuple[str, list[str]] | None = None,
+    claim_status: str | None = None,
+) -> list[BundleRow]:
+    """Bundles whose columns ``equal`` the values given (a None value: any), signed as
+    ``signer`` (a ``signer_selector``) selects, with a claim of ``claim_status`` in their
+    latest verification. In no particular order."""
+    where: list[str] = []
+    args: list[str] = []
+    for column, value in equal:
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if signer is not None:
+        where.append(f"digest IN ({signer[0]})")
+        args += signer[1]
+    if claim_status is not None:
+        where.append(
+            "last_verification IN (SELECT verification FROM claim_results WHERE status = ?)"
+        )
+        args.append(claim_status)
+    sql = f"SELECT {_BUNDLE_COLUMNS} FROM bundles"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return [BundleRow(*r) for r in conn.execute(sql, args)]
+
+
+def insert_bundle(conn: sqlite3.Connection, row: BundleRow, manifest: bytes) -> None:
+    conn.execute(
+        f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*row.__dict__.values(), manifest),
+    )
+
+
+def manifest_of(conn: sqlite3.Connection, digest: str) -> bytes | None:
+    row = conn.execute("SELECT manifest FROM bundles WHERE digest = ?", (digest,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def all_bundles(conn: sqlite3.Connection) -> Iterator[tuple[BundleRow, bytes]]:
+    """Every bundle row with its manifest bytes."""
+    for row in conn.execute(f"SELECT {_BUNDLE_COLUMNS}, manifest FROM bundles"):
+        yield BundleRow(*row[:-1]), bytes(row[-1])
+
+
+def set_last_result(conn: sqlite3.Connection, digest: str, result: str, verification: int) -> None:
+    conn.execute(
+        "UPDATE bundles SET last_result = ?, last_verification = ? WHERE digest = ?",
+        (result, verification, digest),
+    )
+
+
+# -- claims and signers ------------------------------------------------------------------------
+
+
+def insert_claims(conn: sqlite3.Connection, digest: str, claims: Iterable[tuple[str, str]]) -> None:
+    """A bundle's claims (id, statement), in the manifest's order."""
+    conn.executemany(
+        "INSERT INTO claims (digest, claim_id, statement) VALUES (?, ?, ?)",
+        [(digest, claim_id, statement) for claim_id, statement in claims],
+    )
+
+
+def claims_of(conn: sqlite3.Connection, digest: str) -> list[tuple[str, str]]:
+    return [
+        (str(i), str(s))
+        for i, s in conn.execute(
+            "SELECT claim_id, statement FROM claims WHERE digest = ? ORDER BY rowid", (digest,)
+        )
+    ]
+
+
+def all_claims(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str]]:
+    """Every claim (digest, id, statement), in the order added."""
+    for digest, claim_id, statement in conn.execute(
+        "SELECT digest, claim_id, statement FROM claims ORDER BY rowid"
+    ):
+        yield str(digest), str(claim_id), str(statement)
+
+
+def set_signer(
+    conn: sqlite3.Connection, digest: str, text: str, keys: Iterable[tuple[str, str | None]]
+) -> None:
+    """Record who signed a bundle: its signer text and each key (id, trusted name or None)."""
+    conn.execute("UPDATE bundles SET signer = ? WHERE digest = ?", (text, digest))
+    conn.execute("DELETE FROM bundle_signers WHERE digest = ?", (digest,))
+    insert_signers(conn, digest, keys)
+
+
+def insert_signers(
+    conn: sqlite3.Connection, digest: str, keys: Iterable[tuple[str, str | None]]
+) -> None:
+    conn.executemany(
+        "INSERT INTO bundle_signers (digest, keyid, trusted_name) VALUES (?, ?, ?)",
+        [(digest, keyid, name) for keyid, name in keys],
+    )
+
+
+def signers_of(conn: sqlite3.Connection, digest: str) -> list[tuple[str, str | None]]:
+    return [
+        (str(k), n)
+        for k, n in conn.execute(
+            "SELECT keyid, trusted_name FROM bundle_signers WHERE digest = ?", (digest,)
+        )
+    ]
+
+
+def all_signers(conn: sqlite3.Connection) -> Iterator[tuple[str, str, str | None]]:
+    """Every signing key of every bundle (digest, key id, trusted name or None)."""
+    for digest, keyid, name in conn.execute(
+        "SELECT digest, keyid, trusted_name FROM bundle_signers"
+    ):
+        yield str(digest), str(keyid), name
+
+
+# -- verifications -----------------------------------------------------------------------------
+
+
+def insert_verification(
+    conn: sqlite3.Connection,
+    digest: str,
+    at: str,
+    tool: str,
+    result: str,
+    exit_code: int,
+    environment: Any,  # JSON values (a dict, unless a log was forged)
+    detail: Any,
+    claims: Iterable[tuple[str, str, str]],
+    id: int | None = None,
+) -> int:
+    """A verification with its claim results (id, status, why); returns its id (a new one
+    unless ``id`` is given)."""
+    cursor = conn.execute(
+        "INSERT INTO verifications (id, digest, at, tool, result, exit_code, environment, "
+        "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            id,
+            digest,
+            at,
+            tool,
+            result,
+            exit_code,
+            json.dumps(environment, sort_keys=True),
+            json.dumps(detail, sort_keys=True),
+        ),
+    )
+    vid = int(cursor.lastrowid or 0) if id is None else id
+    conn.executemany(
+        "INSERT INTO claim_results (verification, claim_id, status, why) VALUES (?, ?, ?, ?)",
+        [(vid, c, s, w) for c, s, w in claims],
+    )
+    return vid
+
+
+def claim_results_of(conn: sqlite3.Connection, verification: int) -> list[tuple[str, str, str]]:
+    return [
+        (str(c), str(s), str(w))
+        for c, s, w in conn.execute(
+            "SELECT claim_id, status, why FROM claim_results WHERE verification = ? ORDER BY rowid",
+            (verification,),
+        )
+    ]
+
+
+def history(conn: sqlite3.Connection, digest: str) -> list[VerificationRow]:
+    """A bundle's verifications, oldest first."""
+    return [
+        VerificationRow(
+            int(vid),
+            at,
+            tool,
+            result,
+            int(code),
+            json.loads(env),
+            json.loads(detail),
+            [{"id": c, "status": s, "why": w} for c, s, w in claim_results_of(conn, int(vid))],
+        )
+        for vid, at, tool, result, code, env, detail in conn.execute(
+            "SELECT id, at, tool, result, exit_code, environment, detail FROM verifications "
+            "WHERE digest = ? ORDER BY id",
+            (digest,),
+        ).fetchall()
+    ]
+
+
+def verification_of(
+    conn: sqlite3.Connection, verification: int, digest: str, result: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The environment and detail of a verification, if it is of ``digest`` with ``result``."""
+    row = conn.execute(
+        "SELECT environment, detail FROM verifications WHERE id = ? AND digest = ? AND result = ?",
+        (verification, digest, result),
+    ).fetchone()
+    return None if row is None else (json.loads(row[0]), json.loads(row[1]))
+
+
+def all_verifications(
+    conn: sqlite3.Connection,
+) -> Iterator[tuple[int, str, str, str, str, Any, Any, Any]]:
+    """Every verification row as stored (id, digest, at, tool, result, exit code, and the
+    environment and detail text, not decoded: they may be damaged)."""
+    for row in conn.execute(
+        "SELECT id, digest, at, tool, result, exit_code, environment, detail FROM verifications"
+    ):
+        yield int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7]
+
+
+def all_claim_results(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, str]]:
+    """Every claim result (verification, claim id, status, why), in the order added."""
+    for vid, claim_id, status, why in conn.execute(
+        "SELECT verification, claim_id, status, why FROM claim_results ORDER BY rowid"
+    ):
+        yield int(vid), str(claim_id), str(status), str(why)

@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bundler.errors import BundleRejected, Problem
-from bundler.store import auditlog, reconcile, signers
+from bundler.store import audit, auditlog, index, reconcile, signers
+from bundler.store.errors import ArchiveError, ArchiveTampered
+from bundler.store.index import BundleRow
+
+if TYPE_CHECKING:
+    from bundler.store.archive import Archive
+
+T = TypeVar("T")
 
 
 def manifest_from_store(path: Path) -> bytes:
@@ -31,14 +39,64 @@ def manifest_from_store(path: Path) -> bytes:
         return extract(path, Path(work)).manifest_bytes
 
 
-def _old(old: sqlite3.Connection | None, sql: str, args: Iterable[Any]) -> list[Any]:
-    """Rows of the old index, or none when it cannot be read (it may be damaged)."""
+def _old(old: sqlite3.Connection | None, read: Callable[[sqlite3.Connection], T]) -> T | None:
+    """``read`` of the old index, or None when it cannot be read (it may be damaged)."""
     if old is None:
-        return []
+        return None
     try:
-        return old.execute(sql, tuple(args)).fetchall()
+        return read(old)
     except sqlite3.Error:
-        return []
+        return None
+
+
+def rebuild(archive: Archive) -> tuple[int, int]:
+    """See ``Archive.rebuild``: the new index is filled beside the old one, then renamed
+    over it; the old one is kept as ``index.sqlite.before-rebuild-TIME``."""
+    state = auditlog.walk(index.records(archive.conn))
+    if state.problems:
+        raise ArchiveTampered(
+            "the audit log's chain is broken; an index cannot be rebuilt from it",
+            state.problems,
+        )
+    rows = list(index.records(archive.conn))
+    fresh = archive.index_path.with_name(f"{archive.index_path.name}.rebuild")
+    for leftover in (fresh, *(fresh.with_name(fresh.name + s) for s in ("-wal", "-shm"))):
+        leftover.unlink(missing_ok=True)
+    conn = index.create(fresh)
+    try:
+        with archive._write("rebuild the index"):
+            index.migrate(conn)
+            with index.transaction(conn):
+                problems = fill(conn, rows, state.records, archive.conn, archive.store.path)
+                if problems:
+                    raise ArchiveError(
+                        "the index was not rebuilt: some rows cannot be restored "
+                        "(the old index is unchanged)",
+                        problems,
+                    )
+                derived = reconcile.replay(state.records)
+                counts = len(derived.bundles), len(derived.verifications)
+                audit.append(
+                    conn, "rebuild", {"bundles": counts[0], "verifications": counts[1]}, None
+                )
+    except BaseException:
+        conn.close()
+        fresh.unlink(missing_ok=True)
+        raise
+    conn.close()
+    _replace(archive, fresh)
+    return counts
+
+
+def _replace(archive: Archive, fresh: Path) -> None:
+    """Put the rebuilt index in place of the old one, which is kept beside it."""
+    archive.conn.close()
+    stamp = audit.now().replace(":", "").replace("-", "")
+    kept = archive.index_path.with_name(f"{archive.index_path.name}.before-rebuild-{stamp}")
+    with archive._write("put the rebuilt index in place"):
+        os.replace(archive.index_path, kept)
+        os.replace(fresh, archive.index_path)
+    archive.conn = index.connect(archive.index_path)
 
 
 def fill(
@@ -53,105 +111,95 @@ def fill(
     caller must not use the new index)."""
     state = reconcile.replay(records)
     problems: list[Problem] = []
-    conn.executemany(
-        "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
-        [(r.seq, r.record, r.hash) for r in rows],
-    )
+    index.insert_records(conn, rows)
+    _meta(conn, state)
+    for facts in state.bundles.values():
+        if _bundle(conn, facts, old, stored, problems):
+            index.insert_signers(conn, facts.digest, _signing_keys(facts, old))
+    for v in state.verifications.values():
+        _verification(conn, v, old)
+    return problems
+
+
+def _meta(conn: sqlite3.Connection, state: reconcile.Derived) -> None:
     meta = {"archive": state.archive, "created": state.created}
     if state.last_checkpoint is not None:
         size, head = state.last_checkpoint
         meta["last_checkpoint"] = json.dumps({"size": size, "head": head})
-    conn.executemany(
-        "INSERT INTO meta VALUES (?, ?)", [(k, v) for k, v in meta.items() if v is not None]
+    for key, value in meta.items():
+        if value is not None:
+            index.set_meta(conn, key, value)
+
+
+def _bundle(
+    conn: sqlite3.Connection,
+    facts: reconcile.BundleFacts,
+    old: sqlite3.Connection | None,
+    stored: Callable[[str], Path],
+    problems: list[Problem],
+) -> bool:
+    """The bundle row and its claims (False, with a problem, when its manifest is lost)."""
+    manifest = _manifest(facts, old, stored, problems)
+    if manifest is None:
+        return False
+    try:
+        title, claims = reconcile.manifest_facts(manifest)
+    except Exception as exc:  # checked bytes that do not parse: named, not fatal
+        problems.append(Problem(f"bundle {facts.digest}", "rebuild.manifest", str(exc)))
+        return False
+    row = BundleRow(
+        facts.digest,
+        facts.identity,
+        facts.name,
+        facts.version,
+        facts.title if facts.title is not None else title,
+        facts.signer,
+        facts.size if facts.size is not None else _size(stored(facts.digest)),
+        facts.added_at,
+        facts.added_by,
+        facts.tool,
+        facts.last_result,
+        facts.last_verification,
     )
-    for facts in state.bundles.values():
-        manifest = _manifest(facts, old, stored, problems)
-        if manifest is None:
-            continue
-        try:
-            title, claims = reconcile.manifest_facts(manifest)
-        except Exception as exc:  # checked bytes that do not parse: named, not fatal
-            problems.append(Problem(f"bundle {facts.digest}", "rebuild.manifest", str(exc)))
-            continue
-        conn.execute(
-            "INSERT INTO bundles (digest, identity, name, version, title, signer, size, "
-            "added_at, added_by, tool, manifest, last_result, last_verification) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                facts.digest,
-                facts.identity,
-                facts.name,
-                facts.version,
-                facts.title if facts.title is not None else title,
-                facts.signer,
-                facts.size if facts.size is not None else _size(stored(facts.digest)),
-                facts.added_at,
-                facts.added_by,
-                facts.tool,
-                manifest,
-                facts.last_result,
-                facts.last_verification,
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO claims (digest, claim_id, statement) VALUES (?, ?, ?)",
-            [(facts.digest, i, text) for i, text in (facts.claims or claims)],
-        )
-        keys = facts.keys
-        if keys is None:  # format 1: the old rows, where they agree with the signer text
-            found = _old(
-                old,
-                "SELECT keyid, trusted_name FROM bundle_signers WHERE digest = ?",
-                [facts.digest],
-            )
-            keys = [(str(k), n) for k, n in found] if found else []
-            if keys and signers.describe(keys) != facts.signer:
-                keys = []
-        conn.executemany(
-            "INSERT INTO bundle_signers (digest, keyid, trusted_name) VALUES (?, ?, ?)",
-            [(facts.digest, k, n) for k, n in keys],
-        )
-    for v in state.verifications.values():
-        claims_rows, environment, detail = v.claims, v.environment, v.detail
-        if claims_rows is None:  # format 1: from the old row when it agrees with the log
-            env_detail = _old(
-                old,
-                "SELECT environment, detail FROM verifications WHERE id = ? AND digest = ? "
-                "AND result = ?",
-                [v.id, v.digest, v.result],
-            )
-            old_claims = [
-                (str(c), str(s), str(w))
-                for c, s, w in _old(
-                    old,
-                    "SELECT claim_id, status, why FROM claim_results WHERE verification = ? "
-                    "ORDER BY rowid",
-                    [v.id],
-                )
-            ]
-            agrees = {c: s for c, s, _ in old_claims} == v.statuses
-            claims_rows = old_claims if agrees else [(c, s, "") for c, s in v.statuses.items()]
-            environment = json.loads(env_detail[0][0]) if env_detail else {}
-            detail = json.loads(env_detail[0][1]) if env_detail else {}
-        conn.execute(
-            "INSERT INTO verifications (id, digest, at, tool, result, exit_code, environment, "
-            "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                v.id,
-                v.digest,
-                v.at,
-                v.tool,
-                v.result,
-                v.exit_code,
-                json.dumps(environment, sort_keys=True),
-                json.dumps(detail, sort_keys=True),
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO claim_results (verification, claim_id, status, why) VALUES (?, ?, ?, ?)",
-            [(v.id, c, s, w) for c, s, w in claims_rows],
-        )
-    return problems
+    index.insert_bundle(conn, row, manifest)
+    index.insert_claims(conn, facts.digest, facts.claims or claims)
+    return True
+
+
+def _signing_keys(
+    facts: reconcile.BundleFacts, old: sqlite3.Connection | None
+) -> list[tuple[str, str | None]]:
+    """The logged keys; for format 1, the old rows where they agree with the signer text."""
+    if facts.keys is not None:
+        return facts.keys
+    keys = _old(old, lambda c: index.signers_of(c, facts.digest)) or []
+    if keys and signers.describe(keys) != facts.signer:
+        return []
+    return keys
+
+
+def _verification(
+    conn: sqlite3.Connection, v: reconcile.VerificationFacts, old: sqlite3.Connection | None
+) -> None:
+    claims_rows, environment, detail = v.claims, v.environment, v.detail
+    if claims_rows is None:  # format 1: from the old row when it agrees with the log
+        env_detail = _old(old, lambda c: index.verification_of(c, v.id, v.digest, v.result))
+        old_claims = _old(old, lambda c: index.claim_results_of(c, v.id)) or []
+        agrees = {c: s for c, s, _ in old_claims} == v.statuses
+        claims_rows = old_claims if agrees else [(c, s, "") for c, s in v.statuses.items()]
+        environment, detail = env_detail or ({}, {})
+    index.insert_verification(
+        conn,
+        v.digest,
+        v.at,
+        v.tool,
+        v.result,
+        v.exit_code,
+        environment,
+        detail,
+        claims_rows,
+        id=v.id,
+    )
 
 
 def _manifest(
@@ -160,9 +208,9 @@ def _manifest(
     stored: Callable[[str], Path],
     problems: list[Problem],
 ) -> bytes | None:
-    found = _old(old, "SELECT manifest FROM bundles WHERE digest = ?", [facts.digest])
-    if found and hashlib.sha256(bytes(found[0][0])).hexdigest() == facts.identity:
-        return bytes(found[0][0])
+    found = _old(old, lambda c: index.manifest_of(c, facts.digest))
+    if found is not None and hashlib.sha256(found).hexdigest() == facts.identity:
+        return found
     path = stored(facts.digest)
     try:
         manifest = manifest_from_store(path)

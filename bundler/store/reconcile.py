@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from bundler.errors import BundlerError, Problem
+from bundler.store import index
 from bundler.store.reverify import EXIT_CODES
 from bundler.store.signers import describe
 
@@ -186,7 +187,7 @@ def compare(conn: sqlite3.Connection, state: Derived) -> list[Problem]:
     """Every row of the index that the log does not describe, describes differently, or
     describes but the index lacks. Reads the index; never writes."""
     diff = _Diff()
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = index.all_meta(conn)
     diff.column("index meta 'archive'", "value", meta.get("archive"), state.archive)
     if state.created is not None:
         created = meta.get("created")
@@ -209,21 +210,13 @@ def compare(conn: sqlite3.Connection, state: Derived) -> list[Problem]:
 def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
     seen: set[str] = set()
     signers: dict[str, list[tuple[str, str | None]]] = {}
-    for digest, keyid, name in conn.execute(
-        "SELECT digest, keyid, trusted_name FROM bundle_signers"
-    ):
-        signers.setdefault(str(digest), []).append((str(keyid), name))
+    for digest, keyid, name in index.all_signers(conn):
+        signers.setdefault(digest, []).append((keyid, name))
     claims: dict[str, list[tuple[str, str]]] = {}
-    for digest, claim_id, statement in conn.execute(
-        "SELECT digest, claim_id, statement FROM claims ORDER BY rowid"
-    ):
-        claims.setdefault(str(digest), []).append((str(claim_id), str(statement)))
-    cursor = conn.execute(
-        "SELECT digest, identity, name, version, title, signer, size, added_at, added_by, "
-        "tool, manifest, last_result, last_verification FROM bundles"
-    )
-    for row in cursor:
-        digest = str(row[0])
+    for digest, claim_id, statement in index.all_claims(conn):
+        claims.setdefault(digest, []).append((claim_id, statement))
+    for row, manifest in index.all_bundles(conn):
+        digest = str(row.digest)
         seen.add(digest)
         where = f"bundle {digest}"
         facts = state.bundles.get(digest)
@@ -231,40 +224,25 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
             diff.add(
                 where,
                 "index.unlogged",
-                f"{row[2]}@{row[3]} is in the index but was never logged as added",
+                f"{row.name}@{row.version} is in the index but was never logged as added",
             )
             continue
-        (
-            _,
-            identity,
-            name,
-            version,
-            title,
-            signer,
-            size,
-            added_at,
-            added_by,
-            tool,
-            manifest,
-            last_result,
-            last_verification,
-        ) = row
-        for column, index_value, log_value in (
-            ("identity", identity, facts.identity),
-            ("name", name, facts.name),
-            ("version", version, facts.version),
-            ("added_by", added_by, facts.added_by),
-            ("tool", tool, facts.tool),
-            ("signer", signer, facts.signer),
-            ("last_result", last_result, facts.last_result),
-            ("last_verification", last_verification, facts.last_verification),
+        for column in (
+            "identity",
+            "name",
+            "version",
+            "added_by",
+            "tool",
+            "signer",
+            "last_result",
+            "last_verification",
         ):
-            diff.column(where, column, index_value, log_value)
+            diff.column(where, column, getattr(row, column), getattr(facts, column))
         if facts.size is not None:
-            diff.column(where, "size", size, facts.size)
-        if facts.exact or not _same_second(str(added_at), facts.added_at):
-            diff.column(where, "added_at", added_at, facts.added_at)
-        observed = hashlib.sha256(bytes(manifest)).hexdigest()
+            diff.column(where, "size", row.size, facts.size)
+        if facts.exact or not _same_second(str(row.added_at), facts.added_at):
+            diff.column(where, "added_at", row.added_at, facts.added_at)
+        observed = hashlib.sha256(manifest).hexdigest()
         if observed != facts.identity:
             diff.add(
                 where,
@@ -282,14 +260,14 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
         else:
             expected_title, expected_claims = facts.title, facts.claims
         if expected_title is not None:
-            diff.column(where, "title", title, expected_title)
+            diff.column(where, "title", row.title, expected_title)
         if expected_claims is not None:
             _rows(diff, f"claims of bundle {digest}", claims.get(digest, []), expected_claims)
         rows = sorted(signers.get(digest, []))
         if facts.keys is not None:
             diff.column(where, "signing keys (bundle_signers)", rows, facts.keys)
-        elif rows and describe(rows) != signer:
-            diff.column(where, "signing keys (bundle_signers)", describe(rows), signer)
+        elif rows and describe(rows) != row.signer:
+            diff.column(where, "signing keys (bundle_signers)", describe(rows), row.signer)
     for digest, facts in state.bundles.items():
         if digest not in seen:
             diff.add(
@@ -325,15 +303,12 @@ def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> 
 
 def _verifications(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
     results: dict[int, list[tuple[str, str, str]]] = {}
-    for vid, claim_id, status, why in conn.execute(
-        "SELECT verification, claim_id, status, why FROM claim_results ORDER BY rowid"
-    ):
-        results.setdefault(int(vid), []).append((str(claim_id), str(status), str(why)))
+    for vid, claim_id, status, why in index.all_claim_results(conn):
+        results.setdefault(vid, []).append((claim_id, status, why))
     seen: set[int] = set()
-    for vid, digest, at, tool, result, exit_code, environment, detail in conn.execute(
-        "SELECT id, digest, at, tool, result, exit_code, environment, detail FROM verifications"
+    for vid, digest, at, tool, result, exit_code, environment, detail in index.all_verifications(
+        conn
     ):
-        vid = int(vid)
         seen.add(vid)
         where = f"verification {vid}"
         facts = state.verifications.get(vid)

@@ -22,6 +22,7 @@ from bundler.store.signers import Signed
 
 # Overall results a verification can record, worst first (the batch exit code follows it).
 RESULTS = ("missing", "rotted", "rejected", "error", "contradicted", "inconclusive", "supported")
+BIT_ROT = ("missing", "rotted")
 EXIT_CODES = {
     "missing": 3,
     "rotted": 3,
@@ -55,6 +56,11 @@ class Outcome:
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.result]
+
+    @property
+    def bit_rot(self) -> bool:
+        """The stored bytes are gone or no longer hash to their digest (said loudly)."""
+        return self.result in BIT_ROT
 
     @property
     def signed(self) -> Signed | None:

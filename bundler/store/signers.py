@@ -24,6 +24,7 @@ from bundler.atomic import write_atomic
 from bundler.errors import Problem, UsageError
 from bundler.signatures.signing import SignatureProblem, parse_signature
 from bundler.signatures.trust import Policy, SignatureCheck, TrustedKey, load_store
+from bundler.store import index
 
 TRUST_NAME = "trust.toml"
 UNSIGNED = "unsigned"
@@ -88,15 +89,8 @@ def selector(value: str) -> tuple[str, list[str]]:
     """SQL selecting the digests whose signer matches ``value``: the recorded text
     (``unsigned``), a trusted key's name, or a key id (or a prefix of 8+ hex digits)."""
     lowered = value.lower()
-    sql = (
-        "SELECT digest FROM bundles WHERE signer = ? "
-        "UNION SELECT digest FROM bundle_signers WHERE trusted_name = ? OR keyid = ?"
-    )
-    args = [value, value, lowered]
-    if _KEYID_PREFIX.fullmatch(lowered) and len(lowered) < 64:
-        sql += " UNION SELECT digest FROM bundle_signers WHERE keyid >= ? AND keyid < ?"
-        args += [lowered, lowered + "g"]
-    return sql, args
+    prefix = bool(_KEYID_PREFIX.fullmatch(lowered)) and len(lowered) < 64
+    return index.signer_selector(value, prefix)
 
 
 # -- the archive's trust store --------------------------------------------------------------

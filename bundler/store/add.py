@@ -1,0 +1,262 @@
+"""Adding bundles: stage each file, check it as ``verify`` reads it (without running
+cases), then store it with its index rows and audit record in one transaction.
+
+An object is made visible (renamed into the store) before the row naming it commits,
+so a crash can leave an unreferenced object behind, never a row without its object.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bundler.container.extract import Extracted, Limits, extract
+from bundler.errors import BundleRejected, Problem, UsageError
+from bundler.signatures.trust import Policy, SignatureJudge, TrustedKey
+from bundler.store import audit, index, signers, trust, versions
+from bundler.store.errors import ArchiveError, ArchiveRefused, os_failure
+from bundler.store.index import BundleRow
+from bundler.store.objects import Staged
+
+if TYPE_CHECKING:
+    from bundler.store.archive import Archive
+
+
+@dataclass
+class AddReport:
+    """What one add did with each file, and the batch's overall result."""
+
+    added: list[BundleRow] = field(default_factory=list)
+    already: list[BundleRow] = field(default_factory=list)
+    repaired: list[BundleRow] = field(default_factory=list)  # a rotted object put back
+    warnings: list[Problem] = field(default_factory=list)
+    refused: list[Problem] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return ArchiveRefused.exit_code if self.refused else 0
+
+    def failure(self) -> ArchiveRefused | None:
+        """The refusals as the error to report (None when every file was stored)."""
+        if not self.refused:
+            return None
+        return ArchiveRefused(
+            f"{len(self.refused)} problem(s): refused bundles were not stored "
+            "(the refusals are in the audit log)",
+            self.refused,
+        )
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A staged file that passed the strict read, with who signed it."""
+
+    file: Path  # as the user gave it
+    staged: Staged
+    extracted: Extracted
+    signed: signers.Signed
+    trusted_ids: list[str]
+
+
+def add(
+    archive: Archive,
+    files: Iterable[Path],
+    limits: Limits | None = None,
+    trusted: Sequence[TrustedKey] = (),
+) -> AddReport:
+    """Check each file (strict read, signatures, every hash) and store it. Collects
+    every refusal. Signatures are judged as ``verify`` judges them, against the
+    archive's trusted keys and ``trusted``: a bad signature refuses the bundle."""
+    limits = limits or Limits()
+    policy = trust.policy(archive, trusted)
+    paths = [Path(file).absolute() for file in files]
+    missing = [Problem(str(p), "add.not_a_file", "is not a file") for p in paths if not p.is_file()]
+    if missing:
+        raise UsageError("nothing was added: some of the files given are not files", missing)
+    archive.store.sweep()
+    report = AddReport()
+    for path in paths:
+        try:
+            _add_one(archive, path, limits, policy, report)
+        except ArchiveRefused as exc:
+            report.refused.extend(exc.problems)
+        except ArchiveError as exc:
+            done = [f"{b.name}@{b.version}" for b in report.added]
+            if done:
+                exc.problems.append(
+                    Problem("", "add.partial", f"stored before this: {', '.join(done)}")
+                )
+            raise
+    return report
+
+
+def _add_one(
+    archive: Archive, file: Path, limits: Limits, policy: Policy, report: AddReport
+) -> None:
+    staged = archive.store.stage(file, limits.archive_bytes)
+    try:
+        _store(archive, _check(archive, file, staged, limits, policy), report)
+    finally:
+        archive.store.discard(staged)
+
+
+def _check(
+    archive: Archive, file: Path, staged: Staged, limits: Limits, policy: Policy
+) -> _Checked:
+    """Read the staged copy strictly; a rejected bundle is logged and refused."""
+    judge_signatures = SignatureJudge(policy)
+    try:
+        with tempfile.TemporaryDirectory(prefix="reprobundle-archive-") as work:
+            extracted = extract(
+                staged.path, Path(work), limits, judge_signatures, wanted=lambda _: ()
+            )
+    except OSError as exc:
+        raise os_failure(exc, "unpack the bundle to check it", tempfile.gettempdir()) from None
+    except BundleRejected as exc:
+        archive._log_refusal(
+            {
+                "action": "add",
+                "file": str(file),
+                "digest": staged.digest,
+                "reason": exc.headline,
+                "codes": sorted({p.code for p in exc.problems}),
+            }
+        )
+        raise _refusal(exc, file, staged) from None
+    signed = signers.judge(judge_signatures.check, extracted.signatures, policy)
+    return _Checked(file, staged, extracted, signed, signers.trusted_ids(policy))
+
+
+def _refusal(exc: BundleRejected, file: Path, staged: Staged) -> ArchiveRefused:
+    """The rejection, naming the file the user gave rather than our staged copy."""
+
+    def named(text: str) -> str:
+        return text.replace(str(staged.path), str(file)).replace(staged.path.name, file.name)
+
+    return ArchiveRefused(
+        exc.headline,
+        [
+            Problem(str(file), p.code, named(f"{p.where}: {p.message}" if p.where else p.message))
+            for p in exc.problems
+        ],
+    )
+
+
+def _store(archive: Archive, checked: _Checked, report: AddReport) -> None:
+    """Store a checked bundle: new, already there (or rotted there: repaired), or
+    refused because its NAME@VERSION is stored with other bytes."""
+    manifest = checked.extracted.manifest
+    digest = checked.staged.digest
+    refusal: Problem | None = None
+    with archive._write("add the bundle to the archive"), index.transaction(archive.conn):
+        existing = index.digest_of(archive.conn, manifest.name, manifest.version)
+        if existing is None:
+            _insert(archive, checked, report)
+        elif existing != digest:
+            refusal = _refuse_reused(archive, checked, existing)
+        elif archive.store.check(digest) is not None:
+            archive.store.commit(checked.staged)  # the stored copy rotted: put back good bytes
+            archive._append("repair", {"digest": digest, "file": str(checked.file)})
+            report.repaired.append(archive._bundle(digest))
+        else:
+            archive._append(
+                "add.duplicate",
+                {
+                    "digest": digest,
+                    "file": str(checked.file),
+                    "name": manifest.name,
+                    "version": manifest.version,
+                },
+            )
+            report.already.append(archive._bundle(digest))
+    if refusal is not None:
+        raise ArchiveRefused("a bundle was refused", [refusal])
+
+
+def _refuse_reused(archive: Archive, checked: _Checked, stored: str) -> Problem:
+    """Log the refusal of a NAME@VERSION already stored with other bytes."""
+    name, version = checked.extracted.manifest.name, checked.extracted.manifest.version
+    digest = checked.staged.digest
+    archive._append(
+        "refuse",
+        {
+            "action": "add",
+            "file": str(checked.file),
+            "digest": digest,
+            "name": name,
+            "version": version,
+            "stored": stored,
+            "codes": ["add.version_reused"],
+        },
+    )
+    return Problem(
+        str(checked.file),
+        "add.version_reused",
+        f"{name}@{version} is already stored with other bytes (digest {stored}, this file "
+        f"{digest}); a published version never changes: give the new bundle a new version",
+    )
+
+
+def _insert(archive: Archive, checked: _Checked, report: AddReport) -> None:
+    """A new bundle: its object, its rows and its ``add`` record."""
+    manifest, staged, signed = checked.extracted.manifest, checked.staged, checked.signed
+    warnings = archive._rollback_warning(checked.file, manifest.name, manifest.version)
+    row = BundleRow(
+        staged.digest,
+        checked.extracted.identity,
+        manifest.name,
+        manifest.version,
+        manifest.title,
+        signed.text,
+        staged.size,
+        audit.now(),
+        audit.actor(),
+        audit.TOOL,
+        "unverified",
+        None,
+    )
+    archive.store.commit(staged)
+    index.insert_bundle(archive.conn, row, checked.extracted.manifest_bytes)
+    index.insert_claims(archive.conn, row.digest, [(c.id, c.statement) for c in manifest.claims])
+    index.set_signer(archive.conn, row.digest, signed.text, signed.keys)
+    archive._append(
+        "add",
+        {
+            "digest": row.digest,
+            "identity": row.identity,
+            "name": row.name,
+            "version": row.version,
+            "size": row.size,
+            "file": str(checked.file),
+            "signer": signed.text,
+            "keys": [{"keyid": k, "trusted": n} for k, n in signed.keys],
+            "trust": checked.trusted_ids,
+            "warnings": [w.code for w in warnings],
+            "title": row.title,
+            "claims": [{"id": c.id, "statement": c.statement} for c in manifest.claims],
+        },
+        row.added_at,
+    )
+    report.warnings.extend(warnings)
+    report.added.append(archive._bundle(row.digest))
+
+
+def rollback_warning(archive: Archive, file: Path, name: str, version: str) -> list[Problem]:
+    """A warning when ``version`` is lower than the highest stored version of ``name``."""
+    seen = index.versions_of(archive.conn, name)
+    if not seen:
+        return []
+    highest = max(seen, key=versions.key)
+    if versions.key(version) < versions.key(highest):
+        return [
+            Problem(
+                str(file),
+                "add.rollback",
+                f"{name}@{version} is lower than {name}@{highest}, the highest version "
+                "already stored (added anyway; check this is not a rollback)",
+            )
+        ]
+    return []

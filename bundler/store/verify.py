@@ -1,0 +1,171 @@
+"""Re-verifying stored bundles: fan the work out (``reverify`` worker processes, or a Dask
+cluster through ``cluster``), record each outcome as it comes (only this process writes
+the index and the log), and the batch's overall result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
+
+from bundler.container.extract import Limits
+from bundler.signatures.trust import TrustedKey
+from bundler.store import audit, index, query, reverify, trust
+from bundler.store.index import BundleRow
+from bundler.store.reverify import EXIT_CODES, RESULTS, Outcome
+
+if TYPE_CHECKING:
+    from bundler.store.archive import Archive
+
+NOTHING_VERIFIED = 4  # the exit code of a batch that verified no bundle (inconclusive)
+
+
+@dataclass(frozen=True)
+class Batch(Sequence[Outcome]):
+    """The outcomes of one re-verification batch, in the order they were recorded, with
+    the bundle each is of; the batch exits with the worst result."""
+
+    outcomes: tuple[Outcome, ...]
+    bundles: Mapping[str, BundleRow]  # by digest
+
+    @overload
+    def __getitem__(self, i: int) -> Outcome: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Outcome]: ...
+    def __getitem__(self, i: int | slice) -> Outcome | Sequence[Outcome]:
+        return self.outcomes[i]
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    def name(self, outcome: Outcome) -> str:
+        bundle = self.bundles[outcome.digest]
+        return f"{bundle.name}@{bundle.version}"
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many outcomes had each result, worst first."""
+        return {r: sum(1 for o in self.outcomes if o.result == r) for r in RESULTS}
+
+    @property
+    def worst(self) -> str | None:
+        counts = self.counts
+        return next((r for r in RESULTS if counts[r]), None)
+
+    @property
+    def exit_code(self) -> int:
+        worst = self.worst
+        return EXIT_CODES[worst] if worst else NOTHING_VERIFIED
+
+    @property
+    def summary(self) -> str:
+        counts = ", ".join(f"{n} {r}" for r, n in self.counts.items() if n)
+        return f"{len(self.outcomes)} bundle(s) verified: {counts or 'none'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [
+                {
+                    "bundle": self.name(o),
+                    "digest": o.digest,
+                    "result": o.result,
+                    "exit_code": o.exit_code,
+                    "claims": o.claims,
+                    "detail": o.detail,
+                    "environment": o.environment,
+                }
+                for o in self.outcomes
+            ],
+            "exit_code": self.exit_code,
+        }
+
+
+def verify(
+    archive: Archive,
+    selectors: Sequence[str] = (),
+    all_bundles: bool = False,
+    jobs: int = 1,
+    limits: Limits | None = None,
+    on_result: Callable[[Outcome, BundleRow], None] | None = None,
+    trusted: Sequence[TrustedKey] = (),
+    scheduler: str | None = None,
+    on_note: Callable[[str], None] | None = None,
+    function: Callable[[reverify.Job], Outcome] = reverify.verify_one,
+) -> Batch:
+    """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
+    scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
+    only this process writes the index and the log. Signatures are judged against the
+    archive's trusted keys and ``trusted``; a verification that judged them records
+    the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
+    Refuses first when the index or the trust store does not match the log."""
+    audit.refuse_unless_consistent(archive)
+    digests = query.select(archive.conn, selectors, all_bundles)
+    policy = trust.policy(archive, trusted)
+    work = [reverify.Job(str(archive.root), d, limits or Limits(), policy) for d in digests]
+    outcomes: list[Outcome] = []
+    bundles: dict[str, BundleRow] = {}
+    for outcome in _run(work, jobs, scheduler, function, on_note):
+        record(archive, outcome)
+        outcomes.append(outcome)
+        bundles[outcome.digest] = archive._bundle(outcome.digest)
+        if on_result is not None:
+            on_result(outcome, bundles[outcome.digest])
+    return Batch(tuple(outcomes), bundles)
+
+
+def _run(
+    work: list[reverify.Job],
+    jobs: int,
+    scheduler: str | None,
+    function: Callable[[reverify.Job], Outcome],
+    on_note: Callable[[str], None] | None,
+) -> Iterator[Outcome]:
+    """The outcomes, in completion order, from local workers or the Dask cluster."""
+
+    def failed(job: reverify.Job, why: str) -> Outcome:
+        return Outcome(job.digest, "error", {}, [], {"message": why})
+
+    if scheduler is not None:
+        from bundler.store import cluster
+
+        return cluster.run(work, scheduler, failed, function, on_note)
+    return reverify.run(work, jobs, failed, function)
+
+
+def record(archive: Archive, outcome: Outcome) -> None:
+    """One outcome into the history, the bundle's last result and the log, at once."""
+    at = audit.now()
+    conn = archive.conn
+    with archive._write("record the verification"), index.transaction(conn):
+        claims = [(c["id"], c["status"], c["why"]) for c in outcome.claims]
+        vid = index.insert_verification(
+            conn,
+            outcome.digest,
+            at,
+            audit.TOOL,
+            outcome.result,
+            outcome.exit_code,
+            outcome.environment,
+            outcome.detail,
+            claims,
+        )
+        index.set_last_result(conn, outcome.digest, outcome.result, vid)
+        data: dict[str, Any] = {
+            "digest": outcome.digest,
+            "verification": vid,
+            "result": outcome.result,
+            "claims": {c["id"]: c["status"] for c in outcome.claims},
+            "outcome": {
+                "claims": outcome.claims,
+                "environment": outcome.environment,
+                "detail": outcome.detail,
+            },
+        }
+        signed = outcome.signed
+        if signed is not None:
+            index.set_signer(conn, outcome.digest, signed.text, signed.keys)
+            data["signer"] = signed.text
+            data["keys"] = [{"keyid": k, "trusted": n} for k, n in signed.keys]
+            data["trust"] = outcome.detail.get("trust", [])
+        archive._append("verify", data, at)
