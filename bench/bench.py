@@ -71,6 +71,27 @@ class Task:
     command: list[str]
     prepare: Callable[[], None] | None = None
     ok: tuple[int, ...] = (0,)  # exit codes of a run that worked (diff: 1 = different)
+    env: dict[str, str] | None = None  # the environment, if not ENV
+
+
+# --before: (label, environment) of the code to compare with; --targets-only
+BEFORE: list[tuple[str, dict[str, str]]] = []
+TARGETS_ONLY: list[bool] = [False]
+
+
+def before(task: Task) -> list[Task]:
+    """``task`` run again with the code of --before first on the path (the same run)."""
+    return [
+        Task(f"{task.label} [{label}]", task.command, task.prepare, task.ok, env)
+        for label, env in BEFORE
+    ]
+
+
+def keep(tasks: list[Task], targets: set[str]) -> list[Task]:
+    """With --targets-only, only the rows the issue's targets compare."""
+    if not TARGETS_ONLY[0]:
+        return tasks
+    return [t for t in tasks if t.label.split(" [")[0] in targets]
 
 
 def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
@@ -90,7 +111,7 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
             start = time.perf_counter()
             done = subprocess.run(
                 ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *task.command],
-                env=ENV,
+                env=task.env or ENV,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 check=False,
@@ -148,15 +169,17 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
             Task("tar -czf", ["tar", "-czf", str(out / "t.tar.gz"), "-C", str(source), "."])
         )
     for codec, suffix in CODECS:
+        rb_build = Task(
+            f"reprobundle build ({codec}, with verify at home)",
+            [*RB, "build", str(source), "-o", str(out / f"b.bundle.tar.{suffix}"), "-q"],
+        )
         build += [
             Task(
                 f"reprobundle pack only ({codec})",
                 [sys.executable, "-c", PACK_ONLY, str(source), str(out / f"p.{suffix}"), codec],
             ),
-            Task(
-                f"reprobundle build ({codec}, with verify at home)",
-                [*RB, "build", str(source), "-o", str(out / f"b.bundle.tar.{suffix}"), "-q"],
-            ),
+            rb_build,
+            *before(rb_build),
         ]
     if bagit:
         build.append(
@@ -166,7 +189,8 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
                 fresh_bag,
             )
         )
-    rows = measure(f"{ds.name}: build", build, runs)
+    build_targets = {build[0].label, "reprobundle build (zstd, with verify at home)"}
+    rows = measure(f"{ds.name}: build", keep(build, build_targets), runs)
 
     sums = work / "SHA256SUMS"
     subprocess.run(
@@ -202,12 +226,11 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
             )
         )
     for codec, suffix in CODECS:
-        check.append(
-            Task(
-                f"reprobundle verify ({codec})",
-                [*RB, "verify", str(out / f"b.bundle.tar.{suffix}"), "-q"],
-            )
+        rb_verify = Task(
+            f"reprobundle verify ({codec})",
+            [*RB, "verify", str(out / f"b.bundle.tar.{suffix}"), "-q"],
         )
+        check += [rb_verify, *before(rb_verify)]
     check.append(
         Task(
             "reprobundle verify --workdir (zstd, writes every file)",
@@ -222,7 +245,8 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
                 ["bagit.py", "--quiet", "--validate", "--processes", "1", str(bag)],
             )
         )
-    return rows + measure(f"{ds.name}: verify", check, runs)
+    check_targets = {check[0].label, "reprobundle verify (zstd)"}
+    return rows + measure(f"{ds.name}: verify", keep(check, check_targets), runs)
 
 
 def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
@@ -307,9 +331,27 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", choices=["big", "files", "tiny", "cases", "claims"])
     parser.add_argument("--largest", action="store_true", help="only the larger size of each")
     parser.add_argument("--zstd-only", action="store_true", help="leave out the gzip rows")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        action="append",
+        default=[],
+        help="a copy of older code (e.g. `git archive REV bundler checkers manifests`, "
+        "unpacked) to run beside the current one, first on PYTHONPATH; repeatable",
+    )
+    parser.add_argument(
+        "--targets-only",
+        action="store_true",
+        help="only the rows the issue's targets compare: the baseline pipeline and "
+        "reprobundle build and verify (with their --before rows)",
+    )
     args = parser.parse_args()
+    TARGETS_ONLY[0] = args.targets_only
     args.work.mkdir(parents=True, exist_ok=True)
     ENV["TMPDIR"] = str(args.work)  # temporary folders (build's verify at home) on the same disk
+    for old in args.before:
+        path = os.pathsep.join(filter(None, [str(old.absolute()), ENV.get("PYTHONPATH")]))
+        BEFORE.append((f"before: {old.name}", {**ENV, "PYTHONPATH": path}))
     rows: list[Row] = []
     every = list(datasets(args.full))
     for n, (kind, ds) in enumerate(every):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from bundler.container.tarstream import TYPE_NAMES, Header
+from bundler.container.tarstream import REGULAR, TYPE_NAMES, Header
 from bundler.errors import Problem
 from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, parse
 from bundler.format.paths import MAX_PATH_BYTES, fold, folders_of, path_problem
@@ -67,6 +67,7 @@ class Step:
 
 
 SKIP = Step(Action.SKIP)
+_SIGNATURES = SIGNATURES_DIR + "/"
 
 
 class ReadRules:
@@ -78,6 +79,7 @@ class ReadRules:
         self.manifest: Manifest | None = None
         self.manifest_bytes = b""
         self.top = ""
+        self._prefix = "/"  # the top folder's name and a slash
         self.signatures: dict[str, bytes] = {}
         self.total = 0  # payload bytes
         self.payload_started = False
@@ -125,24 +127,24 @@ class ReadRules:
             return SKIP
         if self.manifest is None:
             return self._first(member)
-        top = self.top
-        if not name.startswith(top + "/"):
-            return self._problem(name, "member.outside_top", f"is not inside {top}/")
-        rel = name[len(top) + 1 :]
+        if not name.startswith(self._prefix):
+            return self._problem(name, "member.outside_top", f"is not inside {self.top}/")
+        rel = name[len(self._prefix) :]
         if member.is_folder:
             if rel not in self._folders:
                 return self._problem(
                     name, "member.unlisted", "is a folder the manifest does not list"
                 )
             return SKIP
-        if rel.startswith(SIGNATURES_DIR + "/") and rel.count("/") == 1:
+        if rel.startswith(_SIGNATURES) and rel.count("/") == 1:
             return self._signature(member, rel)
         starts = not self.payload_started
         self.payload_started = True
-        if rel not in self._expected:
+        expected = self._expected.get(rel)
+        if expected is None:
             self.problems.append(Problem(name, "member.unlisted", "is not listed in the manifest"))
             return Step(Action.SKIP, starts_payload=starts)
-        want_size = self._expected[rel][1]
+        want_size = expected[1]
         if member.size != want_size:
             self.problems.append(
                 Problem(
@@ -175,15 +177,16 @@ class ReadRules:
     def _name_ok(self, member: Header) -> bool:
         """The name and type rules; False (with the problem noted) if the member breaks one."""
         name = member.name
-        top = self.top
+        prefix = self._prefix
         # The name of a file the manifest lists is portable: its top folder came with the
-        # manifest's own name, the rest was checked when the manifest was read.
+        # manifest's own name, the rest was checked when the manifest was read (so it
+        # encodes, and an ASCII one has as many bytes as characters).
         listed = (
-            name[len(top) + 1 :] in self._expected
-            and name.startswith(top + "/")
-            and member.is_file
-            and PAX_KEYS.issuperset(member.pax)
-            and len(name.encode()) <= MAX_PATH_BYTES
+            name[len(prefix) :] in self._expected
+            and name.startswith(prefix)
+            and member.type in REGULAR
+            and (not member.pax or PAX_KEYS.issuperset(member.pax))
+            and (len(name) if name.isascii() else len(name.encode())) <= MAX_PATH_BYTES
         )
         if not listed:
             bad_name = path_problem(name)
@@ -192,14 +195,15 @@ class ReadRules:
                 self._problem(name, "member.name" if bad_name else "member.type", why)
                 return False
         key = fold(name)
-        if key in self._seen:
-            earlier = self._seen[key]
+        earlier = self._seen.get(key)
+        if earlier is not None:
             same = "appears twice" if earlier == name else f"collides with {earlier!r}"
             message = same if earlier == name else f"{same} (case or Unicode folding)"
             self._problem(name, "member.duplicate", message)
             return False
         self._seen[key] = name
-        clash = _clash(key, name, member.is_file, self._folded_files, self._folded_folders)
+        is_file = member.type in REGULAR
+        clash = _clash(key, name, is_file, self._folded_files, self._folded_folders)
         if clash:
             self._problem(name, "member.file_and_folder", clash)
             return False
@@ -219,6 +223,7 @@ class ReadRules:
                 "(raise with --max-manifest-bytes)",
             )
         self.top = name.split("/")[0]
+        self._prefix = self.top + "/"
         return Step(Action.MANIFEST, MANIFEST_NAME)
 
     def manifest_read(self, data: bytes) -> Manifest:

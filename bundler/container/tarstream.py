@@ -40,6 +40,8 @@ TYPE_NAMES = {
     b"7": "a contiguous file",
 }
 USTAR_MAGICS = (b"ustar\x0000", b"ustar  \x00")
+LINKS = (b"1", b"2")
+ZERO_BLOCK = bytes(BLOCK)
 RECORD = 20 * BLOCK  # tar pads the archive to a whole record
 MAX_USTAR_SIZE = 8**11 - 1
 
@@ -54,7 +56,7 @@ class TarError(Exception):
         self.message = message
 
 
-@dataclass
+@dataclass(slots=True)
 class Header:
     """One member: its name (pax or GNU long name applied), type flag and data size."""
 
@@ -97,7 +99,8 @@ def _checksum_ok(block: bytes) -> bool:
     if not stored or stored.strip(b"01234567"):
         return False
     want = int(stored, 8)
-    unsigned = sum(block[:148]) + 256 + sum(block[156:])  # the field itself counts as spaces
+    # the field itself counts as spaces; zero bytes add nothing, and most bytes are zero
+    unsigned = sum(block.translate(None, b"\0")) - sum(block[148:156]) + 256
     if want == unsigned:
         return True
     return want == unsigned - 256 * sum(1 for b in block[:148] + block[156:] if b > 127)
@@ -193,7 +196,7 @@ class TarReader:
 
     def _check_padding(self) -> None:
         padding, self._padding = self._padding, 0
-        if self._take(padding, self._current).strip(b"\0"):
+        if padding and self._take(padding, self._current).count(0) != padding:
             raise TarError(
                 "archive.hidden_data",
                 self._current,
@@ -264,7 +267,7 @@ class TarReader:
                 "the archive ends without its end-of-archive marker",
             )
         block = self._take(BLOCK, "(archive)")
-        return None if not block.strip(b"\0") else block
+        return None if block == ZERO_BLOCK else block
 
     def _parse(self, block: bytes) -> Header:
         first = self.headers == 0
@@ -280,11 +283,12 @@ class TarReader:
         name = _text(block[0:100])
         if block[257:263] == b"ustar\x00" and block[345] != 0:
             name = _text(block[345:500]) + "/" + name
+        kind = block[156:157]
         return Header(
-            name=name,
-            type=block[156:157],
-            size=_number(block[124:136], "size"),
-            linkname=_text(block[157:257]),
+            name,
+            kind,
+            _number(block[124:136], "size"),
+            _text(block[157:257]) if kind in LINKS else "",  # only a link's is ever shown
         )
 
     def _check_tail(self) -> None:
