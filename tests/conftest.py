@@ -1,17 +1,94 @@
+"""Fixtures shared by the whole suite, and what makes it run the same in parallel.
+
+The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml), each test
+file on one worker. What is expensive and only read (built example bundles, their
+reports, real Inspect logs) is made once per run for all workers (``once``).
+"""
+
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import build_quickstart
+from tests.helpers import REPO
+
+EPOCH = 1700000000
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, which
+# would make piped output wrap there and not in a serial run: no test may see them.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files marked ``long`` first, so that a parallel run does not end waiting for one."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder that ``make`` fills once per test run; after that it is only read.
+
+    Under pytest-xdist it lives beside the workers' own temporary folders (their parent
+    is the run's), so every worker shares it; the first to ask makes it, under a lock."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / f"once-{name}"
+    with (base / f"once-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".done").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".done").touch()
+    return folder
 
 
 @pytest.fixture(scope="session")
-def quickstart_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def example_bundle(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``example_bundle(NAME)``: ``bundles/NAME`` built once per run (gzip, SOURCE_DATE_EPOCH
+    1700000000, as the golden reports are made), shared read-only by the tests."""
+
+    def built(name: str) -> Path:
+        from bundler.build import build
+
+        def make(folder: Path) -> None:
+            build(REPO / "bundles" / name, folder / f"{name}.bundle.tar.gz", EPOCH)
+
+        return once(tmp_path_factory, f"bundle-{name}", make) / f"{name}.bundle.tar.gz"
+
+    return built
+
+
+@pytest.fixture(scope="session")
+def quickstart_bundle(example_bundle: Callable[[str], Path]) -> Path:
     """One built quickstart bundle, shared read-only by the tests."""
-    return build_quickstart(tmp_path_factory.mktemp("built"))
+    return example_bundle("quickstart")
+
+
+@pytest.fixture(scope="session")
+def example_reports(
+    tmp_path_factory: pytest.TempPathFactory, example_bundle: Callable[[str], Path]
+) -> dict[str, dict[str, Any]]:
+    """The JSON report of every example bundle in bundles/, each built and verified once."""
+    from bundler.report import to_json
+    from bundler.verify import verify
+    from tests.golden.regenerate import example_sources
+
+    def make(folder: Path) -> None:
+        reports = {s.name: to_json(verify(example_bundle(s.name))) for s in example_sources()}
+        (folder / "reports.json").write_text(json.dumps(reports), encoding="utf-8")
+
+    folder = once(tmp_path_factory, "example-reports", make)
+    found: dict[str, dict[str, Any]] = json.loads((folder / "reports.json").read_text("utf-8"))
+    return found
 
 
 @pytest.fixture
@@ -20,12 +97,3 @@ def canary(tmp_path: Path) -> Path:
     path = tmp_path / "canary.txt"
     path.write_text("untouched")
     return path
-
-
-@pytest.fixture(scope="session")
-def example_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """The JSON report of every example bundle in bundles/, each built and verified once."""
-    from tests.golden.regenerate import example_sources, verify_source
-
-    work = tmp_path_factory.mktemp("examples")
-    return {source.name: verify_source(source, work) for source in example_sources()}

@@ -3,13 +3,13 @@ supported, and a copy with one expected verdict flipped is contradicted."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from bundler.build import build
 from bundler.cli import main
 from bundler.verify import verify
 from tests.helpers import REPO, edit_manifest
@@ -18,9 +18,8 @@ SOURCE = REPO / "bundles" / "config-change"
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("config-change") / "config-change.bundle.tar.gz"
-    return build(SOURCE, out, 1700000000).path
+def bundle(example_bundle: Callable[[str], Path]) -> Path:
+    return example_bundle("config-change")
 
 
 def case_of(doc: dict[str, Any], case_id: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ report status or expected verdict contradicts exactly the claim it supports."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,8 @@ CLAIMS = {
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("built") / "inventory-faults.bundle.tar.gz"
-    return build(SOURCE, out, 1700000000).path
+def bundle(example_bundle: Callable[[str], Path]) -> Path:
+    return example_bundle("inventory-faults")
 
 
 def statuses(bundle_file: Path) -> tuple[int, dict[str, str]]:

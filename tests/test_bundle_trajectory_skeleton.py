@@ -4,6 +4,7 @@ with one expected verdict flipped (or one trace changed) contradicts its claims.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bundler.build import build
 from bundler.cli import main
 from bundler.verify import verify
 from tests.helpers import REPO, edit_manifest
@@ -28,9 +28,8 @@ CLAIMS = {
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("built") / "trajectory-skeleton.bundle.tar.gz"
-    return build(SOURCE, out, 1700000000).path
+def bundle(example_bundle: Callable[[str], Path]) -> Path:
+    return example_bundle("trajectory-skeleton")
 
 
 def statuses(bundle_file: Path) -> tuple[int, dict[str, str]]:
