@@ -37,10 +37,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from bundler.archive import Archive, signers  # noqa: E402
-from bundler.build import build  # noqa: E402
-from bundler.compression import GZIP  # noqa: E402
-from bundler.pack import Member, write_tar  # noqa: E402
+from bundler.authoring.build import build  # noqa: E402
+from bundler.container.compression import GZIP  # noqa: E402
+from bundler.container.pack import Member, write_tar  # noqa: E402
+from bundler.store import Archive, signers  # noqa: E402
 
 
 def make_bundles(folder: Path, count: int) -> list[Path]:

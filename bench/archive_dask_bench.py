@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))
 
 from archive_bench import make_bundles  # noqa: E402
 
-from bundler.archive import Archive  # noqa: E402
+from bundler.store import Archive  # noqa: E402
 from tests.dask_cluster import local_cluster  # noqa: E402
 
 

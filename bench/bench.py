@@ -43,10 +43,10 @@ ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}  # TMPDIR is set to --wo
 PACK_ONLY = """
 import sys
 from pathlib import Path
-from bundler.build import make_manifest, members_of
-from bundler.compression import CODECS
-from bundler.pack import write_tar
-from bundler.source import read_source
+from bundler.authoring.build import make_manifest, members_of
+from bundler.container.compression import CODECS
+from bundler.container.pack import write_tar
+from bundler.authoring.source import read_source
 plan = read_source(Path(sys.argv[1]))
 manifest, readme = make_manifest(plan, 0)
 members = members_of(manifest, manifest.to_bytes(), readme, plan.root)

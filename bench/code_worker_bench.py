@@ -18,9 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import bundler.sandbox as sandbox  # noqa: E402
-from bundler.build import build  # noqa: E402
-from bundler.verify import verify  # noqa: E402
+import bundler.run.sandbox as sandbox  # noqa: E402
+from bundler.authoring.build import build  # noqa: E402
+from bundler.run.verify import verify  # noqa: E402
 from tests.helpers import edit_manifest  # noqa: E402
 
 

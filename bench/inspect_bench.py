@@ -25,7 +25,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 import checkers  # noqa: E402
-from bundler.runner import run_checker  # noqa: E402
+from bundler.run.runner import run_checker  # noqa: E402
 from checkers import inspect_format  # noqa: E402
 
 

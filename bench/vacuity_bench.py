@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import checkers
-from bundler import runner, yamlfile
+from bundler.format import yamlfile
+from bundler.run import runner
 
 REPO = Path(__file__).resolve().parents[1]
 

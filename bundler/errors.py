@@ -35,7 +35,7 @@ class BundlerError(Exception):
     def diagnostics(self) -> str:
         """The headline and one line per problem; text from a bundle (a member name, a
         value) is escaped, so it cannot add a line of its own."""
-        from .reports.common import one_line
+        from bundler.reports.common import one_line
 
         lines = [one_line(self.headline)]
         lines += [f"  - {one_line(p)}" for p in self.problems]

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .atomic import publish
-from .errors import UsageError
+from bundler.atomic import publish
+from bundler.errors import UsageError
 
 
 class OutputError(UsageError):

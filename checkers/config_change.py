@@ -34,7 +34,7 @@ from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 from referencing.exceptions import Unresolvable
 
-from bundler import yamlfile
+from bundler.format import yamlfile
 
 from .api import (
     CheckerInputError,

@@ -14,7 +14,7 @@ verifying with them); the versions here close false accepts an adversarial revie
   current config.
 
 All three read YAML with anchors and aliases expanded (bounded; see
-:mod:`bundler.yamlfile`): they are formatting, not content. ``merge-reconstruct@2`` and
+:mod:`bundler.format.yamlfile`): they are formatting, not content. ``merge-reconstruct@2`` and
 ``call-args-schema@2`` are their ``@1`` with only that reading changed.
 """
 
@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bundler import yamlfile
+from bundler.format import yamlfile
 
 from . import config_change as v1
 from .api import (

@@ -1,4 +1,4 @@
-"""Fuzz the untrusted-archive reader (``bundler.extract``), by hand.
+"""Fuzz the untrusted-archive reader (``bundler.container.extract``), by hand.
 
 Every input must end in an accepted bundle or a ``BundleRejected``; any other exception,
 or a write beside the work directory, is a bug and stops the run.
@@ -24,8 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bundler.container.extract import Limits, extract  # noqa: E402
 from bundler.errors import BundleRejected  # noqa: E402
-from bundler.extract import Limits, extract  # noqa: E402
 
 LIMITS = Limits(archive_bytes=4 << 20, total_bytes=16 << 20, ratio_floor=1 << 20)
 
@@ -46,7 +46,7 @@ def one_input(data: bytes) -> None:
 
 
 def _seed() -> bytes:
-    from bundler.build import build
+    from bundler.authoring.build import build
 
     with tempfile.TemporaryDirectory() as tmp:
         return build(

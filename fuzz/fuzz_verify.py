@@ -41,9 +41,9 @@ class Seeds:
     """A quickstart bundle (gzip and zstd) and its JSON report, made once."""
 
     def __init__(self, folder: Path) -> None:
-        from bundler.build import build
-        from bundler.report import to_json
-        from bundler.verify import verify
+        from bundler.authoring.build import build
+        from bundler.reports.document import to_json
+        from bundler.run.verify import verify
 
         source = REPO / "bundles" / "quickstart"
         self.gzip = build(source, folder / "q.bundle.tar.gz", 1700000000).path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from bundler.archive.reverify import Job, Outcome, verify_one
+from bundler.store.reverify import Job, Outcome, verify_one
 
 
 def die_on_other(job: Job) -> Outcome:

@@ -63,7 +63,7 @@ def example_bundle(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], 
     1700000000, as the golden reports are made), shared read-only by the tests."""
 
     def built(name: str) -> Path:
-        from bundler.build import build
+        from bundler.authoring.build import build
 
         def make(folder: Path) -> None:
             build(REPO / "bundles" / name, folder / f"{name}.bundle.tar.gz", EPOCH)
@@ -84,8 +84,8 @@ def example_reports(
     tmp_path_factory: pytest.TempPathFactory, example_bundle: Callable[[str], Path]
 ) -> dict[str, dict[str, Any]]:
     """The JSON report of every example bundle in bundles/, each built and verified once."""
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
     from tests.golden.regenerate import example_sources
 
     def make(folder: Path) -> None:

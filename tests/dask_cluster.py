@@ -35,7 +35,7 @@ class Cluster:
 COORDINATOR = """
 import json, sys
 from pathlib import Path
-from bundler.archive import Archive, cluster
+from bundler.store import Archive, cluster
 from tests import archive_workers
 root, address, function = sys.argv[1], sys.argv[2], sys.argv[3]
 cluster.CONNECT_SECONDS = float(sys.argv[4])

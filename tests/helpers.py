@@ -15,7 +15,7 @@ from typing import Any
 
 import tomli_w
 
-from bundler.build import build
+from bundler.authoring.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "bundles" / "quickstart"

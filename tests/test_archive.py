@@ -11,10 +11,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bundler.archive import Archive, ArchiveError, reverify, signers
-from bundler.archive import index as archive_index
-from bundler.archive.versions import key as version_key
 from bundler.cli import main
+from bundler.store import Archive, ArchiveError, reverify, signers
+from bundler.store import index as archive_index
+from bundler.store.versions import key as version_key
 from tests import archive_workers
 from tests.archive_support import cli, db, flip_expectation, rebadge, sql
 from tests.helpers import read_entries, write_entries
@@ -465,7 +465,7 @@ def test_a_worker_that_dies_costs_only_its_own_bundle(
 
 
 def test_progress_bar_only_on_a_terminal(three: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bundler.commands import archive as archive_command
+    from bundler.cli import archive as archive_command
 
     code, out, err = cli(three, "verify", "--all")
     assert code == 1 and "verifying" not in err

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bundler.archive import Archive
 from bundler.errors import Problem
-from bundler.signing import new_private_key, public_of
+from bundler.signatures.signing import new_private_key, public_of
+from bundler.store import Archive
 from tests.archive_support import cli, db, flip_expectation, rebadge, sql
 
 
@@ -471,7 +471,7 @@ def test_list_prints_identity_and_digest(three: Path) -> None:
 def as_previous_release_wrote_it(root: Path) -> None:
     """Rewrite every record in format 1 (without the fields format 2 added), re-chained,
     and the index's times a little apart from the records' (as that release took them)."""
-    from bundler.archive import auditlog
+    from bundler.store import auditlog
 
     prev = auditlog.GENESIS
     with db(root) as conn:

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("distributed", reason="the Dask path needs reprobundle[distributed]")
 
-from bundler.archive import Archive, cluster, reverify
+from bundler.store import Archive, cluster, reverify
 from tests import dask_cluster
 from tests.archive_support import cli, flip_expectation, rebadge
 from tests.dask_cluster import coordinate, local_cluster, other_version, start_worker

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bundler.archive import Archive, auditlog, checkpoint
+from bundler.store import Archive, auditlog, checkpoint
 from tests.archive_support import cli, db, rebadge, sql
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bundler.archive import Archive
-from bundler.archive import index as archive_index
-from bundler.archive import store as archive_store
+from bundler.store import Archive
+from bundler.store import index as archive_index
+from bundler.store import objects as archive_store
 from tests.archive_support import cli, rebadge
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,9 +174,9 @@ def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: l
 @pytest.mark.parametrize(
     ("point", "when"),
     [
-        ("bundler.archive.store:Store.stage", "after"),  # copied in, not yet checked
-        ("bundler.archive.store:Store.commit", "after"),  # object in place, row not committed
-        ("bundler.archive.archive:Archive._append", "after"),  # row and log, uncommitted
+        ("bundler.store.objects:Store.stage", "after"),  # copied in, not yet checked
+        ("bundler.store.objects:Store.commit", "after"),  # object in place, row not committed
+        ("bundler.store.archive:Archive._append", "after"),  # row and log, uncommitted
     ],
 )
 def test_kill_9_at_a_known_point_of_add_leaves_the_archive_consistent(

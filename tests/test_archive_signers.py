@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bundler.archive import Archive
-from bundler.signfile import sign_bundle
-from bundler.signing import load_private_key, new_private_key, public_of
+from bundler.signatures.signfile import sign_bundle
+from bundler.signatures.signing import load_private_key, new_private_key, public_of
+from bundler.store import Archive
 from tests.archive_support import cli, db, rebadge
 from tests.helpers import read_entries, write_entries
 

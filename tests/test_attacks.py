@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from bundler.cli import main
+from bundler.container.extract import Limits
 from bundler.errors import BundleRejected
-from bundler.extract import Limits
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import Entry, edit_manifest, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"

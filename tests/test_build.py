@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import bundler.build
-from bundler.build import build
+import bundler.authoring.build
+from bundler.authoring.build import build
 from bundler.errors import BuildRefused, BundleRejected, Problem, SourceError
-from bundler.report import rejection_json
+from bundler.reports.document import rejection_json
 from tests.helpers import QUICKSTART, copy_source
 
 
@@ -66,7 +66,9 @@ def test_a_rejection_at_home_is_refused_with_its_problems(
         [Problem("(work directory)", "archive.write", "cannot write: Too many open files")],
     )
     monkeypatch.setattr(
-        bundler.build, "verify_at_home", lambda *args, **kwargs: rejection_json(rejected, 3)
+        bundler.authoring.build,
+        "verify_at_home",
+        lambda *args, **kwargs: rejection_json(rejected, 3),
     )
     out = tmp_path / "x.bundle.tar.gz"
     with pytest.raises(BuildRefused) as caught:

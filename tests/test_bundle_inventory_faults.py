@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
+from bundler.authoring.templates import copy_template
 from bundler.cli import main
-from bundler.templates import copy_template
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "bundles" / "inventory-faults"

@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from bundler.cli import main
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "bundles" / "trajectory-skeleton"

@@ -15,15 +15,15 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 
-import bundler.sandbox
-from bundler.build import build
+import bundler.run.sandbox
+from bundler.authoring.build import build
 from bundler.cli import main
-from bundler.report import to_json
-from bundler.sandbox import CodeLimits, CodePolicy, namespaces_available
-from bundler.signfile import sign_bundle
-from bundler.signing import new_private_key, public_of
-from bundler.trust import Policy, load_store
-from bundler.verify import Verification, verify
+from bundler.reports.document import to_json
+from bundler.run.sandbox import CodeLimits, CodePolicy, namespaces_available
+from bundler.run.verify import Verification, verify
+from bundler.signatures.signfile import sign_bundle
+from bundler.signatures.signing import new_private_key, public_of
+from bundler.signatures.trust import Policy, load_store
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "tests" / "sources" / "own-code"
@@ -123,9 +123,9 @@ def test_timeout_kills_the_checker_and_its_grandchild(
     if namespaces and not namespaces_available():
         pytest.skip("no user/network/PID namespaces on this system")
     if not namespaces:
-        monkeypatch.setattr(bundler.sandbox, "namespaces_available", lambda: False)
+        monkeypatch.setattr(bundler.run.sandbox, "namespaces_available", lambda: False)
     # the grandchild tells its host pid through a file of the test's: no file-system jail
-    monkeypatch.setattr(bundler.sandbox, "jail_available", lambda: False)
+    monkeypatch.setattr(bundler.run.sandbox, "jail_available", lambda: False)
     pidfile = tmp_path / "grandchild.pid"
     bundle = with_cases(
         own_code,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bundler.authoring.foreach import expand_cases
+from bundler.authoring.source import read_source
 from bundler.errors import SourceError
-from bundler.foreach import expand_cases
-from bundler.source import read_source
 from tests.helpers import REPO
 
 CONFIG_EDITS = REPO / "bundles" / "config-edits"
@@ -110,7 +110,7 @@ def test_a_claim_pattern_that_matches_nothing(tmp_path: Path) -> None:
 
 
 def test_expanded_templates_build_and_verify(tmp_path: Path) -> None:
-    from bundler.build import build
+    from bundler.authoring.build import build
 
     built = build(source(tmp_path, TEMPLATE), tmp_path / "t.bundle.tar.zst")
     assert [c.id for c in built.manifest.cases] == ["run-1", "run-2", "bad"]
@@ -153,7 +153,7 @@ def test_kind_belongs_to_a_case_expected_to_fail(tmp_path: Path) -> None:
 
 
 def test_a_template_of_too_many_cases_is_refused_before_it_is_expanded() -> None:
-    from bundler import foreach
+    from bundler.authoring import foreach
 
     rows = [{"n": n} for n in range(foreach.MAX_CASES + 1)]
     cases, _, problems = expand_cases([{"id": "run-{n}", "each": rows}])

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import checkers
 from bundler.cli import main
-from bundler.manifest import Case
-from bundler.runner import run_case
+from bundler.format.manifest import Case
+from bundler.run.runner import run_case
 from checkers.api import Checker, Reason, Verdict, checker
 
 
@@ -92,9 +92,9 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
     )
     # build checks at home with the default limit, which this would take hours to reach;
     # the same file, packed by hand, is what a stranger would send
-    from bundler.build import make_manifest, members_of
-    from bundler.pack import write_tar
-    from bundler.source import read_source
+    from bundler.authoring.build import make_manifest, members_of
+    from bundler.authoring.source import read_source
+    from bundler.container.pack import write_tar
 
     plan = read_source(source)
     manifest, readme = make_manifest(plan, 0)
@@ -117,7 +117,7 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
 def test_the_limit_holds_in_worker_processes_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bundler import runner
+    from bundler.run import runner
 
     monkeypatch.setattr(runner, "PARALLEL_FROM", 1)
     cases = [case("spin@1"), case("quick@1")]

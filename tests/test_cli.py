@@ -186,7 +186,7 @@ def test_closed_pipe_is_not_reported_as_a_bug(
 ) -> None:
     import sys
 
-    from bundler.commands._shared import handle_errors
+    from bundler.cli._shared import handle_errors
 
     monkeypatch.setattr(sys, "stdout", sys.stdout)  # restored after the test
 

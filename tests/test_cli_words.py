@@ -87,8 +87,8 @@ def test_no_help_example_names_a_file_nothing_produces() -> None:
 
 
 def test_report_takes_every_judging_option_of_verify() -> None:
-    from bundler.commands.report import report
-    from bundler.commands.verify import judging_params, verify
+    from bundler.cli.report import report
+    from bundler.cli.verify import judging_params, verify
 
     names = {p.name for p in report.params}
     assert {p.name for p in judging_params()} <= names
@@ -213,7 +213,7 @@ def test_verify_records_checkers_and_library_versions_beside_the_build(
 
 
 def test_a_checker_this_verifier_lacks_is_recorded_unavailable() -> None:
-    from bundler.runner import checker_environment
+    from bundler.run.runner import checker_environment
 
     found = checker_environment(["structured-equal@1", "structured-equal@99", "bundle:x"], False)
     assert found["checkers"] == {

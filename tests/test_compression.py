@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from bundler import compression
-from bundler.build import build
-from bundler.compression import GZIP, ZSTD, StreamError, ZstdInflater, detect
+from bundler.authoring.build import build
+from bundler.container import compression
+from bundler.container.compression import GZIP, ZSTD, StreamError, ZstdInflater, detect
+from bundler.container.extract import Limits
 from bundler.errors import BundleRejected
-from bundler.extract import Limits
-from bundler.hashing import CHUNK
-from bundler.verify import verify
+from bundler.format.hashing import CHUNK
+from bundler.run.verify import verify
 from tests.helpers import QUICKSTART, read_entries
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
 from tests.helpers import copy_source, edit_manifest, read_entries, write_entries
 

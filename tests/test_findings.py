@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from bundler.cli import main
-from bundler.manifest import parse
+from bundler.format.manifest import parse
 from bundler.reports.common import verdicts_text
 from bundler.reports.html import to_html
 from bundler.reports.junit import to_junit
@@ -37,8 +37,8 @@ def built(example_bundle: Callable[[str], Path]) -> Path:
 
 @pytest.fixture(scope="module")
 def report(built: Path) -> dict[str, Any]:
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
 
     return to_json(verify(built))
 
@@ -148,7 +148,7 @@ def test_a_finding_needs_format_1_2(built: Path, tmp_path: Path) -> None:
 
 
 def test_kind_is_kept_in_the_manifest_only_for_findings(built: Path) -> None:
-    from bundler.verify import check_integrity
+    from bundler.run.verify import check_integrity
 
     manifest = check_integrity(built).manifest
     again = parse(manifest.to_bytes())
@@ -174,8 +174,8 @@ def test_a_report_of_format_1_1_reads_every_expected_failure_as_a_control(
 def test_diff_shows_a_finding_turned_into_a_control(built: Path) -> None:
     import dataclasses
 
-    from bundler.diff import diff
-    from bundler.verify import check_integrity
+    from bundler.reports.diff import diff
+    from bundler.run.verify import check_integrity
 
     old = check_integrity(built).manifest
     cases = tuple(dataclasses.replace(c, kind="control") if c.is_finding else c for c in old.cases)

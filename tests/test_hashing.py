@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bundler.hashing import sha256_file, sha256_files
+from bundler.format.hashing import sha256_file, sha256_files
 
 
 def files(tmp_path: Path, count: int) -> list[Path]:

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bundler import runner
 from bundler.cli import main
-from bundler.manifest import Case
-from bundler.runner import Budget, run_case
-from bundler.verify import verify
+from bundler.format.manifest import Case
+from bundler.run import runner
+from bundler.run.runner import Budget, run_case
+from bundler.run.verify import verify
 from tests.helpers import Entry, edit_manifest, read_entries
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
@@ -43,7 +43,7 @@ def test_json_input_nested_100000_deep_is_inconclusive_not_an_internal_error(
 
 
 def test_jsonl_line_nested_100000_deep_is_unreadable_not_a_recursion_error() -> None:
-    from bundler import strictjson
+    from bundler.format import strictjson
 
     with pytest.raises(ValueError, match=r"^2: not a JSON value: nested deeper"):
         strictjson.loads_lines('{"a": 1}\n' + DEEP_JSON.decode() + "\n")

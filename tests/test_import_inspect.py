@@ -13,11 +13,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, BundleRejected, SourceError
 from bundler.importers.inspect_eval import import_inspect
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import read_entries, write_entries
 from tests.inspect_support import WRONG, inspect_logs, paths_of
 

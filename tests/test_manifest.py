@@ -10,7 +10,7 @@ import pytest
 import tomli_w
 
 from bundler.errors import BundleRejected
-from bundler.manifest import MAX_DEPTH, identity, parse
+from bundler.format.manifest import MAX_DEPTH, identity, parse
 from tests.helpers import read_entries
 
 

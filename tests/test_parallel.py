@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bundler import runner
-from bundler.report import to_json
-from bundler.verify import verify
+from bundler.reports.document import to_json
+from bundler.run import runner
+from bundler.run.verify import verify
 
 SUBMITTED: list[int] = []
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bundler.container.extract import extract
 from bundler.errors import BundleRejected
-from bundler.extract import extract
-from bundler.paths import fold, folders_of, path_problem
+from bundler.format.paths import fold, folders_of, path_problem
 from tests.helpers import Entry, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bundler.readrules import Action, Limits, ReadRules, Stop
-from bundler.tarstream import FOLDER, REGULAR, Header
+from bundler.container.readrules import Action, Limits, ReadRules, Stop
+from bundler.container.tarstream import FOLDER, REGULAR, Header
 from tests.helpers import read_entries
 
 TOP = "quickstart-1.0.0"

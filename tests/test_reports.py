@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bundler.cli import main
+from bundler.container.extract import extract
 from bundler.errors import BundleRejected
-from bundler.extract import extract
-from bundler.report import rejection_json, to_json
+from bundler.reports.document import rejection_json, to_json
 from bundler.reports.html import (
     DETAILS_RENDERERS,
     environment_rows,
@@ -30,7 +30,7 @@ from bundler.reports.html import (
 from bundler.reports.junit import to_junit
 from bundler.reports.markdown import to_markdown
 from bundler.reports.schema import read_report, schema_problems
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import REPO, edit_manifest
 
 JUNIT = xmlschema.XMLSchema(str(REPO / "tests" / "schemas" / "junit.xsd"))

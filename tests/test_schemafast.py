@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from bundler.build import make_manifest
-from bundler.manifest import schema_validator
-from bundler.schemafast import compile_schema
-from bundler.source import read_source
+from bundler.authoring.build import make_manifest
+from bundler.authoring.source import read_source
+from bundler.format.manifest import schema_validator
+from bundler.format.schemafast import compile_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [

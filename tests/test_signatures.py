@@ -20,10 +20,11 @@ import tomli_w
 from click.testing import CliRunner
 
 from bundler.cli import main
+from bundler.container.extract import extract
 from bundler.errors import BundleRejected, UsageError
-from bundler.extract import extract
-from bundler.signfile import sign_bundle
-from bundler.signing import (
+from bundler.run.verify import verify
+from bundler.signatures.signfile import sign_bundle
+from bundler.signatures.signing import (
     PAYLOAD_TYPE,
     PublicKey,
     Signature,
@@ -33,8 +34,7 @@ from bundler.signing import (
     public_of,
     sign,
 )
-from bundler.trust import Policy, TrustedKey, load_store
-from bundler.verify import verify
+from bundler.signatures.trust import Policy, TrustedKey, load_store
 from tests.helpers import Entry, read_entries, write_entries
 
 _L = 2**252 + 27742317777372353535851937790883648493
@@ -386,7 +386,7 @@ def test_cli_bad_signature_exits_3_without_traceback(signed: Path, tmp_path: Pat
 
 
 def test_private_key_pem_round_trip_needs_the_passphrase() -> None:
-    from bundler.signing import SignatureProblem, load_private_key
+    from bundler.signatures.signing import SignatureProblem, load_private_key
 
     key = new_private_key()
     data = private_key_pem(key, b"pw")
@@ -419,7 +419,7 @@ def test_non_ed25519_key_is_refused(tmp_path: Path) -> None:
     )
     (tmp_path / "ec.pub").write_bytes(pem)
     with pytest.raises(UsageError) as caught:
-        from bundler.trust import load_key_file
+        from bundler.signatures.trust import load_key_file
 
         load_key_file(tmp_path / "ec.pub")
     assert [p.code for p in caught.value.problems] == ["key.algorithm"]

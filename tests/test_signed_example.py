@@ -50,7 +50,7 @@ def test_demo_signed_quickstart_is_refused_against_another_key(
 def test_demo_key_is_labelled_and_its_published_key_matches() -> None:
     readme = (DEMO / "README.md").read_text()
     assert "NOT SECRET" in readme
-    from bundler.signing import PublicKey
+    from bundler.signatures.signing import PublicKey
 
     public = PublicKey.from_text(PUB.read_text())
     assert public.b64 in readme and public.keyid in readme

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bundler.authoring.source import read_source
 from bundler.errors import SourceError
-from bundler.source import read_source
 from tests.helpers import copy_source
 
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, BundleRejected, SourceError
-from bundler.signfile import sign_bundle
-from bundler.signing import new_private_key, public_of
-from bundler.verify import verify
+from bundler.run.verify import verify
+from bundler.signatures.signfile import sign_bundle
+from bundler.signatures.signing import new_private_key, public_of
 from tests.helpers import REPO, copy_source, edit_manifest, read_entries, write_entries
 
 Doc = dict[str, Any]
@@ -417,7 +417,7 @@ def test_id_with_a_trailing_newline_is_rejected(
 
 
 def test_schema_patterns_end_at_the_end_of_the_string() -> None:
-    from bundler.schemafast import compile_schema
+    from bundler.format.schemafast import compile_schema
 
     def patterns(node: Any) -> list[str]:
         if isinstance(node, dict):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bundler.errors import BundleRejected
-from bundler.verify import verify
+from bundler.run.verify import verify
 from tests.helpers import Entry, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"
@@ -209,7 +209,7 @@ def test_manifest_must_come_first(quickstart_bundle: Path, tmp_path: Path) -> No
 
 
 def test_gzip_bomb_is_stopped_by_ratio(quickstart_bundle: Path, tmp_path: Path) -> None:
-    from bundler.extract import Limits
+    from bundler.container.extract import Limits
 
     entries = [*read_entries(quickstart_bundle), Entry(f"{TOP}/inputs/zeros", bytes(8 << 20))]
     bundle, workdir = attack(tmp_path, entries)
@@ -219,7 +219,7 @@ def test_gzip_bomb_is_stopped_by_ratio(quickstart_bundle: Path, tmp_path: Path) 
 
 
 def test_member_count_limit(quickstart_bundle: Path, tmp_path: Path) -> None:
-    from bundler.extract import Limits
+    from bundler.container.extract import Limits
 
     bundle, workdir = attack(tmp_path, read_entries(quickstart_bundle))
     with pytest.raises(BundleRejected) as caught:

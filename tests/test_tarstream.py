@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from bundler.container.pack import Member, write_tar
+from bundler.container.tarstream import (
+    MAX_USTAR_SIZE,
+    TarError,
+    TarReader,
+    end_of_archive,
+    file_header,
+)
 from bundler.errors import SourceError
-from bundler.pack import Member, write_tar
-from bundler.tarstream import MAX_USTAR_SIZE, TarError, TarReader, end_of_archive, file_header
 
 NAMES = [
     "top/a.txt",

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bundler.authoring.templates import copy_template, names
 from bundler.errors import UsageError
-from bundler.templates import copy_template, names
 
 TRIAL_LAYOUT = {"bundle.yaml", "task.txt", "config.json"}
 TRIAL_FOLDERS = ("inputs/", "candidate/", "evidence/")

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from bundler.cli import main
-from bundler.commands._shared import ProgressDisplay
+from bundler.cli._shared import ProgressDisplay
 from tests.helpers import REPO, edit_manifest
 
 # SGR colour parameters: 30-37, 90-97 (foreground), 40-47 (background), 38;... / 48;...

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bundler.commands.trajectory import trajectory
+from bundler.cli.trajectory import trajectory
 
 REPO = Path(__file__).resolve().parent.parent
 SEARCH = REPO / "bundles" / "trajectory-skeleton" / "inputs" / "search"

@@ -8,7 +8,7 @@ import pytest
 
 import checkers
 from bundler.errors import BundleRejected, UsageError
-from bundler.verify import verify
+from bundler.run.verify import verify
 from checkers.api import Checker
 from tests.helpers import edit_manifest, read_entries, write_entries
 

@@ -78,7 +78,7 @@ def test_rendering_a_hostile_json_report_never_fails_internally(
 
 @pytest.fixture(scope="module")
 def quickstart_zst(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from bundler.build import build
+    from bundler.authoring.build import build
     from tests.helpers import QUICKSTART
 
     out = tmp_path_factory.mktemp("zst") / "q.bundle.tar.zst"
@@ -87,7 +87,7 @@ def quickstart_zst(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @pytest.fixture(scope="module")
 def quickstart_report(quickstart_bundle: Path) -> dict[str, Any]:
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
 
     return to_json(verify(quickstart_bundle))

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from bundler.workfolder import WorkFolder
+from bundler.container.workfolder import WorkFolder
 
 # Runs `reprobundle verify ARGS...`, sending itself SIGNUM when the first case is about to
 # run, after renaming SWAP (if given) and putting a link to "victim" beside it in its place.
 SCRIPT = """
 import os, sys
 from pathlib import Path
-import bundler.runner as runner
+import bundler.run.runner as runner
 signum, swap = int(sys.argv[1]), sys.argv[2]
 real = runner.run_case
 def run_case(*args, **kwargs):

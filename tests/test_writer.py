@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bundler import writer
-from bundler.build import build
-from bundler.writer import Writer
+from bundler.authoring.build import build
+from bundler.container import writer
+from bundler.container.writer import Writer
 from tests.helpers import copy_source
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import bundler.verify as verify_module
-from bundler.build import build
+import bundler.run.verify as verify_module
+from bundler.authoring.build import build
 from bundler.errors import BundleRejected
-from bundler.report import to_json
-from bundler.sandbox import CodeLimits, CodePolicy
-from bundler.verify import check_integrity, read_by_cases, verify
+from bundler.reports.document import to_json
+from bundler.run.sandbox import CodeLimits, CodePolicy
+from bundler.run.verify import check_integrity, read_by_cases, verify
 from tests.helpers import REPO, copy_source, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"
@@ -122,7 +122,7 @@ def test_the_report_is_the_same_with_and_without_keep(with_unread: Path, tmp_pat
 def test_inspect_checks_every_byte_and_writes_nothing(
     with_unread: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bundler import writer
+    from bundler.container import writer
 
     written: list[str] = []
     real = writer.Writer.write
@@ -145,7 +145,7 @@ def test_inspect_checks_every_byte_and_writes_nothing(
 def test_a_folder_input_brings_every_file_under_it() -> None:
     from types import SimpleNamespace
 
-    from bundler.manifest import Case, FileEntry
+    from bundler.format.manifest import Case, FileEntry
 
     listed = SimpleNamespace(
         files=[FileEntry(p, "0" * 64, 1) for p in ("t/a", "t/b/c", "tx/d", "u", "v")],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bundler import yamlfile
+from bundler.format import yamlfile
 
 
 def problem(text: str) -> yamlfile.YamlProblem:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bundler import yamlfile
-from bundler.runner import load_inputs
+from bundler.format import yamlfile
+from bundler.run.runner import load_inputs
 from checkers import get
 
 
@@ -69,7 +69,7 @@ def test_yaml_1_1_rules_apply() -> None:
 
 
 def test_the_runner_reads_with_each_roles_rules(tmp_path: Any) -> None:
-    from bundler.manifest import Case
+    from bundler.format.manifest import Case
 
     (tmp_path / "before.yaml").write_text(
         "observed_at: 2026-11-12T09:58:41Z\nfields: &f {h: x}\nsame: *f\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import UsageError
+from bundler.errors import UsageError
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 

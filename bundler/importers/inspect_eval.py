@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import checkers
+from bundler.errors import SourceError
+from bundler.format.paths import path_problem
+from bundler.importers import Imported, read_log_file, slug, write_source
+from bundler.run.runner import run_checker
 from checkers import inspect_log as rules
 from checkers.inspect_format import (
     InspectLog,
@@ -42,11 +46,6 @@ from checkers.inspect_format import (
     to_float,
     to_json_log,
 )
-
-from ..errors import SourceError
-from ..paths import path_problem
-from ..runner import run_checker
-from . import Imported, read_log_file, slug, write_source
 
 CONTROLS = "inputs/controls"
 _MAX_CONTROL_TRIES = 20  # samples tried per scorer to find one whose change shows

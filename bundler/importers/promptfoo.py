@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import checkers
+from bundler.errors import SourceError
+from bundler.format.paths import path_problem
+from bundler.importers import Imported, read_log_file, slug, write_source
+from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError
 from checkers.promptfoo import ERROR, Row, kind_of, read_rows, skip_reason
-
-from ..errors import SourceError
-from ..paths import path_problem
-from ..runner import run_checker
-from . import Imported, read_log_file, slug, write_source
 
 CONTROLS = "inputs/controls"
 

@@ -1,6 +1,6 @@
 """Renderers of the JSON report (``reprobundle-report/1``) into the other formats.
 
-Every renderer here is pure: it takes the report *data* that ``bundler.report.to_json``
+Every renderer here is pure: it takes the report *data* that ``bundler.reports.document.to_json``
 (or ``rejection_json``) returns, and gives text. Building from the data rather than
 from the live objects means a stored JSON report renders exactly like a fresh one,
 and each format cannot show anything the JSON report does not carry.

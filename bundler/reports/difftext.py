@@ -7,8 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..diff import summary_counts
-from .common import one_line as t
+from bundler.reports.common import one_line as t
+from bundler.reports.diff import summary_counts
 
 
 def _value(value: Any) -> str:

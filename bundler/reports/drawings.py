@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .html import register_details_renderer
+from bundler.reports.html import register_details_renderer
 
 _BOX_W, _BOX_H, _GAP = 150, 46, 30
 

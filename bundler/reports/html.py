@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
-from .common import (
+from bundler.reports.common import (
     KIND_WORDS,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
@@ -143,7 +143,7 @@ def to_html(
     renderers: Mapping[str, DetailsRenderer] | None = None,
 ) -> str:
     """The page, from the JSON report data."""
-    from . import drawings  # noqa: F401  (registers the built-in drawings)
+    from bundler.reports import drawings  # noqa: F401  (registers the built-in drawings)
 
     use = DETAILS_RENDERERS if renderers is None else renderers
     if is_rejection(report):

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .common import (
+from bundler.reports.common import (
     KIND_WORDS,
     STATUS_WORDS,
     WHAT_IT_SHOWS,

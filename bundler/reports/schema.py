@@ -14,9 +14,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .. import strictjson
-from ..errors import Problem, UsageError
-from ..manifest import dotted
+from bundler.errors import Problem, UsageError
+from bundler.format import strictjson
+from bundler.format.manifest import dotted
 
 SCHEMA_NAME = "report-v1.schema.json"
 

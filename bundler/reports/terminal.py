@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .common import (
+from bundler.reports.common import (
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,

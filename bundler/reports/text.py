@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from .common import (
+from bundler.reports.common import (
     KIND_WORDS,
     STATUS_WORDS,
     WHAT_IT_SHOWS,

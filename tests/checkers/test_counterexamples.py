@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler import yamlfile
-from bundler.runner import params_problems, run_checker, vacuity
+from bundler.format import yamlfile
+from bundler.run.runner import params_problems, run_checker, vacuity
 from checkers.api import Checker, failed_substantively
 from checkers.witness import example
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = sorted(
-    [*REPO.glob("bundles/*/bundle.yaml"), *REPO.glob("bundler/templates/*/bundle.yaml")]
+    [*REPO.glob("bundles/*/bundle.yaml"), *REPO.glob("bundler/authoring/templates/*/bundle.yaml")]
 )
 
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from v2_support import get, run
 
-from bundler import strictjson
+from bundler.format import strictjson
 from checkers.fault_injection import judge as judge_v1
 from checkers.fault_injection import parse_report as parse_v1
 from checkers.fault_injection_v2 import (

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from v2_support import full_params, get
 
-from bundler.runner import run_checker
+from bundler.run.runner import run_checker
 
 NOISE = st.recursive(
     st.none()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import checkers
-from bundler.runner import run_checker
+from bundler.run.runner import run_checker
 from checkers import inspect_format
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.inspect_format import InspectLog, LogError, Record, Score, read_log, to_json_log

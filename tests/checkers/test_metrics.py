@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler.runner import run_checker
+from bundler.run.runner import run_checker
 from checkers.metrics import Confusion
 
 METRICS = checkers.get("classification-metrics@1")

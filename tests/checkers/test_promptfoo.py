@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 import checkers
-from bundler.build import build
+from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused
 from bundler.importers.promptfoo import import_promptfoo
-from bundler.runner import run_checker
+from bundler.run.runner import run_checker
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo import rerun_problem
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler.runner import run_checker
+from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError
 from checkers.skeleton import Equivalence, Model, learn, match, parse_trace
 

@@ -342,7 +342,7 @@ def test_f1_is_the_formula(rows: list[tuple[str, str]]) -> None:
 
 
 def test_the_edit_example_is_a_false_accept_of_version_1() -> None:
-    from bundler import yamlfile
+    from bundler.format import yamlfile
     from tests.helpers import REPO
 
     def load(path: str) -> object:

@@ -66,9 +66,9 @@ def render(report: dict[str, Any]) -> dict[str, str]:
 
 def verify_source(source: Path, work: Path) -> dict[str, Any]:
     """Build ``source`` (fixed SOURCE_DATE_EPOCH), verify the file, return the JSON report."""
-    from bundler.build import build
-    from bundler.report import to_json
-    from bundler.verify import verify
+    from bundler.authoring.build import build
+    from bundler.reports.document import to_json
+    from bundler.run.verify import verify
 
     built = build(source, work / f"{source.name}.bundle.tar.gz", EPOCH)
     return to_json(verify(built.path))

@@ -1,0 +1,3 @@
+"""An author's side: a bundle source (``bundle.yaml``) -> a checked plan -> a bundle file, verified
+at home before it is kept.
+"""

@@ -1,0 +1,215 @@
+"""Build a bundle from a source folder, then prove it verifies at home before keeping it.
+
+The new file is written beside its destination under a temporary name, verified in a
+separate process started in a fresh empty folder (so nothing can lean on the source
+folder or the current directory), and only then renamed into place. A bundle whose
+claims are not all supported at home is refused and removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bundler import __version__
+from bundler.authoring.readme import bundle_readme
+from bundler.authoring.source import SourcePlan, read_source
+from bundler.container import compression
+from bundler.container.compression import Codec
+from bundler.container.pack import Member, write_tar
+from bundler.errors import BuildRefused, Problem
+from bundler.format.hashing import sha256_files
+from bundler.format.manifest import (
+    MANIFEST_NAME,
+    README_NAME,
+    FileEntry,
+    Manifest,
+    _from_dict,
+    identity,
+)
+from bundler.output import staged
+from bundler.run.runner import checker_environment
+
+HOME_VERIFY_TIMEOUT = 3600
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    manifest: Manifest
+    identity: str
+    size: int
+    home_report: dict[str, Any]
+    skipped: tuple[str, ...] = ()  # bundle files in the source, not packed
+
+
+def default_name(
+    manifest_or_plan: Manifest | SourcePlan, codec: Codec = compression.DEFAULT
+) -> str:
+    if isinstance(manifest_or_plan, Manifest):
+        return f"{manifest_or_plan.top}{codec.suffix}"
+    bundle = manifest_or_plan.document["bundle"]
+    return f"{bundle['name']}-{bundle['version']}{codec.suffix}"
+
+
+def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
+    used = checker_environment(c["checker"] for c in plan.document["cases"])
+    return {
+        "tool": f"reprobundle {__version__}",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "source_date_epoch": source_date_epoch,
+        **used,
+    }
+
+
+def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, bytes]:
+    """Hash every file and assemble the manifest. Returns it and the generated README."""
+    root = str(plan.root)
+    hashes = sha256_files([os.path.join(root, rel) for rel in plan.files])
+    entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
+    document = dict(plan.document)
+    document["environment"] = build_environment(plan, source_date_epoch)
+    document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
+    draft = _from_dict(document, ())
+    readme = bundle_readme(draft).encode("utf-8")
+    readme_entry = FileEntry(README_NAME, *_digest(readme))
+    document["files"] = [
+        {"path": e.path, "sha256": e.sha256, "size": e.size}
+        for e in sorted([readme_entry, *entries], key=lambda e: e.path)
+    ]
+    return _from_dict(document, ()), readme
+
+
+def _digest(data: bytes) -> tuple[str, int]:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def build(
+    source: Path,
+    out: Path,
+    source_date_epoch: int = 0,
+    progress: Callable[[str], None] | None = None,
+    codec: Codec | None = None,
+) -> BuildResult:
+    """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
+    ``progress`` is told the name of each step as it starts. The compression is
+    ``codec``, else the one the file name asks for (``.zst`` or ``.gz``), else zstd."""
+    step = progress or (lambda _name: None)
+    step("reading the source")
+    plan = read_source(source, out)
+    step(f"hashing {len(plan.files)} files")
+    manifest, readme = make_manifest(plan, source_date_epoch)
+    manifest_bytes = manifest.to_bytes()
+    members = members_of(manifest, manifest_bytes, readme, plan.root)
+
+    with staged(out, "the bundle") as tmp:
+        step("packing")
+        with tmp.open("wb") as stream:
+            write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
+        step("verifying at home from a fresh folder")
+        report = verify_at_home(tmp, allow_code=bool(manifest.code))
+        _refuse_unless_supported(report)
+        size = tmp.stat().st_size
+    return BuildResult(
+        out.absolute(), manifest, identity(manifest_bytes), size, report, plan.skipped
+    )
+
+
+def members_of(
+    manifest: Manifest, manifest_bytes: bytes, readme: bytes, root: Path
+) -> Iterator[Member]:
+    """What to pack, in order: the manifest first, then every listed file. Made one at a
+    time, so memory does not grow with a Path per file."""
+    top, folder = manifest.top, str(root)
+    yield Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)
+    for entry in manifest.files:
+        if entry.path == README_NAME:
+            yield Member(f"{top}/{README_NAME}", data=readme)
+        else:
+            source = os.path.join(folder, entry.path)
+            yield Member(f"{top}/{entry.path}", source=source, size=entry.size)
+
+
+def _codec_of(name: str) -> Codec:
+    if name.endswith((".gz", ".tgz")):
+        return compression.GZIP
+    return compression.ZSTD if name.endswith(".zst") else compression.DEFAULT
+
+
+def verify_at_home(bundle_file: Path, allow_code: bool = False) -> dict[str, Any]:
+    """Verify in a separate process whose working directory is a new empty folder.
+
+    The author's own bundled code (if any) is allowed to run here: it is theirs."""
+    with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "bundler",
+                    "verify",
+                    str(bundle_file),
+                    "--json",
+                    "-",
+                    "--quiet",
+                    *(["--allow-code"] if allow_code else []),
+                ],
+                cwd=home,
+                capture_output=True,
+                timeout=HOME_VERIFY_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise BuildRefused(
+                "the new bundle did not verify at home within the time limit"
+            ) from None
+    try:
+        report: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        detail = done.stderr.decode("utf-8", "replace").strip()[-2000:]
+        raise BuildRefused(
+            f"the new bundle could not be verified at home (exit {done.returncode})",
+            [Problem("verify", "build.home_verify", detail or "no output")],
+        ) from None
+    return report
+
+
+def _refuse_unless_supported(report: dict[str, Any]) -> None:
+    if report.get("result") == "supported":
+        return
+    problems = []
+    for case in report.get("cases", []):
+        if case["outcome"] != "reproduced":
+            why = case["explanation"]
+            if case["expect"] == "fail" and case["verdict"] == "fail":
+                codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
+                why += (
+                    f"; if that is the failure this case is meant to show, set "
+                    f"expect_reasons: [{codes}]"
+                )
+            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", why))
+    for claim in report.get("claims", []):
+        if claim["status"] != "supported":
+            problems.append(
+                Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"])
+            )
+    for problem in report.get("problems", []):  # rejected (or failed) before any case ran
+        problems.append(Problem(problem["where"], problem["code"], problem["message"]))
+    raise BuildRefused(
+        f"refusing to build: the bundle's claims are not all supported at home "
+        f"(result: {report.get('result')}); no file was written",
+        problems or [Problem("", "build.rejected", str(report.get("message", "")))],
+    )

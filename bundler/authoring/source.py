@@ -1,0 +1,496 @@
+"""A bundle source (``bundle.yaml`` and the files it names) -> a checked build plan.
+
+Every problem is collected and reported at once, each with ``bundle.yaml:LINE``. The
+source is translated into the manifest's shape first, so the manifest schema and the
+manifest's consistency rules are the same rules the author meets at build time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import checkers
+from bundler.authoring import foreach
+from bundler.errors import Problem, SourceError
+from bundler.format import yamlfile
+from bundler.format.manifest import (
+    BUNDLED_PREFIX,
+    FORMAT,
+    FORMAT_WITH_CODE,
+    FORMAT_WITH_FINDINGS,
+    MANIFEST_NAME,
+    README_NAME,
+    SIGNATURES_DIR,
+    Case,
+    Locator,
+    dotted,
+    schema_errors,
+)
+from bundler.format.manifest import consistency_problems as manifest_consistency
+from bundler.format.paths import path_problem
+from bundler.run.runner import params_problems, same_file, vacuity
+
+SOURCE_NAME = "bundle.yaml"
+_BUNDLE_KEYS = ("name", "version", "title", "description")
+_PLACEHOLDER_HASH = "0" * 64
+
+_KEYS: Mapping[Locator, tuple[str, ...]] = {
+    (): ("name", "version", "title", "description", "files", "cases", "claims", "scope", "code"),
+    ("code", "*"): ("name", "entry", "reasons"),
+    ("cases", "*"): (
+        "id",
+        "checker",
+        "inputs",
+        "params",
+        "expect",
+        "expect_reasons",
+        "kind",
+        foreach.EACH,
+    ),
+    ("claims", "*"): ("id", "statement", "cases", "limits", "negative_control_waiver"),
+    ("scope",): ("cannot_support",),
+}
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """What to pack: the source root, the files (relative paths) and the manifest-shaped
+    document without environment or files (hashing the files makes that list)."""
+
+    root: Path
+    files: tuple[str, ...]
+    document: Mapping[str, Any]
+    skipped: tuple[str, ...] = ()  # bundle files the patterns matched: never packed
+
+
+# A built bundle (or build's own temporary file of one): packing it would nest each
+# build in the next when the patterns match it (``files: ["**"]``, building in place).
+_BUNDLE_FILE = re.compile(r"(^|/)[^/]*\.bundle\.tar\.[^/]*$")
+
+
+def is_bundle_file(rel: str) -> bool:
+    return _BUNDLE_FILE.search(rel) is not None
+
+
+class _Collector:
+    def __init__(self, marks: Mapping[Locator, int]) -> None:
+        self.marks = marks
+        self.problems: list[Problem] = []
+        self.case_origin: list[int] = []  # expanded case index -> its case in bundle.yaml
+
+    def add(self, where: Locator, code: str, message: str, expanded: bool = True) -> None:
+        """``where`` locates the problem in the expanded cases unless ``expanded`` is
+        false (a locator in bundle.yaml as written)."""
+        if expanded and where[:1] == ("cases",) and len(where) > 1:
+            index = where[1]
+            if isinstance(index, int) and index < len(self.case_origin):
+                where = ("cases", self.case_origin[index], *where[2:])
+        self.problems.append(Problem(self.where(where), code, message))
+
+    def where(self, where: Locator) -> str:
+        # the nearest enclosing node that has a line
+        for end in range(len(where), -1, -1):
+            line = self.marks.get(where[:end])
+            if line is not None:
+                return f"{SOURCE_NAME}:{line}"
+        return SOURCE_NAME
+
+
+def read_source(root: Path, output: Path | None = None) -> SourcePlan:
+    """Read and check a bundle source folder. Raises ``SourceError`` with every problem.
+    Bundle files, and ``output`` (the file being built), are never among the files."""
+    root = Path(root)
+    source_file = root / SOURCE_NAME
+    if not root.is_dir():
+        raise SourceError(f"{root} is not a folder holding a {SOURCE_NAME}")
+    if source_file.is_symlink() or not source_file.is_file():
+        raise SourceError(f"{source_file} is missing (or is not a regular file)")
+    try:
+        text = source_file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot read {source_file}: {exc}") from None
+    try:
+        raw, marks = yamlfile.load(text)
+    except yamlfile.YamlProblem as exc:
+        where = f"{SOURCE_NAME}:{exc.line}" if exc.line else SOURCE_NAME
+        raise SourceError(
+            f"{source_file} cannot be read", [Problem(where, "yaml", exc.message)]
+        ) from None
+    if not isinstance(raw, dict):
+        raise SourceError(f"{source_file} must be a mapping of keys (name, version, ...)")
+
+    out = _Collector(marks)
+    _unknown_keys(raw, (), out)
+    files, skipped = _resolve_files(root, raw.get("files"), out, _inside(root, output))
+    raw = _expand_templates(raw, out)
+    document = _as_manifest_document(raw, files)
+    _schema_problems(document, out)
+    if not out.problems:
+        for locator, code, message in manifest_consistency(document):
+            if code == "case.unlisted_input":
+                message = _unlisted_input(root, message)
+            out.add(_source_locator(locator), code, message)
+        _checker_problems(document, out)
+        _claim_problems(document, out)
+    if out.problems:
+        raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
+    document = {key: value for key, value in document.items() if key != "files"}
+    return SourcePlan(root=root, files=tuple(files), document=document, skipped=skipped)
+
+
+def _inside(root: Path, output: Path | None) -> str | None:
+    """``output`` relative to ``root`` when it lies inside it."""
+    if output is None:
+        return None
+    try:
+        return output.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return None
+
+
+def _expand_templates(raw: dict[str, Any], out: _Collector) -> dict[str, Any]:
+    """``raw`` with every case template expanded (``foreach``) and every ``*`` pattern of a
+    claim's cases replaced by the ids it matches."""
+    cases, out.case_origin, problems = foreach.expand_cases(raw.get("cases"))
+    ids = (
+        [c["id"] for c in cases if isinstance(c, dict) and isinstance(c.get("id"), str)]
+        if (isinstance(cases, list))
+        else []
+    )
+    claims, claim_problems = foreach.expand_claim_cases(raw.get("claims"), ids)
+    for where, code, message in problems + claim_problems:
+        out.add(where, code, message, expanded=False)
+    expanded = dict(raw)
+    if "cases" in raw:
+        expanded["cases"] = cases
+    if "claims" in raw:
+        expanded["claims"] = claims
+    return expanded
+
+
+def _unlisted_input(root: Path, message: str) -> str:
+    """Say whether an input that is not a bundle file is missing or merely not listed."""
+    match = re.match(r"^'(.*)' is not one of the bundle's files or folders$", message)
+    if match is None:
+        return message
+    path = match.group(1)
+    if not (root / path).exists():
+        return f"{path!r} does not exist in the source folder {root}; fix the path or add the file"
+    return (
+        f"{path!r} exists but no pattern under files takes it; add it (or a folder holding it) "
+        "to files"
+    )
+
+
+def _unknown_keys(raw: Mapping[str, Any], where: Locator, out: _Collector) -> None:
+    for pattern, allowed in _KEYS.items():
+        for node_where, node in _match(raw, pattern):
+            if not isinstance(node, dict):
+                continue
+            for key in node:
+                if key not in allowed:
+                    close = difflib.get_close_matches(str(key), allowed, n=1)
+                    hint = (
+                        f" (did you mean {close[0]!r}?)"
+                        if close
+                        else f" (known: {', '.join(allowed)})"
+                    )
+                    out.add((*node_where, key), "source.unknown_key", f"unknown key {key!r}{hint}")
+
+
+def _match(value: Any, pattern: Locator, at: Locator = ()) -> list[tuple[Locator, Any]]:
+    if not pattern:
+        return [(at, value)]
+    head, rest = pattern[0], pattern[1:]
+    if head == "*":
+        if isinstance(value, list):
+            return [m for i, v in enumerate(value) for m in _match(v, rest, (*at, i))]
+        return []
+    if isinstance(value, dict) and head in value:
+        return _match(value[head], rest, (*at, head))
+    return []
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    # a pattern naming a folder takes everything under it
+    return re.compile(f"^{out}(?:/.*)?$", re.DOTALL)
+
+
+def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
+    """Every regular file below root, and every entry that cannot be packed (with why)."""
+    files: list[str] = []
+    refused: dict[str, str] = {}
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        rel_folder = os.path.relpath(folder, root)
+        for name in sorted(dirs + names):
+            rel = name if rel_folder == "." else f"{rel_folder}/{name}"
+            rel = rel.replace(os.sep, "/")
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if stat.S_ISLNK(mode):
+                refused[rel] = "is a link; bundles hold regular files only"
+            elif stat.S_ISREG(mode):
+                files.append(rel)
+            elif not stat.S_ISDIR(mode):
+                refused[rel] = "is not a regular file"
+    return sorted(files), refused
+
+
+def _resolve_files(
+    root: Path, patterns: Any, out: _Collector, output: str | None = None
+) -> tuple[list[str], tuple[str, ...]]:
+    if not isinstance(patterns, list) or not patterns:
+        out.add(("files",), "source.files", "files must be a non-empty list of glob patterns")
+        return [], ()
+    present, refused = _walk(root)
+    bundles = {rel for rel in present if is_bundle_file(rel) or rel == output}
+    present = [rel for rel in present if rel not in bundles]
+    chosen: set[str] = set()
+    skipped: set[str] = set()
+    for i, pattern in enumerate(patterns):
+        if not isinstance(pattern, str) or not pattern:
+            out.add(("files", i), "source.files", "each files entry must be a glob pattern")
+            continue
+        why = path_problem(pattern.replace("*", "x").replace("?", "x"))
+        if why:
+            out.add(("files", i), "path.invalid", f"pattern {pattern!r} {why}")
+            continue
+        regex = _glob_regex(pattern)
+        for rel, reason in refused.items():
+            if regex.match(rel):
+                out.add(("files", i), "path.not_regular", f"{rel!r} {reason}")
+        matched = [rel for rel in present if regex.match(rel) and rel != SOURCE_NAME]
+        passed_over = {rel for rel in bundles if regex.match(rel)}
+        skipped |= passed_over
+        if not matched and not passed_over:
+            out.add(("files", i), "source.files", f"pattern {pattern!r} matches no file")
+        chosen.update(matched)
+    for rel in sorted(chosen):
+        top = rel.split("/")[0]
+        if rel == README_NAME or top in (MANIFEST_NAME, SIGNATURES_DIR):
+            out.add(
+                ("files",),
+                "path.reserved",
+                f"{rel!r} is reserved for the bundle's own use; rename it",
+            )
+    return sorted(chosen), tuple(sorted(skipped))
+
+
+def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:
+    """The source in the manifest's shape, with the source's defaults filled in."""
+
+    def with_default(items: Any, key: str, default: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        return [{key: default, **item} if isinstance(item, dict) else item for item in items]
+
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "bundle": {"description": "", **{k: raw[k] for k in _BUNDLE_KEYS if k in raw}},
+        "environment": {
+            "tool": "",
+            "python": "",
+            "implementation": "",
+            "platform": "",
+            "source_date_epoch": 0,
+            "checkers": {},
+            "libraries": {},
+        },
+        "files": [{"path": f, "sha256": _PLACEHOLDER_HASH, "size": 0} for f in files],
+        "scope": raw.get("scope", {"cannot_support": []}),
+    }
+    if "cases" in raw:
+        doc["cases"] = with_default(raw["cases"], "params", {})
+        if isinstance(doc["cases"], list):
+            doc["cases"] = [_without_default_kind(c) for c in doc["cases"]]
+            if any(isinstance(c, dict) and c.get("kind") == "finding" for c in doc["cases"]):
+                doc["format"] = FORMAT_WITH_FINDINGS
+    if "claims" in raw:
+        doc["claims"] = with_default(raw["claims"], "limits", [])
+    if "code" in raw:
+        if doc["format"] == FORMAT:  # a finding's 1.2 includes what 1.1 added
+            doc["format"] = FORMAT_WITH_CODE
+        doc["code"] = with_default(raw["code"], "reasons", {})
+    return doc
+
+
+def _without_default_kind(case: Any) -> Any:
+    """``kind: control`` is what a case expecting fail is anyway: the manifest leaves it
+    out, so such a bundle keeps the format older verifiers know."""
+    if isinstance(case, dict) and case.get("kind") == "control" and case.get("expect") == "fail":
+        return {k: v for k, v in case.items() if k != "kind"}
+    return case
+
+
+def _source_locator(where: Locator) -> Locator:
+    """Map a manifest-document locator back onto bundle.yaml's structure."""
+    if where[:1] == ("bundle",):
+        return where[1:]
+    if where[:1] == ("files",):
+        return ("files",)
+    return where
+
+
+def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    # The file entries are ours (placeholder hashes); their paths are checked by the
+    # consistency rules and _resolve_files, so one stands in for all (25,000 cost 1 s).
+    shown = {**document, "files": document["files"][:1]}
+    for error in schema_errors(shown):
+        if error.validator == "additionalProperties" or list(error.path)[:1] == ["files"]:
+            continue  # reported with more help by _unknown_keys and _resolve_files
+        where = _source_locator(tuple(error.path))
+        out.add(where, "source.schema", f"{dotted(where)}: {_schema_hint(where, error)}")
+
+
+# What a value must look like, in words, for the fields whose schema is a pattern.
+_PATTERN_WORDS = {
+    "name": "lower case letters, digits and dashes, e.g. my-bundle",
+    "version": 'a semantic version MAJOR.MINOR.PATCH, e.g. "1.0.0"',
+    "id": "letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "checker": "name@version of a built-in checker (e.g. structured-equal@1), or bundle:NAME",
+}
+
+
+def _schema_hint(where: Locator, error: Any) -> str:
+    """The schema's complaint in the author's words, with the fix where one is known."""
+    key = str(where[-1]) if where else ""
+    value = error.instance
+    if error.validator == "type" and error.validator_value == "string" and value is None:
+        return f"{key} is empty; write its text after the colon"
+    if (
+        error.validator == "type"
+        and error.validator_value == "string"
+        and isinstance(value, (bool, int, float))
+    ):
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        if key == "version":  # 1.0 -> "1.0.0": a semantic version has three numbers
+            shown += ".0" * max(0, 2 - shown.count("."))
+        return (
+            f"YAML read {value!r} as a {type(value).__name__}, not as text; put it in quotes: "
+            f'{key}: "{shown}"'
+        )
+    if error.validator == "pattern" and key == "checker" and isinstance(value, str):
+        versions = sorted(
+            (c.version for c in checkers.registry().values() if c.name == value), reverse=True
+        )
+        if versions:
+            return (
+                f"{value!r} needs a version: checker: {value}@{versions[0]} "
+                f"(see `reprobundle checkers {value}`)"
+            )
+    if error.validator == "pattern" and key in _PATTERN_WORDS:
+        return f"{value!r} is not {_PATTERN_WORDS[key]}"
+    if isinstance(where[-1] if where else None, int) and error.validator == "pattern":
+        return f"{value!r} is not {_PATTERN_WORDS['id']}"
+    return str(error.message)
+
+
+def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    code = {c["name"]: c for c in document.get("code", ())}
+    for i, case in enumerate(document["cases"]):
+        if case["checker"].startswith(BUNDLED_PREFIX):
+            declared = code.get(case["checker"][len(BUNDLED_PREFIX) :], {}).get("reasons", {})
+            for reason in sorted(set(case.get("expect_reasons", ())) - set(declared)):
+                out.add(
+                    ("cases", i, "expect_reasons"),
+                    "case.unknown_reason",
+                    f"{case['checker']} does not declare reason {reason!r} in its code entry",
+                )
+            continue
+        found = checkers.get(case["checker"])
+        if found is None:
+            close = difflib.get_close_matches(case["checker"], list(checkers.registry()), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see `reprobundle checkers`)"
+            out.add(
+                ("cases", i, "checker"),
+                "case.unknown_checker",
+                f"unknown checker {case['checker']!r}{hint}",
+            )
+            continue
+        for needed in found.roles:
+            if needed.name not in case["inputs"] and not needed.optional:
+                out.add(
+                    ("cases", i, "inputs"),
+                    "case.missing_role",
+                    f"{found.key} needs input {needed.name!r} ({needed.doc})",
+                )
+        for role_name, ref in case["inputs"].items():
+            role = found.role(role_name)
+            if role is None:
+                known = ", ".join(r.name for r in found.roles)
+                out.add(
+                    ("cases", i, "inputs", role_name),
+                    "case.unknown_role",
+                    f"{found.key} has no input {role_name!r} (it takes: {known})",
+                )
+            elif role.many != (not isinstance(ref, str)):
+                want = "a list of paths" if role.many else "one path"
+                out.add(
+                    ("cases", i, "inputs", role_name),
+                    "case.role_shape",
+                    f"input {role_name!r} of {found.key} takes {want}",
+                )
+        wrong = params_problems(found, case["params"])
+        for message in wrong:
+            out.add(("cases", i, "params"), "case.params", message)
+        refused = None if wrong else vacuity(found, case["params"])
+        if refused is not None:
+            out.add(("cases", i, "params"), f"case.{refused.codes[0]}", refused.message)
+        twice = same_file(found, case["inputs"])
+        if twice:
+            out.add(("cases", i, "inputs"), "case.same_file", twice)
+        unknown = set(case.get("expect_reasons", ())) - set(found.all_reasons)
+        for code in sorted(unknown):
+            out.add(
+                ("cases", i, "expect_reasons"),
+                "case.unknown_reason",
+                f"{found.key} never returns reason {code!r} (see `reprobundle checkers`)",
+            )
+
+
+def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
+    from bundler.format.claims import check_of  # the same rule verify applies to the outcomes
+
+    cases = {c["id"]: _case(c) for c in document["cases"]}
+    for i, claim in enumerate(document["claims"]):
+        mine = [cases[c] for c in claim["cases"] if c in cases]
+        controls = {check_of(c) for c in mine if c.is_negative_control}
+        needed = dict.fromkeys(check_of(c) for c in mine if not c.is_negative_control)
+        missing = [check for check in needed if check not in controls]
+        if missing and not claim.get("negative_control_waiver"):
+            out.add(
+                ("claims", i),
+                "claim.no_negative_control",
+                f"claim {claim['id']!r} has no negative control that runs "
+                f"{'; '.join(missing)} (a case that expects fail, with the same checker and "
+                "params) and no negative_control_waiver: nothing shows that check can fail; "
+                "add such a case on an input where the check fails",
+            )
+
+
+def _case(doc: Mapping[str, Any]) -> Case:
+    return Case(doc["id"], doc["checker"], doc["inputs"], doc.get("params", {}), doc["expect"])

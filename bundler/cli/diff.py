@@ -1,0 +1,93 @@
+"""The `diff` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bundler.cli._shared import handle_errors, is_terminal, limit_options, limits_from, write_json
+
+
+def _print_coloured(text: str, stream: Any) -> None:
+    """Flipped expectations in red on a terminal (rich leaves colour out for NO_COLOR)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False)
+    for line in text.splitlines():
+        loud = line.startswith(("EXPECTED VERDICTS", "  !!"))
+        console.print(Text(line, style="bold red" if loud else ""), soft_wrap=True)
+
+
+@click.command(
+    epilog="""\b
+Exit codes: 0 the bundles are identical · 1 they differ · 2 usage error ·
+3 a bundle was rejected (integrity, format) · 5 internal error."""
+)
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option(
+    "--json", "json_target", metavar="FILE|-", help="Also write the diff as JSON (- for stdout)."
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the one-line summary.")
+@click.option("--verbose", "-v", is_flag=True, help="Show file hashes too.")
+@limit_options
+@handle_errors
+def diff(
+    old: Path,
+    new: Path,
+    json_target: str | None,
+    quiet: bool,
+    verbose: bool,
+    **limit_values: int,
+) -> None:
+    """Show what changed from bundle OLD to bundle NEW, running nothing.
+
+    Both bundles are read strictly and checked against their manifests first. Changed
+    expected verdicts come first (a flipped expectation can turn a contradicted claim
+    into a supported one with no new evidence), then cases, claims, scope, files, the
+    bundle's own fields and the build environment.
+
+    \b
+    Example:
+      reprobundle diff starter-0.1.0.bundle.tar.zst starter-0.2.0.bundle.tar.zst
+    """
+    from bundler.errors import BundlerError
+    from bundler.output import check
+    from bundler.reports.diff import diff as compare
+    from bundler.reports.difftext import to_text
+    from bundler.run.verify import check_integrity
+
+    if json_target and json_target != "-":
+        check(json_target, "--json")
+    limits = limits_from(limit_values)
+    read = []
+    for label, path in (("OLD", old), ("NEW", new)):
+        try:
+            read.append(check_integrity(path, limits))
+        except BundlerError as exc:
+            exc.headline = f"{label} ({path}): {exc.headline}"
+            raise
+    result = compare(
+        read[0].manifest,
+        read[1].manifest,
+        read[0].identity,
+        read[1].identity,
+        old.name,
+        new.name,
+    )
+    text = to_text(result, verbose=verbose)
+    to_stderr = json_target == "-"
+    if quiet:
+        text = text.splitlines()[-1]
+    stream = sys.stderr if to_stderr else sys.stdout
+    if is_terminal(stream):
+        _print_coloured(text, stream)
+    else:
+        click.echo(text, err=to_stderr)
+    if json_target:  # after the text: an output problem never hides the result
+        write_json(json_target, result, "the diff")
+    sys.exit(0 if result["identical"] else 1)

@@ -1,0 +1,113 @@
+"""The `import` group: bundle sources from the eval logs people already have."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors
+
+IMPORT_EXIT_HELP = exit_help(
+    "0 the bundle source was written",
+    "2 usage error, or a log it cannot read (named in the message)",
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    from bundler.importers import Imported
+
+
+@click.group(name="import", epilog=IMPORT_EXIT_HELP)
+def import_group() -> None:
+    """Write a bundle source from an eval harness's log, ready for `reprobundle build`.
+
+    \b
+    Example:
+      reprobundle import inspect logs/2026-12-01T09-27-49_task.eval -o mybundle
+      reprobundle build mybundle
+    """
+
+
+def _source_options(given: str, default_name: str) -> Callable[[F], F]:
+    """The options every importer takes (where to write, name, version) and its errors."""
+
+    def wrap(function: F) -> F:
+        function = handle_errors(function)
+        function = click.option(
+            "--version", "version", default="1.0.0", show_default=True, help="Bundle version."
+        )(function)
+        function = click.option(
+            "--name", default=None, help=f"Bundle name (default: {default_name})."
+        )(function)
+        return click.option(
+            "-o",
+            "--output",
+            "output",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="The bundle source folder to write (new or empty). "
+            f"Default: NAME beside the {given}.",
+        )(function)
+
+    return wrap
+
+
+@import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_source_options("log", "inspect-TASK")
+def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
+    """Import an Inspect AI log (.eval or .json) as a bundle source.
+
+    The log is copied unchanged. Each figure of its header (per scorer, reducer and
+    metric) becomes a case that re-derives it from the per-sample scores; the sample
+    counts, a success status hiding errored samples (a finding), and the deterministic
+    scorers (match, includes, exact, pattern) re-scored from completion and target
+    become cases too, each with a negative control. Claims state every denominator
+    both ways: errors dropped, and errors counted as failures.
+
+    \b
+    Example:
+      reprobundle import inspect run.eval -o run-bundle && reprobundle build run-bundle
+    """
+    from bundler.importers import slug
+    from bundler.importers.inspect_eval import import_inspect
+
+    target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
+    _report(import_inspect(log, target, name=name, version=version))
+
+
+@import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_source_options("file", "promptfoo-DESCRIPTION")
+def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
+    """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
+
+    The file is copied unchanged. Its totals and pass rate (errors in the denominator)
+    are re-counted from the rows, and every deterministic assertion (equals, contains,
+    icontains, contains-any/-all, starts-with, regex, is-json and their not- forms) is
+    re-run on the stored outputs, each with a negative control. Model-graded and code
+    assertions are listed as not re-run.
+
+    \b
+    Example:
+      reprobundle import promptfoo results.json -o pf-bundle && reprobundle build pf-bundle
+    """
+    from bundler.importers import slug
+    from bundler.importers.promptfoo import import_promptfoo
+
+    target = output or results.parent / (name or f"promptfoo-{slug(results.stem)}"[:64])
+    _report(import_promptfoo(results, target, name=name, version=version))
+
+
+def _report(done: Imported) -> None:
+    click.echo(
+        f"wrote {done.source}: {done.cases} cases, {len(done.claims)} claims "
+        f"({', '.join(done.claims)})"
+    )
+    for note in done.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"next: reprobundle build {done.source}")

@@ -1,0 +1,76 @@
+"""The `inspect` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
+
+
+@click.command(
+    epilog=exit_help(
+        "0 shown (every byte matches the manifest)",
+        "2 usage error (a missing file, a folder)",
+        "3 the bundle was rejected (integrity, format, signature)",
+    )
+)
+@click.argument("bundle", type=click.Path(path_type=Path))
+@limit_options
+@handle_errors
+def inspect(bundle: Path, **limit_values: int) -> None:
+    """Show what BUNDLE holds and claims, after checking its integrity; runs no case.
+
+    \b
+    Example:
+      reprobundle inspect starter-0.1.0.bundle.tar.zst
+    """
+    from bundler.reports.common import one_line as t
+    from bundler.run.verify import check_integrity
+    from bundler.signatures.trust import Policy, SignatureCheck, check_signatures
+
+    checked: list[SignatureCheck] = []
+
+    def signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
+        checked.append(check_signatures(manifest_bytes, identity, found, Policy()))
+
+    extracted = check_integrity(bundle, limits_from(limit_values), signatures)
+    m = extracted.manifest
+    env = m.environment
+    # every text from the bundle is on one line (t), so none can pass for a line of ours
+    click.echo(f"Bundle    {t(m.name)} {t(m.version)}: {t(m.title)}")
+    click.echo(f"Identity  sha256:{extracted.identity}")
+    click.echo(f"Format    {t(m.format)}")
+    click.echo(f"Signature {checked[0].describe()} (no keys are trusted by inspect)")
+    click.echo(
+        f"Built     with {t(env.get('tool'))}, Python {t(env.get('python'))}, "
+        f"{t(env.get('platform'))}"
+    )
+    click.echo(
+        f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
+    )
+    if m.description.strip():
+        click.echo("")
+        for line in m.description.strip().split("\n"):  # indented under the bundle
+            click.echo(f"  {t(line)}")
+    click.echo("\nFiles")
+    for entry in m.files:
+        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {t(entry.path)}")
+    click.echo("\nCases")
+    for case in m.cases:
+        listed = ", ".join(sorted(case.expect_reasons))
+        reasons = f" [{t(listed)}]" if case.expect_reasons else ""
+        kind = f" ({case.kind})" if case.kind else ""
+        click.echo(f"  {t(case.id)}: {t(case.checker)}, expects {case.expect}{reasons}{kind}")
+    for code in m.code:
+        click.echo(f"  bundled code {t(code.key)} = {t(code.entry)} (runs only when allowed)")
+    click.echo("\nClaims")
+    for claim in m.claims:
+        click.echo(f"  {t(claim.id)}: {t(claim.statement)}")
+        click.echo(f"    cases: {t(', '.join(claim.cases))}")
+        for limit in claim.limits:
+            click.echo(f"    limit: {t(limit)}")
+    click.echo("\nWhat this bundle cannot support")
+    for item in m.cannot_support:
+        click.echo(f"  - {t(item)}")

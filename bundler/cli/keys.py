@@ -1,0 +1,153 @@
+"""The `keygen` and `sign` commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
+
+PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
+
+
+def _passphrase(confirm: bool) -> bytes:
+    from_env = os.environ.get(PASSPHRASE_ENV)
+    if from_env is not None:
+        return from_env.encode("utf-8")
+    text: str = click.prompt(
+        "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
+    )
+    return text.encode("utf-8")
+
+
+@click.command(
+    epilog=exit_help(
+        "0 the key pair was written",
+        "2 usage error (a bad name, a key file that exists, an empty passphrase)",
+    )
+)
+@click.argument("name")
+@click.option(
+    "--out-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="Folder for NAME.key (private) and NAME.pub (public, shareable).",
+)
+@click.option(
+    "--no-passphrase",
+    is_flag=True,
+    help="Write the private key unencrypted (anyone who reads the file can sign as you).",
+)
+@handle_errors
+def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
+    """Make an Ed25519 key pair: NAME.key (private) and NAME.pub (public).
+
+    The private key is encrypted with a passphrase (asked for, or read from
+    $REPROBUNDLE_PASSPHRASE) unless --no-passphrase is given. Give NAME.pub to reviewers:
+    they trust it with `verify --trust NAME.pub` or in a trust store. Existing files are
+    never overwritten.
+
+    \b
+    Example:
+      reprobundle keygen alice --out-dir ~/.reprobundle
+    """
+    from bundler.errors import UsageError
+    from bundler.signatures.signing import new_private_key, private_key_pem, public_of
+
+    if not name or "/" in name or name.startswith("."):
+        raise UsageError(f"key name {name!r} must be a plain file name")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    private_path, public_path = out_dir / f"{name}.key", out_dir / f"{name}.pub"
+    for path in (private_path, public_path):
+        if path.exists() or path.is_symlink():
+            raise UsageError(f"{path} exists; refusing to overwrite a key")
+    if no_passphrase:
+        click.echo(
+            "warning: the private key is not encrypted; anyone who can read "
+            f"{private_path} can sign bundles as you",
+            err=True,
+        )
+    passphrase = None if no_passphrase else _passphrase(confirm=True)
+    if passphrase == b"":
+        raise UsageError("an empty passphrase; use --no-passphrase to mean no passphrase")
+    key = new_private_key()
+    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as stream:
+        stream.write(private_key_pem(key, passphrase))
+    public = public_of(key)
+    fd = os.open(public_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="ascii") as text:
+        text.write(public.pem())
+    click.echo(f"private key  {private_path}  (keep it secret)")
+    click.echo(f"public key   {public_path}  (share it)")
+    click.echo(f"key id       {public.keyid}")
+    click.echo("trust store entry:")
+    click.echo(f'  [[key]]\n  name = "{name}"\n  public_key = "ed25519:{public.b64}"')
+
+
+@click.command(
+    epilog=exit_help(
+        "0 signed",
+        "2 usage error (a missing file, a key that cannot be read)",
+        "3 the bundle was rejected (it does not match its manifest; nothing was signed)",
+    )
+)
+@click.argument("bundle", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--key",
+    "key_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Private key file made by `reprobundle keygen`.",
+)
+@click.option(
+    "--detached",
+    is_flag=True,
+    help="Write the signature beside the bundle (BUNDLE.sig.json) instead of inside it.",
+)
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here instead (default: the bundle in place, or BUNDLE.sig.json).",
+)
+@limit_options
+@handle_errors
+def sign(
+    bundle: Path, key_file: Path, detached: bool, out: Path | None, **limit_values: int
+) -> None:
+    """Sign BUNDLE's exact manifest bytes with an Ed25519 key.
+
+    The bundle is read strictly first. The signature is embedded as
+    signatures/<keyid>.json right after the manifest (the manifest and thus the bundle
+    identity stay the same), or written beside the file with --detached. A passphrase is
+    asked for, or read from $REPROBUNDLE_PASSPHRASE.
+
+    \b
+    Example:
+      reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
+    """
+    from bundler.errors import UsageError
+    from bundler.signatures.signfile import sign_bundle
+    from bundler.signatures.signing import (
+        SignatureProblem,
+        load_private_key,
+        private_key_is_encrypted,
+    )
+
+    try:
+        data = key_file.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read key {key_file}: {exc.strerror}") from None
+    passphrase = _passphrase(confirm=False) if private_key_is_encrypted(data) else None
+    try:
+        key = load_private_key(data, passphrase)
+    except SignatureProblem as exc:
+        raise UsageError(f"cannot use key {key_file}", [exc.problem(str(key_file))]) from None
+    target, signature = sign_bundle(
+        bundle, key, out=out, detached=detached, limits=limits_from(limit_values)
+    )
+    click.echo(f"signed {bundle.name} with key {signature.keyid[:16]} -> {target}")

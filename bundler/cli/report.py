@@ -1,0 +1,124 @@
+"""The `report` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bundler.cli._shared import (
+    EXIT_HELP,
+    ProgressDisplay,
+    handle_errors,
+    limit_options,
+    limits_from,
+    write_text,
+)
+
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+def _with_verify_options(command: click.Command) -> click.Command:
+    """Give ``report`` verify's trust, code and case options (the same objects, so the
+    two commands cannot drift apart)."""
+    from bundler.cli.verify import judging_params
+
+    command.params.extend(judging_params())
+    return command
+
+
+def _is_json(file: Path) -> bool:
+    """A stored report is a JSON object; anything else is read as a bundle (and a file
+    that is neither is rejected as a bundle, exit 3, as verify rejects it)."""
+    with file.open("rb") as stream:
+        head = stream.read(64)
+    return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
+
+
+@_with_verify_options
+@click.command(epilog=EXIT_HELP)
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "-o", "--output", metavar="FILE|-", default="-", show_default=True, help="Where to write."
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "html", "junit", "json"]),
+    default="markdown",
+    show_default=True,
+    help="What to write.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
+@click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
+@limit_options
+@handle_errors
+def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **options: Any) -> None:
+    """Write the Markdown block for a report's appendix (or another format) for FILE.
+
+    FILE is a bundle, which is verified first exactly as `verify` does (with the same
+    trust, code and case options), or a JSON report that `verify --json` wrote, which is
+    rendered again without running anything. The block names the bundle, its identity,
+    the command to verify it, every claim with its verdicts, and what the bundle cannot
+    support. The exit code is the verification's, as `verify` gives it.
+
+    \b
+    Example:
+      reprobundle report starter-0.1.0.bundle.tar.zst -o appendix.md
+      reprobundle report signed.bundle.tar.zst --trust alice.pub -f html -o report.html
+      reprobundle verify starter-0.1.0.bundle.tar.zst --json r.json -q; reprobundle report r.json
+    """
+    from bundler.cli.verify import expects_identity_option, judging_options, verify_with_options
+    from bundler.errors import BundleRejected, UsageError
+    from bundler.output import OutputError, check
+    from bundler.reports.document import rejection_json, to_json
+    from bundler.reports.html import to_html
+    from bundler.reports.junit import to_junit
+    from bundler.reports.markdown import to_markdown
+    from bundler.reports.schema import read_report
+    from bundler.run.verify import must_be_file
+
+    must_be_file(file)
+    if output != "-":
+        check(output, "-o")
+    limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
+    if not _is_json(file):
+        try:
+            with ProgressDisplay(enabled=not quiet) as progress:
+                verification = verify_with_options(
+                    file, judging_options(options), limits=limits, progress=progress.cases
+                )
+            data = to_json(verification)
+        except (BundleRejected, UsageError) as exc:
+            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
+            data = rejection_json(exc, exc.exit_code)
+    else:
+        if file.stat().st_size > MAX_REPORT_BYTES:
+            raise UsageError(
+                f"{file} is {file.stat().st_size} bytes; a JSON report is at most "
+                f"{MAX_REPORT_BYTES} bytes"
+            )
+        data = read_report(file.read_bytes(), str(file))
+
+    pin = expects_identity_option()
+    if fmt == "markdown":
+        text = to_markdown(data, expect_identity=pin)
+    elif fmt == "html":
+        text = to_html(data, expect_identity=pin)
+    elif fmt == "junit":
+        text = to_junit(data)
+    else:
+        import json
+
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        write_text(output, text, f"the {fmt} report")
+    except OutputError as exc:  # the verdict is never lost to an output problem
+        exc.headline += f" (the result was: {data['result']})"
+        raise
+    if output != "-" and not quiet:
+        click.echo(f"wrote {output} ({fmt}; result: {data['result']})", err=True)
+    sys.exit(int(data["exit_code"]))

@@ -1,0 +1,433 @@
+"""The `verify` command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from bundler.cli._shared import (
+    EXIT_HELP,
+    ProgressDisplay,
+    handle_errors,
+    is_terminal,
+    limit_options,
+    limits_from,
+    write_json,
+    write_text,
+)
+from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
+
+
+def expects_identity_option() -> bool:
+    """Whether this verifier can pin a bundle's identity (``--expect-manifest-sha256``)."""
+    return any(p.name == "expect_manifest_sha256" for p in verify.params)
+
+
+def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
+    """Write each requested rendering of the JSON report data."""
+    pin = expects_identity_option()
+    if targets.get("json"):
+        write_json(str(targets["json"]), report, "the JSON report")
+    if targets.get("markdown"):  # each renderer is imported only when asked for
+        from bundler.reports.markdown import to_markdown
+
+        text = to_markdown(report, expect_identity=pin)
+        write_text(str(targets["markdown"]), text, "the Markdown report")
+    if targets.get("junit"):
+        from bundler.reports.junit import to_junit
+
+        write_text(str(targets["junit"]), to_junit(report), "the JUnit report")
+    if targets.get("html"):
+        from bundler.reports.html import to_html
+
+        write_text(str(targets["html"]), to_html(report, expect_identity=pin), "the HTML report")
+
+
+def check_targets(targets: dict[str, str | None]) -> None:
+    from bundler.errors import UsageError
+    from bundler.output import check
+
+    to_stdout = [name for name, target in targets.items() if target == "-"]
+    if len(to_stdout) > 1:
+        raise UsageError(
+            f"only one output can go to stdout (-), observed --{' --'.join(to_stdout)}"
+        )
+    for name, target in targets.items():
+        if target and target != "-":
+            check(target, f"--{name}")
+
+
+if TYPE_CHECKING:
+    from bundler.container.extract import Limits
+    from bundler.run.runner import Progress
+    from bundler.run.verify import Verification
+    from bundler.signatures.trust import Policy
+
+
+def policy_from(
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    require_signature: bool,
+    expect_manifest_sha256: str | None,
+    detached: tuple[Path, ...],
+    allow_unsigned: bool = False,
+) -> Policy:
+    import re
+
+    from bundler.errors import UsageError
+    from bundler.signatures.trust import Policy, load_key_file, load_store
+
+    if expect_manifest_sha256 is not None and not re.fullmatch(
+        r"(sha256:)?[0-9a-fA-F]{64}", expect_manifest_sha256
+    ):
+        raise UsageError("--expect-manifest-sha256 takes 64 hex digits (sha256:HEX also works)")
+    keys = [load_key_file(p) for p in trust_files]
+    if trust_store is not None:
+        keys += load_store(trust_store)
+    if require_signature and not keys:
+        raise UsageError("--require-signature needs --trust KEYFILE or --trust-store FILE")
+    if require_signature and allow_unsigned:
+        raise UsageError("--require-signature and --allow-unsigned contradict each other")
+    signatures: dict[str, bytes] = {}
+    for path in detached:
+        try:
+            signatures[f"{path} (detached)"] = path.read_bytes()[: 1 << 20]
+        except OSError as exc:
+            raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
+    pin = expect_manifest_sha256.removeprefix("sha256:") if expect_manifest_sha256 else None
+    return Policy(tuple(keys), require_signature, pin, signatures, allow_unsigned=allow_unsigned)
+
+
+# verify's options that are not about how it writes its outputs: how it judges. `report`
+# takes exactly these too (judging_options), so the two always judge alike.
+_OUTPUT_OPTIONS = frozenset(
+    {
+        "bundle",
+        "workdir",
+        "keep",
+        "json_target",
+        "markdown_target",
+        "junit_target",
+        "html_target",
+        "quiet",
+        "verbose",
+    }
+)
+
+
+def judging_params() -> list[click.Parameter]:
+    """verify's trust, code and case options (everything but outputs and --max-... limits)."""
+    return [
+        p
+        for p in verify.params
+        if p.name and p.name not in _OUTPUT_OPTIONS and not p.name.startswith("max_")
+    ]
+
+
+def judging_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The values of ``judging_params`` among a command's arguments."""
+    return {p.name: values[p.name] for p in judging_params() if p.name}
+
+
+def verify_with_options(
+    bundle: Path,
+    options: dict[str, Any],
+    *,
+    stream: Any = None,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+    progress: Progress | None = None,
+) -> Verification:
+    """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
+    from bundler.run.sandbox import CodeLimits, CodePolicy
+    from bundler.run.verify import verify as run_verify
+
+    policy = policy_from(
+        options["trust_files"],
+        options["trust_store"],
+        options["require_signature"],
+        options["expect_manifest_sha256"],
+        options["detached"],
+        options["allow_unsigned"],
+    )
+    code = CodePolicy(
+        options["allow_code"],
+        CodeLimits(
+            timeout=options["code_timeout"],
+            cpu_seconds=max(1, int(options["code_timeout"]) + 1),
+            memory_bytes=options["code_memory"],
+            output_bytes=options["code_output"],
+            processes=options["code_processes"],
+            written_bytes=options["code_written_bytes"],
+        ),
+    )
+    return run_verify(
+        bundle,
+        stream=stream,
+        workdir=workdir,
+        keep=keep,
+        limits=limits,
+        progress=progress,
+        policy=policy,
+        code=code,
+        jobs=options["jobs"],
+        case_seconds=options["case_timeout"],
+        case_memory=options["case_memory"],
+        time_limit=options["time_limit"],
+    )
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="Folder to unpack every file into; must not exist or be empty (default: a new "
+    "temporary one, which receives only the files the cases read).",
+)
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Keep the work directory afterwards (also on failure), with every file written.",
+)
+@click.option(
+    "--json", "json_target", metavar="FILE|-", help="Also write the JSON report (- for stdout)."
+)
+@click.option(
+    "--markdown",
+    "markdown_target",
+    metavar="FILE|-",
+    help="Also write the Markdown block for a report's appendix.",
+)
+@click.option("--junit", "junit_target", metavar="FILE|-", help="Also write JUnit XML for CI.")
+@click.option(
+    "--html",
+    "html_target",
+    metavar="FILE|-",
+    help="Also write one self-contained HTML page (works offline).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show every case with its reasons (and tracebacks of bugs).",
+)
+@click.option(
+    "--trust",
+    "trust_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A public key file you trust (repeatable).",
+)
+@click.option(
+    "--trust-store",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A trust store file: keys with names, validity, revocation, code permission.",
+)
+@click.option(
+    "--require-signature",
+    is_flag=True,
+    help="Reject the bundle unless a trusted key signed it.",
+)
+@click.option(
+    "--allow-unsigned",
+    is_flag=True,
+    help="With --trust/--trust-store: verify a bundle none of those keys signed instead of "
+    "rejecting it (the result line still says it is unsigned).",
+)
+@click.option(
+    "--expect-manifest-sha256",
+    metavar="HEX",
+    help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
+)
+@click.option(
+    "--signature",
+    "detached",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A detached signature file (BUNDLE.sig.json) to check too (repeatable).",
+)
+@click.option(
+    "--allow-code",
+    is_flag=True,
+    help="Run the bundle's own checker code (in separate limited processes; not a sandbox).",
+)
+@click.option(
+    "--code-timeout",
+    type=click.FloatRange(0.1),
+    default=60.0,
+    show_default=True,
+    help="Seconds a bundled-code case may take.",
+)
+@click.option(
+    "--code-memory",
+    type=click.IntRange(16 << 20),
+    default=1 << 30,
+    show_default=True,
+    help="Address-space bytes of a bundled-code process.",
+)
+@click.option(
+    "--code-output",
+    type=click.IntRange(0),
+    default=64 << 10,
+    show_default=True,
+    help="Output bytes kept per bundled-code case.",
+)
+@click.option(
+    "--code-processes",
+    type=click.IntRange(1),
+    default=64,
+    show_default=True,
+    help="Processes a bundled checker may run at once; more and they are all killed.",
+)
+@click.option(
+    "--code-written-bytes",
+    type=click.IntRange(1 << 20),
+    default=256 << 20,
+    show_default=True,
+    help="Bytes a bundled checker may write in all (its tmpfs; where no mount namespace "
+    "can be made, only each file's size is limited).",
+)
+@click.option(
+    "--case-timeout",
+    type=click.FloatRange(0),
+    default=CASE_SECONDS,
+    show_default=True,
+    help="Seconds a built-in case may run before it is stopped as inconclusive (0: no limit).",
+)
+@click.option(
+    "--case-memory",
+    type=click.IntRange(0),
+    default=CASE_MEMORY,
+    show_default=True,
+    help="Bytes of memory a built-in case may add to the verifier (0: no limit); a case "
+    "past it is inconclusive (checker.memory).",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(0),
+    default=VERIFY_SECONDS,
+    show_default=True,
+    help="Seconds the whole verification may take (0: no limit); cases not run by then "
+    "are inconclusive.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1),
+    default=os.cpu_count() or 1,
+    show_default="the number of cores",
+    help="Processes for built-in cases (used from 64 cases on; results are the same).",
+)
+@limit_options
+@handle_errors
+def verify(
+    bundle: Path,
+    workdir: Path | None,
+    keep: bool,
+    json_target: str | None,
+    markdown_target: str | None,
+    junit_target: str | None,
+    html_target: str | None,
+    quiet: bool,
+    verbose: bool,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    require_signature: bool,
+    allow_unsigned: bool,
+    expect_manifest_sha256: str | None,
+    detached: tuple[Path, ...],
+    allow_code: bool,
+    code_timeout: float,
+    code_memory: int,
+    code_output: int,
+    code_processes: int,
+    code_written_bytes: int,
+    case_timeout: float,
+    case_memory: int,
+    time_limit: float,
+    jobs: int,
+    **limit_values: int,
+) -> None:
+    """Verify BUNDLE: check every byte, re-run every case, judge every claim.
+
+    Reads it into an empty folder (writing only the files the cases read; all of
+    them with --keep or --workdir), refuses the bundle (exit 3) if any file is missing,
+    unlisted, or differs from the manifest, re-runs each case with its checker, and
+    prints per claim whether the evidence supports it, with what it cannot support.
+    On a terminal the claims are a table (colours unless NO_COLOR is set); piped, the
+    text is plain. --json, --markdown, --junit and --html write the same verdict in
+    other formats (one of them may be - for stdout; the text then goes to stderr).
+
+    Signatures are checked before any payload file is written: a bad signature always
+    rejects; naming keys you trust (--trust, --trust-store) rejects a bundle none of
+    them signed, unless you add --allow-unsigned; --expect-manifest-sha256 pins an
+    unsigned bundle. The result line (also with -q) says whether and by whom it was signed.
+
+    A bundle's own checker code runs only with --allow-code or when a trusted key that
+    may run code signed it; otherwise its cases are inconclusive.
+
+    BUNDLE may be - to read the bundle from standard input (read once, never seeked).
+
+    \b
+    Example:
+      reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
+      reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
+      reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
+    """
+    from bundler.errors import BundleRejected, UsageError
+    from bundler.reports.document import rejection_json, to_json, to_text, verdict_line
+
+    targets = {
+        "json": json_target,
+        "markdown": markdown_target,
+        "junit": junit_target,
+        "html": html_target,
+    }
+    check_targets(targets)
+    text_to_stderr = "-" in targets.values()
+    try:
+        with ProgressDisplay(enabled=not quiet) as progress:
+            verification = verify_with_options(
+                bundle,
+                judging_options(locals()),
+                stream=sys.stdin.buffer if str(bundle) == "-" else None,
+                workdir=workdir,
+                keep=keep,
+                limits=limits_from(limit_values),
+                progress=progress.cases,
+            )
+    except (BundleRejected, UsageError) as exc:
+        # the verdict first, so that an output that cannot be written never hides it
+        click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+        write_outputs(rejection_json(exc, exc.exit_code), targets)
+        sys.exit(exc.exit_code)
+    report = to_json(verification)
+    stream = sys.stderr if text_to_stderr else sys.stdout
+    if quiet:
+        click.echo(verdict_line(verification), err=text_to_stderr)
+    elif is_terminal(stream):
+        from rich.console import Console
+
+        from bundler.reports.terminal import render
+
+        render(report, Console(file=stream), verbose=verbose)
+    else:
+        import shutil
+
+        from bundler.reports.common import printable
+
+        # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
+        width = shutil.get_terminal_size(fallback=(0, 0)).columns
+        text = to_text(verification, verbose=verbose, width=width)
+        click.echo(printable(text), err=text_to_stderr)
+    if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
+        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
+    write_outputs(report, targets)  # after the verdict is printed: it is never lost
+    sys.exit(verification.exit_code)

@@ -1,1 +1,0 @@
-"""One module per command of the CLI; ``bundler.cli`` assembles them."""

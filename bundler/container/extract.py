@@ -1,0 +1,205 @@
+"""Strict reading of an untrusted bundle: every byte hashed, the wanted files written.
+
+Nothing here trusts the archive. This module is the read loop: it moves bytes from the
+file through the decompressor (``compression``) and the tar reader (``tarstream``) and
+asks ``readrules.ReadRules`` what to do with each member, so every rule (names, types,
+order, limits, the reconciliation with the manifest) lives in one object without I/O.
+Limits are enforced on the bytes actually decompressed, not on what headers say. Files
+are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to directory descriptors made
+here (``writer``), so no name or link can lead a write outside the work folder.
+
+Every payload file is hashed as it streams; only the ones ``wanted`` are written (all of
+them by default). Every problem is collected before the bundle is rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from bundler.container import compression
+from bundler.container.readrules import Action, Limits, ReadRules, Stop
+from bundler.container.tarstream import TarError, TarReader
+from bundler.container.writer import Writer, sha256_of
+from bundler.errors import BundleRejected, Problem
+from bundler.format.manifest import Manifest, identity
+
+__all__ = ["BeforePayload", "Extracted", "Limits", "Wanted", "extract"]
+
+MAX_LISTED_PROBLEMS = 200
+
+# Called once the manifest and the signatures are read, before any payload byte is
+# written: (manifest bytes, identity, signature files by name). Raises to reject.
+BeforePayload = Callable[[bytes, str, dict[str, bytes]], None]
+# Called right after: the payload paths to write (None: every file).
+Wanted = Callable[[Manifest], Collection[str] | None]
+
+
+@dataclass
+class Extracted:
+    """A bundle whose every byte matched its manifest; ``written`` of its files (None: all)
+    are under ``root``."""
+
+    root: Path
+    manifest: Manifest
+    manifest_bytes: bytes
+    identity: str
+    total_bytes: int
+    signatures: dict[str, bytes] = field(default_factory=dict)
+    codec: compression.Codec = compression.GZIP
+    written: frozenset[str] | None = None
+
+
+def extract(
+    bundle: Path,
+    workdir: Path,
+    limits: Limits | None = None,
+    before_payload: BeforePayload | None = None,
+    stream: BinaryIO | None = None,
+    wanted: Wanted | None = None,
+) -> Extracted:
+    """Read ``bundle`` into the empty folder ``workdir``. Raises ``BundleRejected``.
+
+    ``before_payload`` sees the manifest and signatures before any payload byte is
+    written (signature checks go there); ``wanted`` then names the files to write. On
+    rejection the caller removes ``workdir``. Given ``stream`` (a pipe, say), the bytes
+    are read from it and ``bundle`` only names them; either way they are read once, from
+    the start, never seeking.
+    """
+    rules = ReadRules(limits or Limits())
+    if stream is None:
+        try:
+            stream = open(bundle, "rb")  # noqa: SIM115 (closed in the finally below)
+        except OSError as exc:
+            raise BundleRejected(
+                f"cannot read {bundle}: {exc.strerror}",
+                [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
+            ) from None
+    writer = Writer(workdir)
+    try:
+        head = _read_up_to(stream, 4)
+        codec = compression.detect(head)
+        if codec is None:
+            kind = (
+                "empty"
+                if not head
+                else "a zip file"
+                if head[:2] == b"PK"
+                else "neither gzip- nor zstd-compressed"
+            )
+            raise Stop(
+                "archive.not_compressed_tar",
+                str(bundle.name),
+                f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
+            )
+        raw = _Prefixed(head, stream)
+        inflater = compression.inflater(codec, raw, rules.limits.archive_bytes)
+        written = _read(rules, inflater, writer, before_payload, wanted)
+    except Stop as exc:
+        raise BundleRejected("the bundle was rejected", [exc.problem]) from None
+    finally:
+        writer.close()
+        stream.close()
+    problems = rules.finish()
+    if problems:
+        shown = problems[:MAX_LISTED_PROBLEMS]
+        if len(problems) > len(shown):
+            shown.append(
+                Problem("", "more", f"... and {len(problems) - len(shown)} more problem(s)")
+            )
+        raise BundleRejected(
+            f"the bundle was rejected: {len(problems)} problem(s) with its contents", shown
+        )
+    assert rules.manifest is not None  # (``end`` stops when there is none)
+    return Extracted(
+        root=workdir / rules.top,
+        manifest=rules.manifest,
+        manifest_bytes=rules.manifest_bytes,
+        identity=identity(rules.manifest_bytes),
+        total_bytes=rules.total,
+        signatures=rules.signatures,
+        codec=codec,
+        written=written,
+    )
+
+
+def _read(
+    rules: ReadRules,
+    inflater: compression.Inflater,
+    writer: Writer,
+    before_payload: BeforePayload | None,
+    wanted: Wanted | None,
+) -> frozenset[str] | None:
+    """The read loop; returns the paths written (None: every file)."""
+    decompressed = 0
+
+    def pull() -> bytes:
+        nonlocal decompressed
+        try:
+            chunk = inflater.next()
+        except compression.StreamError as exc:
+            raise Stop(exc.code, "(archive)", exc.message) from None
+        decompressed += len(chunk)
+        rules.stream(decompressed, inflater.compressed)
+        return chunk
+
+    write: frozenset[str] | None = None
+
+    def start_payload() -> None:
+        nonlocal write
+        manifest = rules.manifest
+        assert manifest is not None
+        if before_payload is not None:
+            before_payload(
+                rules.manifest_bytes, identity(rules.manifest_bytes), dict(rules.signatures)
+            )
+        chosen = wanted(manifest) if wanted is not None else None
+        write = None if chosen is None else frozenset(chosen)
+
+    tar = TarReader(pull)
+    try:
+        while (member := tar.next()) is not None:
+            step = rules.member(member)
+            if step.starts_payload:
+                start_payload()
+            if step.action is Action.FILE:
+                rel = step.rel
+                if write is None or rel in write:
+                    rules.hashed(rel, writer.write(f"{rules.top}/{rel}", tar.data()))
+                else:
+                    rules.hashed(rel, sha256_of(tar.data()))
+            elif step.action is Action.MANIFEST:
+                rules.manifest_read(b"".join(tar.data()))
+            elif step.action is Action.SIGNATURE:
+                rules.signature_read(step.rel, b"".join(tar.data()))
+        if rules.end():
+            start_payload()
+    except TarError as exc:
+        raise Stop(exc.code, exc.where, exc.message) from None
+    except OSError as exc:
+        raise Stop("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
+    return write
+
+
+def _read_up_to(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes, fewer only at the end (a pipe may hand them out piece by piece)."""
+    out = b""
+    while len(out) < size and (chunk := stream.read(size - len(out))):
+        out += chunk
+    return out
+
+
+class _Prefixed:
+    """A stream with bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.read(size)
+        out, self._head = self._head[:size], self._head[size:]
+        return out

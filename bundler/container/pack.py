@@ -1,0 +1,85 @@
+"""Deterministic tar writing: the same inputs give the same bytes on every run.
+
+Entries are regular files only, in a fixed order, with fixed metadata (mtime from
+``SOURCE_DATE_EPOCH``, uid/gid 0, no user names, mode 0644), compressed with the
+pinned settings of ``compression``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from bundler.container import compression
+from bundler.container.compression import Codec
+from bundler.container.tarstream import BLOCK, end_of_archive, file_header
+from bundler.errors import SourceError
+from bundler.format.hashing import CHUNK
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file to pack: its name inside the archive, and bytes or a file to stream."""
+
+    name: str
+    data: bytes | None = None
+    source: str | Path | None = None  # a plain string is cheaper by the ten thousand
+    size: int = 0
+
+
+BATCH = 1 << 20  # headers and small files are gathered before each compressor call
+
+
+def write_tar(
+    out: BinaryIO, members: Iterable[Member], mtime: int, codec: Codec = compression.DEFAULT
+) -> None:
+    """Write members, in the order given, as one compressed POSIX tar. Each file is read
+    once, in bounded pieces; one that cannot be read, or is not of the size given, raises
+    SourceError."""
+    written = 0
+    batch = bytearray()
+    with compression.compressing(codec, out) as packed:
+
+        def put(data: bytes | memoryview) -> None:
+            nonlocal batch
+            if len(batch) + len(data) < BATCH:
+                batch += data
+                return
+            if batch:
+                packed.write(batch)
+                batch = bytearray()
+            packed.write(data)
+
+        for member in members:
+            size = len(member.data) if member.data is not None else member.size
+            header = file_header(member.name, size, mtime)
+            put(header)
+            if member.data is not None:
+                put(member.data)
+            elif member.source is not None:
+                _copy(member.source, size, put)
+            else:
+                raise ValueError(f"member {member.name} has no content")
+            put(bytes(-size % BLOCK))
+            written += len(header) + size + -size % BLOCK
+        put(end_of_archive(written))
+        packed.write(batch)
+
+
+def _copy(source: str | Path, size: int, put: Callable[[bytes | memoryview], None]) -> None:
+    left = size
+    try:
+        with open(source, "rb", buffering=0) as stream:
+            while left > 0:
+                chunk = stream.read(min(CHUNK, left))
+                if not chunk:
+                    break
+                put(chunk)
+                left -= len(chunk)
+            changed = bool(left or stream.read(1))
+    except OSError as exc:
+        raise SourceError(f"cannot read {source}: {exc.strerror}") from None
+    if changed:
+        raise SourceError(f"{source} changed size while the bundle was being built")

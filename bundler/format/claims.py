@@ -1,0 +1,146 @@
+"""Outcomes -> claim statuses. Pure rules, no I/O.
+
+A claim is ``supported`` only if every case reproduced *and* every check it relies on
+has been shown able to fail: for each (checker, params) its passing cases use, one of
+its negative controls runs the same checker (same name and version) with the same
+params (defaults filled in) and fails for one of that checker's own reasons, not for an
+input, param or checker error (``checkers.api.COMMON_ERRORS``); or the claim carries a
+``negative_control_waiver``, which the report prints with the pairs it waives. A
+control of another check, or one that failed on a parse error, shows nothing about
+this one. ``inconclusive`` never counts as support nor as contradiction, and every
+status carries its denominators.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import checkers
+from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
+from bundler.run.runner import CaseResult
+from checkers.api import COMMON_ERRORS
+
+ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    status: ClaimStatus
+    why: str
+    total: int
+    reproduced: int
+    diverged: int
+    inconclusive: int
+    negative_controls: int
+    waiver: str | None
+    # (checker, params as canonical JSON) of passing cases that no control of the
+    # claim exercises; a waiver covers them, or the claim is not supported
+    uncontrolled: tuple[str, ...] = ()
+
+
+def effective_params(case: Case) -> dict[str, Any]:
+    """The params a case's checker is called with: a built-in's defaults filled in, so
+    ``{}`` and the defaults written out are the same check."""
+    found = None if case.checker.startswith(BUNDLED_PREFIX) else checkers.get(case.checker)
+    full = {p.name: p.default for p in found.params if not p.required} if found else {}
+    full.update(case.params)
+    return full
+
+
+def check_of(case: Case) -> str:
+    """``checker params`` as one line: what a control must repeat exactly."""
+    params = json.dumps(effective_params(case), sort_keys=True, ensure_ascii=False, default=str)
+    return f"{case.checker} {params}"
+
+
+def substantive_reasons(case: Case, manifest: Manifest | None) -> frozenset[str]:
+    """The reason codes of a case's checker that say the check itself failed."""
+    if case.checker.startswith(BUNDLED_PREFIX):
+        code = manifest.bundled(case.checker) if manifest else None
+        declared: Mapping[str, str] = code.reasons if code else {}
+    else:
+        found = checkers.get(case.checker)
+        declared = found.reasons if found else {}
+    return frozenset(declared) - frozenset(COMMON_ERRORS)
+
+
+def controlled_checks(results: Sequence[CaseResult], manifest: Manifest | None) -> set[str]:
+    """The checks shown able to fail by these results: a reproduced expected failure
+    whose verdict names one of its checker's substantive reasons."""
+    return {
+        check_of(r.case)
+        for r in results
+        if r.case.is_negative_control
+        and r.outcome == "reproduced"
+        and r.verdict.status == "fail"
+        and set(r.verdict.codes) & substantive_reasons(r.case, manifest)
+    }
+
+
+def judge_claim(
+    claim: Claim, results: Mapping[str, CaseResult], manifest: Manifest | None = None
+) -> ClaimResult:
+    mine = [results[case_id] for case_id in claim.cases]
+    counts = Counter(r.outcome for r in mine)
+    controls = sum(1 for r in mine if r.case.is_negative_control)
+    total = len(mine)
+    needed = list(dict.fromkeys(check_of(r.case) for r in mine if not r.case.is_negative_control))
+    shown = controlled_checks(mine, manifest)
+    uncontrolled = tuple(check for check in needed if check not in shown)
+    waiver = claim.negative_control_waiver if uncontrolled else None
+    tally = f"{counts['reproduced']} of {total} cases reproduced"
+    if counts["diverged"]:
+        diverged = ", ".join(r.case.id for r in mine if r.outcome == "diverged")
+        status: ClaimStatus = "contradicted"
+        why = f"{tally}; {counts['diverged']} diverged ({diverged})"
+    elif counts["inconclusive"]:
+        status = "inconclusive"
+        pending = ", ".join(r.case.id for r in mine if r.outcome == "inconclusive")
+        why = f"{tally}; {counts['inconclusive']} inconclusive ({pending})"
+    elif total == 0:
+        status, why = "inconclusive", "the claim names no case"
+    elif uncontrolled and not claim.negative_control_waiver:
+        status = "inconclusive"
+        why = (
+            f"{tally}, but no negative control of this claim shows that "
+            f"{'; '.join(uncontrolled)} can fail (a control must run the same checker with "
+            "the same params and fail for one of its own reasons), and no waiver"
+        )
+    else:
+        status = "supported"
+        why = f"{tally}, {controls} of them negative control(s)"
+        if uncontrolled:
+            why += f"; negative control waived for {'; '.join(uncontrolled)}: {waiver}"
+    return ClaimResult(
+        claim=claim,
+        status=status,
+        why=why,
+        total=total,
+        reproduced=counts["reproduced"],
+        diverged=counts["diverged"],
+        inconclusive=counts["inconclusive"],
+        negative_controls=controls,
+        waiver=waiver,
+        uncontrolled=uncontrolled,
+    )
+
+
+def judge_claims(manifest: Manifest, results: Sequence[CaseResult]) -> list[ClaimResult]:
+    by_id = {r.case.id: r for r in results}
+    return [judge_claim(claim, by_id, manifest) for claim in manifest.claims]
+
+
+def overall(claims: Sequence[ClaimResult]) -> ClaimStatus:
+    """The bundle's verdict: contradicted beats inconclusive beats supported. No claim
+    at all is never "supported"."""
+    statuses = {c.status for c in claims}
+    if "contradicted" in statuses:
+        return "contradicted"
+    if "inconclusive" in statuses or not claims:
+        return "inconclusive"
+    return "supported"

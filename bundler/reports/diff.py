@@ -1,0 +1,295 @@
+"""What changed between two versions of a bundle (``reprobundle diff OLD NEW``). Pure.
+
+The result is data in its own versioned format (``DIFF_FORMAT``, documented in
+``manifests/DIFF.md``). Expectations come first: a case whose expected verdict flipped
+is what a reviewer most needs to see, because it can turn a contradicted claim into a
+supported one without any evidence changing.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from deepdiff import DeepDiff
+from deepdiff.helper import notpresent
+
+from bundler.format.manifest import Case, Claim, Manifest, dotted
+
+DIFF_FORMAT = "reprobundle-diff/1"
+
+_KINDS = {
+    "values_changed": "changed",
+    "type_changes": "changed",
+    "dictionary_item_added": "added",
+    "dictionary_item_removed": "removed",
+    "iterable_item_added": "added",
+    "iterable_item_removed": "removed",
+    "set_item_added": "added",
+    "set_item_removed": "removed",
+}
+
+
+def changes(old: Any, new: Any) -> list[dict[str, Any]]:
+    """Every difference between two plain values, as ``{path, change, old, new}``."""
+    found: list[dict[str, Any]] = []
+    if old == new:  # the usual answer, without DeepDiff's cost (about 1 ms a call)
+        return found
+    for report_type, levels in DeepDiff(old, new, view="tree").items():
+        for level in levels:
+            found.append(
+                {
+                    "path": dotted(level.path(output_format="list"), root="(all)"),
+                    "change": _KINDS.get(report_type, "changed"),
+                    "old": None if level.t1 is notpresent else level.t1,
+                    "new": None if level.t2 is notpresent else level.t2,
+                }
+            )
+    return sorted(found, key=lambda c: c["path"])
+
+
+def _case_body(case: Case) -> dict[str, Any]:
+    return {
+        "checker": case.checker,
+        "inputs": {k: v if isinstance(v, str) else list(v) for k, v in case.inputs.items()},
+        "params": dict(case.params),
+    }
+
+
+def _expectation(case: Case) -> dict[str, Any]:
+    expectation = {"expect": case.expect, "expect_reasons": sorted(case.expect_reasons)}
+    return expectation | ({"kind": "finding"} if case.is_finding else {})
+
+
+def _claim_body(claim: Claim) -> dict[str, Any]:
+    return {
+        "statement": claim.statement,
+        "cases": list(claim.cases),
+        "limits": list(claim.limits),
+        "negative_control_waiver": claim.negative_control_waiver,
+    }
+
+
+def _refs(case: Case) -> tuple[str, ...]:
+    return tuple(
+        p for ref in case.inputs.values() for p in ([ref] if isinstance(ref, str) else ref)
+    )
+
+
+def _files_of(path: str, hashes: Mapping[str, str], ordered: Sequence[str]) -> dict[str, str]:
+    """The file ``path`` (or, for a folder, every file under it) with its hash;
+    ``ordered`` is ``sorted(hashes)``, so a folder is found by bisection, not a scan."""
+    if path in hashes:
+        return {path: hashes[path]}
+    prefix = path.rstrip("/") + "/"
+    out = {}
+    at = bisect.bisect_left(ordered, prefix)
+    while at < len(ordered) and ordered[at].startswith(prefix):
+        out[ordered[at]] = hashes[ordered[at]]
+        at += 1
+    return out
+
+
+def _code_files(manifest: Manifest, key: str, hashes: Mapping[str, str]) -> dict[str, Any] | None:
+    """What a bundled checker runs: its entry, its reason codes and the hash of every
+    Python file it can import (the entry's folder is on its path), or None for a
+    built-in checker."""
+    code = manifest.bundled(key)
+    if code is None:
+        return None
+    folder = code.path.rpartition("/")[0]
+    prefix = f"{folder}/" if folder else ""
+    files = {
+        p: h
+        for p, h in hashes.items()
+        if p == code.path or (p.startswith(prefix) and p.endswith(".py"))
+    }
+    return {"entry": code.entry, "reasons": dict(code.reasons), "files": files}
+
+
+def _code_changes(
+    old: Manifest,
+    new: Manifest,
+    common: list[str],
+    old_hashes: Mapping[str, str],
+    new_hashes: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """Cases in both whose bundled checker code is not the same: the same expectation can
+    now be met by other code, which no changed case or claim would show."""
+    out = []
+    old_cases = {c.id: c for c in old.cases}
+    new_cases = {c.id: c for c in new.cases}
+    for case_id in common:
+        before = _code_files(old, old_cases[case_id].checker, old_hashes)
+        after = _code_files(new, new_cases[case_id].checker, new_hashes)
+        if before is None or after is None or before == after:
+            continue
+        files = sorted(
+            p
+            for p in {*before["files"], *after["files"]}
+            if before["files"].get(p) != after["files"].get(p)
+        )
+        out.append(
+            {
+                "case": case_id,
+                "checker": new_cases[case_id].checker,
+                "files_changed": files,
+                "entry": {"old": before["entry"], "new": after["entry"]},
+                "reasons_changed": before["reasons"] != after["reasons"],
+                "claims": [c.id for c in new.claims if case_id in c.cases],
+            }
+        )
+    return out
+
+
+class _Content:
+    """Which input files of a case changed content, each input path compared once: many
+    cases reading one folder cost the folder's size once, not once a case."""
+
+    def __init__(self, old: Mapping[str, str], new: Mapping[str, str]) -> None:
+        self.old, self.new = old, new
+        self.old_order, self.new_order = sorted(old), sorted(new)
+        self.memo: dict[str, list[str]] = {}
+
+    def _changed(self, ref: str) -> list[str]:
+        if ref not in self.memo:
+            self.memo[ref] = self._compare((ref,), (ref,))
+        return self.memo[ref]
+
+    def _compare(self, old_refs: Sequence[str], new_refs: Sequence[str]) -> list[str]:
+        before = {k: v for r in old_refs for k, v in _files_of(r, self.old, self.old_order).items()}
+        after = {k: v for r in new_refs for k, v in _files_of(r, self.new, self.new_order).items()}
+        return sorted(p for p in before if p in after and before[p] != after[p])
+
+    def changed(self, old_case: Case, new_case: Case) -> list[str]:
+        old_refs, new_refs = _refs(old_case), _refs(new_case)
+        if old_refs != new_refs:
+            return self._compare(old_refs, new_refs)
+        return sorted({p for ref in old_refs for p in self._changed(ref)})
+
+
+def _added_removed(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    return [k for k in new if k not in old], [k for k in old if k not in new]
+
+
+def diff(
+    old: Manifest,
+    new: Manifest,
+    old_identity: str,
+    new_identity: str,
+    old_file: str = "",
+    new_file: str = "",
+) -> dict[str, Any]:
+    """Compare two manifests (already read strictly and checked against their files)."""
+    old_cases = {c.id: c for c in old.cases}
+    new_cases = {c.id: c for c in new.cases}
+    common = [k for k in old_cases if k in new_cases]
+
+    expectations = []
+    cited = {c.id: set(c.cases) for c in new.claims}
+    for case_id in common:
+        before, after = _expectation(old_cases[case_id]), _expectation(new_cases[case_id])
+        if before != after:
+            expectations.append(
+                {
+                    "case": case_id,
+                    "flipped": before["expect"] != after["expect"],
+                    "old": before,
+                    "new": after,
+                    "claims": [c.id for c in new.claims if case_id in cited[c.id]],
+                }
+            )
+
+    old_hashes = {f.path: f.sha256 for f in old.files}
+    new_hashes = {f.path: f.sha256 for f in new.files}
+    old_sizes = {f.path: f.size for f in old.files}
+    new_sizes = {f.path: f.size for f in new.files}
+    files_added, files_removed = _added_removed(old_hashes, new_hashes)
+    files_changed = [
+        {
+            "path": path,
+            "old_sha256": old_hashes[path],
+            "new_sha256": new_hashes[path],
+            "old_size": old_sizes[path],
+            "new_size": new_sizes[path],
+        }
+        for path in old_hashes
+        if path in new_hashes and old_hashes[path] != new_hashes[path]
+    ]
+
+    cases_added, cases_removed = _added_removed(old_cases, new_cases)
+    cases_changed = []
+    content_of = _Content(old_hashes, new_hashes)
+    for case_id in common:
+        found = changes(_case_body(old_cases[case_id]), _case_body(new_cases[case_id]))
+        content = content_of.changed(old_cases[case_id], new_cases[case_id])
+        if found or content:
+            cases_changed.append(
+                {"case": case_id, "changes": found, "input_content_changed": content}
+            )
+
+    old_claims = {c.id: c for c in old.claims}
+    new_claims = {c.id: c for c in new.claims}
+    claims_added, claims_removed = _added_removed(old_claims, new_claims)
+    claims_changed = []
+    for claim_id in old_claims:
+        if claim_id in new_claims:
+            found = changes(_claim_body(old_claims[claim_id]), _claim_body(new_claims[claim_id]))
+            if found:
+                claims_changed.append({"claim": claim_id, "changes": found})
+
+    old_scope, new_scope = set(old.cannot_support), set(new.cannot_support)
+
+    def about(m: Manifest) -> dict[str, Any]:
+        return {
+            "name": m.name,
+            "version": m.version,
+            "title": m.title,
+            "description": m.description,
+            "format": m.format,
+        }
+
+    result: dict[str, Any] = {
+        "diff_format": DIFF_FORMAT,
+        "old": {
+            "file": old_file,
+            "name": old.name,
+            "version": old.version,
+            "identity": old_identity,
+        },
+        "new": {
+            "file": new_file,
+            "name": new.name,
+            "version": new.version,
+            "identity": new_identity,
+        },
+        "identical": old_identity == new_identity,
+        "expectations_changed": expectations,
+        "checker_code_changed": _code_changes(old, new, common, old_hashes, new_hashes),
+        "cases": {"added": cases_added, "removed": cases_removed, "changed": cases_changed},
+        "claims": {"added": claims_added, "removed": claims_removed, "changed": claims_changed},
+        "scope": {
+            "added": [s for s in new.cannot_support if s not in old_scope],
+            "removed": [s for s in old.cannot_support if s not in new_scope],
+        },
+        "files": {"added": files_added, "removed": files_removed, "changed": files_changed},
+        "bundle": changes(about(old), about(new)),
+        "environment": changes(dict(old.environment), dict(new.environment)),
+    }
+    return result
+
+
+def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:
+    """How many things changed, by kind (for the headline)."""
+    return {
+        "expectations": len(result["expectations_changed"]),
+        "flipped": sum(1 for x in result["expectations_changed"] if x["flipped"]),
+        "code": len(result.get("checker_code_changed", [])),
+        "cases": sum(len(result["cases"][k]) for k in ("added", "removed", "changed")),
+        "claims": sum(len(result["claims"][k]) for k in ("added", "removed", "changed")),
+        "scope": len(result["scope"]["added"]) + len(result["scope"]["removed"]),
+        "files": sum(len(result["files"][k]) for k in ("added", "removed", "changed")),
+        "bundle": len(result["bundle"]),
+        "environment": len(result["environment"]),
+    }

@@ -1,0 +1,149 @@
+"""Turn a verification into words (text for a terminal) and data (the JSON report).
+
+The JSON report's layout is a format of its own (``REPORT_FORMAT``), documented in
+``manifests/REPORT.md``; change it only by changing that version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bundler.errors import BundlerError
+from bundler.reports.common import verdicts_text
+from bundler.run.runner import CaseResult
+from bundler.run.verify import Verification
+
+# 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
+# findings, the checkers and libraries of verify_environment.
+REPORT_FORMAT = "reprobundle-report/1.2"
+
+_VERDICT_LINE = {
+    "supported": "every claim supported",
+    "contradicted": "a claim is contradicted",
+    "inconclusive": "inconclusive: nothing contradicted, but something could not be checked here",
+}
+
+
+INDEPENDENT = "independently checked"
+OWN_CODE = "checked by the bundle's own code"
+
+
+def checked_by(checker: str) -> str:
+    return OWN_CODE if checker.startswith("bundle:") else INDEPENDENT
+
+
+def _claim_checked_by(verification: Verification, case_ids: tuple[str, ...]) -> str:
+    wanted = set(case_ids)  # a set: claims of 40,000 cases stay linear
+    kinds = {checked_by(r.case.checker) for r in verification.cases if r.case.id in wanted}
+    return kinds.pop() if len(kinds) == 1 else f"partly {OWN_CODE}"
+
+
+def _code_dict(verification: Verification) -> dict[str, Any] | None:
+    code = verification.code
+    if code is None:
+        return None
+    return {
+        "allowed": code.allowed,
+        "why": code.why,
+        "entries": [{"checker": c, "entry": e, "sha256": h} for c, e, h in code.entries],
+        "isolation": code.isolation,
+        "workers_started": code.workers_started,
+    }
+
+
+def _case_dict(result: CaseResult) -> dict[str, Any]:
+    case, verdict = result.case, result.verdict
+    return {
+        "id": case.id,
+        "checker": case.checker,
+        "checked_by": checked_by(case.checker),
+        "expect": case.expect,
+        "expect_reasons": list(case.expect_reasons),
+        "kind": case.kind,
+        "verdict": verdict.status,
+        "reasons": [
+            {"code": r.code, "message": r.message, "details": r.details} for r in verdict.reasons
+        ],
+        "message": verdict.message,
+        "details": verdict.details,
+        "outcome": result.outcome,
+        "explanation": result.explanation,
+    }
+
+
+def to_json(verification: Verification) -> dict[str, Any]:
+    manifest = verification.extracted.manifest
+    cases = {r.case.id: _case_dict(r) for r in verification.cases}
+    return {
+        "report_format": REPORT_FORMAT,
+        "result": verification.status,
+        "exit_code": verification.exit_code,
+        "bundle": {
+            "file": verification.bundle_file.name,
+            "name": manifest.name,
+            "version": manifest.version,
+            "title": manifest.title,
+            "format": manifest.format,
+            "identity": verification.extracted.identity,
+            "files": len(manifest.files),
+            "bytes": verification.extracted.total_bytes,
+        },
+        "integrity": "every listed file is present with the SHA-256 and size the manifest gives",
+        "signature": verification.signature.to_dict(),
+        "warnings": list(manifest.warnings),
+        "build_environment": dict(manifest.environment),
+        "verify_environment": verification.environment,
+        "cases": list(cases.values()),
+        "claims": [
+            {
+                "id": c.claim.id,
+                "statement": c.claim.statement,
+                "status": c.status,
+                "why": c.why,
+                "cases": list(c.claim.cases),
+                "total": c.total,
+                "reproduced": c.reproduced,
+                "diverged": c.diverged,
+                "inconclusive": c.inconclusive,
+                "negative_controls": c.negative_controls,
+                "negative_control_waiver": c.waiver,
+                "uncontrolled_checks": list(c.uncontrolled),
+                "limits": list(c.claim.limits),
+                "checked_by": _claim_checked_by(verification, c.claim.cases),
+                "verdicts": verdicts_text([cases[i] for i in c.claim.cases]),
+                "findings": [i for i in c.claim.cases if cases[i]["kind"] == "finding"],
+            }
+            for c in verification.claims
+        ],
+        "cannot_support": list(manifest.cannot_support),
+        "workdir": str(verification.workdir) if verification.workdir else None,
+    } | ({"bundled_code": _code_dict(verification)} if verification.code else {})
+
+
+def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
+    return {
+        "report_format": REPORT_FORMAT,
+        "result": "rejected" if exit_code == 3 else "error",
+        "exit_code": exit_code,
+        "message": error.headline,
+        "problems": [
+            {"where": p.where, "code": p.code, "message": p.message} for p in error.problems
+        ],
+    }
+
+
+def to_text(verification: Verification, verbose: bool = False, width: int = 0) -> str:
+    """Plain text of the verification (from its JSON report, like every format)."""
+    from bundler.reports.text import to_text as text_of
+
+    return text_of(to_json(verification), verbose, width)
+
+
+def verdict_line(verification: Verification) -> str:
+    """The last line, also all that ``-q`` prints: the verdict, how many claims, and
+    whether (and by whom) the bundle was signed, so no output leaves the signer out."""
+    supported = sum(1 for c in verification.claims if c.status == "supported")
+    return (
+        f"Result: {_VERDICT_LINE[verification.status]} ({supported} of "
+        f"{len(verification.claims)} claims supported); {verification.signature.describe()}"
+    )

@@ -1,0 +1,599 @@
+"""Cases -> outcomes: load each case's inputs, call its checker, compare with the expectation.
+
+Built-in checkers run in-process and import nothing from the bundle. Whatever a
+checker does wrong (raises, returns garbage, names an undeclared code, runs past the time
+limit per case) becomes an ``error`` verdict, and an error is never evidence: its outcome
+is ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import checkers
+from bundler.format import strictjson
+from checkers.api import (
+    STRICT,
+    Checker,
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reading,
+    Reason,
+    Verdict,
+    failed_substantively,
+)
+
+try:
+    import resource
+except ImportError:  # pragma: no cover (not POSIX)
+    resource = None  # type: ignore[assignment]
+from bundler.format.manifest import BUNDLED_PREFIX, Case, Manifest
+
+Outcome = Literal["reproduced", "diverged", "inconclusive"]
+# A built-in case running longer is stopped: a bundle's params can hold a regex that
+# backtracks for ever on its inputs. 0 means no limit.
+CASE_SECONDS = 120.0
+# Address space a built-in case may add to the verifier's (RLIMIT_AS, raised with
+# --case-memory); a whole verification ends within VERIFY_SECONDS (--time-limit).
+CASE_MEMORY = 2 << 30
+VERIFY_SECONDS = 3600.0
+# Told (cases done, cases in all, the case about to run or "") as work goes on.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    verdict: Verdict
+    outcome: Outcome
+    explanation: str
+
+
+def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str, Any]:
+    """``checkers`` (each ``name@version`` -> where it came from here) and ``libraries``
+    (the version of each library those checkers rely on): what explains a divergence
+    between the build's machine and this one."""
+    from importlib import metadata
+
+    used = sorted(set(keys))
+    libraries: dict[str, str] = {}
+    found_by_key = {key: checkers.get(key) for key in used}
+    for found in found_by_key.values():
+        for library in found.libraries if found else ():
+            try:
+                libraries[library] = metadata.version(library)
+            except metadata.PackageNotFoundError:
+                libraries[library] = "unknown"
+
+    def origin(key: str) -> str:
+        if key.startswith(BUNDLED_PREFIX):
+            return "bundled code" if code_ran else "bundled code (not run here)"
+        return "built-in" if found_by_key[key] else "unavailable"
+
+    return {
+        "checkers": {key: origin(key) for key in used},
+        "libraries": dict(sorted(libraries.items())),
+    }
+
+
+def params_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
+    """Why ``params`` do not fit the checker's declared params (empty if they do)."""
+    problems = []
+    declared = {p.name: p for p in found.params}
+    for name in params:
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            problems.append(f"{found.key} has no param {name!r} (it takes: {known})")
+    for param in found.params:
+        if param.name not in params:
+            if param.required:
+                problems.append(f"{found.key} needs param {param.name!r}: {param.doc}")
+        elif not _fits(params[param.name], param):
+            wanted = " or ".join(t.__name__ for t in param.types)
+            observed = type(params[param.name]).__name__
+            problems.append(f"param {param.name!r} must be {wanted}, observed {observed}")
+    return problems
+
+
+def _fits(value: Any, param: Param) -> bool:
+    if isinstance(value, bool) and bool not in param.types:
+        return False  # True is an int in Python, never in a param
+    return isinstance(value, param.types)
+
+
+class _LoadError(Exception):
+    def __init__(self, message: str, code: str = "input.unreadable") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """Caps on what a built-in case's input may make the verifier hold, checked before
+    (or, for what only parsing can tell, while) the input is parsed."""
+
+    bytes: int = 256 << 20  # per input file
+    values: int = 5_000_000  # JSON and JSON Lines: values in one input
+    yaml_values: int = 200_000  # YAML builds about 1 KiB of nodes per value
+    depth: int = strictjson.MAX_DEPTH
+
+
+LOAD_LIMITS = LoadLimits()
+
+
+def _read(root: Path, path: str, sha256: str) -> bytes:
+    """An input's bytes, re-hashed as they are read: whatever changed the work folder
+    since it was checked (another process, a bundle's code) is caught, not believed."""
+    import hashlib
+
+    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        if size > LOAD_LIMITS.bytes:
+            raise _LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
+        data = stream.read(LOAD_LIMITS.bytes + 1)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise _LoadError(
+            f"{path} changed after it was checked (its SHA-256 no longer matches the "
+            "manifest): input tampered",
+            "input.tampered",
+        )
+    return data
+
+
+def _load_one(
+    root: Path, path: str, kind: InputKind, listed: Mapping[str, str], reading: Reading = STRICT
+) -> Any:
+    if kind is InputKind.TREE:
+        prefix = path.rstrip("/") + "/"
+        return {
+            p[len(prefix) :]: _read(root, p, digest)
+            for p, digest in sorted(listed.items())
+            if p.startswith(prefix)
+        }
+    if path not in listed:
+        raise _LoadError(f"{path} is not a file of the bundle")
+    data = _read(root, path, listed[path])
+    if kind is InputKind.BYTES:
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LoadError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    if kind is InputKind.TEXT:
+        return text
+    if kind is InputKind.JSONL:
+        try:
+            return strictjson.loads_lines(
+                text, LOAD_LIMITS.values, constants=reading.json_constants
+            )
+        except ValueError as exc:
+            raise _LoadError(f"{path}:{exc}") from None
+    if path.endswith(".json"):
+        try:
+            return strictjson.loads(
+                text, LOAD_LIMITS.depth, LOAD_LIMITS.values, constants=reading.json_constants
+            )
+        except ValueError as exc:
+            raise _LoadError(f"{path}: not valid JSON: {exc}") from None
+    from bundler.format import yamlfile
+
+    try:
+        value, _ = yamlfile.load(
+            text,
+            aliases=reading.yaml_aliases,
+            max_values=LOAD_LIMITS.yaml_values,
+            max_depth=LOAD_LIMITS.depth,
+        )
+    except yamlfile.YamlProblem as exc:
+        line = f":{exc.line}" if exc.line else ""
+        hint = " (large data reads better as JSON)" if "values" in exc.message else ""
+        raise _LoadError(f"{path}{line}: {exc.message}{hint}") from None
+    return value
+
+
+def load_inputs(
+    found: Checker, case: Case, root: Path, listed: Mapping[str, str]
+) -> dict[str, Any]:
+    """The loaded value of each role; raises _LoadError naming the file (and line)."""
+    loaded: dict[str, Any] = {}
+    for role_name, ref in case.inputs.items():
+        role = found.role(role_name)
+        if role is None:
+            raise _LoadError(f"{found.key} has no input {role_name!r}")
+        if role.many != (not isinstance(ref, str)):
+            raise _LoadError(
+                f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}"
+            )
+        paths = [ref] if isinstance(ref, str) else list(ref)
+        values = [_load_one(root, p, role.kind, listed, role.reading) for p in paths]
+        loaded[role_name] = values if role.many else values[0]
+    missing = [r.name for r in found.roles if not r.optional and r.name not in loaded]
+    if missing:
+        raise _LoadError(f"{found.key} needs input(s) {', '.join(missing)}")
+    return loaded
+
+
+def same_file(found: Checker, inputs: Mapping[str, Any]) -> str | None:
+    """Why a case names one file (or folder) in two roles its checker compares with each
+    other, or None. ``inputs`` maps role -> path or list of paths."""
+    seen: dict[str, str] = {}
+    for role in found.roles:
+        ref = inputs.get(role.name)
+        if not role.compared or ref is None:
+            continue
+        for path in dict.fromkeys([ref] if isinstance(ref, str) else list(ref)):
+            key = path.rstrip("/")
+            if key in seen:
+                return (
+                    f"{path!r} is given as both {seen[key]!r} and {role.name!r}, which "
+                    f"{found.key} compares with each other: the file would be compared with "
+                    "itself; give each role its own file"
+                )
+            seen[key] = role.name
+    return None
+
+
+_VACUITY_CACHE: dict[str, Verdict | None] = {}
+
+
+def vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    """None when the checker can fail under ``params`` (its counterexample makes it fail
+    for one of its own reasons); otherwise the error verdict the case gets instead:
+    ``params.vacuous``, or ``params.invalid`` when the params are wrong. Remembered per
+    checker and params, so 20,000 cases with the same params pay once."""
+    if checkers.get(found.key) is not found:  # not the registered one: never remembered
+        return _vacuity(found, params)
+    key = f"{found.key} {json.dumps(params, sort_keys=True, default=str)}"
+    if key in _VACUITY_CACHE:
+        return _VACUITY_CACHE[key]
+    if len(_VACUITY_CACHE) >= 4096:
+        _VACUITY_CACHE.clear()
+    result = _vacuity(found, params)
+    _VACUITY_CACHE[key] = result
+    return result
+
+
+def _vacuous(found: Checker, why: str) -> Verdict:
+    return Verdict.errored(
+        "params.vacuous",
+        f"{found.key} cannot fail under these params ({why}): a pass would show nothing; "
+        "change the params so that some input fails the check",
+    )
+
+
+def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    if found.counterexample is None:
+        return _vacuous(found, "it declares no counterexample, so nothing shows it can fail")
+    full = {p.name: p.default for p in found.params if not p.required}
+    full.update(params)
+    try:
+        inputs = found.counterexample(full)
+    except CheckerInputError as exc:
+        code = exc.code if exc.code in found.all_reasons else "params.invalid"
+        return Verdict.errored(code, exc.message)
+    except RecursionError:
+        return _vacuous(found, "its params are nested too deeply to build a failing input")
+    except Exception as exc:  # a bug in the counterexample is never a verdict
+        return Verdict.errored(
+            "checker.raised", f"{found.key}'s counterexample raised {type(exc).__name__}: {exc}"
+        )
+    if inputs is None:
+        return _vacuous(found, "no input fails it")
+    verdict = run_checker(found, inputs, params)
+    if failed_substantively(verdict):
+        return None
+    if verdict.status == "error" and "params.invalid" in verdict.codes:
+        return verdict
+    observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
+    return _vacuous(found, f"its counterexample gives {observed}, not a failure of the check")
+
+
+def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Call a checker and police what comes back."""
+    problems = params_problems(found, params)
+    if problems:
+        return Verdict.errored("params.invalid", "; ".join(problems))
+    full = {p.name: p.default for p in found.params if not p.required}
+    full.update(params)
+    try:
+        verdict = found.function(inputs, full)
+    except CheckerInputError as exc:
+        code = exc.code if exc.code in found.all_reasons else "input.invalid"
+        return Verdict.errored(code, exc.message)
+    except RecursionError:
+        return Verdict.errored("input.invalid", "input nested too deeply to check")
+    except MemoryError:
+        raise  # the case's memory limit: run_case says so
+    except Exception as exc:  # a bug in the checker is never a verdict
+        return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
+    return _police(found, verdict)
+
+
+def _police(found: Checker, verdict: Any) -> Verdict:
+    if not isinstance(verdict, Verdict) or verdict.status not in ("pass", "fail", "error"):
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned {type(verdict).__name__}"
+        )
+    if verdict.status == "fail" and not verdict.reasons:
+        return Verdict.errored("checker.bad_verdict", f"{found.key} failed without a reason")
+    undeclared = sorted({r.code for r in verdict.reasons} - set(found.all_reasons))
+    if undeclared:
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned undeclared reason code(s) {undeclared}"
+        )
+    try:
+        return Verdict(
+            verdict.status,
+            verdict.message,
+            tuple(Reason(r.code, r.message, _plain(r.details)) for r in verdict.reasons),
+            _plain(verdict.details),
+        )
+    except ValueError as exc:
+        return Verdict.errored(
+            "checker.bad_verdict", f"{found.key} returned details that are not data: {exc}"
+        )
+
+
+def _plain(value: Any) -> Any:
+    """Details as plain JSON data (what reports carry); dates and the like become text."""
+    return json.loads(json.dumps(value, default=str, allow_nan=False, sort_keys=True))
+
+
+class _OutOfTime(BaseException):
+    """Raised inside a checker by the timer; not an Exception, so no checker swallows it."""
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the code inside after ``seconds``. SIGALRM reaches Python code and the
+    ``re`` engine; signals arrive on the main thread only, so elsewhere there is no limit."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def _memory_limit(extra: int) -> Iterator[None]:
+    """Let the code inside add at most ``extra`` bytes of address space: the soft
+    RLIMIT_AS is set to what the process holds now plus ``extra``, and put back after.
+    A checker (or a parser in C) past it gets MemoryError, never the machine's memory."""
+    if extra <= 0 or resource is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        yield  # no way to know what the process holds: no limit rather than a wrong one
+        return
+    limit = used + extra if hard == resource.RLIM_INFINITY else min(used + extra, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def run_case(
+    case: Case,
+    root: Path,
+    listed: Mapping[str, str],
+    seconds: float = CASE_SECONDS,
+    memory: int = CASE_MEMORY,
+    deadline: float | None = None,
+) -> Verdict:
+    """The verdict of one built-in case, within ``seconds``, ``memory`` bytes more than the
+    process holds, and the verification's ``deadline`` (a ``time.monotonic()`` value)."""
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return out_of_time(case)
+        seconds = min(seconds, left) if seconds > 0 else left
+    try:
+        with _time_limit(seconds), _memory_limit(memory):
+            return _run_case(case, root, listed)
+    except _OutOfTime:
+        return Verdict.errored(
+            "checker.timeout",
+            f"{case.checker} ran longer than {seconds:g} s (raise with --case-timeout, "
+            "or the whole verification's --time-limit)",
+        )
+    except MemoryError:
+        return Verdict.errored(
+            "checker.memory",
+            f"{case.checker} needed more than {memory >> 20} MiB (raise with --case-memory)",
+        )
+
+
+def out_of_time(case: Case) -> Verdict:
+    return Verdict.errored(
+        "checker.timeout",
+        f"not run: the verification's time limit was reached before {case.id} "
+        "(raise with --time-limit)",
+    )
+
+
+def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
+    found = checkers.get(case.checker)
+    if found is None:
+        return Verdict.errored(
+            "checker.unavailable", f"this verifier has no checker {case.checker}"
+        )
+    problems = params_problems(found, case.params)
+    if problems:
+        return Verdict.errored("params.invalid", "; ".join(problems))
+    twice = same_file(found, case.inputs)
+    if twice:
+        return Verdict.errored("input.same_file", twice)
+    refused = vacuity(found, case.params)
+    if refused is not None:
+        return refused
+    try:
+        inputs = load_inputs(found, case, root, listed)
+    except _LoadError as exc:
+        return Verdict.errored(exc.code, str(exc))
+    except OSError as exc:
+        return Verdict.errored("input.unreadable", f"cannot read an input: {exc.strerror}")
+    return run_checker(found, inputs, case.params)
+
+
+def judge(case: Case, verdict: Verdict) -> tuple[Outcome, str]:
+    """Compare a verdict with the case's expectation."""
+    observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
+    if verdict.status == "error":
+        if set(verdict.codes) & {"code.not_allowed", "input.tampered"}:
+            return "inconclusive", verdict.message  # already says why, in the report's words
+        return "inconclusive", f"the checker could not decide: {verdict.message}"
+    if case.expect == "pass":
+        if verdict.status == "pass":
+            return "reproduced", "passed as expected"
+        return "diverged", f"expected pass, observed {observed}"
+    if verdict.status == "pass":
+        return "diverged", "expected fail, observed pass"
+    if case.expect_reasons and set(case.expect_reasons) != set(verdict.codes):
+        return "diverged", f"expected fail {sorted(case.expect_reasons)}, observed {observed}"
+    return "reproduced", f"failed as expected {list(verdict.codes)}"
+
+
+def not_allowed(manifest: Manifest, case: Case) -> Verdict:
+    code = manifest.bundled(case.checker)
+    entry = f" (it would run {code.entry})" if code else ""
+    return Verdict.errored(
+        "code.not_allowed",
+        f"bundled code not allowed{entry}; allow it with --allow-code or a trusted key "
+        "allowed to run code",
+    )
+
+
+# Below this many built-in cases, starting worker processes costs more than it saves.
+PARALLEL_FROM = 64
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What each built-in case may take, and when the whole verification must end."""
+
+    seconds: float = CASE_SECONDS
+    memory: int = CASE_MEMORY
+    deadline: float | None = None  # time.monotonic() value
+
+
+def _run_chunk(
+    cases: list[Case], root: Path, listed: Mapping[str, str], budget: Budget
+) -> list[Verdict]:
+    return [
+        run_case(case, root, listed, budget.seconds, budget.memory, budget.deadline)
+        for case in cases
+    ]
+
+
+def _run_built_in(
+    cases: list[Case],
+    root: Path,
+    listed: Mapping[str, str],
+    jobs: int,
+    progress: Progress | None,
+    total: int,
+    budget: Budget,
+) -> list[Verdict]:
+    """Verdicts of built-in cases, in their order, across ``jobs`` processes when it pays.
+    Checkers are pure, so the verdicts are the same as a serial run's."""
+    if jobs <= 1 or len(cases) < PARALLEL_FROM:
+        verdicts = []
+        for done, case in enumerate(cases):
+            if progress:
+                progress(done, total, case.id)
+            verdicts.append(
+                run_case(case, root, listed, budget.seconds, budget.memory, budget.deadline)
+            )
+        return verdicts
+    import concurrent.futures
+    import multiprocessing
+
+    size = max(1, min(256, len(cases) // (jobs * 8)))
+    chunks = [cases[i : i + size] for i in range(0, len(cases), size)]
+    results: dict[int, list[Verdict]] = {}
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {
+            pool.submit(_run_chunk, chunk, root, listed, budget): i
+            for i, chunk in enumerate(chunks)
+        }
+        done = 0
+        for future in concurrent.futures.as_completed(futures):
+            results[futures[future]] = future.result()
+            done += len(results[futures[future]])
+            if progress:
+                progress(done, total, "")
+    return [verdict for i in range(len(chunks)) for verdict in results[i]]
+
+
+def run_cases(
+    manifest: Manifest,
+    root: Path,
+    progress: Progress | None = None,
+    bundled: Callable[[Case], Verdict] | None = None,
+    jobs: int = 1,
+    case_seconds: float = CASE_SECONDS,
+    budget: Budget | None = None,
+) -> list[CaseResult]:
+    """Built-in checkers first (across ``jobs`` processes when there are many cases, each
+    case within ``budget``, or ``case_seconds``); bundled code last, through ``bundled``
+    (when allowed; otherwise those cases are inconclusive). A case not started by the
+    budget's deadline is inconclusive."""
+    budget = budget or Budget(seconds=case_seconds)
+    listed = {f.path: f.sha256 for f in manifest.files}
+    built_in = [c for c in manifest.cases if not c.checker.startswith(BUNDLED_PREFIX)]
+    own_code = [c for c in manifest.cases if c.checker.startswith(BUNDLED_PREFIX)]
+    total = len(manifest.cases)
+    verdicts = dict(
+        zip(
+            (c.id for c in built_in),
+            _run_built_in(built_in, root, listed, jobs, progress, total, budget),
+            strict=True,
+        )
+    )
+    for done, case in enumerate(own_code, start=len(built_in)):
+        if progress:
+            progress(done, total, case.id)
+        if budget.deadline is not None and time.monotonic() >= budget.deadline:
+            verdicts[case.id] = out_of_time(case)
+        else:
+            verdicts[case.id] = bundled(case) if bundled else not_allowed(manifest, case)
+    results = []
+    for case in manifest.cases:
+        verdict = verdicts[case.id]
+        outcome, explanation = judge(case, verdict)
+        results.append(CaseResult(case, verdict, outcome, explanation))
+    if progress:
+        progress(total, total, "")
+    return results

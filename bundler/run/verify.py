@@ -1,0 +1,246 @@
+"""Verify a bundle: strict read, integrity, re-run every case, judge every claim.
+
+Each step refuses before the next starts. The work directory is new (or empty), is
+the only place anything is written, and is removed afterwards unless the caller keeps
+it. Nothing here depends on the current working directory.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from bundler import __version__
+from bundler.container.extract import BeforePayload, Extracted, Limits, Wanted, extract
+from bundler.container.workfolder import WorkFolder
+from bundler.errors import BundlerError, Problem, UsageError
+from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
+from bundler.format.manifest import Manifest
+from bundler.run.runner import (
+    CASE_MEMORY,
+    CASE_SECONDS,
+    VERIFY_SECONDS,
+    Budget,
+    CaseResult,
+    Progress,
+    checker_environment,
+    run_cases,
+)
+from bundler.run.sandbox import BundledCode, CodePolicy, isolation
+from bundler.signatures.trust import Policy, SignatureCheck, check_signatures
+
+EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """Whether bundled code ran, why, what it is, and what isolation was in force."""
+
+    allowed: bool
+    why: str
+    entries: tuple[tuple[str, str, str], ...]  # (checker, entry, sha256 of the entry file)
+    isolation: dict[str, object]
+    workers_started: int = 0
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Everything a report needs about one verification."""
+
+    bundle_file: Path
+    extracted: Extracted
+    cases: list[CaseResult]
+    claims: list[ClaimResult]
+    status: ClaimStatus
+    environment: dict[str, Any]
+    workdir: Path | None  # set when the caller kept it
+    signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
+    code: CodeRun | None = None  # set when the bundle declares bundled code
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
+    """This machine, and (given the manifest) the checkers and library versions its cases
+    used here, beside which the build's are recorded."""
+    here: dict[str, Any] = {
+        "tool": f"reprobundle {__version__}",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+    }
+    if manifest is not None:
+        here.update(checker_environment((c.checker for c in manifest.cases), code_ran))
+    return here
+
+
+@contextmanager
+def unpacked(
+    bundle_file: Path,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+    before_payload: BeforePayload | None = None,
+    stream: BinaryIO | None = None,
+    wanted: Wanted | None = None,
+) -> Iterator[Extracted]:
+    """``bundle_file`` read into ``workdir`` (a new temporary folder by default) with every
+    byte checked, and removed again on the way out unless ``keep`` (on Ctrl-C and SIGTERM
+    too): the one place a work folder is made and emptied. A refusal while it is kept says
+    where it is. ``wanted`` names the files to write (every byte is hashed either way)."""
+    folder = WorkFolder(workdir)
+    try:
+        yield extract(bundle_file, folder.path, limits, before_payload, stream, wanted)
+    except BundlerError as exc:
+        if keep:
+            exc.problems.append(
+                Problem("", "workdir.kept", f"the work directory is kept at {folder.path}")
+            )
+        raise
+    finally:
+        if keep:
+            folder.release()
+        else:
+            folder.remove()
+
+
+def read_by_cases(manifest: Manifest) -> set[str]:
+    """The files some case names as an input, or that lie under a folder a case names."""
+    listed = {f.path for f in manifest.files}
+    named = {p for c in manifest.cases for ref in c.inputs.values() for p in _paths(ref)}
+    folders = tuple(p.rstrip("/") + "/" for p in named - listed)
+    return (named & listed) | ({p for p in listed if p.startswith(folders)} if folders else set())
+
+
+def _paths(ref: str | Sequence[str]) -> Sequence[str]:
+    return [ref] if isinstance(ref, str) else ref
+
+
+def check_integrity(
+    bundle_file: Path, limits: Limits | None = None, before_payload: BeforePayload | None = None
+) -> Extracted:
+    """Check every byte of ``bundle_file`` against its manifest, running no case: what
+    ``inspect`` and ``diff`` need. The returned ``root`` no longer exists. Raises
+    ``UsageError`` when ``bundle_file`` is not a file, ``BundleRejected`` when it does not
+    hold."""
+    must_be_file(bundle_file)
+    with unpacked(
+        bundle_file.absolute(), limits=limits, before_payload=before_payload, wanted=lambda _: ()
+    ) as found:
+        return found
+
+
+def must_be_file(path: Path) -> None:
+    """A usage error naming what ``path`` is instead of a bundle file, with the fix."""
+    if path.is_file():
+        return
+    if (path / "bundle.yaml").is_file():
+        raise UsageError(
+            f"{path} is not a file but a bundle source (a folder holding bundle.yaml): build "
+            f"it first with `reprobundle build {path}`, then verify the file it writes"
+        )
+    if path.is_dir():
+        raise UsageError(
+            f"{path} is not a file but a folder; give a bundle file (NAME-VERSION.bundle.tar.zst)"
+        )
+    raise UsageError(f"{path} is not a file: it does not exist")
+
+
+def verify(
+    bundle_file: Path,
+    workdir: Path | None = None,
+    keep: bool = False,
+    limits: Limits | None = None,
+    progress: Progress | None = None,
+    policy: Policy | None = None,
+    code: CodePolicy | None = None,
+    jobs: int = 1,
+    stream: BinaryIO | None = None,
+    case_seconds: float = CASE_SECONDS,
+    case_memory: int = CASE_MEMORY,
+    time_limit: float = VERIFY_SECONDS,
+) -> Verification:
+    """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
+    Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
+
+    Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
+    manifest is read and before any payload byte is written; a bad one always rejects.
+    """
+    policy = policy or Policy()
+    checked: list[SignatureCheck] = []
+    deadline = time.monotonic() + time_limit if time_limit > 0 else None
+    budget = Budget(case_seconds, case_memory, deadline)
+
+    def judge_signatures(manifest_bytes: bytes, identity: str, found: dict[str, bytes]) -> None:
+        checked.append(check_signatures(manifest_bytes, identity, found, policy))
+
+    def wanted(manifest: Manifest) -> set[str] | None:
+        """Every file when a person will look at the folder or bundled code will run."""
+        runs_code = manifest.code and (code_policy.allow or checked[0].allow_code)
+        return None if keep or workdir is not None or runs_code else read_by_cases(manifest)
+
+    code_policy = code or CodePolicy()
+    bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
+    if stream is None:
+        must_be_file(bundle_file)
+    with unpacked(
+        bundle_file, workdir, keep, limits, judge_signatures, stream, wanted
+    ) as extracted:
+        code_run, runner = _code(extracted, checked[0], code_policy)
+        try:
+            cases = run_cases(
+                extracted.manifest, extracted.root, progress, runner, jobs, budget=budget
+            )
+        finally:
+            if runner is not None:
+                runner.close()
+                code_run = replace(
+                    code_run,
+                    workers_started=runner.started,
+                    isolation={**code_run.isolation, "rlimits_applied": runner.limits_applied},
+                )
+        claims = judge_claims(extracted.manifest, cases)
+        return Verification(
+            bundle_file=bundle_file,
+            extracted=extracted,
+            cases=cases,
+            claims=claims,
+            status=overall(claims),
+            environment=verifier_environment(extracted.manifest, code_run.allowed),
+            workdir=extracted.root.parent if keep else None,
+            signature=checked[0],
+            code=code_run if extracted.manifest.code else None,
+        )
+
+
+def _code(
+    extracted: Extracted, signature: SignatureCheck, policy: CodePolicy
+) -> tuple[CodeRun, BundledCode | None]:
+    manifest = extracted.manifest
+    hashes = {f.path: f.sha256 for f in manifest.files}
+    entries = tuple((b.key, b.entry, hashes.get(b.path, "")) for b in manifest.code)
+    if policy.allow:
+        why = "allowed by --allow-code"
+    elif signature.allow_code:
+        why = (
+            f"allowed: signed by a trusted key allowed to run code ({', '.join(signature.signers)})"
+        )
+    else:
+        why = "not allowed: give --allow-code, or trust the signer with allow_code"
+    allowed = policy.allow or signature.allow_code
+    run = CodeRun(allowed, why, entries, isolation(policy.limits))
+    if not manifest.code or not allowed:
+        return run, None
+    return run, BundledCode(manifest, extracted.root, policy.limits)
+
+
+if sys.platform == "win32":  # pragma: no cover
+    raise ImportError("reprobundle verifies on POSIX systems (it relies on O_NOFOLLOW and dir_fd)")

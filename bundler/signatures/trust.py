@@ -1,0 +1,349 @@
+"""Which keys the reviewer trusts, and what the signatures of one bundle amount to.
+
+Trust lives on the reviewer's machine only: keys given with ``verify --trust KEYFILE`` or
+listed in a trust store file. A key that arrives inside a bundle (or a detached signature)
+is used to tell a broken signature from a foreign one, never to trust anything.
+
+The decision (``check_signatures``) is pure: manifest bytes, signature bytes, the trusted
+keys and the time in; a ``SignatureCheck`` or ``BundleRejected`` out. It runs before any
+payload file is written.
+
+A trust store is a TOML file::
+
+    [[key]]
+    name = "alice"                       # who this key is, as reports should print it
+    public_key = "ed25519:BASE64"        # or a PEM block
+    valid_from = 2026-01-01T00:00:00Z    # optional
+    valid_until = 2027-01-01T00:00:00Z   # optional
+    revoked = false                      # optional; a revoked key's signature rejects
+    allow_code = false                   # optional; may this key's bundles run their code
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import tomli
+
+from bundler.errors import BundleRejected, Problem, UsageError
+
+if TYPE_CHECKING:
+    from bundler.signatures.signing import PublicKey, Signature
+
+SignatureState = Literal["trusted", "unknown-key", "unsigned"]
+_STORE_KEYS = {"name", "public_key", "valid_from", "valid_until", "revoked", "allow_code"}
+MAX_KEY_FILE = 64 << 10
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    name: str
+    key: PublicKey
+    valid_from: dt.datetime | None = None
+    valid_until: dt.datetime | None = None
+    revoked: bool = False
+    allow_code: bool = False
+    source: str = ""
+
+    def window_problem(self, now: dt.datetime) -> str | None:
+        if self.valid_from and now < self.valid_from:
+            return f"key {self.name!r} is valid only from {self.valid_from.isoformat()}"
+        if self.valid_until and now > self.valid_until:
+            return f"key {self.name!r} was valid until {self.valid_until.isoformat()}"
+        return None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the reviewer asked for."""
+
+    trusted: tuple[TrustedKey, ...] = ()
+    require_signature: bool = False
+    expect_manifest_sha256: str | None = None
+    detached: Mapping[str, bytes] = field(default_factory=dict)  # name -> signature bytes
+    # False: naming trusted keys requires a signature by one of them (verify's default,
+    # fail closed); True: keys given only name the signers (the archive, --allow-unsigned)
+    allow_unsigned: bool = True
+
+    @property
+    def requires_signature(self) -> bool:
+        return self.require_signature or (bool(self.trusted) and not self.allow_unsigned)
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """What the signatures of one bundle amount to (bad signatures never get this far)."""
+
+    state: SignatureState
+    signers: tuple[str, ...] = ()  # names of trusted keys that signed
+    unknown_keyids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    allow_code: bool = False  # a trusted signer may run bundled code
+    pinned: bool = False  # the identity matched --expect-manifest-sha256
+
+    def describe(self) -> str:
+        pin = "; identity pinned by --expect-manifest-sha256" if self.pinned else ""
+        if self.state == "trusted":
+            return f"signed by a trusted key ({', '.join(self.signers)}){pin}"
+        if self.state == "unknown-key":
+            ids = ", ".join(k[:16] for k in self.unknown_keyids)
+            return f"signed by a key you do not trust (key id {ids}){pin}"
+        return f"unsigned{pin}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "signers": list(self.signers),
+            "unknown_keyids": list(self.unknown_keyids),
+            "notes": list(self.notes),
+            "allow_code": self.allow_code,
+            "pinned": self.pinned,
+            "summary": self.describe(),
+        }
+
+
+def _reject(headline: str, where: str, code: str, message: str) -> BundleRejected:
+    return BundleRejected(headline, [Problem(where, code, message)])
+
+
+def _verified(found: Mapping[str, bytes], manifest_bytes: bytes) -> list[tuple[str, Signature]]:
+    """Every signature parsed and checked over the manifest bytes, or ``BundleRejected``.
+    Only called when there is a signature: ``cryptography`` takes 15 ms to import, which
+    an unsigned bundle need not pay."""
+    from bundler.signatures.signing import PAYLOAD_TYPE, SignatureProblem, parse_signature
+
+    parsed: list[tuple[str, Signature]] = []
+    problems: list[Problem] = []
+    for where, data in sorted(found.items()):
+        try:
+            parsed.append((where, parse_signature(data)))
+        except SignatureProblem as exc:
+            problems.append(exc.problem(where))
+    if problems:
+        raise BundleRejected("a signature is malformed", problems)
+
+    seen: dict[bytes, str] = {}
+    for where, sig in parsed:
+        if sig.public_key.raw in seen:
+            problems.append(
+                Problem(
+                    where,
+                    "signature.duplicate",
+                    f"a second signature by key {sig.keyid[:16]} "
+                    f"(first in {seen[sig.public_key.raw]})",
+                )
+            )
+        seen[sig.public_key.raw] = where
+        if sig.payload_type != PAYLOAD_TYPE:
+            problems.append(
+                Problem(
+                    where,
+                    "signature.payload_type",
+                    f"payload type is {sig.payload_type!r}: "
+                    "it does not sign a reprobundle manifest",
+                )
+            )
+        elif not sig.verifies(manifest_bytes):
+            problems.append(
+                Problem(
+                    where,
+                    "signature.bad",
+                    f"the signature by key {sig.keyid[:16]} does not match the manifest bytes",
+                )
+            )
+    if problems:
+        raise BundleRejected("a signature does not verify: the bundle was altered", problems)
+    return parsed
+
+
+def check_signatures(
+    manifest_bytes: bytes,
+    identity: str,
+    signatures: Mapping[str, bytes],
+    policy: Policy,
+    now: dt.datetime | None = None,
+) -> SignatureCheck:
+    """Judge every signature over the exact manifest bytes. Raises ``BundleRejected``."""
+    now = now or dt.datetime.now(dt.UTC)
+    pinned = False
+    if policy.expect_manifest_sha256 is not None:
+        if identity != policy.expect_manifest_sha256.lower():
+            raise _reject(
+                "the bundle is not the one expected",
+                "manifest.toml",
+                "identity.mismatch",
+                f"its identity is sha256:{identity}, expected "
+                f"sha256:{policy.expect_manifest_sha256.lower()}",
+            )
+        pinned = True
+
+    found = {**signatures, **policy.detached}
+    parsed = _verified(found, manifest_bytes) if found else []
+
+    by_raw = {t.key.raw: t for t in policy.trusted}
+    signers: list[TrustedKey] = []
+    unknown: list[str] = []
+    notes: list[str] = []
+    for where, sig in parsed:
+        trusted = by_raw.get(sig.public_key.raw)
+        if trusted is None:
+            unknown.append(sig.keyid)
+            continue
+        if trusted.revoked:
+            raise _reject(
+                "the bundle is signed by a revoked key",
+                where,
+                "signature.revoked",
+                f"key {trusted.name!r} ({sig.keyid[:16]}) is revoked in {trusted.source}",
+            )
+        window = trusted.window_problem(now)
+        if window:
+            notes.append(window)
+            unknown.append(sig.keyid)
+            continue
+        signers.append(trusted)
+
+    if signers:
+        result = SignatureCheck(
+            "trusted",
+            tuple(s.name for s in signers),
+            tuple(unknown),
+            tuple(notes),
+            allow_code=any(s.allow_code for s in signers),
+            pinned=pinned,
+        )
+    elif parsed:
+        result = SignatureCheck("unknown-key", (), tuple(unknown), tuple(notes), pinned=pinned)
+    else:
+        result = SignatureCheck("unsigned", pinned=pinned)
+    if policy.requires_signature and result.state != "trusted":
+        given = len(policy.trusted)
+        why = (
+            ""
+            if policy.require_signature
+            else "; trusted keys were named, so a bundle they did not sign is rejected "
+            "(give --allow-unsigned to verify it anyway)"
+        )
+        raise _reject(
+            "a signature by a trusted key is required",
+            "signatures/",
+            "signature.required",
+            f"the bundle is {result.describe()}; {given} trusted key(s) given"
+            + (f" ({'; '.join(notes)})" if notes else "")
+            + why,
+        )
+    return result
+
+
+# -- loading trust from the reviewer's files --------------------------------------------
+
+
+def _read_small(path: Path, what: str) -> str:
+    try:
+        data = path.read_bytes()[: MAX_KEY_FILE + 1]
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if len(data) > MAX_KEY_FILE:
+        raise UsageError(f"{what} {path} is larger than {MAX_KEY_FILE} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{what} {path} is not UTF-8 text") from None
+
+
+def load_key_file(path: Path) -> TrustedKey:
+    """A public key file given with ``--trust``: trusted by name of the file."""
+    from bundler.signatures.signing import PublicKey, SignatureProblem
+
+    text = _read_small(path, "key file")
+    try:
+        key = PublicKey.from_text(text)
+    except SignatureProblem as exc:
+        raise UsageError(f"refusing to trust {path}", [exc.problem(str(path))]) from None
+    return TrustedKey(name=path.name, key=key, source=str(path))
+
+
+def _when(value: Any, where: str) -> dt.datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value
+    raise UsageError(
+        f"{where} must be a TOML date-time with a time zone (2026-01-01T00:00:00Z), "
+        f"observed {value!r}"
+    )
+
+
+def load_store(path: Path) -> tuple[TrustedKey, ...]:
+    """Read a trust store strictly; a store with no keys is an error (fail closed)."""
+    from bundler.signatures.signing import PublicKey, SignatureProblem
+
+    text = _read_small(path, "trust store")
+    try:
+        doc = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
+        raise UsageError(f"trust store {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"trust store {path} is nested too deeply to read") from None
+    entries = doc.get("key")
+    if set(doc) - {"key"} or not isinstance(entries, list) or not entries:
+        raise UsageError(
+            f"trust store {path} must hold one or more [[key]] tables and nothing else"
+        )
+    keys: list[TrustedKey] = []
+    problems: list[Problem] = []
+    names: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = f"{path}: key[{i}]"
+        if not isinstance(entry, dict):
+            problems.append(Problem(where, "trust.format", "must be a table"))
+            continue
+        unknown = sorted(set(entry) - _STORE_KEYS)
+        if unknown or not isinstance(entry.get("name"), str) or not entry.get("name"):
+            problems.append(
+                Problem(
+                    where,
+                    "trust.format",
+                    f"needs a name and a public_key; unknown keys {unknown}"
+                    if unknown
+                    else "needs a non-empty name",
+                )
+            )
+            continue
+        if entry["name"] in names:
+            problems.append(Problem(where, "trust.duplicate", f"name {entry['name']!r} twice"))
+        names.add(entry["name"])
+        flags = {k: entry.get(k, False) for k in ("revoked", "allow_code")}
+        if not all(isinstance(v, bool) for v in flags.values()):
+            problems.append(Problem(where, "trust.format", "revoked and allow_code are booleans"))
+            continue
+        public = entry.get("public_key")
+        try:
+            if not isinstance(public, str):
+                raise SignatureProblem("key.format", "public_key must be a string")
+            key = PublicKey.from_text(public)
+            keys.append(
+                TrustedKey(
+                    name=entry["name"],
+                    key=key,
+                    valid_from=_when(entry.get("valid_from"), f"{where}.valid_from"),
+                    valid_until=_when(entry.get("valid_until"), f"{where}.valid_until"),
+                    revoked=flags["revoked"],
+                    allow_code=flags["allow_code"],
+                    source=str(path),
+                )
+            )
+        except SignatureProblem as exc:
+            problems.append(exc.problem(where))
+    raw = [k.key.raw for k in keys]
+    if len(set(raw)) != len(raw):
+        problems.append(
+            Problem(str(path), "trust.duplicate", "the same public key is listed twice")
+        )
+    if problems:
+        raise UsageError(f"refusing to load trust store {path}", problems)
+    return tuple(keys)

@@ -1,0 +1,377 @@
+"""The index as the audit log says it must be, and every row that differs from it.
+
+The log is the archive's source of truth: replaying its records (``replay``) gives every
+fact the index may hold (a bundle row, its signer and last result, each verification with
+its claim results, the trusted keys, the archive's id and last checkpoint). ``compare``
+checks the index against that, row by row and column by column; ``rebuild`` writes it
+into a fresh index. One mechanism for both, so whatever ``log verify`` accepts is exactly
+what a rebuild would produce.
+
+Facts the log does not hold are derived from what it does: a bundle's title and claims
+from its manifest bytes, which must hash to the identity the log recorded; an exit code
+from the result. Records of format 1 (written before this module) carry less: their
+verification's environment, detail and claim reasons, and their times to the
+microsecond, cannot be checked (``LEGACY`` below says which).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bundler.errors import BundlerError, Problem
+from bundler.store.reverify import EXIT_CODES
+from bundler.store.signers import describe
+
+# What a format-1 record leaves unchecked (documented in manifests/ARCHIVE.md).
+LEGACY = "environment, detail and claim reasons of a verification; times to the second"
+
+
+@dataclass
+class BundleFacts:
+    digest: str
+    identity: str
+    name: str
+    version: str
+    size: int | None
+    added_at: str
+    added_by: str
+    tool: str
+    signer: str
+    keys: list[tuple[str, str | None]] | None  # None: the record did not list them
+    title: str | None  # None: read it from the manifest
+    claims: list[tuple[str, str]] | None
+    exact: bool  # format 2: times match exactly
+    last_result: str = "unverified"
+    last_verification: int | None = None
+
+
+@dataclass
+class VerificationFacts:
+    id: int
+    digest: str
+    at: str
+    tool: str
+    result: str
+    statuses: dict[str, str]
+    claims: list[tuple[str, str, str]] | None  # id, status, why (None: format 1)
+    environment: dict[str, Any] | None
+    detail: dict[str, Any] | None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.result, -1)
+
+
+@dataclass
+class Derived:
+    """Everything the log says the index holds."""
+
+    archive: str | None = None
+    created: str | None = None
+    bundles: dict[str, BundleFacts] = field(default_factory=dict)
+    verifications: dict[int, VerificationFacts] = field(default_factory=dict)
+    trust: list[dict[str, Any]] | None = None  # the trusted keys, as the last trust event says
+    trust_ids: list[str] = field(default_factory=list)
+    last_checkpoint: tuple[int, str] | None = None
+
+
+def _keys(value: Any) -> list[tuple[str, str | None]] | None:
+    if not isinstance(value, list):
+        return None
+    return sorted((str(k.get("keyid")), k.get("trusted")) for k in value if isinstance(k, dict))
+
+
+def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
+    """The index facts the records describe, in log order (later events win)."""
+    state = Derived()
+    for record in records:
+        event, data = record.get("event"), record.get("data", {})
+        exact = record.get("v") == 2
+        if event == "init":
+            state.archive = str(data.get("archive"))
+            state.created = str(record.get("at"))
+            state.trust_ids = sorted(data.get("trust", []))
+            if isinstance(data.get("keys"), list):
+                state.trust = data["keys"]
+        elif event == "trust" and isinstance(data.get("keys"), list):
+            state.trust = data["keys"]
+            state.trust_ids = sorted(k["keyid"][:16] for k in data["keys"] if not k["revoked"])
+        elif event == "add":
+            claims = data.get("claims")
+            state.bundles[str(data.get("digest"))] = BundleFacts(
+                digest=str(data.get("digest")),
+                identity=str(data.get("identity")),
+                name=str(data.get("name")),
+                version=str(data.get("version")),
+                size=data.get("size") if isinstance(data.get("size"), int) else None,
+                added_at=str(record.get("at")),
+                added_by=str(record.get("actor")),
+                tool=str(record.get("tool")),
+                signer=str(data.get("signer", "unknown")),
+                keys=_keys(data.get("keys")),
+                title=data.get("title") if isinstance(data.get("title"), str) else None,
+                claims=[(str(c["id"]), str(c["statement"])) for c in claims]
+                if isinstance(claims, list)
+                else None,
+                exact=exact,
+            )
+        elif event == "verify" and isinstance(data.get("verification"), int):
+            digest = str(data.get("digest"))
+            outcome = data.get("outcome") if isinstance(data.get("outcome"), dict) else None
+            facts = VerificationFacts(
+                id=data["verification"],
+                digest=digest,
+                at=str(record.get("at")),
+                tool=str(record.get("tool")),
+                result=str(data.get("result")),
+                statuses={str(k): str(v) for k, v in dict(data.get("claims", {})).items()},
+                claims=[(str(c["id"]), str(c["status"]), str(c["why"])) for c in outcome["claims"]]
+                if outcome
+                else None,
+                environment=outcome["environment"] if outcome else None,
+                detail=outcome["detail"] if outcome else None,
+            )
+            state.verifications[facts.id] = facts
+            bundle = state.bundles.get(digest)
+            if bundle is not None:
+                bundle.last_result, bundle.last_verification = facts.result, facts.id
+                if "signer" in data:
+                    bundle.signer = str(data["signer"])
+                    bundle.keys = _keys(data.get("keys"))
+        elif event == "checkpoint":
+            state.last_checkpoint = (int(data.get("size", 0)), str(data.get("head")))
+    return state
+
+
+def manifest_facts(manifest: bytes) -> tuple[str, list[tuple[str, str]]]:
+    """A stored manifest's title and claims (id, statement). Raises ``BundlerError``."""
+    from bundler.format.manifest import parse
+
+    parsed = parse(manifest)
+    return parsed.title, [(c.id, c.statement) for c in parsed.claims]
+
+
+class _Diff:
+    """Collects one problem per differing column, naming the row."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, where: str, code: str, message: str) -> None:
+        self.problems.append(Problem(where, code, message))
+
+    def column(self, where: str, column: str, index: Any, log: Any) -> None:
+        if index != log:
+            self.add(
+                where, "index.altered", f"{column}: the index says {index!r}, the log says {log!r}"
+            )
+
+
+def _same_second(index: str, log: str) -> bool:
+    try:
+        a = datetime.fromisoformat(index.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(log.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return abs((a - b).total_seconds()) < 1
+
+
+def compare(conn: sqlite3.Connection, state: Derived) -> list[Problem]:
+    """Every row of the index that the log does not describe, describes differently, or
+    describes but the index lacks. Reads the index; never writes."""
+    diff = _Diff()
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    diff.column("index meta 'archive'", "value", meta.get("archive"), state.archive)
+    if state.created is not None:
+        created = meta.get("created")
+        if created != state.created and not _same_second(str(created), state.created):
+            diff.column("index meta 'created'", "value", created, state.created)
+    remembered: tuple[int, str] | None = None
+    if meta.get("last_checkpoint"):
+        try:
+            last = json.loads(meta["last_checkpoint"])
+            remembered = (int(last["size"]), str(last["head"]))
+        except (ValueError, TypeError, KeyError):
+            remembered = state.last_checkpoint  # reported as log.checkpoint_record
+    diff.column("index meta 'last_checkpoint'", "size and head", remembered, state.last_checkpoint)
+
+    _bundles(conn, state, diff)
+    _verifications(conn, state, diff)
+    return diff.problems
+
+
+def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
+    seen: set[str] = set()
+    signers: dict[str, list[tuple[str, str | None]]] = {}
+    for digest, keyid, name in conn.execute(
+        "SELECT digest, keyid, trusted_name FROM bundle_signers"
+    ):
+        signers.setdefault(str(digest), []).append((str(keyid), name))
+    claims: dict[str, list[tuple[str, str]]] = {}
+    for digest, claim_id, statement in conn.execute(
+        "SELECT digest, claim_id, statement FROM claims ORDER BY rowid"
+    ):
+        claims.setdefault(str(digest), []).append((str(claim_id), str(statement)))
+    cursor = conn.execute(
+        "SELECT digest, identity, name, version, title, signer, size, added_at, added_by, "
+        "tool, manifest, last_result, last_verification FROM bundles"
+    )
+    for row in cursor:
+        digest = str(row[0])
+        seen.add(digest)
+        where = f"bundle {digest}"
+        facts = state.bundles.get(digest)
+        if facts is None:
+            diff.add(
+                where,
+                "index.unlogged",
+                f"{row[2]}@{row[3]} is in the index but was never logged as added",
+            )
+            continue
+        (
+            _,
+            identity,
+            name,
+            version,
+            title,
+            signer,
+            size,
+            added_at,
+            added_by,
+            tool,
+            manifest,
+            last_result,
+            last_verification,
+        ) = row
+        for column, index_value, log_value in (
+            ("identity", identity, facts.identity),
+            ("name", name, facts.name),
+            ("version", version, facts.version),
+            ("added_by", added_by, facts.added_by),
+            ("tool", tool, facts.tool),
+            ("signer", signer, facts.signer),
+            ("last_result", last_result, facts.last_result),
+            ("last_verification", last_verification, facts.last_verification),
+        ):
+            diff.column(where, column, index_value, log_value)
+        if facts.size is not None:
+            diff.column(where, "size", size, facts.size)
+        if facts.exact or not _same_second(str(added_at), facts.added_at):
+            diff.column(where, "added_at", added_at, facts.added_at)
+        observed = hashlib.sha256(bytes(manifest)).hexdigest()
+        if observed != facts.identity:
+            diff.add(
+                where,
+                "index.altered",
+                f"manifest: the stored manifest hashes to {observed}, the log says the "
+                f"identity is {facts.identity} (the manifest was replaced)",
+            )
+            expected_title, expected_claims = facts.title, facts.claims
+        elif facts.title is None or facts.claims is None:
+            try:
+                expected_title, expected_claims = manifest_facts(bytes(manifest))
+            except BundlerError as exc:
+                diff.add(where, "index.altered", f"manifest: cannot be read ({exc.headline})")
+                expected_title, expected_claims = None, None
+        else:
+            expected_title, expected_claims = facts.title, facts.claims
+        if expected_title is not None:
+            diff.column(where, "title", title, expected_title)
+        if expected_claims is not None:
+            _rows(diff, f"claims of bundle {digest}", claims.get(digest, []), expected_claims)
+        rows = sorted(signers.get(digest, []))
+        if facts.keys is not None:
+            diff.column(where, "signing keys (bundle_signers)", rows, facts.keys)
+        elif rows and describe(rows) != signer:
+            diff.column(where, "signing keys (bundle_signers)", describe(rows), signer)
+    for digest, facts in state.bundles.items():
+        if digest not in seen:
+            diff.add(
+                f"bundle {digest}",
+                "index.missing",
+                f"the log says {facts.name}@{facts.version} was added; the index has no row for it",
+            )
+    for digest in sorted(set(claims) - seen):
+        diff.add(
+            f"claims of bundle {digest}",
+            "index.unlogged",
+            "claims of a bundle the index does not hold",
+        )
+
+
+def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> None:
+    """Two lists of rows keyed by their first column: each extra, missing or changed row."""
+    mine, theirs = {r[0]: r for r in index}, {r[0]: r for r in log}
+    for key in sorted(set(mine) | set(theirs), key=str):
+        if key not in theirs:
+            diff.add(
+                f"{where}: {key}", "index.unlogged", f"the index holds {mine[key]!r}, the log none"
+            )
+        elif key not in mine:
+            diff.add(
+                f"{where}: {key}",
+                "index.missing",
+                f"the log says {theirs[key]!r}, the index has no row",
+            )
+        else:
+            diff.column(f"{where}: {key}", "row", tuple(mine[key]), tuple(theirs[key]))
+
+
+def _verifications(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
+    results: dict[int, list[tuple[str, str, str]]] = {}
+    for vid, claim_id, status, why in conn.execute(
+        "SELECT verification, claim_id, status, why FROM claim_results ORDER BY rowid"
+    ):
+        results.setdefault(int(vid), []).append((str(claim_id), str(status), str(why)))
+    seen: set[int] = set()
+    for vid, digest, at, tool, result, exit_code, environment, detail in conn.execute(
+        "SELECT id, digest, at, tool, result, exit_code, environment, detail FROM verifications"
+    ):
+        vid = int(vid)
+        seen.add(vid)
+        where = f"verification {vid}"
+        facts = state.verifications.get(vid)
+        if facts is None:
+            diff.add(where, "index.unlogged", "is in the history but was never logged")
+            continue
+        diff.column(where, "digest", digest, facts.digest)
+        diff.column(where, "result", result, facts.result)
+        diff.column(where, "exit_code", exit_code, facts.exit_code)
+        diff.column(where, "tool", tool, facts.tool)
+        statuses = results.get(vid, [])
+        if facts.claims is None:
+            if not _same_second(str(at), facts.at):
+                diff.column(where, "at", at, facts.at)
+            diff.column(where, "claim statuses", {c: s for c, s, _ in statuses}, facts.statuses)
+            continue
+        diff.column(where, "at", at, facts.at)
+        diff.column(where, "environment", _json(environment), facts.environment)
+        diff.column(where, "detail", _json(detail), facts.detail)
+        _rows(diff, f"claim results of verification {vid}", statuses, facts.claims)
+    for vid, facts in state.verifications.items():
+        if vid not in seen:
+            diff.add(
+                f"verification {vid}",
+                "index.missing",
+                f"the log says {facts.digest} was verified ({facts.result}); "
+                "the history has no row",
+            )
+    for vid in sorted(set(results) - seen):
+        diff.add(
+            f"claim results of verification {vid}",
+            "index.unlogged",
+            "results of a verification the index does not hold",
+        )
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text

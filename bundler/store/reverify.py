@@ -1,0 +1,158 @@
+"""Re-verification of stored bundles in worker processes.
+
+Each worker re-hashes the stored object (bit rot is found before anything runs) and
+then calls the library's ``bundler.run.verify.verify`` on it, returning a plain summary the
+parent records. Workers never touch the index: only the parent writes, one
+transaction per result, so a crash loses at most the results not yet recorded.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bundler.container.extract import Limits
+from bundler.signatures.trust import Policy
+from bundler.store.signers import Signed
+
+# Overall results a verification can record, worst first (the batch exit code follows it).
+RESULTS = ("missing", "rotted", "rejected", "error", "contradicted", "inconclusive", "supported")
+EXIT_CODES = {
+    "missing": 3,
+    "rotted": 3,
+    "rejected": 3,
+    "error": 5,
+    "contradicted": 1,
+    "inconclusive": 4,
+    "supported": 0,
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    root: str  # the archive folder
+    digest: str
+    limits: Limits = field(default_factory=Limits)
+    policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
+    workdir: str | None = None  # where to make the work folder (default: the temp folder)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One re-verification's result, as recorded in the history."""
+
+    digest: str
+    result: str
+    environment: dict[str, str]
+    claims: list[dict[str, str]]  # id, status, why
+    detail: dict[str, Any]  # cases tally, problems, message; signature, trust
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.result]
+
+    @property
+    def signed(self) -> Signed | None:
+        """Who signed it, when this verification got as far as judging signatures."""
+        doc = self.detail.get("signature")
+        return Signed.from_dict(doc) if isinstance(doc, dict) else None
+
+
+def verify_one(job: Job) -> Outcome:
+    """Runs in a worker process: re-hash the object, then verify it with the library."""
+    import uuid
+
+    from bundler.errors import BundleRejected, BundlerError
+    from bundler.run.verify import verifier_environment, verify
+    from bundler.store.objects import Store
+    from bundler.store.signers import judge, trusted_ids
+
+    environment = verifier_environment()
+    store = Store(Path(job.root))
+    path = store.path(job.digest)
+    why = store.check(job.digest)
+    if why is not None:
+        result = "missing" if "missing" in why else "rotted"
+        return Outcome(job.digest, result, environment, [], {"message": why})
+    try:
+        workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
+        verification = verify(path, workdir, limits=job.limits, policy=job.policy)
+    except BundleRejected as exc:
+        problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
+        refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}
+        return Outcome(job.digest, "rejected", environment, [], refusal)
+    except BundlerError as exc:
+        return Outcome(job.digest, "error", environment, [], {"message": exc.diagnostics()})
+    except Exception as exc:  # a bug in a checker or the verifier is recorded, not fatal
+        return Outcome(
+            job.digest, "error", environment, [], {"message": f"{type(exc).__name__}: {exc}"}
+        )
+    claims = [{"id": c.claim.id, "status": c.status, "why": c.why} for c in verification.claims]
+    tally: dict[str, int] = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
+    for case in verification.cases:
+        tally[case.outcome] += 1
+    signed = judge(verification.signature, verification.extracted.signatures, job.policy)
+    detail: dict[str, Any] = {
+        "cases": tally,
+        "identity": verification.extracted.identity,
+        "signature": signed.to_dict(),
+        "trust": trusted_ids(job.policy),
+    }
+    return Outcome(job.digest, verification.status, verification.environment, claims, detail)
+
+
+def run(
+    jobs: Sequence[Job],
+    workers: int,
+    on_error: Callable[[Job, str], Outcome],
+    function: Callable[[Job], Outcome] = verify_one,
+) -> Iterator[Outcome]:
+    """Yield outcomes as workers finish them (in completion order).
+
+    A worker that dies (killed, out of memory, a crash in native code) breaks the whole
+    pool, and every job still pending fails with it. Those jobs are then run again one
+    at a time, each in a fresh single-worker pool, so only the job that really kills its
+    worker is recorded as an ``error``.
+    """
+    broken: list[Job] = []
+    for job, outcome in _pool(jobs, workers, function, on_error):
+        if outcome is None:
+            broken.append(job)
+        else:
+            yield outcome
+    for job in broken:
+        for _, outcome in _pool([job], 1, function, on_error):
+            yield outcome or on_error(
+                job, "the worker process died while verifying it (killed, or out of memory)"
+            )
+
+
+def _pool(
+    jobs: Sequence[Job],
+    workers: int,
+    function: Callable[[Job], Outcome],
+    on_error: Callable[[Job, str], Outcome],
+) -> Iterator[tuple[Job, Outcome | None]]:
+    """(job, outcome) as they complete; outcome None when the pool broke under the job."""
+    if not jobs:
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+        futures: dict[Future[Outcome], Job] = {pool.submit(function, job): job for job in jobs}
+        try:
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    yield job, future.result()
+                except BrokenProcessPool:
+                    yield job, None
+                except Exception as exc:  # the job could not be sent or its result read
+                    yield job, on_error(job, f"{type(exc).__name__}: {exc}")
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
+            raise
