@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,14 +32,16 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with mixed.eval, mixed.json, all-errored.eval and truth.json."""
     if importlib.util.find_spec("inspect_ai") is None:  # not imported here: it is heavy
         _missing("inspect-ai is not installed")
-    # Test modules import this fixture, so each has its own instance: the second finds
-    # the logs the first wrote in the session's temporary folder.
-    done_marker = tmp_path_factory.getbasetemp() / "inspect-logs" / "truth.json"
-    if done_marker.exists():
-        return done_marker.parent
-    root = tmp_path_factory.mktemp("inspect")
-    tree, out = root / "tree", root / "logs"
-    tree.mkdir()
+    from tests.conftest import once
+
+    return once(tmp_path_factory, "inspect-logs", _write_logs)
+
+
+def _write_logs(out: Path) -> None:
+    root = out.parent / f"{out.name}-making"
+    shutil.rmtree(root, ignore_errors=True)
+    tree = root / "tree"
+    tree.mkdir(parents=True)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     (tree / "task.txt").write_text("committed\n")
     for command in (["init", "-q"], ["add", "task.txt"], ["commit", "-qm", "task"]):
@@ -56,8 +59,6 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    os.replace(out, done_marker.parent)
-    return done_marker.parent
 
 
 def truth(logs: Path, name: str) -> list[dict[str, Any]]:

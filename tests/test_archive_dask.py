@@ -20,6 +20,8 @@ from tests import dask_cluster
 from tests.archive_support import cli, flip_expectation, rebadge
 from tests.dask_cluster import coordinate, local_cluster, other_version, start_worker
 
+pytestmark = pytest.mark.long
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory, quickstart_bundle: Path) -> Path:

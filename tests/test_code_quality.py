@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.long  # mypy
+
 
 @pytest.mark.parametrize(
     "command",

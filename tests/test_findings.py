@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +25,14 @@ from bundler.reports.markdown import to_markdown
 from bundler.reports.schema import schema_problems
 from bundler.reports.terminal import render
 from bundler.reports.text import to_text
-from tests.helpers import REPO, edit_manifest
+from tests.helpers import edit_manifest
 
 SIX_RUNS = "6 of 6 verdicts reproduced (5 pass, 1 fail as expected: 1 finding)"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bundler.authoring.build import build
-
-    out = tmp_path_factory.mktemp("edits") / "config-edits.bundle.tar.gz"
-    return build(REPO / "bundles" / "config-edits", out, 1700000000).path
+def built(example_bundle: Callable[[str], Path]) -> Path:
+    return example_bundle("config-edits")
 
 
 @pytest.fixture(scope="module")

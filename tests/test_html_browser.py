@@ -21,6 +21,8 @@ import pytest
 from bundler.reports.html import to_html
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.long
+
 SCREENS = {"laptop": (1366, 768), "phone": (390, 844)}
 SHOTS = Path(os.environ.get("REPROBUNDLE_SCREENSHOTS") or REPO / "test-output" / "screenshots")
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bundler.authoring.build import build
 from bundler.reports.document import to_json
 from bundler.run import runner
 from bundler.run.verify import verify
-from tests.helpers import REPO
 
 SUBMITTED: list[int] = []
 
@@ -33,9 +32,9 @@ def report_without_volatile_fields(bundle: Path, jobs: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", ["intent-router", "config-change", "trajectory-skeleton"])
 def test_parallel_and_serial_reports_are_identical(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, example_bundle: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bundle = build(REPO / "bundles" / name, tmp_path / f"{name}.bundle.tar.zst", 0).path
+    bundle = example_bundle(name)
     serial = report_without_volatile_fields(bundle, jobs=1)
     SUBMITTED.clear()
     monkeypatch.setattr(runner, "PARALLEL_FROM", 1)
@@ -45,8 +44,10 @@ def test_parallel_and_serial_reports_are_identical(
     assert parallel == serial
 
 
-def test_few_cases_stay_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundle = build(REPO / "bundles" / "quickstart", tmp_path / "q.bundle.tar.zst", 0).path
+def test_few_cases_stay_in_process(
+    quickstart_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = quickstart_bundle
     SUBMITTED.clear()
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", RecordingPool)
     assert verify(bundle, jobs=2).status == "supported"

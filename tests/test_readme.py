@@ -21,6 +21,8 @@ import pytest
 
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.long
+
 README = REPO / "README.md"
 NOT_RUN = "<!-- not run by tests/test_readme.py:"
 
