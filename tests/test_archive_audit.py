@@ -22,18 +22,26 @@ from bundler.store import Archive
 from tests.archive_support import cli, db, flip_expectation, rebadge, sql
 
 
-@pytest.fixture
-def three(tmp_path: Path, quickstart_bundle: Path) -> Path:
-    """quickstart 1.0.0 (supported), other 1.0.0 (contradicted), other 1.1.0 (unverified)."""
-    root = tmp_path / "archive"
+@pytest.fixture(scope="module")
+def three_once(tmp_path_factory: pytest.TempPathFactory, quickstart_bundle: Path) -> Path:
+    """quickstart 1.0.0 (supported), other 1.0.0 (contradicted), other 1.1.0 (unverified),
+    made once (the verify runs in worker processes); each test gets its own copy."""
+    work = tmp_path_factory.mktemp("archive-audit")
+    root = work / "archive"
     Archive.init(root).close()
     contradicted = rebadge(
-        quickstart_bundle, tmp_path / "o1.tar.gz", name="other", edit=flip_expectation
+        quickstart_bundle, work / "o1.tar.gz", name="other", edit=flip_expectation
     )
-    later = rebadge(quickstart_bundle, tmp_path / "o2.tar.gz", name="other", version="1.1.0")
+    later = rebadge(quickstart_bundle, work / "o2.tar.gz", name="other", version="1.1.0")
     assert cli(root, "add", str(quickstart_bundle), str(contradicted), str(later))[0] == 0
     assert cli(root, "verify", "quickstart@1.0.0", "other@1.0.0")[0] == 1
     return root
+
+
+@pytest.fixture
+def three(tmp_path: Path, three_once: Path) -> Path:
+    """A copy of that archive, for this test alone to change."""
+    return Path(shutil.copytree(three_once, tmp_path / "archive", symlinks=True))
 
 
 def problems(root: Path) -> list[Problem]:

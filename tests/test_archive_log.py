@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,16 +12,24 @@ from bundler.store import Archive, auditlog, checkpoint
 from tests.archive_support import cli, db, rebadge, sql
 
 
-@pytest.fixture
-def root(tmp_path: Path, quickstart_bundle: Path) -> Path:
-    """An archive with a few events: init, two adds, a verify, an export."""
-    path = tmp_path / "archive"
-    second = rebadge(quickstart_bundle, tmp_path / "second.tar.gz", version="1.1.0")
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory: pytest.TempPathFactory, quickstart_bundle: Path) -> Path:
+    """An archive with a few events: init, two adds, a verify, an export (made once: the
+    verify runs in a worker process; each test gets its own copy)."""
+    work = tmp_path_factory.mktemp("archive-log")
+    path = work / "archive"
+    second = rebadge(quickstart_bundle, work / "second.tar.gz", version="1.1.0")
     with Archive.init(path) as archive:
         archive.add([quickstart_bundle, second])
         archive.verify(["quickstart@1.0.0"])
-        archive.export("quickstart@1.1.0", tmp_path / "exported.tar.gz")
+        archive.export("quickstart@1.1.0", work / "exported.tar.gz")
     return path
+
+
+@pytest.fixture
+def root(tmp_path: Path, made_once: Path) -> Path:
+    """A copy of that archive, for this test alone to change."""
+    return Path(shutil.copytree(made_once, tmp_path / "archive", symlinks=True))
 
 
 @pytest.fixture

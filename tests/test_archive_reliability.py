@@ -113,7 +113,6 @@ def kill_at_random_points(
     for run in range(runs):
         root, command = make(run)
         delay = chosen.uniform(0.05, window)
-        semaphores = _named_semaphores()
         process = subprocess.Popen(
             command,
             env=environment(),
@@ -122,29 +121,32 @@ def kill_at_random_points(
             start_new_session=True,
         )
         time.sleep(delay)
+        killed: set[Path] = set()
         if process.poll() is None:
+            killed = _mapped_semaphores(group=process.pid)
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
-        for leftover in _named_semaphores() - semaphores - _mapped_semaphores():
+        for leftover in killed - _mapped_semaphores():
             leftover.unlink(missing_ok=True)  # the killed pool's, never unlinked
         with assert_consistent(root) as archive:
             seen.append((delay, len(archive.list_bundles())))
     return seen
 
 
-def _named_semaphores() -> set[Path]:
-    """multiprocessing's named semaphores on Linux (elsewhere none are visible here)."""
-    return set(Path("/dev/shm").glob("sem.mp-*"))
-
-
-def _mapped_semaphores() -> set[Path]:
-    """Named semaphores some live process still has open (mapped): those of any other
-    program on the machine, made while the killed one ran, which must not be removed."""
+def _mapped_semaphores(group: int | None = None) -> set[Path]:
+    """multiprocessing's named semaphores (Linux) that live processes have open (mapped);
+    with ``group``, only those of that process group's members. Only the killed command's
+    own are ever removed: another program's (another test run's) must never be."""
     mapped = set()
-    for maps in Path("/proc").glob("[0-9]*/maps"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            text = maps.read_text()
-        except OSError:
+            if (
+                group is not None
+                and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) != group
+            ):
+                continue
+            text = (proc / "maps").read_text()
+        except (OSError, ValueError, IndexError):
             continue
         mapped.update(Path(line.split()[-1]) for line in text.splitlines() if "/sem.mp-" in line)
     return mapped
