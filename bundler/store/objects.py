@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bundler.atomic import publish
 from bundler.format.hashing import CHUNK
 from bundler.store.errors import ArchiveError, os_failure
 
@@ -32,14 +33,6 @@ class Staged:
     path: Path
     digest: str
     size: int
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Store:
@@ -96,9 +89,7 @@ class Store:
         target = self.path(staged.digest)
         try:
             target.parent.mkdir(exist_ok=True)
-            os.chmod(staged.path, 0o444)
-            os.replace(staged.path, target)
-            fsync_dir(target.parent)
+            publish(staged.path, target, mode=0o444)
         except OSError as exc:
             staged.path.unlink(missing_ok=True)
             raise os_failure(exc, "store the bundle in the archive", target) from None
