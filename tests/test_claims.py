@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from bundler.format.claims import judge_claim, overall
 from bundler.format.manifest import Case, Claim
-from bundler.run.runner import CaseResult, judge
+from bundler.format.results import CaseResult, judge
 from checkers.api import Reason, Verdict
 
 PASS_CASE = Case("p", "structured-equal@1", {"actual": "a", "expected": "b"}, {}, "pass")

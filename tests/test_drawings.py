@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bundler.reports.drawings import trajectory_skeleton
-from bundler.reports.html import DETAILS_RENDERERS
+from bundler.reports.drawings import DETAILS_RENDERERS, trajectory_skeleton
 
 
 def case(positions: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,12 +21,8 @@ from bundler.cli import main
 from bundler.container.extract import extract
 from bundler.errors import BundleRejected
 from bundler.reports.document import rejection_json, to_json
-from bundler.reports.html import (
-    DETAILS_RENDERERS,
-    environment_rows,
-    register_details_renderer,
-    to_html,
-)
+from bundler.reports.drawings import DETAILS_RENDERERS, register_details_renderer
+from bundler.reports.html import environment_rows, to_html
 from bundler.reports.junit import to_junit
 from bundler.reports.markdown import to_markdown
 from bundler.reports.schema import read_report, schema_problems

@@ -81,54 +81,28 @@ def _never_unprintable() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+# --max-* option -> the Limits field it sets, and its --help (in --help order)
+LIMIT_OPTIONS = (
+    ("--max-archive-bytes", "archive_bytes", "Largest bundle file accepted."),
+    ("--max-members", "members", "Most archive members accepted."),
+    ("--max-file-bytes", "file_bytes", "Largest single file accepted."),
+    ("--max-total-bytes", "total_bytes", "Most bytes unpacked in all."),
+    ("--max-manifest-bytes", "manifest_bytes", "Largest manifest (and signature file) accepted."),
+    ("--max-ratio", "ratio", "Highest compression ratio accepted (bombs)."),
+)
+
+
 def limit_options(function: F) -> F:
+    """The ``--max-*`` options, one per field of ``Limits``, with its defaults."""
     defaults = Limits()
-    options = [
-        click.option(
-            "--max-archive-bytes",
+    for flag, field, text in reversed(LIMIT_OPTIONS):
+        function = click.option(
+            flag,
             type=click.IntRange(1),
-            default=defaults.archive_bytes,
+            default=getattr(defaults, field),
             show_default=True,
-            help="Largest bundle file accepted.",
-        ),
-        click.option(
-            "--max-members",
-            type=click.IntRange(1),
-            default=defaults.members,
-            show_default=True,
-            help="Most archive members accepted.",
-        ),
-        click.option(
-            "--max-file-bytes",
-            type=click.IntRange(1),
-            default=defaults.file_bytes,
-            show_default=True,
-            help="Largest single file accepted.",
-        ),
-        click.option(
-            "--max-total-bytes",
-            type=click.IntRange(1),
-            default=defaults.total_bytes,
-            show_default=True,
-            help="Most bytes unpacked in all.",
-        ),
-        click.option(
-            "--max-manifest-bytes",
-            type=click.IntRange(1),
-            default=defaults.manifest_bytes,
-            show_default=True,
-            help="Largest manifest (and signature file) accepted.",
-        ),
-        click.option(
-            "--max-ratio",
-            type=click.IntRange(1),
-            default=defaults.ratio,
-            show_default=True,
-            help="Highest compression ratio accepted (bombs).",
-        ),
-    ]
-    for option in reversed(options):
-        function = option(function)
+            help=text,
+        )(function)
     return function
 
 
@@ -156,14 +130,9 @@ def trust_options(whose: str = "you trust") -> Callable[[F], F]:
 
 
 def limits_from(options: dict[str, int]) -> Limits:
-    return Limits(
-        archive_bytes=options["max_archive_bytes"],
-        members=options["max_members"],
-        file_bytes=options["max_file_bytes"],
-        total_bytes=options["max_total_bytes"],
-        ratio=options["max_ratio"],
-        manifest_bytes=options["max_manifest_bytes"],
-    )
+    """The ``Limits`` the ``--max-*`` options (as click passes them) ask for."""
+    values = {field: options[flag[2:].replace("-", "_")] for flag, field, _ in LIMIT_OPTIONS}
+    return Limits(**values)
 
 
 def write_json(target: str, data: dict[str, Any], what: str = "the JSON") -> None:

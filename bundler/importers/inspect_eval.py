@@ -67,6 +67,25 @@ class _Plan:
         self.cases.append(case)
         return str(case["id"])
 
+    def expected_pass(
+        self, case_id: str, checker_key: str, params: dict[str, Any]
+    ) -> tuple[str, str | None]:
+        """A case of ``checker_key`` on the log that must pass, and what it says when it does
+        not on this log (None when it passes): run here, so the note is made before build."""
+        found = self.case(
+            {
+                "id": case_id,
+                "checker": checker_key,
+                "inputs": {"log": self.log_path},
+                "params": params,
+                "expect": "pass",
+            }
+        )
+        checker = checkers.get(checker_key)
+        assert checker is not None
+        verdict = run_checker(checker, {"log": self.data}, params)
+        return found, None if verdict.status == "pass" else verdict.message
+
     def claim(self, claim: dict[str, Any]) -> None:
         claim["id"] = _unique(str(claim["id"]), {c["id"] for c in self.claims})
         self.claims.append(claim)
@@ -117,13 +136,6 @@ def _fails_with(checker_key: str, data: bytes, params: Mapping[str, Any], code: 
     return verdict.status == "fail" and verdict.codes == (code,)
 
 
-def _passes(plan: _Plan, checker_key: str, params: Mapping[str, Any]) -> tuple[bool, str]:
-    found = checkers.get(checker_key)
-    assert found is not None
-    verdict = run_checker(found, {"log": plan.data}, params)
-    return verdict.status == "pass", verdict.message
-
-
 def _counts(plan: _Plan) -> None:
     log = plan.log
     claimed, said = _claimed_counts(log)
@@ -131,17 +143,8 @@ def _counts(plan: _Plan) -> None:
         plan.notes.append("the header states no sample counts; none are checked")
         return
     params = {"claimed": claimed}
-    case = plan.case(
-        {
-            "id": "counts",
-            "checker": "inspect-counts@1",
-            "inputs": {"log": plan.log_path},
-            "params": params,
-            "expect": "pass",
-        }
-    )
-    ok, message = _passes(plan, "inspect-counts@1", params)
-    if not ok:
+    case, message = plan.expected_pass("counts", "inspect-counts@1", params)
+    if message is not None:
         plan.notes.append(f"counts: {message}; the claim will be contradicted")
     cases = [case, *_counts_control(plan, params)]
     observed = rules.counts(log)
@@ -398,17 +401,12 @@ def _figure_cases(
             }
             if isinstance(entry.get("scored_samples"), int):
                 params["scored_samples"] = entry["scored_samples"]
-            case_id = plan.case(
-                {
-                    "id": f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
-                    "checker": "inspect-metric@1",
-                    "inputs": {"log": plan.log_path},
-                    "params": params,
-                    "expect": "pass",
-                }
+            case_id, message = plan.expected_pass(
+                f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
+                "inspect-metric@1",
+                params,
             )
-            ok, message = _passes(plan, "inspect-metric@1", params)
-            if not ok:
+            if message is not None:
                 plan.notes.append(
                     f"{what}: {message}; its claim will be contradicted (build refuses "
                     "a bundle whose claims are not supported)"
@@ -436,17 +434,8 @@ def _rescore_case(
         )
         return None
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
-    case_id = plan.case(
-        {
-            "id": f"rescore-{slug(scorer)}",
-            "checker": "inspect-rescore@1",
-            "inputs": {"log": plan.log_path},
-            "params": params,
-            "expect": "pass",
-        }
-    )
-    ok, message = _passes(plan, "inspect-rescore@1", params)
-    if not ok:
+    case_id, message = plan.expected_pass(f"rescore-{slug(scorer)}", "inspect-rescore@1", params)
+    if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params
 

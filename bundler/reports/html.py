@@ -34,9 +34,7 @@ from bundler.reports.common import (
     verdicts_text,
     verify_command,
 )
-from bundler.reports.drawings import DETAILS_RENDERERS as DETAILS_RENDERERS
-from bundler.reports.drawings import DetailsRenderer as DetailsRenderer
-from bundler.reports.drawings import register_details_renderer as register_details_renderer
+from bundler.reports.drawings import DETAILS_RENDERERS, DetailsRenderer
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 

@@ -6,19 +6,15 @@ statement in ``index.py``); the ``reprobundle archive`` commands are a thin shel
 Each batch result (``AddReport``, ``Batch``, ``LogReport``) carries its own exit code.
 """
 
-from bundler.store.archive import (
-    ENV_VAR,
-    AddReport,
-    Archive,
-    Batch,
-    BundleRow,
-    LogReport,
-    Shown,
-    VerificationRow,
-)
+from bundler.store.add import AddReport
+from bundler.store.archive import ENV_VAR, Archive
+from bundler.store.audit import LogReport
 from bundler.store.checkpoint import Checkpoint
 from bundler.store.errors import ArchiveError, ArchiveRefused, ArchiveTampered
+from bundler.store.index import BundleRow, VerificationRow
+from bundler.store.query import Shown
 from bundler.store.reverify import EXIT_CODES, RESULTS, Outcome
+from bundler.store.verify import Batch
 
 __all__ = [
     "ENV_VAR",
