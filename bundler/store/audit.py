@@ -201,21 +201,22 @@ def verify_log(archive: Archive, extra: Sequence[Path] = ()) -> LogReport:
     problem; never raises for what it finds."""
     problems: list[Problem] = []
     pinned = _pinned(archive, extra, problems)
-    try:
-        remembered = last_checkpoint(archive.conn)
-    except ArchiveTampered as exc:
-        problems.extend(exc.problems)
-        remembered = None
-    sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
-    state = auditlog.walk(index.records(archive.conn), sizes)
-    problems.extend(state.problems)
-    for where, issued in pinned:
-        problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
-    if remembered:
-        problems.extend(
-            auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
-        )
-    problems.extend(against_log(archive, state.records))
+    with index.snapshot(archive.conn):  # the log and the rows as of one moment
+        try:
+            remembered = last_checkpoint(archive.conn)
+        except ArchiveTampered as exc:
+            problems.extend(exc.problems)
+            remembered = None
+        sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
+        state = auditlog.walk(index.records(archive.conn), sizes)
+        problems.extend(state.problems)
+        for where, issued in pinned:
+            problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
+        if remembered:
+            problems.extend(
+                auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
+            )
+        problems.extend(against_log(archive, state.records))
     return LogReport(state.size, state.head, len(pinned), problems)
 
 
@@ -230,8 +231,9 @@ def against_log(archive: Archive, records: list[dict[str, Any]]) -> list[Problem
 def refuse_unless_consistent(archive: Archive) -> None:
     """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
     trust store is not what the log says: run before trusting either."""
-    state = auditlog.walk(index.records(archive.conn))
-    problems = state.problems + against_log(archive, state.records)
+    with index.snapshot(archive.conn):
+        state = auditlog.walk(index.records(archive.conn))
+        problems = state.problems + against_log(archive, state.records)
     if problems:
         raise ArchiveTampered(
             "the archive's index or trust store does not match its audit log; nothing "

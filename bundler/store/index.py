@@ -233,6 +233,24 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction: every query inside sees the index as of its first read, so a
+    check that reads the log and then the rows never sees an add committed between them
+    (the connection is in autocommit mode; WAL keeps the snapshot without blocking
+    writers). Inside a transaction already, that one is the snapshot."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            with suppress(sqlite3.Error):
+                conn.execute("COMMIT")
+
+
 # -- the rows --------------------------------------------------------------------------------
 
 
