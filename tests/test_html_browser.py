@@ -2,9 +2,11 @@
 the system's browser): claim rows and statuses are visible on a laptop and on a phone
 screen, nothing overflows sideways, and the page makes no network request.
 
-Screenshots land in test-output/screenshots/ (or $REPROBUNDLE_SCREENSHOTS). Without a
-browser the test is skipped with the reason, except under CI (CI set), where it fails:
-CI must always run it (.ci/run installs Debian's chromium).
+Screenshots of the first screen of each page land in test-output/screenshots/ (or
+$REPROBUNDLE_SCREENSHOTS); REPROBUNDLE_FULL_SCREENSHOTS=1 takes whole pages instead (a
+phone page is ~25,000 pixels tall: about a second each). Without a browser the test is
+skipped with the reason, except under CI (CI set), where it fails: CI must always run it
+(.ci/run installs Debian's chromium).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ pytestmark = pytest.mark.long
 
 SCREENS = {"laptop": (1366, 768), "phone": (390, 844)}
 SHOTS = Path(os.environ.get("REPROBUNDLE_SCREENSHOTS") or REPO / "test-output" / "screenshots")
+FULL_PAGE = bool(os.environ.get("REPROBUNDLE_FULL_SCREENSHOTS"))
 
 
 def find_browser() -> str | None:
@@ -84,8 +87,18 @@ class Page:
         self.page.on("request", lambda request: self.attempts.append(request.url))
         self.page.on("console", lambda message: self.messages.append(message.text))
         self.url = path.as_uri()
-        self.page.goto(self.url)
+        self.page.goto(self.url)  # returns once the page has loaded
+
+    def settle(self) -> Page:
+        """Wait until the page has made no request for 500 ms (pages opened together settle
+        together: the browser's clocks run side by side)."""
         self.page.wait_for_load_state("networkidle")
+        return self
+
+    def screenshot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=FULL_PAGE)
+        assert (SHOTS / f"{name}.png").stat().st_size > 0
 
     def other_requests(self) -> list[str]:
         return sorted({u for u in self.requests if u != self.url})
@@ -104,17 +117,36 @@ class Page:
         self.context.close()
 
 
+# Each claim row as the browser shows it, read in one round trip. "Shown" is Playwright's
+# is_visible(): a non-empty box and no visibility:hidden (display:none gives an empty box).
+CLAIM_ROWS = """() => {
+  const shown = (e) => {
+    if (!e) return false;
+    const box = e.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
+  };
+  return [...document.querySelectorAll("tr.claim")].map((row) => {
+    row.scrollIntoView({block: "center"});
+    const badge = row.querySelector(".badge");
+    return {
+      shown: shown(row),
+      status: row.getAttribute("data-status"),
+      badge: badge ? badge.innerText : null,
+      badge_shown: shown(badge),
+      text: row.innerText,
+    };
+  });
+}"""
+
+
 def check_claims_visible(page: Page, report: dict[str, Any]) -> None:
-    rows = page.page.locator("tr.claim")
-    assert rows.count() == len(report["claims"])
-    for i, claim in enumerate(report["claims"]):
-        row = rows.nth(i)
-        row.scroll_into_view_if_needed()
-        assert row.is_visible()
-        assert row.get_attribute("data-status") == claim["status"]
-        badge = row.locator(".badge")
-        assert badge.is_visible() and badge.inner_text() == claim["status"]
-        assert claim["id"] in row.inner_text()
+    rows = page.page.evaluate(CLAIM_ROWS)
+    assert len(rows) == len(report["claims"])
+    for row, claim in zip(rows, report["claims"], strict=True):
+        assert row["shown"], claim["id"]
+        assert row["status"] == claim["status"]
+        assert row["badge_shown"] and row["badge"] == claim["status"]
+        assert claim["id"] in row["text"]
     banner = page.page.locator("header#summary .verdict")
     assert banner.is_visible() and report["result"] in banner.inner_text().replace(
         "every claim supported", "supported"
@@ -125,17 +157,35 @@ def check_claims_visible(page: Page, report: dict[str, Any]) -> None:
 def test_example_pages_show_claims_with_no_network_request(
     browser: Any, example_reports: dict[str, Any], screen: str, tmp_path: Path
 ) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, report in example_reports.items():
-        page = Page(browser, to_html(report), tmp_path / f"{name}.html", screen)
-        try:
+    pages = {}
+    try:
+        for name, report in example_reports.items():
+            pages[name] = Page(browser, to_html(report), tmp_path / f"{name}.html", screen)
+        for name, report in example_reports.items():
+            page = pages[name].settle()
             check_claims_visible(page, report)
             assert not page.overflows_sideways(), f"{name} scrolls sideways on a {screen}"
-            page.page.screenshot(path=str(SHOTS / f"{name}-{screen}.png"), full_page=True)
+            page.screenshot(f"{name}-{screen}")
             assert page.other_requests() == [] and page.other_attempts() == []
-        finally:
+    finally:
+        for page in pages.values():
             page.close()
-        assert (SHOTS / f"{name}-{screen}.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "hiding", ["tr.claim:last-child { display: none }", "tr.claim .badge { visibility: hidden }"]
+)
+def test_a_hidden_claim_row_or_badge_fails_the_visibility_check(
+    browser: Any, example_reports: dict[str, Any], hiding: str, tmp_path: Path
+) -> None:
+    report = example_reports["quickstart"]
+    html = to_html(report).replace("<style>", f"<style>{hiding}\n", 1)
+    page = Page(browser, html, tmp_path / "hidden.html", "laptop")
+    try:
+        with pytest.raises(AssertionError):
+            check_claims_visible(page, report)
+    finally:
+        page.close()
 
 
 def test_contradicted_page_shows_the_failing_claim_and_case(
@@ -152,7 +202,7 @@ def test_contradicted_page_shows_the_failing_claim_and_case(
     )
     case = next(c for c in report["cases"] if c["id"] == "dropped-rule-is-caught")
     case.update(outcome="diverged", expect="pass", expect_reasons=[], kind=None)
-    page = Page(browser, to_html(report), tmp_path / "contradicted.html", "phone")
+    page = Page(browser, to_html(report), tmp_path / "contradicted.html", "phone").settle()
     try:
         check_claims_visible(page, report)
         diverged = page.page.locator("article.case.diverged")
@@ -163,8 +213,7 @@ def test_contradicted_page_shows_the_failing_claim_and_case(
             "getComputedStyle(document.querySelector('header#summary')).backgroundColor"
         )
         assert colour == "rgb(253, 228, 225)"  # the red banner
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.page.screenshot(path=str(SHOTS / "quickstart-contradicted-phone.png"), full_page=True)
+        page.screenshot("quickstart-contradicted-phone")
     finally:
         page.close()
 
@@ -179,7 +228,7 @@ def test_a_drawing_that_points_outside_cannot_fetch(
         return '<img src="http://127.0.0.1:9/pixel.png" alt="">'
 
     html = to_html(example_reports["quickstart"], renderers={"structured-equal": leaky})
-    page = Page(browser, html, tmp_path / "leaky.html", "laptop")
+    page = Page(browser, html, tmp_path / "leaky.html", "laptop").settle()
     try:
         assert page.other_requests() == []
         assert page.other_attempts() == ["http://127.0.0.1:9/pixel.png"]
@@ -187,7 +236,7 @@ def test_a_drawing_that_points_outside_cannot_fetch(
     finally:
         page.close()
     without_policy = html.replace('http-equiv="Content-Security-Policy"', 'name="x-no-policy"')
-    page = Page(browser, without_policy, tmp_path / "no-policy.html", "laptop")
+    page = Page(browser, without_policy, tmp_path / "no-policy.html", "laptop").settle()
     try:
         assert page.other_requests() == ["http://127.0.0.1:9/pixel.png"]
     finally:
@@ -220,9 +269,9 @@ UNBROKEN = """(selector) => {
 def test_phone_page_never_breaks_a_token_mid_word(
     browser: Any, example_reports: dict[str, Any], tmp_path: Path
 ) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
     report = example_reports["config-edits"]
     page = Page(browser, to_html(report, expect_identity=True), tmp_path / "edits.html", "phone")
+    page.settle()
     try:
         assert not page.overflows_sideways()
         for selector in ("dd.digest", "table.env th", "table.env td", "article.case h3 .mono"):
@@ -238,6 +287,6 @@ def test_phone_page_never_breaks_a_token_mid_word(
         finding = page.page.locator("article.case.finding")
         assert finding.count() == 1 and "finding" in finding.locator(".badge.kind").inner_text()
         assert page.page.locator("section#findings").is_visible()
-        page.page.screenshot(path=str(SHOTS / "config-edits-phone-check.png"), full_page=True)
+        page.screenshot("config-edits-phone-check")
     finally:
         page.close()

@@ -170,9 +170,39 @@ def _load_one(
             return text
         if kind is InputKind.JSONL:
             return documents.parse(text, path, "jsonl", caps)
-        return documents.parse(text, path, "json" if path.endswith(".json") else "yaml", caps)
+        if path.endswith(".json"):
+            return documents.parse(text, path, "json", caps)
+        return _parse_yaml(listed[path], text, path, caps)
     except documents.DocumentProblem as exc:
         raise _LoadError(str(exc)) from None
+
+
+# YAML inputs parsed before, by content (SHA-256, as re-checked on reading) and caps: the
+# cases of a bundle often share one YAML file (forty cases, one cases.yaml), and PyYAML
+# builds each value in Python (~20 us). Kept: the last 16 files of at most 64 Ki characters.
+_PARSED: dict[tuple[str, documents.Caps], Any] = {}
+_PARSED_BYTES = 1 << 20
+_parsed_lock = threading.Lock()
+
+
+def _parse_yaml(sha256: str, text: str, path: str, caps: documents.Caps) -> Any:
+    """The document's value; every caller gets its own copy, so a checker that changes
+    what it was given changes nothing another case reads."""
+    import copy
+
+    key = (sha256, caps)
+    with _parsed_lock:
+        kept = _PARSED.get(key, _PARSED)
+    if kept is not _PARSED:
+        return copy.deepcopy(kept)
+    value = documents.parse(text, path, "yaml", caps)
+    if len(text) > _PARSED_BYTES // 16:
+        return value
+    with _parsed_lock:
+        _PARSED[key] = value
+        while len(_PARSED) > 16:
+            del _PARSED[next(iter(_PARSED))]
+    return copy.deepcopy(value)
 
 
 def load_inputs(

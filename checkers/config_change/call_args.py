@@ -24,6 +24,7 @@ from ..api import (
     checker,
 )
 from ..compare import format_path
+from ..jsonschemas import check_schema
 from ..plain import via_json
 from .model import _json_type, _jsonl_records, _reading_version, _require_mapping, _str_list
 
@@ -54,7 +55,7 @@ def _schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
             raise CheckerInputError("input.invalid", f"tools: {name!r} is declared twice")
         cls = jsonschema_validators.validator_for(schema)
         try:
-            cls.check_schema(schema)
+            check_schema(cls, schema)
         except jsonschema_exceptions.SchemaError as exc:
             raise CheckerInputError(
                 "input.invalid",

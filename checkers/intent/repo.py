@@ -41,6 +41,7 @@ from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
 from ..api import Reason
+from ..jsonschemas import check_schema
 from ..plain import plain
 from .cases import input_invalid
 
@@ -935,7 +936,7 @@ def schema_validator(schema: Any) -> Any:
     if not isinstance(schema, Mapping):
         raise input_invalid("schema: expected a JSON Schema document (a mapping)")
     try:
-        Draft202012Validator.check_schema(schema)
+        check_schema(Draft202012Validator, schema)
     except jsonschema_exceptions.SchemaError as exc:
         raise input_invalid(f"schema: not a valid JSON Schema: {exc.message}") from None
     return Draft202012Validator(schema)
