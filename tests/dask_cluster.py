@@ -175,15 +175,19 @@ def local_cluster(folder: Path, workers: int = 2, env: Mapping[str, str] = {}) -
             start_worker(cluster, f"w{number + 1}", folder, env)
         yield cluster
     finally:
-        for process in [*cluster.workers.values(), scheduler]:
+        # Workers first, and killed: a worker asked to close while the scheduler closes too
+        # can wait out its 30 s connect timeout (seen under load); nothing of a test's
+        # worker is needed once the test is done. Then the scheduler, with no worker left.
+        for process in cluster.workers.values():
             if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in [*cluster.workers.values(), scheduler]:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
                 process.kill()
-                process.wait()
+            process.wait()
+        scheduler.send_signal(signal.SIGTERM)
+        try:
+            scheduler.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            scheduler.kill()
+            scheduler.wait()
 
 
 def other_version(folder: Path, version: str) -> Path:
