@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,14 @@ EPOCH = 1700000000
 # busy or slow machine misses. No test may depend on the machine's speed.
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
+
+# Bytecode is kept: with PYTHONDONTWRITEBYTECODE set (as on some machines, this one
+# among them) each of the few hundred Python processes the suite starts (verify, build,
+# archive and Dask workers) would compile reprobundle from source again, ~0.15 s each, and
+# pytest would rewrite every test module's asserts again in each worker. Read before the
+# workers start, so they and every process they start keep bytecode too.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, which
 # would make piped output wrap there and not in a serial run: no test may see them.
