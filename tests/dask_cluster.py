@@ -39,6 +39,7 @@ from bundler.store import Archive, cluster
 from tests import archive_workers
 root, address, function = sys.argv[1], sys.argv[2], sys.argv[3]
 cluster.CONNECT_SECONDS = float(sys.argv[4])
+cluster.POLL_SECONDS = 0.25  # how soon lost workers are noticed; the outcomes are the same
 notes = []
 with Archive.open(Path(root)) as archive:
     outcomes = archive.verify(
