@@ -79,9 +79,7 @@ def run(
         ) from None
     note = on_note or (lambda text: None)
     try:
-        client = Client(  # type: ignore[no-untyped-call]
-            address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False
-        )
+        client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ArchiveError(
             f"cannot reach the Dask scheduler at {address} ({type(exc).__name__}: {exc}); "
@@ -90,7 +88,7 @@ def run(
     try:
         yield from _run(client, jobs, address, on_error, function, note)
     finally:
-        client.close()  # type: ignore[no-untyped-call]
+        client.close()
 
 
 def _probe(client: Any, workers: list[str] | None, note: Callable[[str], None]) -> set[str]:
