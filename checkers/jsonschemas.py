@@ -16,20 +16,28 @@ from typing import Any
 from jsonschema import exceptions as jsonschema_exceptions
 
 _REMEMBERED = 64  # distinct (validator, schema) pairs kept; the oldest is forgotten first
+_LARGEST = 20_000  # values in a remembered schema (IntentSpec's has ~1,000): memory stays small
 _seen: dict[tuple[Any, Any], jsonschema_exceptions.SchemaError | None] = {}
 
 
 class _NotPlainData(Exception):
-    """The document holds a value that is not plain JSON/YAML data: not remembered."""
+    """The document holds a value that is not plain JSON/YAML data, or is too large to
+    keep: not remembered."""
 
 
-def _exact(value: Any) -> Any:
+def _exact(value: Any, budget: list[int]) -> Any:
     """A hashable value equal for two documents exactly when they are the same data."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlainData
     kind = type(value)
     if kind is dict:
-        return ("map", frozenset((_exact(k), _exact(v)) for k, v in value.items()))
+        return (
+            "map",
+            frozenset((_exact(k, budget), _exact(v, budget)) for k, v in value.items()),
+        )
     if kind is list:
-        return ("list", tuple(_exact(item) for item in value))
+        return ("list", tuple(_exact(item, budget) for item in value))
     if kind is float:
         return ("float", repr(value))  # -0.0 and 0.0 apart; every NaN alike (same answer)
     if kind in (str, int, bool) or value is None:
@@ -42,7 +50,7 @@ def check_schema(cls: Any, schema: Mapping[str, Any]) -> None:
 
     Raises the same ``SchemaError`` (same message) the check raised the first time."""
     try:
-        key = (cls, _exact(schema))
+        key = (cls, _exact(schema, [_LARGEST]))
     except (_NotPlainData, RecursionError):
         cls.check_schema(schema)
         return

@@ -69,3 +69,15 @@ def test_only_small_files_are_kept_and_only_a_few(tmp_path: Path) -> None:
     for n in range(40):
         load(tmp_path, "state-unchanged@2", f"n: {n}\n")
     assert len(runner._PARSED) <= 16
+
+
+def test_a_small_file_that_aliases_make_large_is_not_kept(tmp_path: Path) -> None:
+    row = "[" + ", ".join(["1"] * 100) + "]"
+    table = "[" + ", ".join(["*r"] * 100) + "]"
+    text = f"r: &r {row}\nt: &t {table}\nall: [*t, *t, *t]\nowner: test_a_small_file_that\n"
+    loaded = load(tmp_path, "state-unchanged@2", text)["before"]
+    assert len(loaded["all"]) == 3 and len(loaded["all"][0]) == 100  # read, aliases expanded
+    assert not any(
+        isinstance(value, dict) and value.get("owner") == "test_a_small_file_that"
+        for value in runner._PARSED.values()
+    )

@@ -179,10 +179,28 @@ def _load_one(
 
 # YAML inputs parsed before, by content (SHA-256, as re-checked on reading) and caps: the
 # cases of a bundle often share one YAML file (forty cases, one cases.yaml), and PyYAML
-# builds each value in Python (~20 us). Kept: the last 16 files of at most 64 Ki characters.
+# builds each value in Python (~20 us). Kept: the last 16 files of at most 64 Ki characters
+# and 20,000 values each.
 _PARSED: dict[tuple[str, documents.Caps], Any] = {}
 _PARSED_BYTES = 1 << 20
+_PARSED_VALUES = 20_000  # values in one kept document, aliases expanded
 _parsed_lock = threading.Lock()
+
+
+def _at_most(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds at most ``limit`` values (mapping keys and items counted)."""
+    pending = [value]
+    while pending:
+        limit -= 1
+        if limit < 0:
+            return False
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
 
 
 def _parse_yaml(sha256: str, text: str, path: str, caps: documents.Caps) -> Any:
@@ -196,8 +214,8 @@ def _parse_yaml(sha256: str, text: str, path: str, caps: documents.Caps) -> Any:
     if kept is not _PARSED:
         return copy.deepcopy(kept)
     value = documents.parse(text, path, "yaml", caps)
-    if len(text) > _PARSED_BYTES // 16:
-        return value
+    if len(text) > _PARSED_BYTES // 16 or not _at_most(value, _PARSED_VALUES):
+        return value  # aliases can make a small file a large value: not kept
     with _parsed_lock:
         _PARSED[key] = value
         while len(_PARSED) > 16:

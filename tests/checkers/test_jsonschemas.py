@@ -33,3 +33,16 @@ def test_a_document_that_is_not_plain_data_is_checked_without_memory() -> None:
     check_schema(Draft202012Validator, Odd(type="string"))
     with pytest.raises(exceptions.SchemaError):
         check_schema(Draft202012Validator, Odd(type="no-such-type"))
+
+
+def test_a_large_document_is_checked_without_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checkers import jsonschemas
+
+    monkeypatch.setattr(jsonschemas, "_LARGEST", 100)
+    before = len(jsonschemas._seen)
+    large = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(100)}}
+    check_schema(Draft202012Validator, large)
+    assert len(jsonschemas._seen) == before  # not kept: memory stays bounded
+    small = {"type": "object", "properties": {"owner": {"type": "string"}}, "title": "small"}
+    check_schema(Draft202012Validator, small)
+    assert len(jsonschemas._seen) == min(before + 1, jsonschemas._REMEMBERED)
