@@ -179,12 +179,12 @@ def _load_one(
 
 # YAML inputs parsed before, by content (SHA-256, as re-checked on reading) and caps: the
 # cases of a bundle often share one YAML file (forty cases, one cases.yaml), and PyYAML
-# builds each value in Python (~20 us). Kept: the last 16 files of at most 64 Ki characters
-# and 20,000 values each.
+# builds each value in Python (~20 us). Kept like _VACUITY_CACHE (emptied when full): at
+# most 16 files of at most 64 Ki characters and 20,000 values each.
 _PARSED: dict[tuple[str, documents.Caps], Any] = {}
-_PARSED_BYTES = 1 << 20
-_PARSED_VALUES = 20_000  # values in one kept document, aliases expanded
-_parsed_lock = threading.Lock()
+_PARSED_FILES = 16
+_PARSED_CHARACTERS = 64 << 10
+_PARSED_VALUES = 20_000  # aliases expanded
 
 
 def _at_most(value: Any, limit: int) -> bool:
@@ -209,17 +209,14 @@ def _parse_yaml(sha256: str, text: str, path: str, caps: documents.Caps) -> Any:
     import copy
 
     key = (sha256, caps)
-    with _parsed_lock:
-        kept = _PARSED.get(key, _PARSED)
-    if kept is not _PARSED:
-        return copy.deepcopy(kept)
+    if key in _PARSED:
+        return copy.deepcopy(_PARSED[key])
     value = documents.parse(text, path, "yaml", caps)
-    if len(text) > _PARSED_BYTES // 16 or not _at_most(value, _PARSED_VALUES):
+    if len(text) > _PARSED_CHARACTERS or not _at_most(value, _PARSED_VALUES):
         return value  # aliases can make a small file a large value: not kept
-    with _parsed_lock:
-        _PARSED[key] = value
-        while len(_PARSED) > 16:
-            del _PARSED[next(iter(_PARSED))]
+    if len(_PARSED) >= _PARSED_FILES:
+        _PARSED.clear()
+    _PARSED[key] = value
     return copy.deepcopy(value)
 
 
