@@ -3,7 +3,8 @@
     python manifests/golden/freeze.py RELEASE
 
 Builds every example source in ``bundles/`` with the checkers of this checkout (fixed
-SOURCE_DATE_EPOCH), signs the quickstart with the committed demo key, verifies each file
+SOURCE_DATE_EPOCH), and the sources ``reprobundle import`` writes from the kept eval logs
+(``IMPORTED``: a real Inspect AI log and a real promptfoo file), signs the quickstart with the committed demo key, verifies each file
 from an empty folder and writes, under ``manifests/golden/RELEASE/``:
 
 - ``NAME.bundle.tar.zst``: the built bundle, never to be rebuilt or changed;
@@ -29,6 +30,11 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent
 EPOCH = "1700000000"
 DEMO = REPO / "bundles" / "demo-key"
+# golden name -> (importer, kept log): their checkers' meanings are held like the examples'
+IMPORTED = {
+    "inspect-import": ("inspect", REPO / "tests" / "data" / "inspect" / "mixed.eval"),
+    "promptfoo-import": ("promptfoo", REPO / "tests" / "data" / "promptfoo" / "results.json"),
+}
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
@@ -81,11 +87,16 @@ def main(release: str) -> int:
         return 2
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONPATH": str(REPO)}
     target.mkdir(parents=True)
-    sources = sorted(p.parent for p in (REPO / "bundles").glob("*/bundle.yaml"))
-    for source in sources:
-        out = target / f"{source.name}.bundle.tar.zst"
-        cmd = [sys.executable, "-m", "bundler", "build", str(source), "-o", str(out), "-q"]
-        subprocess.run(cmd, env=env, check=True)
+    sources = {p.parent.name: p.parent for p in (REPO / "bundles").glob("*/bundle.yaml")}
+    with tempfile.TemporaryDirectory(prefix="reprobundle-golden-import-") as imports:
+        for name, (tool, log) in IMPORTED.items():
+            sources[name] = Path(imports) / name
+            cmd = [sys.executable, "-m", "bundler", "import", tool, str(log)]
+            subprocess.run([*cmd, "-o", str(sources[name])], env=env, check=True)
+        for name, source in sorted(sources.items()):
+            out = target / f"{name}.bundle.tar.zst"
+            cmd = [sys.executable, "-m", "bundler", "build", str(source), "-o", str(out), "-q"]
+            subprocess.run(cmd, env=env, check=True)
     signed = target / "quickstart-signed.bundle.tar.zst"
     key = DEMO / "DEMO-ONLY-not-secret.key"
     cmd = [
