@@ -62,6 +62,7 @@ OWN_CODES = {
     ("archive", "verify"): {0, 1, 2, 3, 4, 5},
     ("archive", "log", "verify"): {0, 2, 3, 5},
     ("trajectory", "check"): {0, 1, 2, 5},
+    ("attestation", "verify"): {0, 1, 2, 3, 5},
 }
 
 
@@ -101,6 +102,9 @@ def test_report_takes_every_judging_option_of_verify() -> None:
         "markdown_target",
         "junit_target",
         "html_target",
+        "attest_target",
+        "attest_key",
+        "attest_predicate",
     }
 
 

@@ -16,6 +16,7 @@ from bundler import __version__
 # command name -> "module:function" in this package, imported only when it runs
 COMMANDS = {
     "archive": "archive:archive",
+    "attestation": "attestation:attestation",
     "build": "build:build",
     "checkers": "checkers:list_checkers",
     "diff": "diff:diff",

@@ -12,7 +12,7 @@ from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_
 PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
 
 
-def _passphrase(confirm: bool) -> bytes:
+def ask_passphrase(confirm: bool) -> bytes:
     from_env = os.environ.get(PASSPHRASE_ENV)
     if from_env is not None:
         return from_env.encode("utf-8")
@@ -65,7 +65,7 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
                 err=True,
             )
             return None
-        return _passphrase(confirm=True)
+        return ask_passphrase(confirm=True)
 
     written = write_key_pair(name, out_dir, passphrase)
     private_path, public_path, public = written.private_path, written.public_path, written.public
@@ -121,7 +121,7 @@ def sign(
     from bundler.signatures.keyfiles import read_private_key
     from bundler.signatures.signfile import sign_bundle
 
-    key = read_private_key(key_file, lambda: _passphrase(confirm=False))
+    key = read_private_key(key_file, lambda: ask_passphrase(confirm=False))
     target, signature = sign_bundle(
         bundle, key, out=out, detached=detached, limits=limits_from(limit_values)
     )

@@ -74,6 +74,9 @@ _OUTPUT_OPTIONS = frozenset(
         "html_target",
         "quiet",
         "verbose",
+        "attest_target",
+        "attest_key",
+        "attest_predicate",
     }
 )
 
@@ -169,6 +172,24 @@ def verify_with_options(
     "html_target",
     metavar="FILE|-",
     help="Also write one self-contained HTML page (works offline).",
+)
+@click.option(
+    "--attest",
+    "attest_target",
+    metavar="FILE",
+    help="Also write a signed in-toto attestation of this verification (needs --attest-key).",
+)
+@click.option(
+    "--attest-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Your private key (made by `reprobundle keygen`) to sign the attestation with.",
+)
+@click.option(
+    "--attest-predicate",
+    type=click.Choice(["test-result", "vsa"]),
+    default="test-result",
+    show_default=True,
+    help="in-toto's Test Result (every claim and case) or SLSA's Verification Summary.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option(
@@ -283,6 +304,9 @@ def verify(
     markdown_target: str | None,
     junit_target: str | None,
     html_target: str | None,
+    attest_target: str | None,
+    attest_key: Path | None,
+    attest_predicate: str,
     quiet: bool,
     verbose: bool,
     trust_files: tuple[Path, ...],
@@ -323,11 +347,18 @@ def verify(
 
     BUNDLE may be - to read the bundle from standard input (read once, never seeked).
 
+    --attest FILE --attest-key KEY writes a DSSE envelope holding an in-toto Statement
+    about this verification (the bundle file's SHA-256 and identity as subjects; each
+    claim and case; the options that decided trust and what ran; the tool's and checkers'
+    versions), signed with your key, for others to check with `reprobundle attestation
+    verify`. None is written for a rejected bundle (nothing was verified).
+
     \b
     Example:
       reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
       reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
+      reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
     """
     from bundler.errors import BundleRejected, UsageError
     from bundler.reports.common import verdict_line
@@ -339,14 +370,23 @@ def verify(
         "junit": junit_target,
         "html": html_target,
     }
-    check_targets(targets)
+    check_targets({**targets, "attest": attest_target})
+    signer = attest_signer(bundle, attest_target, attest_key)
     text_to_stderr = "-" in targets.values()
+    hashed = None
+    if signer is not None:
+        from bundler.format.hashing import HashingReader
+
+        try:
+            hashed = HashingReader(bundle.open("rb"))
+        except OSError as exc:
+            raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
     try:
         with ProgressDisplay(enabled=not quiet) as progress:
             verification = verify_with_options(
                 bundle,
                 judging_options(locals()),
-                stream=sys.stdin.buffer if str(bundle) == "-" else None,
+                stream=sys.stdin.buffer if str(bundle) == "-" else hashed,
                 workdir=workdir,
                 keep=keep,
                 limits=limits_from(limit_values),
@@ -380,4 +420,35 @@ def verify(
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost
+    if signer is not None and hashed is not None and attest_target:
+        from bundler.cli.attestation import attest_options
+        from bundler.output import write_bytes
+        from bundler.signatures import attestation as att
+
+        subject = att.subject_of(report, bundle.name, hashed.hexdigest())
+        statement = att.statement(
+            report, subject, attest_options({**locals(), **limit_values}, report), attest_predicate
+        )
+        write_bytes(Path(attest_target), att.envelope(statement, signer), "the attestation")
     sys.exit(verification.exit_code)
+
+
+def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> Any:
+    """The private key to sign an attestation with, read before any work (a wrong
+    passphrase is found before a long verification, not after), or None."""
+    from bundler.errors import UsageError
+
+    if target is None and key_file is None:
+        return None
+    if target is None or key_file is None:
+        raise UsageError(
+            "--attest FILE and --attest-key KEY go together: an attestation is always signed"
+        )
+    if target == "-" or str(bundle) == "-":
+        raise UsageError(
+            "--attest needs a bundle file and an attestation file (not - for stdin or stdout)"
+        )
+    from bundler.cli.keys import ask_passphrase
+    from bundler.signatures.keyfiles import read_private_key
+
+    return read_private_key(key_file, lambda: ask_passphrase(confirm=False))

@@ -22,6 +22,28 @@ def sha256_stream(stream: BinaryIO) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+class HashingReader:
+    """A binary stream that hashes every byte read through it: the digest of exactly the
+    bytes a reader consumed (a verified bundle is read to its end, so the whole file)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._digest = hashlib.sha256()
+        self.size = 0
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._raw.read(size)
+        self._digest.update(chunk)
+        self.size += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def sha256_file(path: str | Path) -> tuple[str, int]:
     with open(path, "rb", buffering=0) as stream:  # unbuffered: one copy less per read
         return sha256_stream(stream)

@@ -1,0 +1,179 @@
+"""The `attestation` commands: check a signed attestation of a verification."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors, trust_options
+
+MAX_READ = 8 << 20
+
+
+def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    """What decided trust and what ran in a verification, as an attestation records it:
+    the keys trusted (by key id, never by a file name only this machine knows), the
+    signature policy, whether bundled code could run, every limit."""
+    from bundler.signatures.trust import load_trusted_keys
+
+    keys = load_trusted_keys(values["trust_files"], values["trust_store"])
+    signature = report.get("signature") or {}
+    return {
+        "trustedKeyIds": sorted(k.key.keyid for k in keys if not k.revoked),
+        "requireSignature": values["require_signature"],
+        "allowUnsigned": values["allow_unsigned"],
+        "expectManifestSha256": values["expect_manifest_sha256"],
+        "allowCode": values["allow_code"],
+        "bundleSignature": signature.get("summary", "unsigned"),
+        "codeLimits": {
+            "timeoutSeconds": values["code_timeout"],
+            "memoryBytes": values["code_memory"],
+            "outputBytes": values["code_output"],
+            "processes": values["code_processes"],
+            "writtenBytes": values["code_written_bytes"],
+        },
+        "caseTimeoutSeconds": values["case_timeout"],
+        "caseMemoryBytes": values["case_memory"],
+        "timeLimitSeconds": values["time_limit"],
+        "limits": {k: v for k, v in sorted(values.items()) if k.startswith("max_")},
+    }
+
+
+def _read(path: Path, what: str) -> bytes:
+    from bundler.errors import UsageError
+
+    try:
+        with path.open("rb") as stream:
+            return stream.read(MAX_READ + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
+ATTESTATION_EXIT_HELP = exit_help(
+    "0 the attestation holds (and its result is the one expected)",
+    "1 its result is not the one given with --expect-result",
+    "2 usage error",
+    "3 attestation rejected (signature, shape, or a bundle that is not its subject)",
+)
+
+
+@click.group(epilog=ATTESTATION_EXIT_HELP)
+def attestation() -> None:
+    """Check signed attestations of verifications (written by `verify --attest`)."""
+
+
+@attestation.command("verify", epilog=ATTESTATION_EXIT_HELP)
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@trust_options("whose attestations you accept")
+@click.option(
+    "--bundle",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The bundle file the attestation must be about (its SHA-256 and identity).",
+)
+@click.option(
+    "--expect-result",
+    type=click.Choice(["PASSED", "WARNED", "FAILED"]),
+    help="Exit 1 unless the attested result is this one.",
+)
+@handle_errors
+def verify_attestation(
+    file: Path,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    bundle: Path | None,
+    expect_result: str | None,
+) -> None:
+    """Check FILE, a DSSE envelope holding an in-toto Statement about a verification:
+    signed by a key you trust, shaped as the Statement and its predicate require, and
+    (with --bundle) about that bundle file. Prints what was attested per claim.
+
+    \b
+    Example:
+      reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
+      reprobundle attestation verify a.intoto.json --trust me.pub \\
+          --bundle starter-0.1.0.bundle.tar.zst --expect-result PASSED
+    """
+    from bundler.errors import BundleRejected, Problem, UsageError
+    from bundler.reports.common import printable
+    from bundler.signatures import attestation as att
+    from bundler.signatures.trust import load_trusted_keys
+
+    keys = [k.key for k in load_trusted_keys(trust_files, trust_store) if not k.revoked]
+    if not keys:
+        raise UsageError("name the keys whose attestations you accept: --trust or --trust-store")
+    try:
+        checked = att.read(_read(file, "attestation"), keys)
+    except att.AttestationProblem as exc:
+        raise BundleRejected(
+            "the attestation was rejected", [Problem(str(file), exc.code, exc.message)]
+        ) from None
+    if bundle is not None:
+        _check_subject(checked, bundle)
+    for line in _describe(checked):
+        click.echo(printable(line.replace("\n", "\\n")))
+    if expect_result and checked.result != expect_result:
+        click.echo(f"result {checked.result}, expected {expect_result}", err=True)
+        sys.exit(1)
+
+
+def _check_subject(checked: Any, bundle: Path) -> None:
+    from bundler.errors import BundleRejected, Problem, UsageError
+    from bundler.format.hashing import sha256_file
+    from bundler.run.verify import check_integrity, must_be_file
+
+    must_be_file(bundle)
+    try:
+        digest, _ = sha256_file(bundle)
+    except OSError as exc:
+        raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+    attested = checked.digest(bundle.name) or checked.digest("")
+    problems = []
+    files = [s["digest"].get("sha256") for s in checked.statement["subject"]]
+    if digest not in files:
+        problems.append(
+            Problem(
+                str(bundle),
+                "attestation.subject",
+                f"the bundle file's SHA-256 is {digest}; the attestation is about "
+                f"{attested or 'no sha256 subject'}",
+            )
+        )
+    else:
+        identity = check_integrity(bundle).identity
+        if identity not in files:
+            problems.append(
+                Problem(
+                    str(bundle),
+                    "attestation.subject",
+                    f"the bundle's identity {identity} is not among the attested subjects",
+                )
+            )
+    if problems:
+        raise BundleRejected("the attestation is not about this bundle", problems)
+
+
+def _describe(checked: Any) -> list[str]:
+    from bundler.signatures import attestation as att
+
+    statement = checked.statement
+    lines = [
+        f"attestation signed by {', '.join(k[:16] for k in checked.signers)}",
+        f"predicate {checked.predicate_type}",
+    ]
+    for item in statement["subject"]:
+        lines.append(f"subject {item.get('name', '')} sha256:{item['digest'].get('sha256')}")
+    lines.append(f"result {checked.result}")
+    if checked.predicate_type == att.TEST_RESULT:
+        words = {
+            "passedTests": "supported",
+            "warnedTests": "inconclusive",
+            "failedTests": "contradicted",
+        }
+        for field, word in words.items():
+            for test in statement["predicate"].get(field, []):
+                if test.startswith("claim:"):
+                    lines.append(f"  claim {test[len('claim:') :]}: {word}")
+    return lines

@@ -1,0 +1,396 @@
+"""Attestations of a verification: an in-toto Statement in a DSSE envelope, signed.
+
+A verification ends on the reviewer's machine; an attestation lets them hand it on. It
+says "the holder of key K verified the bundle file with SHA-256 F (identity M) with
+reprobundle V under these options, and found each claim supported, inconclusive or
+contradicted", in the supply chain's standard shapes, so that in-toto and
+securesystemslib tools read it as well as ``reprobundle attestation verify``:
+
+- the envelope is DSSE (``payloadType`` ``application/vnd.in-toto+json``, the Statement as
+  base64 ``payload``, Ed25519 signatures over DSSE's pre-authentication encoding, as the
+  bundle signatures in ``signing`` are);
+- the Statement is in-toto v1; its subjects are the bundle file and its manifest;
+- the predicate is in-toto's Test Result (claims and cases as passed, warned and failed
+  tests, the options that decided trust and what ran as configuration) or SLSA's
+  Verification Summary (PASSED only when every claim is supported).
+
+Only signed attestations are written: an unsigned one would say nothing about who checked.
+Reading is strict like every other input (size, depth, duplicate keys, canonical base64,
+the Statement's field rules); this module is pure: bytes and values in, values or
+``AttestationProblem`` out.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from bundler.format import strictjson
+from bundler.signatures.signing import (
+    PublicKey,
+    SignatureProblem,
+    pae,
+    public_of,
+    strict_b64,
+)
+
+ENVELOPE_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
+VSA = "https://slsa.dev/verification_summary/v1"
+PREDICATES = {"test-result": TEST_RESULT, "vsa": VSA}
+VERIFIER_ID = "https://github.com/reprobundle/reprobundle/verify"
+POLICY_URI = "https://github.com/reprobundle/reprobundle/blob/main/manifests/FORMAT.md#claims"
+MAX_ATTESTATION = 8 << 20  # a Statement names every case; 8 MiB holds 100,000 of them
+MAX_VALUES = 1_000_000
+MAX_DEPTH = 32
+
+# claim status / case outcome -> the Test Result predicate's words
+RESULT_OF_STATUS = {"supported": "PASSED", "inconclusive": "WARNED", "contradicted": "FAILED"}
+TEST_OF_STATUS = {"supported": "passed", "inconclusive": "warned", "contradicted": "failed"}
+TEST_OF_OUTCOME = {"reproduced": "passed", "inconclusive": "warned", "diverged": "failed"}
+RESULTS = ("PASSED", "WARNED", "FAILED")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class AttestationProblem(Exception):
+    """One thing wrong with an attestation, as a stable code and a message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What was verified: the bundle file and, beside it, its identity (the manifest)."""
+
+    file_name: str
+    file_sha256: str
+    manifest_name: str
+    identity: str
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [
+            {"name": self.file_name, "digest": {"sha256": self.file_sha256}},
+            {"name": self.manifest_name, "digest": {"sha256": self.identity}},
+        ]
+
+
+def subject_of(report: Mapping[str, Any], file_name: str, file_sha256: str) -> Subject:
+    """The subjects of a verification's JSON report (``reports.document.to_json``)."""
+    bundle = report["bundle"]
+    top = f"{bundle['name']}-{bundle['version']}"
+    return Subject(file_name, file_sha256, f"{top}/manifest.toml", bundle["identity"])
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _descriptor(name: str, annotations: Mapping[str, Any]) -> dict[str, Any]:
+    """A ResourceDescriptor holding plain values (its digest is of their canonical JSON,
+    which the field rules require: a descriptor names a uri, a digest or content)."""
+    return {
+        "name": name,
+        "digest": {"sha256": hashlib.sha256(_canonical(annotations)).hexdigest()},
+        "mediaType": "application/json",
+        "annotations": dict(annotations),
+    }
+
+
+def test_result_predicate(report: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """in-toto's Test Result: PASSED only when every claim is supported, WARNED when
+    some are inconclusive and none contradicted, FAILED when any is contradicted; each
+    claim and each case a test; the options and the tool as configuration."""
+    tests: dict[str, list[str]] = {"passed": [], "warned": [], "failed": []}
+    for claim in report["claims"]:
+        tests[TEST_OF_STATUS[claim["status"]]].append(f"claim:{claim['id']}")
+    for case in report["cases"]:
+        tests[TEST_OF_OUTCOME[case["outcome"]]].append(f"case:{case['id']}")
+    environment = report.get("verify_environment") or {}
+    return {
+        "result": RESULT_OF_STATUS[report["result"]],
+        "configuration": [
+            _descriptor("reprobundle verify options", options),
+            _descriptor(
+                "reprobundle",
+                {
+                    "tool": environment.get("tool"),
+                    "python": environment.get("python"),
+                    "implementation": environment.get("implementation"),
+                    "checkers": environment.get("checkers", {}),
+                },
+            ),
+        ],
+        "passedTests": tests["passed"],
+        "warnedTests": tests["warned"],
+        "failedTests": tests["failed"],
+    }
+
+
+def vsa_predicate(
+    report: Mapping[str, Any], options: Mapping[str, Any], subject: Subject, when: dt.datetime
+) -> dict[str, Any]:
+    """SLSA's Verification Summary: PASSED only when every claim is supported."""
+    environment = report.get("verify_environment") or {}
+    passed = report["result"] == "supported"
+    return {
+        "verifier": {
+            "id": VERIFIER_ID,
+            "version": {
+                "reprobundle": str(environment.get("tool", "")).removeprefix("reprobundle ")
+            },
+        },
+        "timeVerified": rfc3339(when),
+        "resourceUri": f"file:{subject.file_name}",
+        "policy": {
+            "uri": POLICY_URI,
+            "digest": {"sha256": hashlib.sha256(_canonical(options)).hexdigest()},
+            "annotations": dict(options),
+        },
+        "verificationResult": "PASSED" if passed else "FAILED",
+        "verifiedLevels": [f"REPROBUNDLE_{str(report['result']).upper()}" if passed else "FAILED"],
+    }
+
+
+def rfc3339(when: dt.datetime) -> str:
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def statement(
+    report: Mapping[str, Any],
+    subject: Subject,
+    options: Mapping[str, Any],
+    predicate: str = "test-result",
+    when: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The in-toto Statement v1 of one verification (``predicate``: test-result or vsa)."""
+    if predicate not in PREDICATES:
+        raise ValueError(f"unknown predicate {predicate!r}, expected one of {sorted(PREDICATES)}")
+    body = (
+        test_result_predicate(report, options)
+        if predicate == "test-result"
+        else vsa_predicate(report, options, subject, when or dt.datetime.now(dt.UTC))
+    )
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subject.to_list(),
+        "predicateType": PREDICATES[predicate],
+        "predicate": body,
+    }
+
+
+def envelope(statement_doc: Mapping[str, Any], key: Ed25519PrivateKey) -> bytes:
+    """The DSSE envelope of ``statement_doc`` signed with ``key``, as JSON bytes."""
+    payload = _canonical(statement_doc)
+    public = public_of(key)
+    sig = key.sign(pae(ENVELOPE_PAYLOAD_TYPE, payload))
+    doc = {
+        "payloadType": ENVELOPE_PAYLOAD_TYPE,
+        "payload": base64.b64encode(payload).decode("ascii"),
+        "signatures": [{"keyid": public.keyid, "sig": base64.b64encode(sig).decode("ascii")}],
+    }
+    return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """A checked attestation: who signed it, and the Statement they signed."""
+
+    signers: tuple[str, ...]  # key ids of trusted keys whose signature verified
+    statement: dict[str, Any]
+
+    @property
+    def predicate_type(self) -> str:
+        return str(self.statement["predicateType"])
+
+    @property
+    def result(self) -> str:
+        predicate = self.statement["predicate"]
+        if self.predicate_type == TEST_RESULT:
+            return str(predicate["result"])
+        return str(predicate["verificationResult"])
+
+    def digest(self, name_suffix: str) -> str | None:
+        """The sha256 of the subject whose name ends with ``name_suffix``, if any."""
+        for item in self.statement["subject"]:
+            if item.get("name", "").endswith(name_suffix):
+                return str(item["digest"].get("sha256", "")) or None
+        return None
+
+
+def _load(data: bytes, what: str) -> Any:
+    if len(data) > MAX_ATTESTATION:
+        raise AttestationProblem(
+            "attestation.too_large", f"{what} is larger than {MAX_ATTESTATION} bytes"
+        )
+    try:
+        return strictjson.loads(data.decode("utf-8"), max_depth=MAX_DEPTH, max_values=MAX_VALUES)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise AttestationProblem(
+            "attestation.format", f"{what} is not strict JSON: {exc}"
+        ) from None
+
+
+def _require(condition: bool, code: str, message: str) -> None:
+    if not condition:
+        raise AttestationProblem(code, message)
+
+
+def read(data: bytes, trusted: Sequence[PublicKey]) -> Attestation:
+    """Check a DSSE envelope against ``trusted`` keys and its Statement's field rules.
+
+    A signature by a key not in ``trusted`` is not counted; at least one trusted key must
+    have signed. Raises ``AttestationProblem`` naming the first thing wrong.
+    """
+    doc = _load(data, "the envelope")
+    _require(isinstance(doc, dict), "attestation.format", "the envelope is not a JSON object")
+    expected = {"payload", "payloadType", "signatures"}
+    _require(
+        set(doc) == expected,
+        "attestation.format",
+        f"the envelope has keys {sorted(doc)}, expected {sorted(expected)}",
+    )
+    _require(
+        doc["payloadType"] == ENVELOPE_PAYLOAD_TYPE,
+        "attestation.payload_type",
+        f"payloadType is {str(doc['payloadType'])[:80]!r}, expected {ENVELOPE_PAYLOAD_TYPE!r}",
+    )
+    _require(
+        isinstance(doc["payload"], str) and isinstance(doc["signatures"], list),
+        "attestation.format",
+        "payload must be a string and signatures a list",
+    )
+    try:
+        payload = strict_b64(doc["payload"], "payload")
+    except SignatureProblem as exc:
+        raise AttestationProblem("attestation.format", exc.message) from None
+    signers = _signers(doc["signatures"], payload, trusted)
+    _require(
+        bool(signers),
+        "attestation.untrusted",
+        "no signature by a trusted key verifies"
+        + ("" if trusted else " (no key is trusted: give --trust)"),
+    )
+    return Attestation(tuple(signers), check_statement(_load(payload, "the Statement")))
+
+
+def _signers(signatures: list[Any], payload: bytes, trusted: Sequence[PublicKey]) -> list[str]:
+    message = pae(ENVELOPE_PAYLOAD_TYPE, payload)
+    _require(bool(signatures), "attestation.unsigned", "the envelope holds no signature")
+    found = []
+    for item in signatures:
+        _require(
+            isinstance(item, dict)
+            and isinstance(item.get("sig"), str)
+            and set(item) <= {"sig", "keyid"},
+            "attestation.format",
+            "each signature is an object with a string sig (and keyid)",
+        )
+        try:
+            sig = strict_b64(item["sig"], "sig")
+        except SignatureProblem as exc:
+            raise AttestationProblem("attestation.format", exc.message) from None
+        for key in trusted:
+            if key.keyid not in found and key.verifies(message, sig):
+                found.append(key.keyid)
+    return found
+
+
+def check_statement(doc: Any) -> dict[str, Any]:
+    """The in-toto Statement v1 field rules we rely on, and the predicate's required
+    fields. Unknown fields are allowed (the parsing rules say consumers ignore them)."""
+    _require(isinstance(doc, dict), "attestation.statement", "the Statement is not an object")
+    _require(
+        doc.get("_type") == STATEMENT_TYPE,
+        "attestation.statement",
+        f"_type is {str(doc.get('_type'))[:80]!r}, expected {STATEMENT_TYPE!r}",
+    )
+    subjects = doc.get("subject")
+    _require(
+        isinstance(subjects, list) and bool(subjects),
+        "attestation.statement",
+        "subject must be a non-empty list",
+    )
+    for item in subjects:
+        _require(
+            isinstance(item, dict)
+            and isinstance(item.get("name", ""), str)
+            and isinstance(item.get("digest"), dict)
+            and bool(item["digest"])
+            and all(isinstance(v, str) for v in item["digest"].values()),
+            "attestation.statement",
+            "each subject has a name and a non-empty digest of strings",
+        )
+        sha = item["digest"].get("sha256")
+        _require(
+            sha is None or bool(_HEX64.fullmatch(sha)),
+            "attestation.statement",
+            "a sha256 digest is 64 lower-case hex digits",
+        )
+    kind = doc.get("predicateType")
+    _require(
+        kind in PREDICATES.values(),
+        "attestation.predicate_type",
+        f"predicateType is {str(kind)[:80]!r}, expected one of {sorted(PREDICATES.values())}",
+    )
+    predicate = doc.get("predicate")
+    _require(isinstance(predicate, dict), "attestation.statement", "predicate is not an object")
+    if kind == TEST_RESULT:
+        _require(
+            predicate.get("result") in RESULTS,
+            "attestation.statement",
+            f"result must be one of {list(RESULTS)}",
+        )
+        _require(
+            isinstance(predicate.get("configuration"), list),
+            "attestation.statement",
+            "configuration must be a list",
+        )
+        for name in ("passedTests", "warnedTests", "failedTests"):
+            tests = predicate.get(name, [])
+            _require(
+                isinstance(tests, list) and all(isinstance(t, str) for t in tests),
+                "attestation.statement",
+                f"{name} must be a list of strings",
+            )
+    else:
+        _require(
+            predicate.get("verificationResult") in ("PASSED", "FAILED"),
+            "attestation.statement",
+            "verificationResult must be PASSED or FAILED",
+        )
+        when = predicate.get("timeVerified")
+        _require(
+            isinstance(when, str) and _is_rfc3339(when),
+            "attestation.statement",
+            "timeVerified must be an RFC 3339 time stamp",
+        )
+    checked: dict[str, Any] = doc
+    return checked
+
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+
+
+def _is_rfc3339(text: str) -> bool:
+    if not _RFC3339.fullmatch(text):
+        return False
+    try:
+        dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,324 @@
+"""Signed in-toto attestations of a verification: written by `verify --attest`, checked by
+`attestation verify` and by securesystemslib; hostile attestations refused (exit 3)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from cryptography.hazmat.primitives import serialization
+from securesystemslib.dsse import Envelope
+from securesystemslib.signer import CryptoSigner, SSlibKey
+
+from bundler.cli import main
+from bundler.signatures import attestation as att
+from bundler.signatures.signing import new_private_key, private_key_pem, public_of
+
+RUN = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("attest-keys")
+    out = {}
+    for name in ("reviewer", "stranger"):
+        key = new_private_key()
+        (folder / f"{name}.key").write_bytes(private_key_pem(key, None))
+        (folder / f"{name}.pub").write_text(public_of(key).pem())
+        out[name] = folder / name
+    return out
+
+
+@pytest.fixture(scope="module")
+def attested(
+    quickstart_bundle: Path, keys: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    target = tmp_path_factory.mktemp("attested") / "quickstart.intoto.json"
+    done = RUN.invoke(
+        main,
+        [
+            "verify",
+            str(quickstart_bundle),
+            "-q",
+            "--attest",
+            str(target),
+            "--attest-key",
+            f"{keys['reviewer']}.key",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    return target
+
+
+def _statement(envelope_file: Path) -> dict[str, Any]:
+    doc = json.loads(envelope_file.read_text())
+    return json.loads(base64.b64decode(doc["payload"]))
+
+
+def _check(attestation: Path, keys: dict[str, Path], *extra: str, who: str = "reviewer") -> Any:
+    return RUN.invoke(
+        main, ["attestation", "verify", str(attestation), "--trust", f"{keys[who]}.pub", *extra]
+    )
+
+
+def test_verify_attest_writes_a_signed_statement_about_the_bundle(
+    attested: Path, quickstart_bundle: Path
+) -> None:
+    envelope = json.loads(attested.read_text())
+    assert envelope["payloadType"] == "application/vnd.in-toto+json"
+    statement = _statement(attested)
+    assert statement["_type"] == "https://in-toto.io/Statement/v1"
+    assert statement["predicateType"] == "https://in-toto.io/attestation/test-result/v0.1"
+    file_digest = hashlib.sha256(quickstart_bundle.read_bytes()).hexdigest()
+    names = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
+    assert names[quickstart_bundle.name] == file_digest
+    manifest = next(n for n in names if n.endswith("/manifest.toml"))
+    report = RUN.invoke(main, ["verify", str(quickstart_bundle), "--json", "-", "-q"])
+    assert names[manifest] == json.loads(report.stdout)["bundle"]["identity"]
+    predicate = statement["predicate"]
+    assert predicate["result"] == "PASSED"
+    assert predicate["failedTests"] == [] and predicate["warnedTests"] == []
+    assert any(t.startswith("claim:") for t in predicate["passedTests"])
+    assert any(t.startswith("case:") for t in predicate["passedTests"])
+    options = predicate["configuration"][0]["annotations"]
+    assert options["allowCode"] is False and options["trustedKeyIds"] == []
+    assert "reprobundle" in predicate["configuration"][1]["annotations"]["tool"]
+
+
+def test_attestation_verify_accepts_it_and_names_each_claim(
+    attested: Path, keys: dict[str, Path], quickstart_bundle: Path
+) -> None:
+    done = _check(attested, keys, "--bundle", str(quickstart_bundle), "--expect-result", "PASSED")
+    assert done.exit_code == 0, done.output
+    assert "result PASSED" in done.output
+    assert ": supported" in done.output
+
+
+def test_expected_result_not_attested_exits_1(attested: Path, keys: dict[str, Path]) -> None:
+    done = _check(attested, keys, "--expect-result", "FAILED")
+    assert done.exit_code == 1
+    assert "expected FAILED" in done.output
+
+
+def test_attestation_about_another_bundle_is_rejected(
+    attested: Path, keys: dict[str, Path], tmp_path: Path, quickstart_bundle: Path
+) -> None:
+    other = tmp_path / quickstart_bundle.name
+    data = quickstart_bundle.read_bytes()
+    other.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    done = _check(attested, keys, "--bundle", str(other))
+    assert done.exit_code == 3
+    assert "attestation.subject" in done.output
+
+
+def test_attestation_signed_by_an_untrusted_key_is_rejected(
+    attested: Path, keys: dict[str, Path]
+) -> None:
+    done = _check(attested, keys, who="stranger")
+    assert done.exit_code == 3
+    assert "attestation.untrusted" in done.output
+
+
+def test_attest_without_a_key_writes_nothing(quickstart_bundle: Path, tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    done = RUN.invoke(main, ["verify", str(quickstart_bundle), "-q", "--attest", str(target)])
+    assert done.exit_code == 2
+    assert "always signed" in done.output
+    assert not target.exists()
+
+
+def _envelope(payload: bytes, key: Any, payload_type: str = att.ENVELOPE_PAYLOAD_TYPE) -> bytes:
+    from bundler.signatures.signing import pae
+
+    sig = key.sign(pae(payload_type, payload))
+    doc = {
+        "payloadType": payload_type,
+        "payload": base64.b64encode(payload).decode(),
+        "signatures": [{"keyid": "x", "sig": base64.b64encode(sig).decode()}],
+    }
+    return json.dumps(doc).encode()
+
+
+def _key(keys: dict[str, Path]) -> Any:
+    return serialization.load_pem_private_key(
+        Path(f"{keys['reviewer']}.key").read_bytes(), password=None
+    )
+
+
+HOSTILE = {
+    "bad_base64": lambda good, key: good.replace(b'"payload": "', b'"payload": "!!'),
+    "wrong_payload_type": lambda good, key: _envelope(
+        base64.b64decode(json.loads(good)["payload"]), key, "application/json"
+    ),
+    "tampered_statement": lambda good, key: json.dumps(
+        {
+            **json.loads(good),
+            "payload": base64.b64encode(
+                base64.b64decode(json.loads(good)["payload"]).replace(b"PASSED", b"FAILED")
+            ).decode(),
+        }
+    ).encode(),
+    "duplicate_keys": lambda good, key: good.replace(
+        b'"payloadType"', b'"payload": "", "payloadType"', 1
+    ),
+    "deep_json": lambda good, key: _envelope(b"[" * 100_000 + b"]" * 100_000, key),
+    "huge_json": lambda good, key: b'{"payload": "' + b"A" * (9 << 20) + b'"}',
+    "not_a_statement": lambda good, key: _envelope(b'{"_type": "x"}', key),
+    "bad_subject_digest": lambda good, key: _envelope(
+        json.dumps(
+            {
+                "_type": att.STATEMENT_TYPE,
+                "subject": [{"name": "b", "digest": {"sha256": "XYZ"}}],
+                "predicateType": att.TEST_RESULT,
+                "predicate": {"result": "PASSED", "configuration": []},
+            }
+        ).encode(),
+        key,
+    ),
+    "unknown_predicate": lambda good, key: _envelope(
+        json.dumps(
+            {
+                "_type": att.STATEMENT_TYPE,
+                "subject": [{"name": "b", "digest": {"sha256": "a" * 64}}],
+                "predicateType": "https://example.org/anything",
+                "predicate": {},
+            }
+        ).encode(),
+        key,
+    ),
+    "no_signature": lambda good, key: json.dumps({**json.loads(good), "signatures": []}).encode(),
+    "not_utf8": lambda good, key: b"\xff\xfe" + good,
+}
+
+
+@pytest.mark.parametrize("attack", sorted(HOSTILE))
+def test_hostile_attestation_is_refused_with_a_code(
+    attack: str, attested: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(HOSTILE[attack](attested.read_bytes(), _key(keys)))
+    done = _check(bad, keys)
+    assert done.exit_code == 3, done.output
+    assert "[attestation." in done.output
+    assert "Traceback" not in done.output
+
+
+def _sslib_key(pub_file: Path) -> SSlibKey:
+    raw = serialization.load_pem_public_key(pub_file.read_bytes()).public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    keyid = hashlib.sha256(raw).hexdigest()
+    return SSlibKey(keyid, "ed25519", "ed25519", {"public": raw.hex()})
+
+
+def test_securesystemslib_verifies_our_envelope(attested: Path, keys: dict[str, Path]) -> None:
+    envelope = Envelope.from_dict(json.loads(attested.read_text()))
+    accepted = envelope.verify([_sslib_key(Path(f"{keys['reviewer']}.pub"))], 1)
+    assert len(accepted) == 1
+    assert json.loads(envelope.payload)["_type"] == att.STATEMENT_TYPE
+
+
+def test_securesystemslib_refuses_our_envelope_under_another_key(
+    attested: Path, keys: dict[str, Path]
+) -> None:
+    from securesystemslib.exceptions import VerificationError
+
+    envelope = Envelope.from_dict(json.loads(attested.read_text()))
+    stranger = _sslib_key(Path(f"{keys['stranger']}.pub"))
+    forged = SSlibKey(
+        next(iter(envelope.signatures.values())).keyid, "ed25519", "ed25519", dict(stranger.keyval)
+    )
+    with pytest.raises(VerificationError):
+        envelope.verify([forged], 1)
+
+
+def test_we_verify_an_envelope_securesystemslib_signed(
+    attested: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    statement = _statement(attested)
+    public = _sslib_key(Path(f"{keys['reviewer']}.pub"))
+    signer = CryptoSigner(_key(keys), public)
+    envelope = Envelope(json.dumps(statement).encode(), att.ENVELOPE_PAYLOAD_TYPE, {})
+    envelope.sign(signer)
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(json.dumps(envelope.to_dict()))
+    done = _check(theirs, keys, "--expect-result", "PASSED")
+    assert done.exit_code == 0, done.output
+
+
+REPORT = {
+    "bundle": {"name": "b", "version": "1", "identity": "c" * 64},
+    "verify_environment": {"tool": "reprobundle 9", "python": "3.11", "checkers": {}},
+}
+
+
+@pytest.mark.parametrize(
+    ("statuses", "outcomes", "result"),
+    [
+        (["supported", "supported"], ["reproduced"], "PASSED"),
+        (["supported", "inconclusive"], ["inconclusive"], "WARNED"),
+        (["inconclusive", "contradicted"], ["diverged"], "FAILED"),
+    ],
+)
+def test_test_result_maps_claim_statuses(
+    statuses: list[str], outcomes: list[str], result: str
+) -> None:
+    overall = (
+        "contradicted"
+        if "contradicted" in statuses
+        else "inconclusive"
+        if "inconclusive" in statuses
+        else "supported"
+    )
+    report = {
+        **REPORT,
+        "result": overall,
+        "claims": [{"id": f"c{i}", "status": s} for i, s in enumerate(statuses)],
+        "cases": [{"id": f"k{i}", "outcome": o} for i, o in enumerate(outcomes)],
+    }
+    subject = att.subject_of(report, "b.bundle.tar.zst", "d" * 64)
+    doc = att.check_statement(att.statement(report, subject, {}))
+    assert doc["predicate"]["result"] == result
+    failed = [c for c in doc["predicate"]["failedTests"] if c.startswith("claim:")]
+    assert len(failed) == statuses.count("contradicted")
+
+
+def test_vsa_passes_only_when_every_claim_is_supported() -> None:
+    when = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+    for status, expected in [("supported", "PASSED"), ("inconclusive", "FAILED")]:
+        report = {**REPORT, "result": status, "claims": [], "cases": []}
+        subject = att.subject_of(report, "b.bundle.tar.zst", "d" * 64)
+        doc = att.check_statement(att.statement(report, subject, {"x": 1}, "vsa", when))
+        assert doc["predicateType"] == att.VSA
+        assert doc["predicate"]["verificationResult"] == expected
+        assert doc["predicate"]["timeVerified"] == "2026-12-01T12:00:00Z"
+
+
+def test_vsa_with_a_time_stamp_that_is_not_rfc3339_is_refused() -> None:
+    report = {**REPORT, "result": "supported", "claims": [], "cases": []}
+    subject = att.subject_of(report, "b", "d" * 64)
+    doc = att.statement(report, subject, {}, "vsa")
+    doc["predicate"]["timeVerified"] = "yesterday"
+    with pytest.raises(att.AttestationProblem) as raised:
+        att.check_statement(doc)
+    assert raised.value.code == "attestation.statement"
+
+
+def test_vsa_from_the_command_line(
+    quickstart_bundle: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    target = tmp_path / "vsa.json"
+    args = ["verify", str(quickstart_bundle), "-q", "--attest", str(target)]
+    args += ["--attest-key", f"{keys['reviewer']}.key", "--attest-predicate", "vsa"]
+    assert RUN.invoke(main, args).exit_code == 0
+    statement = _statement(target)
+    assert statement["predicateType"] == att.VSA
+    assert statement["predicate"]["verificationResult"] == "PASSED"
+    done = _check(target, keys, "--bundle", str(quickstart_bundle))
+    assert done.exit_code == 0, done.output
