@@ -42,6 +42,25 @@ def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, 
     }
 
 
+def write_attestation(
+    target: Path,
+    report: dict[str, Any],
+    bundle: Path,
+    hashed: Any,
+    values: dict[str, Any],
+    signer: Any,
+) -> None:
+    """Sign and write the attestation of one verification (``report``) of ``bundle``,
+    whose bytes went through ``hashed`` (a ``HashingReader``) as they were verified."""
+    from bundler.output import write_bytes
+    from bundler.signatures import attestation as att
+
+    subject = att.subject_of(report, bundle.name, hashed.hexdigest())
+    predicate = values.get("attest_predicate") or "test-result"
+    statement = att.statement(report, subject, attest_options(values, report), predicate)
+    write_bytes(target, att.envelope(statement, signer), "the attestation")
+
+
 def _read(path: Path, what: str) -> bytes:
     from bundler.errors import UsageError
 

@@ -421,15 +421,10 @@ def verify(
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost
     if signer is not None and hashed is not None and attest_target:
-        from bundler.cli.attestation import attest_options
-        from bundler.output import write_bytes
-        from bundler.signatures import attestation as att
+        from bundler.cli.attestation import write_attestation
 
-        subject = att.subject_of(report, bundle.name, hashed.hexdigest())
-        statement = att.statement(
-            report, subject, attest_options({**locals(), **limit_values}, report), attest_predicate
-        )
-        write_bytes(Path(attest_target), att.envelope(statement, signer), "the attestation")
+        values = {**locals(), **limit_values}
+        write_attestation(Path(attest_target), report, bundle, hashed, values, signer)
     sys.exit(verification.exit_code)
 
 

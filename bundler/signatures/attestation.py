@@ -47,8 +47,9 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
 VSA = "https://slsa.dev/verification_summary/v1"
 PREDICATES = {"test-result": TEST_RESULT, "vsa": VSA}
-VERIFIER_ID = "https://github.com/reprobundle/reprobundle/verify"
-POLICY_URI = "https://github.com/reprobundle/reprobundle/blob/main/manifests/FORMAT.md#claims"
+# package URLs (purl): the tool, and the rules of a claim's status in its own documents
+VERIFIER_ID = "pkg:pypi/reprobundle"
+POLICY_URI = "pkg:pypi/reprobundle#manifests/FORMAT.md"
 MAX_ATTESTATION = 8 << 20  # a Statement names every case; 8 MiB holds 100,000 of them
 MAX_VALUES = 1_000_000
 MAX_DEPTH = 32

@@ -1,0 +1,170 @@
+"""The `ci` command: verify bundles in a CI job in one step.
+
+Everything a CI job needs and nothing it would write glue for: each bundle verified as
+`verify` does (the same trust, code and case options), its JUnit and HTML reports written
+as files for the job to keep, its Markdown appended to the run's summary
+(``$GITHUB_STEP_SUMMARY`` on GitHub Actions), an attestation if a key is given, and one
+exit code by a stated policy. The GitHub Action (``action.yml``) and the GitLab job in the
+README call this command; tests run it with a temporary summary file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
+from bundler.cli.report import _with_verify_options
+
+CI_EXIT_HELP = exit_help(
+    "0 every bundle passed the --fail-on policy",
+    "1 a bundle did not (a claim contradicted; with --fail-on inconclusive, also a claim "
+    "inconclusive)",
+    "2 usage error",
+    "3 a bundle was rejected (integrity, format, signature, trust; nothing ran)",
+)
+
+
+def report_name(bundle: Path, taken: set[str]) -> str:
+    """A file name stem for ``bundle``'s reports, unique among ``taken``."""
+    stem = bundle.name.split(".bundle.tar")[0] or "bundle"
+    name, n = stem, 1
+    while name in taken:
+        n += 1
+        name = f"{stem}-{n}"
+    taken.add(name)
+    return name
+
+
+def fails(result: str, fail_on: str) -> bool:
+    """Whether a bundle's result fails the job under the ``--fail-on`` policy."""
+    if result in ("rejected", "error", "contradicted"):
+        return True
+    return result == "inconclusive" and fail_on == "inconclusive"
+
+
+@_with_verify_options
+@click.command(epilog=CI_EXIT_HELP)
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("reprobundle-reports"),
+    show_default=True,
+    help="Folder for NAME.junit.xml and NAME.html per bundle (and NAME.intoto.json).",
+)
+@click.option(
+    "--summary",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="GITHUB_STEP_SUMMARY",
+    show_envvar=True,
+    help="A Markdown file each bundle's report is appended to (the run's summary page).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["contradicted", "inconclusive"]),
+    default="contradicted",
+    show_default=True,
+    help="What fails the job besides a rejected bundle: a contradicted claim, or also an "
+    "inconclusive one.",
+)
+@click.option(
+    "--attest-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write NAME.intoto.json, a signed attestation of each verification.",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
+@limit_options
+@handle_errors
+def ci(
+    bundles: tuple[Path, ...],
+    out_dir: Path,
+    summary: Path | None,
+    fail_on: str,
+    attest_key: Path | None,
+    verbose: bool,
+    **options: Any,
+) -> None:
+    """Verify BUNDLES for a CI job: reports as files, a summary, one exit code.
+
+    Each bundle is verified as `verify` verifies it (with the same trust, code and case
+    options). For each, OUT/NAME.junit.xml and OUT/NAME.html are written for the job to
+    keep as artifacts, and its Markdown report is appended to --summary (on GitHub
+    Actions, $GITHUB_STEP_SUMMARY: the run's page). With --attest-key, OUT/NAME.intoto.json
+    is a signed attestation of the verification. The job fails (exit 1) when a claim is
+    contradicted, or with --fail-on inconclusive also when one is inconclusive; a rejected
+    bundle always fails it (exit 3).
+
+    \b
+    Example:
+      reprobundle ci dist/*.bundle.tar.zst --trust-store trust.toml --fail-on inconclusive
+    """
+    from bundler.cli.attestation import write_attestation
+    from bundler.cli.verify import attest_signer, judging_options, verify_with_options
+    from bundler.errors import BundleRejected, UsageError
+    from bundler.format.hashing import HashingReader
+    from bundler.output import check, encode, write_bytes
+    from bundler.reports.document import rejection_json, to_json
+    from bundler.reports.formats import render
+    from bundler.run.verify import must_be_file
+
+    for bundle in bundles:
+        must_be_file(bundle)
+    check(out_dir / "x", "--out")
+    if summary is not None:
+        check(summary, "--summary")
+    signer = attest_signer(bundles[0], str(out_dir / "x"), attest_key) if attest_key else None
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make --out folder {out_dir}: {exc.strerror}") from None
+    limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
+    taken: set[str] = set()
+    worst = 0
+    sections = []
+    for bundle in bundles:
+        name = report_name(bundle, taken)
+        try:
+            hashed = HashingReader(bundle.open("rb"))
+        except OSError as exc:
+            raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+        try:
+            verification = verify_with_options(
+                bundle, judging_options(options), stream=hashed, limits=limits
+            )
+            report = to_json(verification)
+        except (BundleRejected, UsageError) as exc:
+            click.echo(f"reprobundle: {bundle}: {exc.diagnostics()}", err=True)
+            report = rejection_json(exc, exc.exit_code)
+        for fmt, suffix in (("junit", "junit.xml"), ("html", "html")):
+            text = render(fmt, report)
+            write_bytes(out_dir / f"{name}.{suffix}", encode(text), f"the {fmt} report")
+        sections.append(render("markdown", report))
+        if signer is not None and report["result"] not in ("rejected", "error"):
+            values = {**options, "attest_predicate": "test-result"}
+            write_attestation(
+                out_dir / f"{name}.intoto.json", report, bundle, hashed, values, signer
+            )
+        failed = fails(str(report["result"]), fail_on)
+        click.echo(f"{'FAIL' if failed else 'ok  '} {bundle}: {report['result']}")
+        if failed:
+            worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)
+    if summary is not None:
+        _append(summary, "\n".join(sections))
+    sys.exit(worst)
+
+
+def _append(summary: Path, text: str) -> None:
+    """Append to the summary file (the CI owns it and may have written to it before)."""
+    from bundler.errors import UsageError
+    from bundler.output import encode
+
+    try:
+        with summary.open("ab") as stream:
+            stream.write(encode(text if text.endswith("\n") else text + "\n"))
+    except OSError as exc:
+        raise UsageError(f"cannot append to --summary {summary}: {exc.strerror}") from None
