@@ -178,6 +178,20 @@ def test_a_report_the_seeds_judge_cannot_read_is_refused_naming_the_field(field:
     assert field in verdict.message
 
 
+@pytest.mark.parametrize(
+    "change",
+    [{"planned": "10"}, {"records": ["test_scenario_0"]}, {"records": [["test_a", "passed"]]}],
+    ids=["planned-as-text", "record-as-text", "record-as-list"],
+)
+def test_a_value_the_seeds_judge_cannot_read_is_refused(change: dict[str, Any]) -> None:
+    report = replay("none", 0, **change)
+    if "records" in change:
+        report.update(planned=1, executed=1)
+    with pytest.raises(TypeError):
+        seed_judge(copy.deepcopy(report))
+    assert verdict_of("fault-report@3", report, "baseline_pass").codes == ("input.invalid",)
+
+
 def test_a_report_without_blocked_was_judged_by_version_2() -> None:
     report = without(replay("missing-record", 4), "blocked")
     assert seed_outcome(report) == "raises: blocked"
