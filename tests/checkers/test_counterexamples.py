@@ -27,8 +27,8 @@ SOURCES = sorted(
 )
 
 
-# params of every @1 checker (and of later versions no example uses), so that the property covers each one even when no example
-# uses it any more (a later version replaced it there)
+# params of every @1 checker, and of later versions no example uses, so that the property
+# covers each one even when no example uses it (any more: a later version replaced it there)
 KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     # the importers' checkers: params as `reprobundle import` writes them
     ("inspect-counts@1", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
