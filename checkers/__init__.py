@@ -38,6 +38,7 @@ FAMILY_OF = {
     "contamination@1": "intent",
     "fault-report@1": "fault_injection",
     "fault-report@2": "fault_injection",
+    "fault-report@3": "fault_injection",
     "group-rates@1": "intent",
     "inspect-counts@1": "inspect_log",
     "inspect-metric@1": "inspect_log",
@@ -56,12 +57,14 @@ FAMILY_OF = {
     "state-unchanged@1": "config_change",
     "state-unchanged@2": "config_change",
     "structured-equal@1": "structured",
+    "structured-equal@2": "structured",
     "suite-threshold@1": "intent",
     "suite-threshold@2": "intent",
     "trajectory-skeleton@1": "trajectory",
     "trajectory-skeleton@2": "trajectory",
     "trial-stats@1": "fault_injection",
     "trial-stats@2": "fault_injection",
+    "trial-stats@3": "fault_injection",
 }
 
 

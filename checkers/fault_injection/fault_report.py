@@ -29,9 +29,12 @@ from .report import (
     failure_type,
     judge,
     judge_v2,
+    missing_fields,
     parse_report,
     parse_report_v2,
 )
+from .report import SEED_READS as _SEED_READS
+from .report import SEED_RECORD_READS as _SEED_RECORD_READS
 
 _FAULT_REASONS = {
     **{f"judgement.{name}": f"the report earns the judgement {name!r}" for name in JUDGEMENTS},
@@ -511,3 +514,66 @@ def _pins(report: Report, params: Mapping[str, Any]) -> list[Reason]:
                     )
                 )
     return reasons
+
+
+_FAULT_REASONS_V3 = {
+    **_FAULT_REASONS_V2,
+    **{
+        f"report.missing.{key}": f"error: the report has no {key!r} field, which the seed's "
+        "judge reads: it cannot judge the report, so neither does this version"
+        for key in _SEED_READS
+    },
+    **{
+        f"report.missing.{key}": f"error: a record has no {key!r} field, which the seed's "
+        "judge reads for every record"
+        for key in _SEED_RECORD_READS
+    },
+}
+
+
+@checker(
+    "fault-report",
+    3,
+    roles=[
+        Role(
+            "report",
+            InputKind.DATA,
+            "a runner report: fault, records [{test, status, traceback?}], planned, complete, "
+            "blocked, executed, each present (blocked may be null); other fields ignored",
+            reading=_LENIENT,
+        )
+    ],
+    params=list(fault_report_v2.params),
+    reasons=_FAULT_REASONS_V3,
+    counterexample=_fault_counterexample,
+)
+def fault_report_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A report the seed's judge can read earns the wanted judgement and holds the pins.
+
+    fault-report@2's judgement, params, pins and reasons, on a report that holds every
+    field the seed's judge (the article's ``check_reports.py``) reads: ``fault``,
+    ``records``, ``planned``, ``complete``, ``blocked``, ``executed``, and ``test`` and
+    ``status`` in every record. A report without one is an ``error``
+    (``report.missing.<field>``, naming the first in the order the seed reads them; the
+    message lists every one): the seed's judge would raise on it, so it has no judgement
+    to reproduce. @2 read a missing ``blocked`` as "not blocked" and judged the report.
+    A field the seed's judge skips on a short path (``blocked`` after ``planned: 0``) is
+    still required: the report is outside what the judgement is defined on. ``blocked:
+    null`` is present (the seed reads it as not blocked) and ``traceback`` is optional.
+
+    Param ranges (checked here, ``params.invalid`` outside them): ``planned`` null or
+    >= 1, ``expected_failures`` counts >= 0, ``want`` one of the seven judgements.
+
+    A pass does not authenticate the report, and several failed tests for one injected
+    fault are one detected defect, not several.
+    """
+    _check_fault_params(params)
+    missing = missing_fields(inputs["report"])
+    if missing:
+        first = missing[0].rpartition(".")[2] if missing[0].startswith("records[") else missing[0]
+        raise CheckerInputError(
+            f"report.missing.{first}",
+            f"the report has no {_few(missing)}: the seed's judge reads every one of these "
+            "fields and could not judge this report (write each; blocked may be null or false)",
+        )
+    return fault_report_v2.function(inputs, params)

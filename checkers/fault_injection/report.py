@@ -342,3 +342,32 @@ def failure_type(traceback: str) -> str | None:
         elif _PYTEST_ASSERT.match(line) and found is None:
             found = "AssertionError"
     return found
+
+
+# The fields the seed's judge reads (check_reports.py in the article), in the order it
+# reads them: ``print(report["fault"], judge(report))`` reads the fault first, then
+# ``judge`` the records and the counts (an ``or`` chain: each read only when the ones
+# before did not already make the report incomplete), then every record's test name,
+# then every record's status. What it reads on one path is a prefix of this order.
+SEED_READS = ("fault", "records", "planned", "complete", "blocked", "executed")
+SEED_RECORD_READS = ("test", "status")
+
+
+def missing_fields(value: Any) -> list[str]:
+    """The fields the seed's judge reads that ``value`` lacks, in the seed's order
+    (``records[3].test`` for a record's field). The seed's judge raises on the first one
+    its path reaches; a report that lacks one is outside what the judgement is defined
+    on, whether or not a shorter path would skip it. A value of the wrong shape (not a
+    mapping, records not a list) is left to the parser, which names it."""
+    if not isinstance(value, Mapping):
+        return []
+    missing = [key for key in SEED_READS if key not in value]
+    records = value.get("records")
+    if isinstance(records, list):
+        for key in SEED_RECORD_READS:
+            missing += [
+                f"records[{index}].{key}"
+                for index, raw in enumerate(records)
+                if isinstance(raw, Mapping) and key not in raw
+            ]
+    return missing

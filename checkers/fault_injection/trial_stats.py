@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..api import (
@@ -397,10 +397,21 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     samples ran with more than one configuration. A pass re-counts the records; it does
     not re-run anything.
     """
+    return _sample_verdict(inputs, params)
+
+
+def _sample_verdict(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], *, v3: bool = False
+) -> Verdict:
+    """trial-stats@2's verdict; ``v3``: @3's range for k and its reading of an empty
+    ``fields.config`` (no configuration recorded, so none compared, and the verdict says so)."""
     k, claimed, rule = params["k"], params["claimed"], params["environment_failures"]
     tolerance = params["tolerance"]
-    if k < 1:
-        raise CheckerInputError("params.invalid", f"k: expected an integer >= 1, observed {k}")
+    if k < 1 or (v3 and k > MAX_K):
+        most = f" and <= {MAX_K}" if v3 else ""
+        raise CheckerInputError(
+            "params.invalid", f"k: expected an integer >= 1{most}, observed {k}"
+        )
     _check_rule(rule)
     if not math.isfinite(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
         raise CheckerInputError(
@@ -417,16 +428,19 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
         raise CheckerInputError(
             "params.invalid", f"outcomes: {wrong} are not one of {', '.join(OUTCOMES)}"
         )
+    fields = _fields(params)
     samples, header = parse_samples(
-        inputs["trials"], _fields(params), params["first_sample"], outcomes
+        inputs["trials"], fields, params["first_sample"], outcomes, unrecorded_config=v3
     )
+    unrecorded = v3 and not fields["config"]
     tasks = _counts(samples, rule)
     figures = figures_of(tasks, k)
     _check_denominator(figures, k, "samples")
     reasons = _mismatches(
         claimed, figures, FIGURES_V2, tolerance + 1e-12, lambda _, v: f"{v}", _describe_v2
     )
-    reasons += _mixed_configs_v2(samples)
+    if not unrecorded:
+        reasons += _mixed_configs_v2(samples)
     excluded = [t.task for t in tasks if t.counted < k]
     details: dict[str, Any] = {
         "k": k,
@@ -440,6 +454,8 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
         "excluded_tasks": excluded[:200],
         "config": _finite(header) if header is not None else None,
     }
+    if v3:
+        details["config_compared"] = not unrecorded
     summary = (
         f"pass@{k} {_describe_v2('pass_at_k', figures)}, "
         f"pass^{k} {_describe_v2('pass_hat_k', figures)}, "
@@ -451,7 +467,10 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
             f"; {len(excluded)} task(s) left out of the task means (fewer than {k} counted "
             f"samples): {_few(excluded)}"
         )
-    return _verdict(reasons, summary + _environment_note(figures, rule), details)
+    summary += _environment_note(figures, rule)
+    if unrecorded:
+        summary += f"; {UNRECORDED_CONFIG}"
+    return _verdict(reasons, summary, details)
 
 
 def _mixed_configs_v2(samples: Sequence[Sample]) -> list[Reason]:
@@ -481,3 +500,104 @@ def _describe_v2(name: str, figures: Mapping[str, int | float | None]) -> str:
     if name in ("pass_at_k", "pass_hat_k", "mean_success_rate"):
         return f"{_pct(value)} (over {figures['tasks']} tasks)"
     return str(value)
+
+
+# trial-stats@3: k at most this (pass@k is reported for k up to a few hundred; a bound
+# keeps the counterexample, k samples per task, quick to build and run).
+MAX_K = 1000
+UNRECORDED_CONFIG = (
+    "the samples record no configuration (fields.config is empty): not checked that they "
+    "are repeats of one setup; the seed keeps it beside the trials (config.json)"
+)
+
+
+def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Samples whose figures contradict the claimed ones (``stats.mismatch``), all under one
+    configuration: one or two tasks of k or k + 1 samples with no, one or every success,
+    then with a task lost to the environment or one sample short of k. None when no such
+    set contradicts any claimed figure (a claimed ``tasks_excluded: 0`` with k = 1 and
+    environment failures counted as failures: no task can be left out), or when k is
+    outside 1..MAX_K."""
+    k = params.get("k")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        return None
+    given = params.get("fields")
+    fields = {**DEFAULT_FIELDS, **(given if isinstance(given, Mapping) else {})}
+    first = params.get("first_sample", 1)
+
+    def lines(tasks: list[list[Any]]) -> dict[str, Any]:
+        out: list[tuple[int, dict[str, Any]]] = []
+        for number, outcomes in enumerate(tasks):
+            for index, outcome in enumerate(outcomes):
+                record: dict[str, Any] = {fields["task"]: f"task-{number}"}
+                record[fields["outcome"]] = outcome
+                if fields["sample"]:
+                    record[fields["sample"]] = first + index if isinstance(first, int) else index
+                if fields["config"]:
+                    record[fields["config"]] = {"run": "counterexample"}
+                out.append((len(out) + 1, record))
+        return {"trials": out}
+
+    extras: list[list[list[Any]]] = [[], [["environment_failure"]]]
+    if k > 1:
+        extras.append([[False] * (k - 1)])
+
+    def candidates() -> Iterator[dict[str, Any]]:
+        for extra in extras:
+            for count in (1, 2):
+                for n in (k, k + 1):
+                    for successes in (0, n, 1):
+                        task = [True] * successes + [False] * (n - successes)
+                        yield lines([task] * count + extra)
+
+    return first_failing(trial_stats_v3.function, params, candidates())
+
+
+@checker(
+    "trial-stats",
+    3,
+    roles=[
+        Role(
+            "trials",
+            InputKind.JSONL,
+            "one sample per line through the field mapping (default {task, trial, outcome, "
+            "config}); a first header line holding only the run's config when fields.config "
+            "is named and records lack it; read unchanged with no config when fields.config "
+            'is ""',
+            reading=_LENIENT,
+        )
+    ],
+    params=[
+        Param(
+            "k",
+            f"samples per task drawn for pass@k and pass^k: 1 <= k <= {MAX_K} (tasks need n >= k)",
+            (int,),
+        ),
+        *(p for p in trial_stats_v2.params if p.name != "k"),
+    ],
+    reasons=dict(trial_stats_v2.reasons),
+    counterexample=_trials_counterexample_v3,
+)
+def trial_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Claimed pass@k / pass^k / success-rate figures match per-sample records, config or not.
+
+    trial-stats@2's reading, figures, estimators and reasons, with two differences:
+
+    - ``fields.config: ""`` means what @2's docs say, "none": the records carry no
+      configuration (a harness file such as human-eval's results, which writes none) and
+      are read unchanged, with no header line looked for. The seed keeps a trial's
+      configuration beside it (``config.json`` in the trial's folder), not in the
+      results, so nothing in the records can show that the samples are repeats of one
+      setup: ``stats.config_mixed`` is not decided, and every verdict says so (in its
+      message, and ``config_compared: false`` in the details). @2 refused every such
+      record and then the params as vacuous. With a named ``fields.config`` the config
+      is read and compared as in @2 (a record without it and no header is refused).
+    - Param ranges, checked here (``params.invalid`` outside): ``k`` 1..1000,
+      ``tolerance`` 0 <= t < 0.05, ``first_sample`` 0 or 1, claimed fractions 0..1 and
+      counts >= 0. The counterexample contradicts the claimed figures themselves
+      (``stats.mismatch``), so params whose claimed figures no records could contradict
+      are refused as vacuous, whatever the config.
+
+    A pass re-counts the records; it does not re-run anything.
+    """
+    return _sample_verdict(inputs, params, v3=True)

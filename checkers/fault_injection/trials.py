@@ -331,13 +331,26 @@ def _finite(value: Any) -> Any:
 
 
 def parse_samples(
-    lines: Any, fields: Mapping[str, str], first: int, outcomes: Mapping[str, str]
+    lines: Any,
+    fields: Mapping[str, str],
+    first: int,
+    outcomes: Mapping[str, str],
+    *,
+    unrecorded_config: bool = False,
 ) -> tuple[list[Sample], Any]:
     """Per-sample records through the field mapping, and the run's config (from a header
-    record, or None when each record carries its own). Every problem is collected."""
+    record, or None when each record carries its own). Every problem is collected.
+
+    ``unrecorded_config`` (trial-stats@3): with ``fields.config`` empty the records carry
+    no configuration and none is looked for (no header record; every sample's config is
+    None). Otherwise an empty ``fields.config`` leaves every record without one, refused."""
     if not isinstance(lines, list):
         raise CheckerInputError("input.invalid", "trials: expected JSON Lines records")
     records = [(int(n), v) for n, v in lines]
+    if unrecorded_config and not fields["config"]:
+        samples = _read_samples(records, fields, first, outcomes, None, config_needed=False)
+        _check_numbering(samples, first)
+        return samples, None
     header, records = _split_header(records, fields)
     samples = _read_samples(records, fields, first, outcomes, header)
     _check_numbering(samples, first)
@@ -367,8 +380,11 @@ def _read_samples(
     first: int,
     outcomes: Mapping[str, str],
     header: Any,
+    *,
+    config_needed: bool = True,
 ) -> list[Sample]:
-    """Each record as a sample; every problem collected (up to ``_SHOWN``), then refused."""
+    """Each record as a sample; every problem collected (up to ``_SHOWN``), then refused.
+    Without ``config_needed`` a record with no config gets None."""
     tf, sf, of, cf = fields["task"], fields["sample"], fields["outcome"], fields["config"]
     problems: list[str] = []
     samples: list[Sample] = []
@@ -408,6 +424,8 @@ def _read_samples(
             config = value[cf]
         elif header is not None:
             config = header
+        elif not config_needed:
+            config = None
         else:
             problems.append(
                 f"{where}: no {cf or 'config'!r} and no header record with the run's config"

@@ -1,9 +1,9 @@
-"""Structured documents (seed 000, "content"): ``structured-equal@1``.
+"""Structured documents (seed 000, "content"): ``structured-equal@1``, ``@2``.
 
 The comparison itself (``checkers/compare.py``) is shared with the families that compare
-documents; this package only declares the checker.
+documents; this package only declares the checkers.
 """
 
-from .checks import structured_equal
+from .checks import structured_equal, structured_equal_v2
 
-__all__ = ["structured_equal"]
+__all__ = ["structured_equal", "structured_equal_v2"]

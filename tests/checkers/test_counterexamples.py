@@ -27,8 +27,8 @@ SOURCES = sorted(
 )
 
 
-# params of every @1 checker, so that the property covers each one even when no example
-# uses it any more (a later version replaced it there)
+# params of every @1 checker, and of later versions no example uses, so that the property
+# covers each one even when no example uses it (any more: a later version replaced it there)
 KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     # the importers' checkers: params as `reprobundle import` writes them
     ("inspect-counts@1", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
@@ -44,6 +44,7 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("classification-metrics@1", {"claimed": {"m": {"accuracy": 0.5, "n": 2}}}),
     ("contamination@1", {"markers": ["unavailable tool"]}),
     ("fault-report@1", {"want": "defect_detected", "failing_tests": ["t"]}),
+    ("fault-report@3", {"want": "defect_detected", "assertion_failures": True}),
     ("group-rates@1", {"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}),
     ("intent-expectations@1", {"case": "add-caching-auto"}),
     ("merge-reconstruct@1", {"lists": "by_key"}),
@@ -51,9 +52,11 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("review-matches-submission@1", {}),
     ("state-unchanged@1", {"fields": ["config_hash"]}),
     ("structured-equal@1", {}),
+    ("structured-equal@2", {}),
     ("suite-threshold@1", {"min_pass": 14, "total": 17}),
     ("trajectory-skeleton@1", {"identity": ["label", "view"]}),
     ("trial-stats@1", {"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}),
+    ("trial-stats@3", {"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}}),
 ]
 
 
