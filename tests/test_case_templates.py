@@ -137,7 +137,7 @@ def test_a_checker_without_a_version_is_told_the_version(tmp_path: Path) -> None
     folder = source(tmp_path, TEMPLATE.replace("structured-equal@1", "structured-equal", 1))
     found = problems_of(folder)
     assert any(
-        "'structured-equal' needs a version: checker: structured-equal@1 "
+        "'structured-equal' needs a version: checker: structured-equal@2 "  # the newest
         "(see `reprobundle checkers structured-equal`)" in p
         for p in found
     ), found
