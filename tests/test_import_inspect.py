@@ -91,7 +91,7 @@ def test_deterministic_scorers_are_rescored_and_model_graded_is_out_of_scope(
     source, _ = mixed_bundle
     document = source_of(source)
     rescored = {
-        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@1"
+        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@2"
     }
     assert rescored == {"match", "includes", "exact", "pattern"}
     pattern = next(c for c in document["cases"] if c["id"] == "rescore-pattern")
@@ -138,7 +138,8 @@ def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path) -> N
     assert imported.claims == ["sample-counts", "finding-errors-under-success"]
     document = source_of(tmp_path / "source")
     finding = next(c for c in document["cases"] if c["id"] == "finding-errors-under-success")
-    assert finding["expect_reasons"] == ["inspect.errors_under_success", "inspect.no_results"]
+    assert finding["checker"] == "inspect-status@2"
+    assert finding["expect_reasons"] == ["inspect.no_results", "inspect.records_errored"]
     statement = document["claims"][1]["statement"]
     assert "12 of 12 sample records errored and states no results at all" in statement
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)

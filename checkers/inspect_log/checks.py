@@ -778,7 +778,7 @@ def inspect_status_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
             "errored cannot be told",
         )
     errored, n = log.errored, len(log.records)
-    reasons, what = [], [f"status {log.status}"]
+    reasons, what = [], []
     if log.status != "success":
         error = log.header.get("error")
         said = error.get("message") if isinstance(error, dict) else None
@@ -804,9 +804,14 @@ def inspect_status_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         what.append(f"{len(errored)} of {n} sample records errored")
     if log.results is None:
         reasons.append(Reason("inspect.no_results", "the log states no results"))
-        what.append("no results stated")
+        what.append("it states no results")
     if reasons:
-        return Verdict.failed("; ".join(what), reasons, errored=len(errored), records=n)
+        said = (
+            "the log says success, but "
+            if log.status == "success"
+            else f"the log says {log.status!r}, not success" + ("; " if what else "")
+        )
+        return Verdict.failed(said + "; ".join(what), reasons, errored=len(errored), records=n)
     return Verdict.passed(
         f"status success, results stated, and none of the {n} sample record(s) errored",
         errored=0,
