@@ -80,7 +80,7 @@ def test_every_new_version_declares_a_counterexample() -> None:
     import checkers
 
     new = [key for key in checkers.FAMILY_OF if key.endswith("@2")]
-    assert len(new) == 11
+    assert len(new) >= 11  # the eleven of issue 19, and later ones
     assert all(get(key).counterexample is not None for key in new)
 
 
