@@ -188,7 +188,7 @@ def test_header_that_states_a_figure_twice_is_refused() -> None:
 
 @pytest.mark.parametrize("value", ["0.5", None, [0.5], True])
 def test_header_figure_that_is_not_a_number_is_refused(value: Any) -> None:
-    data = log(TEN, results(10, 10, entry(value, 10)))  # type: ignore[arg-type]
+    data = log(TEN, results(10, 10, entry(value, 10)))
     verdict = run("inspect-metric@2", data, **FIGURE)
     assert verdict.status == "error" and verdict.codes == ("input.invalid",), verdict.message
 
