@@ -79,6 +79,16 @@ def _tolerance(params: Mapping[str, Any]) -> float:
     return tolerance
 
 
+def _scored_log(inputs: Mapping[str, Any], scorer: str) -> InspectLog:
+    """The log, if it holds samples and some has a ``scorer`` score (or errored)."""
+    log = load(inputs)
+    if not log.records:
+        raise CheckerInputError("input.invalid", "the log holds no samples to recompute from")
+    if not any(scorer in r.scores for r in log.records) and not log.errored:
+        raise CheckerInputError("input.invalid", f"no sample of the log has a score {scorer!r}")
+    return log
+
+
 def _metric_params(params: Mapping[str, Any]) -> tuple[str, str | None, str]:
     reducer = params["reducer"] or None
     if not known_reducer(reducer):
@@ -125,6 +135,18 @@ def _two_sample_logs(scorer: str, reducer: str | None, header: dict[str, Any]) -
     return logs
 
 
+FIGURE_PARAMS = [
+    Param("scorer", "the score's name in the log (results.scores[].name)", (str,)),
+    Param(
+        "reducer",
+        "the epoch reducer as the log names it (mean, median, mode, max, pass_at_K, "
+        "at_least_K); empty for a log with no reducer",
+        (str,),
+    ),
+    Param("metric", f"the metric: one of {', '.join(METRICS)}", (str,)),
+]
+
+
 def _synthetic_header(status: str = "success") -> dict[str, Any]:
     return {"version": 2, "status": status, "eval": {"task": "counterexample"}, "results": None}
 
@@ -134,14 +156,7 @@ def _synthetic_header(status: str = "success") -> dict[str, Any]:
     1,
     roles=[LOG_ROLE],
     params=[
-        Param("scorer", "the score's name in the log (results.scores[].name)", (str,)),
-        Param(
-            "reducer",
-            "the epoch reducer as the log names it (mean, median, mode, max, pass_at_K, "
-            "at_least_K); empty for a log with no reducer",
-            (str,),
-        ),
-        Param("metric", f"the metric: one of {', '.join(METRICS)}", (str,)),
+        *FIGURE_PARAMS,
         Param("claimed", "the figure the header states", (float, int)),
         Param(
             "scored_samples",
@@ -177,11 +192,7 @@ def inspect_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     """
     scorer, reducer, name = _metric_params(params)
     tolerance = _tolerance(params)
-    log = load(inputs)
-    if not log.records:
-        raise CheckerInputError("input.invalid", "the log holds no samples to recompute from")
-    if not any(scorer in r.scores for r in log.records) and not log.errored:
-        raise CheckerInputError("input.invalid", f"no sample of the log has a score {scorer!r}")
+    log = _scored_log(inputs, scorer)
     dropped = figure(log, scorer, reducer, name)
     counted = figure(log, scorer, reducer, name, errors_fail=True)
     details = {
@@ -514,14 +525,7 @@ def _metric_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     2,
     roles=[LOG_ROLE],
     params=[
-        Param("scorer", "the score's name in the log (results.scores[].name)", (str,)),
-        Param(
-            "reducer",
-            "the epoch reducer as the log names it (mean, median, mode, max, pass_at_K, "
-            "at_least_K); empty for a log with no reducer",
-            (str,),
-        ),
-        Param("metric", f"the metric: one of {', '.join(METRICS)}", (str,)),
+        *FIGURE_PARAMS,
         Param(
             "claimed",
             "optional: the figure restated (any finite number); it must agree with the "
@@ -565,11 +569,7 @@ def inspect_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     scorer, reducer, name = _metric_params(params)
     claimed = _claimed_figure(params)
     tolerance = _in_range("tolerance", float(params["tolerance"]), 0, MAX_CLAIMED_TOLERANCE)
-    log = load(inputs)
-    if not log.records:
-        raise CheckerInputError("input.invalid", "the log holds no samples to recompute from")
-    if not any(scorer in r.scores for r in log.records) and not log.errored:
-        raise CheckerInputError("input.invalid", f"no sample of the log has a score {scorer!r}")
+    log = _scored_log(inputs, scorer)
     what = f"{scorer}/{reducer or '-'}/{name}"
     entry = header_entry(log, scorer, reducer)
     stated = header_metric(entry, name) if entry is not None else None
