@@ -91,7 +91,7 @@ def test_deterministic_scorers_are_rescored_and_model_graded_is_out_of_scope(
     source, _ = mixed_bundle
     document = source_of(source)
     rescored = {
-        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@1"
+        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@2"
     }
     assert rescored == {"match", "includes", "exact", "pattern"}
     pattern = next(c for c in document["cases"] if c["id"] == "rescore-pattern")
@@ -138,7 +138,8 @@ def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path) -> N
     assert imported.claims == ["sample-counts", "finding-errors-under-success"]
     document = source_of(tmp_path / "source")
     finding = next(c for c in document["cases"] if c["id"] == "finding-errors-under-success")
-    assert finding["expect_reasons"] == ["inspect.errors_under_success", "inspect.no_results"]
+    assert finding["checker"] == "inspect-status@2"
+    assert finding["expect_reasons"] == ["inspect.no_results", "inspect.records_errored"]
     statement = document["claims"][1]["statement"]
     assert "12 of 12 sample records errored and states no results at all" in statement
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
@@ -270,3 +271,98 @@ def test_a_figure_of_a_score_no_sample_stores_is_out_of_scope_not_a_broken_case(
     assert "includes / mean / accuracy" in cannot and "no sample stores a score" in cannot
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home_report["result"] == "supported"
+
+
+def test_imported_cases_use_the_v2_checkers_and_controls_fail_for_the_header(
+    mixed_bundle: tuple[Path, Any],
+) -> None:
+    source, _ = mixed_bundle
+    cases = source_of(source)["cases"]
+    assert {c["checker"] for c in cases} == {
+        "inspect-counts@2",
+        "inspect-metric@2",
+        "inspect-rescore@2",
+        "inspect-status@2",
+    }
+    reasons = {
+        (c["checker"], tuple(c["expect_reasons"]))
+        for c in cases
+        if c["inputs"]["log"].startswith("inputs/controls/")
+    }
+    assert reasons == {
+        ("inspect-counts@2", ("inspect.header_count_mismatch",)),
+        ("inspect-metric@2", ("inspect.header_metric_mismatch",)),
+        ("inspect-rescore@2", ("inspect.score_mismatch",)),
+    }
+    figure = next(c for c in cases if c["id"] == "match-mean-accuracy")
+    assert figure["params"] == {
+        "scorer": "match",
+        "reducer": "mean",
+        "metric": "accuracy",
+        "claimed": 0.5,
+    }
+
+
+def _clean_log(path: Path) -> Path:
+    """A hand-written log of a clean run: two samples, one correct, no error."""
+    samples = [
+        {"id": s, "epoch": 1, "target": "4", "output": {"completion": c}, "scores": v}
+        for s, c, v in (
+            ("a", "it is 4", {"match": {"value": "C"}}),
+            ("b", "5", {"match": {"value": "I"}}),
+        )
+    ]
+    metrics = {"accuracy": {"name": "accuracy", "value": 0.5, "params": {}}}
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "task": "clean",
+            "model": "mockllm/model",
+            "scorers": [{"name": "match", "options": {}}],
+        },
+        "results": {
+            "total_samples": 2,
+            "completed_samples": 2,
+            "scores": [
+                {
+                    "name": "match",
+                    "scorer": "match",
+                    "reducer": None,
+                    "scored_samples": 2,
+                    "unscored_samples": 0,
+                    "metrics": metrics,
+                }
+            ],
+        },
+        "samples": samples,
+    }
+    path.write_text(json.dumps(log))
+    return path
+
+
+def test_a_clean_run_is_claimed_with_a_control_that_has_an_errored_record(tmp_path: Path) -> None:
+    imported = import_inspect(_clean_log(tmp_path / "clean.json"), tmp_path / "source")
+    assert imported.notes == []
+    assert "status" in imported.claims and not any("finding" in c for c in imported.claims)
+    cases = {c["id"]: c for c in source_of(tmp_path / "source")["cases"]}
+    assert cases["status"]["checker"] == "inspect-status@2" and cases["status"]["expect"] == "pass"
+    assert cases["status-control"]["expect_reasons"] == ["inspect.records_errored"]
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    report = result.home_report
+    assert report["result"] == "supported"
+    assert all(case["outcome"] == "reproduced" for case in report["cases"])
+
+
+def test_a_header_count_that_disagrees_with_its_records_contradicts_the_counts_claim(
+    tmp_path: Path,
+) -> None:
+    log = json.loads(_clean_log(tmp_path / "clean.json").read_text())
+    log["results"]["total_samples"] = log["results"]["completed_samples"] = 1000
+    (tmp_path / "forged.json").write_text(json.dumps(log))
+    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source")
+    assert any(n.startswith("counts:") and "contradicted" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    bad = {(p.where, p.code) for p in refused.value.problems}
+    assert ("claim sample-counts", "claim.contradicted") in bad

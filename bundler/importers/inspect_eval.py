@@ -1,15 +1,17 @@
 """An Inspect AI log (``.eval`` or ``.json``) -> a bundle source.
 
 The log is copied unchanged into ``inputs/``. From its header and samples the importer
-writes, with the ``inspect-*@1`` checkers:
+writes, with the ``inspect-*@2`` checkers (they compare the header with the samples
+themselves; the params only restate what the log says):
 
 - per scorer x reducer x metric of ``results``: a case re-deriving the figure from the
   per-sample scores, expecting the header's value, and one claim per scorer x reducer
   whose limits state the denominator both ways (errors dropped, errors counted as
   failures) and the revision (a dirty one flagged);
 - the sample counts (total, completed, errored) as a case and a claim;
-- "the run says success while N samples errored" as a finding (a case expected to
-  fail) with its own claim;
+- "the run says success while N samples errored" (or another status) as a finding (a
+  case expected to fail) with its own claim; a clean run as a claim with a control
+  (one record marked errored);
 - per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
   options the log records): a case re-scoring every stored score from completion and
   target; model-graded and other scores go under ``cannot_support``;
@@ -143,7 +145,7 @@ def _counts(plan: _Plan) -> None:
         plan.notes.append("the header states no sample counts; none are checked")
         return
     params = {"claimed": claimed}
-    case, message = plan.expected_pass("counts", "inspect-counts@1", params)
+    case, message = plan.expected_pass("counts", "inspect-counts@2", params)
     if message is not None:
         plan.notes.append(f"counts: {message}; the claim will be contradicted")
     cases = [case, *_counts_control(plan, params)]
@@ -195,57 +197,115 @@ def _counts_control(plan: _Plan, params: dict[str, Any]) -> list[str]:
         return []
     path = f"{CONTROLS}/one-record-removed.json"
     control = to_json_log(log, log.records[:-1])
-    if not _fails_with("inspect-counts@1", control, params, "inspect.count_mismatch"):
+    if not _fails_with("inspect-counts@2", control, params, "inspect.header_count_mismatch"):
         return []
     plan.controls[path] = control
     return [
         plan.case(
             {
                 "id": "counts-control",
-                "checker": "inspect-counts@1",
+                "checker": "inspect-counts@2",
                 "inputs": {"log": path},
                 "params": params,
                 "expect": "fail",
-                "expect_reasons": ["inspect.count_mismatch"],
+                "expect_reasons": ["inspect.header_count_mismatch"],
             }
         )
     ]
 
 
 def _finding(plan: _Plan) -> None:
+    """What ``inspect-status@2`` finds (errored records, a status other than success, no
+    results) as a finding; a clean run as a claim with its control."""
     log = plan.log
     params: dict[str, Any] = {}
-    codes = []
-    if log.status == "success" and log.errored:
-        codes.append("inspect.errors_under_success")
-    if log.status == "success" and log.results is None:
-        codes.append("inspect.no_results")
-    if not codes:
+    checker = checkers.get("inspect-status@2")
+    assert checker is not None
+    verdict = run_checker(checker, {"log": plan.data}, params)
+    if verdict.status == "pass":
+        _clean_status(plan)
         return
+    if verdict.status != "fail":
+        plan.notes.append(f"status: {verdict.message}; not checked")
+        return
+    codes = list(verdict.codes)
+    finding = "finding-errors-under-success" if log.status == "success" else "finding-status"
     plan.case(
         {
-            "id": "finding-errors-under-success",
-            "checker": "inspect-status@1",
+            "id": finding,
+            "checker": "inspect-status@2",
             "inputs": {"log": plan.log_path},
             "params": params,
             "expect": "fail",
-            "expect_reasons": sorted(codes),
+            "expect_reasons": codes,
         }
     )
     errored = len(log.errored)
     no_results = " and states no results at all" if "inspect.no_results" in codes else ""
+    said = (
+        f"The run says {log.status} while"
+        if log.status == "success"
+        else f"The run says {log.status}, not success, and"
+    )
     plan.claim(
         {
-            "id": "finding-errors-under-success",
+            "id": finding,
             "statement": (
-                f"The run says {log.status} while {errored} of {len(log.records)} sample "
-                f"records errored{no_results}; the errored records are left out of every "
-                "figure the header states."
+                f"{said} {errored} of {len(log.records)} sample records errored{no_results}; "
+                "the errored records are left out of every figure the header states."
             ),
-            "cases": ["finding-errors-under-success"],
+            "cases": [finding],
             "limits": [
                 "A finding: the log's own status and error fields, re-read; that a "
                 "success status with errored samples misleads is the author's judgement.",
+                _revision(log),
+            ],
+        }
+    )
+
+
+def _clean_status(plan: _Plan) -> None:
+    """The run ended with success, results and no errored record; its control is the log
+    with its first record marked errored."""
+    log = plan.log
+    case = plan.case(
+        {
+            "id": "status",
+            "checker": "inspect-status@2",
+            "inputs": {"log": plan.log_path},
+            "params": {},
+            "expect": "pass",
+        }
+    )
+    cases = [case]
+    path = f"{CONTROLS}/one-record-errored.json"
+    marked = (dataclasses.replace(log.records[0], error="planted by the importer"),)
+    control = to_json_log(log, marked + log.records[1:])
+    if _fails_with("inspect-status@2", control, {}, "inspect.records_errored"):
+        plan.controls[path] = control
+        cases.append(
+            plan.case(
+                {
+                    "id": "status-control",
+                    "checker": "inspect-status@2",
+                    "inputs": {"log": path},
+                    "params": {},
+                    "expect": "fail",
+                    "expect_reasons": ["inspect.records_errored"],
+                }
+            )
+        )
+    plan.claim(
+        {
+            "id": "status",
+            "statement": (
+                f"The run says success, states results, and none of its {len(log.records)} "
+                "sample records errored."
+            ),
+            "cases": cases,
+            "limits": [
+                "Reads the log's own status and error fields; a record the run never "
+                "wrote cannot be judged.",
                 _revision(log),
             ],
         }
@@ -355,12 +415,12 @@ def _figures(plan: _Plan) -> None:
         figure_cases = _figure_cases(plan, scorer, entries)
         rescore = _rescore_case(plan, scorer, method, options)
         needs: list[Need] = [
-            (case_id, "inspect-metric@1", params, "inspect.figure_mismatch")
+            (case_id, "inspect-metric@2", params, "inspect.header_metric_mismatch")
             for cases in figure_cases.values()
             for case_id, params in cases
         ]
         if rescore:
-            needs.append((rescore[0], "inspect-rescore@1", rescore[1], "inspect.score_mismatch"))
+            needs.append((rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch"))
         control_of = _control_cases(plan, scorer, needs)
         for reducer, cases in figure_cases.items():
             ids = [c for c, _ in cases] + ([rescore[0]] if rescore else [])
@@ -399,11 +459,9 @@ def _figure_cases(
                 "metric": metric_name,
                 "claimed": value,
             }
-            if isinstance(entry.get("scored_samples"), int):
-                params["scored_samples"] = entry["scored_samples"]
             case_id, message = plan.expected_pass(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
-                "inspect-metric@1",
+                "inspect-metric@2",
                 params,
             )
             if message is not None:
@@ -434,7 +492,7 @@ def _rescore_case(
         )
         return None
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
-    case_id, message = plan.expected_pass(f"rescore-{slug(scorer)}", "inspect-rescore@1", params)
+    case_id, message = plan.expected_pass(f"rescore-{slug(scorer)}", "inspect-rescore@2", params)
     if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params

@@ -159,6 +159,69 @@ def header_figure(log: InspectLog, scorer: str, reducer: str | None, name: str) 
     return None
 
 
+def header_entry(log: InspectLog, scorer: str, reducer: str | None) -> Mapping[str, Any] | None:
+    """The header's result entry for ``scorer`` x ``reducer`` (None if it states none).
+    An entry stated twice is refused: which of the two a reader shows is not defined."""
+    found = [
+        e
+        for e in log.result_scores()
+        if e.get("name") == scorer and (e.get("reducer") or None) == reducer
+    ]
+    if len(found) > 1:
+        raise CheckerInputError(
+            "input.invalid",
+            f"the header states {len(found)} results for {scorer!r} with reducer "
+            f"{reducer or 'none'}: which one it claims is not defined",
+        )
+    return found[0] if found else None
+
+
+def header_metric(entry: Mapping[str, Any], name: str) -> float | None:
+    """The value an entry states for metric ``name``: a finite number, or None if the
+    entry does not state it. Anything else is refused by name."""
+    metrics = entry.get("metrics") or {}
+    stated = metrics.get(name)
+    if stated is None:
+        return None
+    value = stated.get("value")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise CheckerInputError(
+            "input.invalid",
+            f"the header's {entry.get('name')} {name} is {value!r}, not a finite number: "
+            "it cannot be compared",
+        )
+    return float(value)
+
+
+def header_count(source: Mapping[str, Any], key: str, where: str) -> int | None:
+    """A whole count the header states at ``where``, or None if it states none."""
+    value = source.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CheckerInputError(
+            "input.invalid", f"the header's {where}.{key} is {value!r}, not a count"
+        )
+    return value
+
+
+def header_counts(log: InspectLog) -> dict[str, int]:
+    """The sample counts the header states: ``results.total_samples`` and
+    ``completed_samples`` (and errored, their difference); a log with no results states
+    only its plan's total, ``eval.dataset.samples`` x ``eval.config.epochs``."""
+    results = log.results
+    if results is not None:
+        total = header_count(results, "total_samples", "results")
+        completed = header_count(results, "completed_samples", "results")
+        stated = {"total_samples": total, "completed_samples": completed}
+        if total is not None and completed is not None:
+            stated["errored_samples"] = total - completed
+        return {k: v for k, v in stated.items() if v is not None}
+    samples = header_count(log.spec.get("dataset") or {}, "samples", "eval.dataset")
+    epochs = header_count(log.spec.get("config") or {}, "epochs", "eval.config")
+    return {} if samples is None else {"total_samples": samples * (epochs or 1)}
+
+
 def close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance + 1e-9 * max(abs(a), abs(b))
 
@@ -252,6 +315,54 @@ def rescore(
     if options.get("match_all", False):
         return "C" if strings and all(hit(g) for g in strings) else "I"
     return "C" if any(hit(g) for g in strings) else "I"
+
+
+_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "match": {"location": "end", "ignore_case": True, "numeric": False},
+    "includes": {"ignore_case": True},
+    "exact": {},
+    "pattern": {"ignore_case": True, "match_all": False},
+}
+
+
+def effective_options(method: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options with Inspect's defaults filled in (a log records only those given)."""
+    return {**_DEFAULTS.get(method, {}), **options}
+
+
+def recorded_scorer(log: InspectLog, score: str) -> tuple[str, Mapping[str, Any]]:
+    """The scorer that made the samples' ``score`` and the options the log records for it:
+    the scorer a result entry of that name names (the score's own name otherwise), found
+    in ``eval.scorers``. Refused when the log does not record it or records it twice
+    with different options."""
+    makers = {
+        str(e["scorer"])
+        for e in log.result_scores()
+        if e.get("name") == score and e.get("scorer") is not None
+    }
+    if len(makers) > 1:
+        raise CheckerInputError(
+            "input.invalid", f"the header names {len(makers)} scorers for the score {score!r}"
+        )
+    method = (makers.pop() if makers else score).removeprefix("inspect_ai/")
+    options = [
+        s.get("options") or {}
+        for s in log.spec.get("scorers") or []
+        if str(s.get("name", "")).removeprefix("inspect_ai/") == method
+    ]
+    if not options:
+        raise CheckerInputError(
+            "input.invalid",
+            f"the log records no scorer {method!r} (eval.scorers) for the score {score!r}: "
+            "how its scores were made is not stated, so they are not re-scored",
+        )
+    if any(o != options[0] for o in options):
+        raise CheckerInputError(
+            "input.invalid",
+            f"the log records the scorer {method!r} {len(options)} times with different "
+            "options: which made the score is not stated",
+        )
+    return method, options[0]
 
 
 def rescore_problem(method: str, options: Mapping[str, Any]) -> str | None:

@@ -38,6 +38,13 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("inspect-rescore@1", {"scorer": "match", "method": "match", "options": {}}),
     ("inspect-status@1", {}),
+    ("inspect-counts@2", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
+    (
+        "inspect-metric@2",
+        {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
+    ),
+    ("inspect-rescore@2", {"scorer": "match", "method": "match", "options": {}}),
+    ("inspect-status@2", {}),
     ("promptfoo-assert@1", {}),
     ("promptfoo-stats@1", {"claimed": {"successes": 2, "failures": 1, "errors": 1}}),
     ("call-args-schema@1", {}),
