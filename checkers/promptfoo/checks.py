@@ -28,7 +28,6 @@ from .results import (
     RULES_VERSION,
     STAT_COUNTS,
     TOKEN_FIGURES,
-    NotDecided,
     count_problem,
     counts,
     counts_v2,
@@ -36,9 +35,8 @@ from .results import (
     read_results,
     read_rows,
     rerun,
-    rerun_v2,
+    rerun_all,
     skip_reason,
-    skip_reason_v2,
     tokens_v2,
 )
 
@@ -438,40 +436,24 @@ def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     """
     minimum = _min_rerun(params)
     results = read_results(inputs["results"])
-    skipped: Counter[str] = Counter()
-    why: dict[str, list[str]] = {}
-    checked = 0
+    done = rerun_all(results.rows)
+    checked, skipped = len(done.checked), done.skipped
     reasons = []
-    for row in results.rows:
-        for j, component in enumerate(row.components):
-            problem = skip_reason_v2(row, component)
-            assertion = component.get("assertion")
-            if problem is None:
-                try:
-                    again = rerun_v2(assertion, row.output)  # type: ignore[arg-type]
-                except NotDecided as exc:
-                    problem = str(exc)
-            if problem is not None:
-                kind = kind_of(component)
-                skipped[kind] += 1
-                if problem not in why.setdefault(kind, []) and len(why[kind]) < 3:
-                    why[kind].append(problem)
-                continue
-            checked += 1
-            if again != component["pass"]:
-                reasons.append(
-                    Reason(
-                        "promptfoo.assert_mismatch",
-                        f"{row.label} assertion {j} ({assertion['type']} "  # type: ignore[index]
-                        f"{assertion.get('value')!r}): stored pass={component['pass']}, re-run "  # type: ignore[union-attr]
-                        f"gives {again} on output {str(row.output)[:80]!r}",
-                        {"row": row.index, "assertion": j, "stored": component["pass"]},
-                    )
-                )
+    for row, j, again in done.mismatches:
+        assertion = row.components[j]["assertion"]
+        reasons.append(
+            Reason(
+                "promptfoo.assert_mismatch",
+                f"{row.label} assertion {j} ({assertion['type']} {assertion.get('value')!r}): "
+                f"stored pass={not again}, re-run gives {again} on output "
+                f"{str(row.output)[:80]!r}",
+                {"row": row.index, "assertion": j, "stored": not again},
+            )
+        )
     details = {
         "rerun": checked,
         "not_rerun": dict(sorted(skipped.items())),
-        "not_rerun_why": dict(sorted(why.items())),
+        "not_rerun_why": dict(sorted(done.why.items())),
         "rules": f"promptfoo {RULES_VERSION}",
         "file_written_by": results.promptfoo_version,
     }

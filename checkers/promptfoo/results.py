@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -600,3 +601,36 @@ def _levenshtein_within(a: str, b: str, threshold: float) -> bool:
             current[d] = min(best, big)
         previous = current
     return previous[m - n + k] <= k
+
+
+@dataclass
+class Rerun:
+    """Every stored assertion result of a file, re-run or listed as not re-run."""
+
+    checked: list[tuple[RowV2, int, bool]]  # (row, assertion index, the re-run's result)
+    skipped: Counter[str]  # type -> results not re-run
+    why: dict[str, list[str]]  # type -> the first few reasons it was not re-run
+
+    @property
+    def mismatches(self) -> list[tuple[RowV2, int, bool]]:
+        return [(r, j, again) for r, j, again in self.checked if again != r.components[j]["pass"]]
+
+
+def rerun_all(rows: tuple[RowV2, ...]) -> Rerun:
+    """Re-run every re-runnable stored result under promptfoo 0.123.1's rules."""
+    done = Rerun([], Counter(), {})
+    for row in rows:
+        for j, component in enumerate(row.components):
+            problem = skip_reason_v2(row, component)
+            if problem is None:
+                try:
+                    done.checked.append((row, j, rerun_v2(component["assertion"], row.output)))
+                    continue
+                except NotDecided as exc:
+                    problem = str(exc)
+            kind = kind_of(component)
+            done.skipped[kind] += 1
+            reasons = done.why.setdefault(kind, [])
+            if problem not in reasons and len(reasons) < 3:
+                reasons.append(problem)
+    return done
