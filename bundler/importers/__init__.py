@@ -40,16 +40,17 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
     """The log's bytes, once ``dest`` is known to be new or empty (never overwritten)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
-    from bundler.run.runner import LOAD_LIMITS  # verify's cap on one input, before reading
+    from bundler.run import runner
 
+    cap = runner.LOAD_LIMITS.bytes  # verify's cap on one input, checked before parsing
     try:
         with log_file.open("rb") as stream:
-            data = stream.read(LOAD_LIMITS.bytes + 1)
+            data = stream.read(cap + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
-    if len(data) > LOAD_LIMITS.bytes:
+    if len(data) > cap:
         raise UsageError(
-            f"{log_file} is larger than {LOAD_LIMITS.bytes} bytes, the largest input a "
+            f"{log_file} is larger than {cap} bytes, the largest input a "
             "verifier reads; a bundle holding it could not be verified"
         )
     return data

@@ -27,7 +27,8 @@ from bundler.errors import SourceError
 from bundler.format import documents
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
-from bundler.run.runner import LOAD_LIMITS, LimitExceeded, case_limits, run_checker
+from bundler.run import runner
+from bundler.run.runner import LimitExceeded, case_limits, run_checker
 from checkers.api import CheckerInputError
 from checkers.promptfoo.results import (
     RULES_VERSION,
@@ -58,7 +59,8 @@ def import_promptfoo(
 def _import(
     results_file: Path, data: bytes, dest: Path, name: str | None, version: str
 ) -> Imported:
-    caps = documents.Caps(values=LOAD_LIMITS.values, depth=LOAD_LIMITS.depth)
+    limits = runner.LOAD_LIMITS  # verify's caps on one input
+    caps = documents.Caps(values=limits.values, depth=limits.depth)
     try:
         document = documents.parse(
             documents.decode(data, results_file.name), results_file.name, "json", caps

@@ -406,9 +406,12 @@ class LimitExceeded(Exception):
 
 
 @contextmanager
-def case_limits(seconds: float = CASE_SECONDS, memory: int = CASE_MEMORY) -> Iterator[None]:
-    """The time and memory limits of one built-in case at verify, for the same work done
-    elsewhere (``reprobundle import``); raises ``LimitExceeded`` naming the limit."""
+def case_limits(seconds: float | None = None, memory: int | None = None) -> Iterator[None]:
+    """The time and memory limits of one built-in case at verify (``CASE_SECONDS``,
+    ``CASE_MEMORY`` unless given), for the same work done elsewhere (``reprobundle
+    import``); raises ``LimitExceeded`` naming the limit."""
+    seconds = CASE_SECONDS if seconds is None else seconds
+    memory = CASE_MEMORY if memory is None else memory
     try:
         with _time_limit(seconds), _memory_limit(memory):
             yield
