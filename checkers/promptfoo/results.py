@@ -561,7 +561,31 @@ def rerun_v2(assertion: Mapping[str, Any], output: str) -> bool:
         except ValueError:
             passed = False
         return passed != inverse
-    return rerun(assertion, output)
+    return _text_rule(base, assertion.get("value"), output) != inverse
+
+
+def _text_rule(base: str, value: Any, output: str) -> bool:
+    """The text types on UTF-16 units, as JavaScript's ``includes``, ``startsWith`` and
+    ``===`` compare (a lone surrogate in a value matches half of a character); the ``i``
+    types lower-case by code point first, as ``toLowerCase`` does."""
+    from .jsregex import units
+
+    if base.startswith("i"):
+        text = units(output.lower())
+        wanted = [units(v.lower()) for v in _texts_v2(value)]
+        base = base[1:]
+    else:
+        text = units(output)
+        wanted = [units(v) for v in _texts_v2(value)]
+    if base == "equals":
+        return text == wanted[0]
+    if base == "starts-with":
+        return text.startswith(wanted[0])
+    if base == "contains":
+        return wanted[0] in text
+    if base == "contains-any":
+        return any(v in text for v in wanted)
+    return all(v in text for v in wanted)  # contains-all
 
 
 def _levenshtein_within(a: str, b: str, threshold: float) -> bool:

@@ -207,6 +207,11 @@ def test_a_weight_of_zero_passes_as_promptfoo_makes_it() -> None:
         ("\u0663", {"type": "regex", "value": "\\d"}, False),
         ("end\n", {"type": "regex", "value": "end$"}, False),
         ("a" * 20 + "b", {"type": "not-regex", "value": "^a{2,}b$"}, False),
+        ("\U0001f600x", {"type": "contains", "value": "\ud83d"}, True),
+        ("\U0001f600x", {"type": "starts-with", "value": "\ud83d"}, True),
+        ("\U00010400A", {"type": "icontains-any", "value": ["a", "q"]}, True),
+        ("\U0001f600", {"type": "contains-all", "value": ["\ude00", "\ud83d"]}, True),
+        ("", {"type": "equals", "value": ""}, True),
     ],
 )
 def test_assertions_are_rerun_as_promptfoo_0123_decides_them(
