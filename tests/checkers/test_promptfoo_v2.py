@@ -372,3 +372,66 @@ def test_controls_are_copies_of_the_file_with_one_figure_changed(tmp_path: Path)
     expected = copy.deepcopy(original)
     expected["results"]["stats"]["successes"] += 1
     assert control == expected
+
+
+# -- a bundle written by hand -----------------------------------------------------------------
+
+
+def hand_written(tmp_path: Path, key: str, control_reason: str) -> Path:
+    """A source claiming "the stats follow from the rows" on a forged file (stats: 950 of
+    1,000 passed; rows: 5 of 10), with a control on which the check fails."""
+    source = tmp_path / key.replace("@", "-")
+    (source / "inputs").mkdir(parents=True)
+    rows = [row(True, 0)] * 5 + [row(False, 1)] * 5
+    forged = results_of(rows, {"successes": 950, "failures": 50, "errors": 0})
+    (source / "inputs" / "r.json").write_text(json.dumps(forged))
+    control = results_of(rows[1:], {"successes": 5, "failures": 4, "errors": 0})
+    (source / "inputs" / "control.json").write_text(json.dumps(control))
+    (source / "bundle.yaml").write_text(
+        f"""name: forged-promptfoo
+version: 1.0.0
+title: forged promptfoo stats
+description: written by hand
+files: ["inputs/**"]
+cases:
+  - id: totals
+    checker: {key}
+    inputs: {{results: inputs/r.json}}
+    params: {{claimed: {{pass_rate: 0.5}}}}
+    expect: pass
+  - id: control
+    checker: {key}
+    inputs: {{results: inputs/control.json}}
+    params: {{claimed: {{pass_rate: 0.5}}}}
+    expect: fail
+    expect_reasons: [{control_reason}]
+claims:
+  - id: rate
+    statement: the pass rate promptfoo states follows from the rows
+    cases: [totals, control]
+"""
+    )
+    return source
+
+
+def test_a_hand_written_bundle_on_forged_stats_is_supported_by_v1_and_refused_with_v2(
+    tmp_path: Path,
+) -> None:
+    from bundler.authoring.build import build
+    from bundler.errors import BuildRefused
+
+    old = hand_written(tmp_path, "promptfoo-stats@1", "promptfoo.count_mismatch")
+    assert build(old, tmp_path / "old.tar.gz", 1700000000).home_report["result"] == "supported"
+    new = hand_written(tmp_path, "promptfoo-stats@2", "promptfoo.stats.successes")
+    with pytest.raises(BuildRefused) as refused:
+        build(new, tmp_path / "new.tar.gz", 1700000000)
+    assert ("claim rate", "claim.contradicted") in {
+        (p.where, p.code) for p in refused.value.problems
+    }
+
+
+def test_a_results_file_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
+    document = results_of([row(True, 0, extra=json.loads("[" * 300 + "]" * 300))], {})
+    (tmp_path / "r.json").write_text(json.dumps(document))
+    with pytest.raises(SourceError, match="nested deeper than 200 levels"):
+        import_promptfoo(tmp_path / "r.json", tmp_path / "s")
