@@ -488,9 +488,11 @@ def rerun_problem_v2(assertion: Mapping[str, Any]) -> str | None:
     if base.endswith(("-any", "-all")):
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if ok else f"{kind} whose value is not a list of text"
+    if base in ("equals", "levenshtein") and not isinstance(value, str):
+        return f"{kind} with a value that is not text"
     if base == "equals":
-        return None if isinstance(value, str) else "equals with a value that is not text"
-    if not (isinstance(value, str) and value):
+        return None
+    if not (isinstance(value, str) and (value or base == "levenshtein")):
         return f"{kind} whose value is not text"
     if base.startswith("i") and any(not v.isascii() for v in _texts_v2(value)):
         return f"{kind} on non-ASCII text (case folding differs between JavaScript and Python)"

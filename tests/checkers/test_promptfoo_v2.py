@@ -435,3 +435,118 @@ def test_a_results_file_nested_deeper_than_verify_reads_is_refused(tmp_path: Pat
     (tmp_path / "r.json").write_text(json.dumps(document))
     with pytest.raises(SourceError, match="nested deeper than 200 levels"):
         import_promptfoo(tmp_path / "r.json", tmp_path / "s")
+
+
+# -- promptfoo's own answers, recorded by Node ------------------------------------------------
+
+ANSWERS = json.loads((DATA / "assertion_cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", ANSWERS["isJson"], ids=lambda c: repr(c["text"][:12]))
+def test_is_json_gives_json_parses_answer(case: dict[str, Any]) -> None:
+    for stored in (case["js"], not case["js"]):
+        verdict = run("promptfoo-assert@2", one(case["text"], {"type": "is-json"}, stored))
+        assert verdict.status == ("pass" if stored == case["js"] else "fail"), verdict.message
+
+
+@pytest.mark.parametrize(
+    "case", ANSWERS["levenshtein"], ids=lambda c: f"{len(c['a'])}-{len(c['b'])}"
+)
+def test_levenshtein_gives_fastest_levenshteins_distance(case: dict[str, Any]) -> None:
+    distance = case["js"]
+    for threshold, within in ((distance, True), (distance - 0.5, False)):
+        assertion = {"type": "levenshtein", "value": case["b"], "threshold": threshold}
+        if threshold == 0:
+            continue  # not re-run: earlier promptfoo versions read 0 as 5
+        verdict = run("promptfoo-assert@2", one(case["a"], assertion, within))
+        assert verdict.status == "pass", verdict.message
+
+
+# every type promptfoo 0.123.1 documents (BaseAssertionTypesSchema, SpecialAssertionTypes)
+DOCUMENTED_0123 = [
+    "agent-rubric",
+    "answer-relevance",
+    "bleu",
+    "classifier",
+    "contains",
+    "contains-all",
+    "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
+    "icontains-all",
+    "icontains-any",
+    "is-html",
+    "is-json",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
+    "javascript",
+    "latency",
+    "levenshtein",
+    "llm-rubric",
+    "pi",
+    "meteor",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "starts-with",
+    "tool-call-f1",
+    "skill-used",
+    "trajectory:goal-success",
+    "trajectory:tool-args-match",
+    "trajectory:step-count",
+    "trajectory:tool-sequence",
+    "trajectory:tool-used",
+    "trace-error-spans",
+    "trace-span-count",
+    "trace-span-duration",
+    "search-rubric",
+    "webhook",
+    "word-count",
+    "select-best",
+    "human",
+    "max-score",
+]
+
+
+def test_every_type_promptfoo_documents_is_rerun_or_not_rerun_by_name() -> None:
+    from checkers.promptfoo.results import RERUN_V2, category
+
+    for kind in DOCUMENTED_0123:
+        for name in (kind, f"not-{kind}"):
+            why = category(name)
+            assert kind in RERUN_V2 or why in (
+                "model-graded",
+                "code",
+                "deterministic, not re-implemented",
+            ), (name, why)
+    assert category("levenshtein") == category("contains") == "outside the re-run rules"
+    assert category("contains-json") == "deterministic, not re-implemented"
+    assert category("my-own-type") == "not a type promptfoo 0.123.1 documents"
