@@ -32,6 +32,7 @@ from .results import (
     counts,
     counts_v2,
     kind_of,
+    prompt_counts,
     read_results,
     read_rows,
     rerun,
@@ -292,14 +293,15 @@ _STATS_REASONS = {
     counterexample=_stats_counterexample_v2,
 )
 def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """promptfoo's own stats, each prompt's test counts and any claimed totals follow from the rows.
+    """promptfoo's own stats, each prompt's counts and any claimed totals follow from the rows.
 
     Reads `results.stats` (successes, failures, errors, and tokenUsage's prompt and
     completion tokens), each `results.prompts[i].metrics` (testPassCount, testFailCount,
-    testErrorCount) and the rows; counts the rows as promptfoo 0.123.1 does (a success;
-    else an error when `failureReason` is 2; else a failure) and sums the rows'
-    `tokenUsage` prompt and completion tokens, and fails with a code naming each figure
-    that differs. A `claimed` total must equal the rows' (and the stats'). Cannot decide:
+    testErrorCount, assertPassCount, assertFailCount) and the rows; counts the rows as
+    promptfoo 0.123.1 does (a success; else an error when `failureReason` is 2; else a
+    failure; a prompt's assertion counts are its rows' stored component results, unless a
+    comparison assertion makes them uncertain) and sums the rows' `tokenUsage` prompt and
+    completion tokens, and fails with a code naming each figure that differs. A `claimed` total must equal the rows' (and the stats'). Cannot decide:
     token totals, cached and request counts (promptfoo's rules for cached responses differ
     between versions), scores, latency and cost, and whether the rows are the run's.
     """
@@ -359,21 +361,22 @@ def _differs(code: str, figure: str, stated: Any, observed: Any) -> Reason:
 
 
 def _prompt_reasons(rows: Any, metrics: Any) -> list[Reason]:
-    """Each prompt's testPassCount, testFailCount, testErrorCount against its rows (only
-    when every row names its prompt)."""
+    """Each prompt's test and assertion counts against its rows (only when every row
+    names its prompt)."""
     if not metrics or any(r.prompt is None for r in rows):
         return []
     reasons = []
     for index, figures in enumerate(metrics):
-        own = counts_v2([r for r in rows if r.prompt == index])
+        own = prompt_counts([r for r in rows if r.prompt == index])
         for key, value in figures.items():
-            if value != own[PROMPT_COUNTS[key]]:
+            observed = own[PROMPT_COUNTS[key]]
+            if observed is not None and value != observed:
                 reasons.append(
                     _differs(
                         f"promptfoo.prompt.{_snake(key)}",
                         f"prompts[{index}].metrics.{key}",
                         value,
-                        own[PROMPT_COUNTS[key]],
+                        observed,
                     )
                 )
     return reasons

@@ -327,6 +327,8 @@ PROMPT_COUNTS = {
     "testPassCount": "successes",
     "testFailCount": "failures",
     "testErrorCount": "errors",
+    "assertPassCount": "assert_passes",
+    "assertFailCount": "assert_failures",
 }
 _FAILURE_REASONS = (0, 1, ERROR)
 
@@ -436,6 +438,24 @@ def read_results(data: bytes) -> ResultsV2:
         _PARSED.clear()
     _PARSED[key] = parsed
     return parsed
+
+
+def prompt_counts(rows: list[RowV2]) -> dict[str, int | None]:
+    """One prompt's figures from its rows, as ``updatePromptMetricsForRow`` adds them: the
+    test counts, and the stored assertion results that passed and failed (None when a
+    comparison assertion, whose counts promptfoo adds apart, or a non-boolean ``pass``
+    makes them uncertain)."""
+    figures: dict[str, int | None] = dict(counts_v2(rows))
+    components = [c for r in rows for c in r.components]
+    certain = all(
+        isinstance(c.get("pass"), bool)
+        and not kind_of(c).startswith("select-")
+        and kind_of(c) != "max-score"
+        for c in components
+    )
+    figures["assert_passes"] = sum(c["pass"] for c in components) if certain else None
+    figures["assert_failures"] = sum(not c["pass"] for c in components) if certain else None
+    return figures
 
 
 def counts_v2(rows: tuple[RowV2, ...] | list[RowV2]) -> dict[str, int]:

@@ -76,6 +76,14 @@ def test_stats_of_real_files_follow_from_their_rows() -> None:
             ("results", "prompts", 0, "metrics", "testErrorCount"),
             "promptfoo.prompt.test_error_count",
         ),
+        (
+            ("results", "prompts", 0, "metrics", "assertPassCount"),
+            "promptfoo.prompt.assert_pass_count",
+        ),
+        (
+            ("results", "prompts", 0, "metrics", "assertFailCount"),
+            "promptfoo.prompt.assert_fail_count",
+        ),
     ],
 )
 def test_a_stated_figure_that_disagrees_with_the_rows_fails_naming_the_figure(
