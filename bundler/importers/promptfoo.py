@@ -37,6 +37,7 @@ from checkers.promptfoo.results import (
     ResultsV2,
     read_results,
     rerun_all,
+    tokens_v2,
 )
 
 CONTROLS = "inputs/controls"
@@ -156,7 +157,8 @@ def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> Non
     controls: list[tuple[str, tuple[str, ...], str]] = [
         ("successes", ("successes",), "stats.successes")
     ]
-    if "prompt_tokens" in stats:
+    tokens_compared = "prompt_tokens" in stats and "prompt_tokens" in tokens_v2(results.rows)
+    if tokens_compared:
         controls.append(("prompt_tokens", ("tokenUsage", "prompt"), "stats.tokenUsage.prompt"))
     shown = []
     for figure, path, label in controls:
@@ -180,7 +182,7 @@ def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> Non
     ran = tests - errors
     tokens = (
         f"; {stats['prompt_tokens']} prompt and {stats['completion_tokens']} completion tokens"
-        if "prompt_tokens" in stats and "completion_tokens" in stats
+        if tokens_compared and "completion_tokens" in stats
         else ""
     )
     plan.claims.append(

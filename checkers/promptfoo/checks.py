@@ -301,9 +301,11 @@ def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     promptfoo 0.123.1 does (a success; else an error when `failureReason` is 2; else a
     failure; a prompt's assertion counts are its rows' stored component results, unless a
     comparison assertion makes them uncertain) and sums the rows' `tokenUsage` prompt and
-    completion tokens, and fails with a code naming each figure that differs. A `claimed` total must equal the rows' (and the stats'). Cannot decide:
+    completion tokens (when every row has one), and fails with a code naming each figure
+    that differs. A `claimed` total must equal the rows' (and the stats'). Cannot decide:
     token totals, cached and request counts (promptfoo's rules for cached responses differ
-    between versions), scores, latency and cost, and whether the rows are the run's.
+    between versions), tokens of a file whose rows carry none, scores, latency and cost,
+    and whether the rows are the run's.
     """
     claimed = _claimed_v2(params)
     results = read_results(inputs["results"])
@@ -319,7 +321,11 @@ def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     observed["pass_rate"] = observed["successes"] / tests if tests else 0.0
     reasons = []
     for figure in (*STAT_COUNTS, *TOKEN_FIGURES.values()):
-        if figure in results.stats and results.stats[figure] != observed[figure]:
+        if (
+            figure in results.stats
+            and figure in observed
+            and results.stats[figure] != observed[figure]
+        ):
             reasons.append(
                 _differs(
                     f"promptfoo.stats.{figure}",

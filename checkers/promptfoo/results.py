@@ -304,7 +304,7 @@ class RowV2:
     success: bool
     errored: bool
     prompt: int | None  # promptIdx
-    tokens: Mapping[str, int]  # prompt / completion tokens the row states
+    tokens: Mapping[str, int] | None  # prompt / completion tokens; None: no tokenUsage
     components: tuple[Mapping[str, Any], ...]
 
     @property
@@ -391,7 +391,9 @@ def _row_v2(i: int, row: Any) -> RowV2:
         row["success"],
         reason == ERROR,
         None if prompt is None else _count(prompt, f"{where}.promptIdx"),
-        _tokens(row.get("tokenUsage"), f"{where}.tokenUsage"),
+        None
+        if row.get("tokenUsage") is None
+        else _tokens(row["tokenUsage"], f"{where}.tokenUsage"),
         tuple(components),
     )
 
@@ -474,8 +476,14 @@ def counts_v2(rows: tuple[RowV2, ...] | list[RowV2]) -> dict[str, int]:
 
 def tokens_v2(rows: tuple[RowV2, ...]) -> dict[str, int]:
     """prompt and completion tokens summed over the rows' ``tokenUsage`` (a missing figure
-    adds 0, as promptfoo's ``addNumbers``)."""
-    return {name: sum(r.tokens.get(name, 0) for r in rows) for name in TOKEN_FIGURES.values()}
+    adds 0, as promptfoo's ``addNumbers``); empty when a row has no ``tokenUsage`` (promptfoo
+    0.121 and 0.123 write one on every row; a file without them was summed by other rules)."""
+    if any(r.tokens is None for r in rows):
+        return {}
+    return {
+        name: sum(r.tokens.get(name, 0) for r in rows if r.tokens is not None)
+        for name in TOKEN_FIGURES.values()
+    }
 
 
 def _texts_v2(value: Any) -> list[str]:

@@ -157,6 +157,16 @@ def test_a_success_row_that_also_errored_is_refused() -> None:
     assert verdict.status == "error" and "contradictory" in verdict.message
 
 
+def test_tokens_are_not_compared_when_a_row_carries_no_token_usage() -> None:
+    def change(document: Any) -> None:
+        del document["results"]["results"][0]["tokenUsage"]
+        document["results"]["stats"]["tokenUsage"]["prompt"] += 1
+
+    verdict = run("promptfoo-stats@2", edited(V0121, change))
+    assert verdict.status == "pass", verdict.message
+    assert "prompt_tokens" not in verdict.details
+
+
 def test_a_file_without_stats_has_nothing_of_promptfoos_own_to_compare() -> None:
     verdict = run("promptfoo-stats@2", results_of([row(True, 0)], {}))
     assert verdict.status == "error" and "states no successes" in verdict.message
