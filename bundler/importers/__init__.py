@@ -40,10 +40,20 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
     """The log's bytes, once ``dest`` is known to be new or empty (never overwritten)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
+    from bundler.run import runner
+
+    cap = runner.LOAD_LIMITS.bytes  # verify's cap on one input, checked before parsing
     try:
-        return log_file.read_bytes()
+        with log_file.open("rb") as stream:
+            data = stream.read(cap + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
+    if len(data) > cap:
+        raise UsageError(
+            f"{log_file} is larger than {cap} bytes, the largest input a "
+            "verifier reads; a bundle holding it could not be verified"
+        )
+    return data
 
 
 def write_source(

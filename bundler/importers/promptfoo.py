@@ -1,11 +1,16 @@
 """promptfoo's results JSON (``promptfoo eval -o results.json``) -> a bundle source.
 
 The file is copied unchanged into ``inputs/``. Written beside it, with the
-``promptfoo-*@1`` checkers: the totals and the pass rate (errors in the denominator, as
-promptfoo prints it; the rate over the tests that ran in the limits) re-counted from the
-rows; every deterministic assertion re-run on the stored outputs; a negative control for
-each (a copy with one row's success, or one assertion's result, turned around); and what
-is not re-run (model-graded and code assertions, the providers) under ``cannot_support``.
+``promptfoo-*@2`` checkers: promptfoo's own stats (totals, prompt and completion tokens)
+and each prompt's test counts compared with the rows, the pass rate (errors in the
+denominator, as promptfoo prints it; the rate over the tests that ran in the limits);
+every assertion re-runnable under promptfoo 0.123.1's rules re-run on the stored outputs;
+a negative control for each (a copy with one stated figure, or one assertion's result,
+changed); the file's promptfoo version beside the rules' version; and what is not re-run
+(by type, with why) under ``cannot_support``.
+
+The file is read within verify's caps (bytes, values, depth) and parsed, like every
+checker run here, under the time and memory limits of one case at verify.
 """
 
 from __future__ import annotations
@@ -19,13 +24,25 @@ from typing import Any
 
 import checkers
 from bundler.errors import SourceError
+from bundler.format import documents
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
-from bundler.run.runner import run_checker
+from bundler.run import runner
+from bundler.run.runner import LimitExceeded, case_limits, run_checker
 from checkers.api import CheckerInputError
-from checkers.promptfoo.results import ERROR, Row, kind_of, read_rows, skip_reason
+from checkers.promptfoo.results import (
+    RULES_VERSION,
+    STAT_COUNTS,
+    Rerun,
+    ResultsV2,
+    read_results,
+    rerun_all,
+    tokens_v2,
+)
 
 CONTROLS = "inputs/controls"
+STATS = "promptfoo-stats@2"
+ASSERT = "promptfoo-assert@2"
 
 
 def import_promptfoo(
@@ -34,24 +51,38 @@ def import_promptfoo(
     """Write a bundle source for ``results_file`` into ``dest`` (new or empty)."""
     data = read_log_file(results_file, dest)
     try:
-        results, rows = read_rows(data)
-    except CheckerInputError as exc:
+        with case_limits():
+            return _import(results_file, data, dest, name, version)
+    except LimitExceeded as exc:
+        raise SourceError(f"{results_file}: importing it {exc}") from None
+
+
+def _import(
+    results_file: Path, data: bytes, dest: Path, name: str | None, version: str
+) -> Imported:
+    limits = runner.LOAD_LIMITS  # verify's caps on one input
+    caps = documents.Caps(values=limits.values, depth=limits.depth)
+    try:
+        document = documents.parse(
+            documents.decode(data, results_file.name), results_file.name, "json", caps
+        )
+        results = read_results(data)
+    except (documents.DocumentProblem, CheckerInputError) as exc:
         raise SourceError(
             f"{results_file} is not promptfoo results this tool reads: {exc}"
         ) from None
-    document = json.loads(data)
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
     plan = _Plan(f"inputs/{file_name}", data)
     _totals(plan, results, document)
-    skipped = _assertions(plan, document, rows)
+    done = rerun_all(results.rows)
+    _assertions(plan, document, results, done)
     if not plan.claims:
         raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
-    meta = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     description = (
         f"Imported by `reprobundle import promptfoo` from {results_file.name} (promptfoo "
-        f"{meta.get('promptfooVersion', '?')}, results version {results.get('version')}, eval "
+        f"{results.promptfoo_version or '?'}, results version {results.version}, eval "
         f"{document.get('evalId', '?')}). {plan.log_path} is the file, unchanged; {CONTROLS}/ "
-        "holds the negative controls (copies with one value turned around).\n"
+        "holds the negative controls (copies with one stated value changed).\n"
     )
     config = document.get("config") if isinstance(document.get("config"), dict) else {}
     title = str(config.get("description") or document.get("evalId") or "eval")
@@ -63,7 +94,7 @@ def import_promptfoo(
         "files": ["inputs/**"],
         "cases": plan.cases,
         "claims": plan.claims,
-        "scope": {"cannot_support": _cannot_support(results, skipped)},
+        "scope": {"cannot_support": _cannot_support(document, done)},
     }
     written = write_source(dest, doc, plan.files, "promptfoo")
     return Imported(dest, written, len(plan.cases), [c["id"] for c in plan.claims], plan.notes)
@@ -102,116 +133,144 @@ class _Plan:
         assert found is not None
         verdict = run_checker(found, {"results": self.files[path]}, params)
         wanted = expect.get("expect", "pass")
-        if verdict.status != wanted:
-            self.notes.append(f"{case_id}: {verdict.message} (expected {wanted})")
+        reasons = expect.get("expect_reasons")
+        if verdict.status != wanted or (reasons and set(reasons) != set(verdict.codes)):
+            self.notes.append(
+                f"{case_id}: {verdict.message} (expected {wanted} {reasons or ''})".rstrip()
+            )
         return case_id
 
 
-def _totals(plan: _Plan, results: Mapping[str, Any], document: Mapping[str, Any]) -> None:
-    """The pass-rate claim: the totals the results state, re-counted from the rows."""
-    stats: Mapping[str, Any] = results.get("stats") or {}
-    if not isinstance(stats, dict):
-        stats = {}
-    claimed: dict[str, Any] = {
-        k: stats[k] for k in ("successes", "failures", "errors") if isinstance(stats.get(k), int)
-    }
-    if not claimed:
+def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> None:
+    """The pass-rate claim: promptfoo's stats compared with the rows, with a control for
+    a stated count (and the prompt tokens, when stated) changed by one."""
+    stats = results.stats
+    if any(k not in stats for k in STAT_COUNTS):
         return
-    tests = sum(claimed.values())
-    claimed["tests"] = tests
+    tests = sum(stats[k] for k in STAT_COUNTS)
+    successes, failures, errors = (stats[k] for k in STAT_COUNTS)
+    claimed: dict[str, Any] = {"tests": tests}
     if tests:
-        claimed["pass_rate"] = claimed.get("successes", 0) / tests
+        claimed["pass_rate"] = successes / tests
     params = {"claimed": claimed}
-    control = copy.deepcopy(document)
-    turned = _turn_one_row(control)
-    control_path = plan.control("one-row-turned.json", control)
-    ids = [
-        plan.add("totals", "promptfoo-stats@1", plan.log_path, params),
-        plan.add(
-            "totals-control",
-            "promptfoo-stats@1",
-            control_path,
-            params,
-            expect="fail",
-            expect_reasons=["promptfoo.count_mismatch"],
-        ),
+    ids = [plan.add("totals", STATS, plan.log_path, params)]
+    controls: list[tuple[str, tuple[str, ...], str]] = [
+        ("successes", ("successes",), "stats.successes")
     ]
-    errors = claimed.get("errors", 0)
+    tokens_compared = "prompt_tokens" in stats and "prompt_tokens" in tokens_v2(results.rows)
+    if tokens_compared:
+        controls.append(("prompt_tokens", ("tokenUsage", "prompt"), "stats.tokenUsage.prompt"))
+    shown = []
+    for figure, path, label in controls:
+        control = copy.deepcopy(document)
+        node: dict[str, Any] = control["results"]["stats"]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] += 1
+        control_path = plan.control(f"{figure.replace('_', '-')}-plus-one.json", control)
+        ids.append(
+            plan.add(
+                f"totals-control-{figure.replace('_', '-')}",
+                STATS,
+                control_path,
+                params,
+                expect="fail",
+                expect_reasons=[f"promptfoo.stats.{figure}"],
+            )
+        )
+        shown.append(label)
     ran = tests - errors
-    rate = f"{claimed.get('pass_rate', 0):.1%}"
+    tokens = (
+        f"; {stats['prompt_tokens']} prompt and {stats['completion_tokens']} completion tokens"
+        if tokens_compared and "completion_tokens" in stats
+        else ""
+    )
     plan.claims.append(
         {
             "id": "pass-rate",
             "statement": (
-                f"{claimed.get('successes', 0)} of {tests} tests passed ({rate}): "
-                f"{claimed.get('failures', 0)} failed and {errors} errored, as the "
-                "results state; errors count in the denominator."
+                f"{successes} of {tests} tests passed ({claimed.get('pass_rate', 0):.1%}): "
+                f"{failures} failed and {errors} errored{tokens}, as promptfoo's stats state "
+                "and its rows show; errors count in the denominator."
             ),
             "cases": ids,
             "limits": [
                 f"Denominator: all {tests} tests, the {errors} errored (failureReason 2: "
                 "the provider or the harness failed) counted as not passed, as promptfoo "
-                f"prints it. Over the {ran} tests that ran without error: "
-                f"{claimed.get('successes', 0)}/{ran}"
-                + (f" = {claimed.get('successes', 0) / ran:.1%}." if ran else "."),
-                "Re-counts the stored rows; it re-runs no test and calls no provider.",
-                f"The control is a copy of the file with {turned}.",
+                f"prints it. Over the {ran} tests that ran without error: {successes}/{ran}"
+                + (f" = {successes / ran:.1%}." if ran else "."),
+                "Compares promptfoo's stats and each prompt's test counts with the stored "
+                "rows; it re-runs no test and calls no provider. Token totals, cached and "
+                "request counts are not compared.",
+                "The controls are copies of the file with "
+                + " and ".join(f"{label} raised by one" for label in shown)
+                + ", each one a control of its own.",
             ],
         }
     )
 
 
-def _assertions(plan: _Plan, document: Mapping[str, Any], rows: list[Row]) -> Counter[str]:
-    """The assertions claim: every deterministic assertion re-run on the stored output.
-    Returns the kinds not re-run (taken as stored), with how many of each."""
-    rerun: Counter[str] = Counter()
-    skipped: Counter[str] = Counter()
-    for row in rows:
-        for component in row.components:
-            (skipped if skip_reason(row, component) else rerun)[kind_of(component)] += 1
-    if not rerun:
-        return skipped
+def _assertions(plan: _Plan, document: Mapping[str, Any], results: ResultsV2, done: Rerun) -> None:
+    """The assertions claim: every re-runnable assertion re-run on the stored output."""
+    if not done.checked:
+        return
     control = copy.deepcopy(document)
-    flipped = _flip_one_assertion(control, rows)
+    row, j, _ = done.checked[0]
+    stored = control["results"]["results"][row.index]["gradingResult"]["componentResults"][j]
+    stored["pass"] = not stored["pass"]
+    flipped = f"the stored result of results[{row.index}] assertion {j} turned around"
     control_path = plan.control("one-assertion-flipped.json", control)
     ids = [
-        plan.add("assertions", "promptfoo-assert@1", plan.log_path, {}),
+        plan.add("assertions", ASSERT, plan.log_path, {}),
         plan.add(
             "assertions-control",
-            "promptfoo-assert@1",
+            ASSERT,
             control_path,
             {},
             expect="fail",
             expect_reasons=["promptfoo.assert_mismatch"],
         ),
     ]
+    rerun = Counter(str(r.components[k]["assertion"]["type"]) for r, k, _ in done.checked)
     shown = ", ".join(f"{k} x{n}" for k, n in sorted(rerun.items()))
+    written_by = results.promptfoo_version
+    if written_by == RULES_VERSION:
+        versions = f"promptfoo {RULES_VERSION}'s rules, the version that wrote this file"
+    else:
+        versions = (
+            f"promptfoo {RULES_VERSION}'s rules; this file was written by promptfoo "
+            f"{written_by or '(version not stated)'}: the versions differ, and a rule changed "
+            f"between them is applied as {RULES_VERSION} has it"
+        )
     limits = [
-        "Re-runs each assertion on the stored output under promptfoo 0.121's rules; "
-        "the model is not called again.",
+        f"Re-runs each assertion on the stored output under {versions}. The model is not "
+        "called again.",
         f"The control is a copy of the file with {flipped}.",
     ]
-    if skipped:
-        limits.append(
-            "Not re-run, taken as stored: "
-            + ", ".join(f"{k} x{n}" for k, n in sorted(skipped.items()))
-            + "."
-        )
+    if done.skipped:
+        limits.append("Not re-run, taken as stored: " + _not_rerun(done) + ".")
     plan.claims.append(
         {
             "id": "assertions",
             "statement": (
-                f"Every stored result of the {sum(rerun.values())} deterministic "
+                f"Every stored result of the {sum(rerun.values())} re-runnable deterministic "
                 f"assertions ({shown}) follows from the stored output."
             ),
             "cases": ids,
             "limits": limits,
         }
     )
-    return skipped
 
 
-def _cannot_support(results: Mapping[str, Any], skipped: Counter[str]) -> list[str]:
+def _not_rerun(done: Rerun) -> str:
+    """Each type not re-run, by name, with how many and why."""
+    return ", ".join(
+        f"{kind} x{n} ({'; '.join(done.why[kind])})" for kind, n in sorted(done.skipped.items())
+    )
+
+
+def _cannot_support(document: Mapping[str, Any], done: Rerun) -> list[str]:
+    results = document["results"]
     prompts: list[Any] = results.get("prompts") or []
     if not isinstance(prompts, list):
         prompts = []
@@ -222,42 +281,6 @@ def _cannot_support(results: Mapping[str, Any], skipped: Counter[str]) -> list[s
         "That this file is the one promptfoo wrote: it is not signed; the bundle fixes its "
         "bytes from the import on.",
     ]
-    if skipped:
-        cannot.append(
-            "That the assertions not re-run are right ("
-            + ", ".join(f"{k} x{n}" for k, n in sorted(skipped.items()))
-            + "): model-graded and code assertions are taken as stored."
-        )
+    if done.skipped:
+        cannot.append("That the assertions not re-run are right: " + _not_rerun(done) + ".")
     return cannot
-
-
-def _rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = document["results"]["results"]
-    return rows
-
-
-def _turn_one_row(document: Mapping[str, Any]) -> str:
-    """Turn the first passing row into a failed one (or the first other row into a pass)."""
-    rows = _rows(document)
-    for i, row in enumerate(rows):
-        if row.get("success"):
-            row.update(success=False, failureReason=1)
-            return f"results[{i}] turned from passed to failed"
-    for i, row in enumerate(rows):
-        if row.get("failureReason") != ERROR:
-            row.update(success=True, failureReason=0)
-            return f"results[{i}] turned from failed to passed"
-    rows[0].update(success=True, failureReason=0)
-    return "results[0] turned from errored to passed"
-
-
-def _flip_one_assertion(document: Mapping[str, Any], rows: list[Row]) -> str:
-    """Turn around the stored result of the first re-runnable assertion."""
-    raw = _rows(document)
-    for row in rows:
-        for j, component in enumerate(row.components):
-            if skip_reason(row, component) is None:
-                stored = raw[row.index]["gradingResult"]["componentResults"][j]
-                stored["pass"] = not stored["pass"]
-                return f"the stored result of results[{row.index}] assertion {j} turned around"
-    raise AssertionError("no re-runnable assertion")  # the caller counted one

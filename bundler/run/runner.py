@@ -400,6 +400,31 @@ def _memory_limit(extra: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+class LimitExceeded(Exception):
+    """Work done outside a bundle under a case's limits (an importer reading a log and
+    running checkers on it) ran past the time or the memory limit."""
+
+
+@contextmanager
+def case_limits(seconds: float | None = None, memory: int | None = None) -> Iterator[None]:
+    """The time and memory limits of one built-in case at verify (``CASE_SECONDS``,
+    ``CASE_MEMORY`` unless given), for the same work done elsewhere (``reprobundle
+    import``); raises ``LimitExceeded`` naming the limit."""
+    seconds = CASE_SECONDS if seconds is None else seconds
+    memory = CASE_MEMORY if memory is None else memory
+    try:
+        with _time_limit(seconds), _memory_limit(memory):
+            yield
+    except _OutOfTime:
+        raise LimitExceeded(
+            f"ran longer than {seconds:g} s, the verifier's limit per case"
+        ) from None
+    except MemoryError:
+        raise LimitExceeded(
+            f"needed more than {memory >> 20} MiB, the verifier's limit per case"
+        ) from None
+
+
 def run_case(
     case: Case,
     root: Path,

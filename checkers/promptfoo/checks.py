@@ -1,4 +1,11 @@
-"""promptfoo-stats@1 and promptfoo-assert@1: counts and assertions re-checked.
+"""promptfoo-stats@1/@2 and promptfoo-assert@1/@2: counts and assertions re-checked.
+
+Version 1 trusts its params: ``promptfoo-stats@1`` compares the rows with the ``claimed``
+param only (never the file's own ``stats``) and takes any tolerance; ``promptfoo-assert@1``
+takes a ``min_rerun`` of 0 and reads JavaScript regexes with Python's ``re`` after a
+blocklist. Version 2 compares the file's stats and prompt metrics with its rows, checks
+every numeric param against a documented range, and re-runs a regex only inside a
+subset both engines read alike.
 
 ``promptfoo-stats@1`` recounts the totals from the rows, the pass rate with errors in its
 denominator as promptfoo prints it; ``promptfoo-assert@1`` re-runs the deterministic
@@ -14,7 +21,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
-from .results import COUNTS, ERROR, counts, kind_of, read_rows, rerun, skip_reason
+from .results import (
+    COUNTS,
+    ERROR,
+    PROMPT_COUNTS,
+    RULES_VERSION,
+    STAT_COUNTS,
+    TOKEN_FIGURES,
+    count_problem,
+    counts,
+    counts_v2,
+    kind_of,
+    prompt_counts,
+    read_results,
+    read_rows,
+    rerun,
+    rerun_all,
+    skip_reason,
+    tokens_v2,
+)
 
 RESULTS_ROLE = Role(
     "results",
@@ -164,6 +189,288 @@ def promptfoo_assert(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
             "input.invalid",
             f"only {checked} assertion result(s) could be re-run (min_rerun "
             f"{params['min_rerun']}); not re-run: {dict(skipped)}",
+        )
+    if reasons:
+        return Verdict.failed(
+            f"{len(reasons)} of {checked} re-run assertion results differ from the stored ones",
+            reasons[:50],
+            **details,
+        )
+    return Verdict.passed(
+        f"all {checked} re-run assertion results match the stored ones "
+        f"({sum(skipped.values())} not re-run)",
+        **details,
+    )
+
+
+# -- version 2 ------------------------------------------------------------------------------
+
+MAX_TOLERANCE = 0.005  # half a percentage point: a rate written as a whole percent fits
+MAX_MIN_RERUN = 100_000
+_CLAIMABLE = (*COUNTS, "pass_rate")
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def _claimed_v2(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``claimed`` and ``tolerance`` params, checked against their documented ranges."""
+    tolerance = params["tolerance"]
+    if not (isinstance(tolerance, (int, float)) and 0 <= tolerance <= MAX_TOLERANCE):
+        raise CheckerInputError(
+            "params.invalid",
+            f"tolerance must be from 0 to {MAX_TOLERANCE} (a wider one admits a pass rate "
+            f"and rates far from it), observed {tolerance!r}",
+        )
+    claimed = dict(params["claimed"])
+    unknown = sorted(set(claimed) - set(_CLAIMABLE), key=str)
+    if unknown:
+        raise CheckerInputError(
+            "params.invalid", f"claimed names {unknown}; it takes {', '.join(_CLAIMABLE)}"
+        )
+    for key, value in claimed.items():
+        if key == "pass_rate":
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value <= 1
+            ):
+                raise CheckerInputError(
+                    "params.invalid", f"claimed pass_rate must be from 0 to 1, observed {value!r}"
+                )
+        elif count_problem(value):
+            raise CheckerInputError("params.invalid", f"claimed {key} {count_problem(value)}")
+    return claimed
+
+
+def _stats_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """One passing row whose stats say it failed: the stats disagree with the rows."""
+    _claimed_v2(params)
+    row = {"success": True, "failureReason": 0, "response": {"output": "x"}}
+    stats = {"successes": 0, "failures": 1, "errors": 0}
+    document = {"results": {"version": 3, "results": [row], "stats": stats}}
+    return {"results": json.dumps(document).encode()}
+
+
+_STATS_REASONS = {
+    **{
+        f"promptfoo.stats.{figure}": f"promptfoo's stats.{figure} is not what the rows give"
+        for figure in (*STAT_COUNTS, *TOKEN_FIGURES.values())
+    },
+    **{
+        f"promptfoo.prompt.{_snake(key)}": f"a prompt's metrics.{key} is not what its rows give"
+        for key in PROMPT_COUNTS
+    },
+    **{
+        f"promptfoo.claimed.{key}": f"the claimed {key} is not what the rows and stats give"
+        for key in _CLAIMABLE
+    },
+}
+
+
+@checker(
+    "promptfoo-stats",
+    2,
+    roles=[RESULTS_ROLE],
+    params=[
+        Param(
+            "claimed",
+            "optional totals claimed besides the file's: tests, successes, failures, errors "
+            "-> integer >= 0, pass_rate -> 0..1 (successes / tests: errors count in the "
+            "denominator); each must agree with the rows (and so with the stats)",
+            (dict,),
+            {},
+        ),
+        Param(
+            "tolerance",
+            f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE}",
+            (float, int),
+            1e-9,
+        ),
+    ],
+    reasons=_STATS_REASONS,
+    counterexample=_stats_counterexample_v2,
+)
+def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """promptfoo's own stats, each prompt's counts and any claimed totals follow from the rows.
+
+    Reads `results.stats` (successes, failures, errors, and tokenUsage's prompt and
+    completion tokens), each `results.prompts[i].metrics` (testPassCount, testFailCount,
+    testErrorCount, assertPassCount, assertFailCount) and the rows; counts the rows as
+    promptfoo 0.123.1 does (a success; else an error when `failureReason` is 2; else a
+    failure; a prompt's assertion counts are its rows' stored component results, unless a
+    comparison assertion makes them uncertain) and sums the rows' `tokenUsage` prompt and
+    completion tokens (when every row has one), and fails with a code naming each figure
+    that differs. A `claimed` total must equal the rows' (and the stats'). Cannot decide:
+    token totals, cached and request counts (promptfoo's rules for cached responses differ
+    between versions), tokens of a file whose rows carry none, scores, latency and cost,
+    and whether the rows are the run's.
+    """
+    claimed = _claimed_v2(params)
+    results = read_results(inputs["results"])
+    missing = [k for k in STAT_COUNTS if k not in results.stats]
+    if missing:
+        raise CheckerInputError(
+            "input.invalid",
+            f"results.stats states no {', '.join(missing)}: nothing of promptfoo's own to "
+            "compare with the rows",
+        )
+    observed: dict[str, Any] = {**counts_v2(results.rows), **tokens_v2(results.rows)}
+    tests = observed["tests"]
+    observed["pass_rate"] = observed["successes"] / tests if tests else 0.0
+    reasons = []
+    for figure in (*STAT_COUNTS, *TOKEN_FIGURES.values()):
+        if (
+            figure in results.stats
+            and figure in observed
+            and results.stats[figure] != observed[figure]
+        ):
+            reasons.append(
+                _differs(
+                    f"promptfoo.stats.{figure}",
+                    f"stats.{figure}",
+                    results.stats[figure],
+                    observed[figure],
+                )
+            )
+    reasons += _prompt_reasons(results.rows, results.prompt_metrics)
+    for key, value in claimed.items():
+        same = (
+            abs(float(value) - observed[key]) <= float(params["tolerance"])
+            if key == "pass_rate"
+            else value == observed[key]
+        )
+        if not same:
+            reasons.append(
+                _differs(f"promptfoo.claimed.{key}", f"claimed {key}", value, observed[key])
+            )
+    ran = tests - observed["errors"]
+    details = {**observed, "pass_rate_without_errors": observed["successes"] / ran if ran else None}
+    if reasons:
+        return Verdict.failed("the stated figures do not match the rows", reasons, **details)
+    return Verdict.passed(
+        f"{observed['successes']} of {tests} tests passed, {observed['failures']} failed and "
+        f"{observed['errors']} errored: promptfoo's stats"
+        + (" and the claimed totals" if claimed else "")
+        + " follow from the rows",
+        **details,
+    )
+
+
+def _differs(code: str, figure: str, stated: Any, observed: Any) -> Reason:
+    return Reason(
+        code,
+        f"{figure} is {stated}, the rows give {observed}",
+        {"figure": figure, "stated": stated, "observed": observed},
+    )
+
+
+def _prompt_reasons(rows: Any, metrics: Any) -> list[Reason]:
+    """Each prompt's test and assertion counts against its rows (only when every row
+    names its prompt)."""
+    if not metrics or any(r.prompt is None for r in rows):
+        return []
+    reasons = []
+    for index, figures in enumerate(metrics):
+        own = prompt_counts([r for r in rows if r.prompt == index])
+        for key, value in figures.items():
+            observed = own[PROMPT_COUNTS[key]]
+            if observed is not None and value != observed:
+                reasons.append(
+                    _differs(
+                        f"promptfoo.prompt.{_snake(key)}",
+                        f"prompts[{index}].metrics.{key}",
+                        value,
+                        observed,
+                    )
+                )
+    return reasons
+
+
+def _min_rerun(params: Mapping[str, Any]) -> int:
+    value = params["min_rerun"]
+    if not 1 <= value <= MAX_MIN_RERUN:
+        raise CheckerInputError(
+            "params.invalid",
+            f"min_rerun must be from 1 to {MAX_MIN_RERUN} (0 would let a file with nothing "
+            f"re-run pass), observed {value}",
+        )
+    return int(value)
+
+
+def _assert_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``min_rerun`` stored passes of `contains "qqq"` on the output "zzz"."""
+    component = {"pass": True, "assertion": {"type": "contains", "value": "qqq"}}
+    row = {
+        "success": True,
+        "response": {"output": "zzz"},
+        "gradingResult": {"componentResults": [component] * _min_rerun(params)},
+    }
+    return {"results": json.dumps({"results": {"version": 3, "results": [row]}}).encode()}
+
+
+@checker(
+    "promptfoo-assert",
+    2,
+    roles=[RESULTS_ROLE],
+    params=[
+        Param(
+            "min_rerun",
+            f"fewest assertion results that must be re-run, from 1 to {MAX_MIN_RERUN} (fail "
+            "closed: a file whose assertions are none re-run is an error, not a pass)",
+            (int,),
+            1,
+        )
+    ],
+    reasons={
+        "promptfoo.assert_mismatch": "a stored assertion result is not what the assertion gives "
+        "on the stored output"
+    },
+    counterexample=_assert_counterexample_v2,
+)
+def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Every stored result of a re-runnable deterministic assertion follows from the stored output.
+
+    Re-runs, under promptfoo 0.123.1's rules (its `src/assertions/`), `equals` (text),
+    `contains`, `icontains`, `contains-any/-all`, `icontains-any/-all` (lists of text),
+    `starts-with`, `is-json` (no schema), `levenshtein` (UTF-16 units, threshold default
+    5) and `regex` inside the subset of JavaScript RegExp that Python reads alike
+    (`jsregex.py`), and their `not-` forms; a weight of 0 passes, as promptfoo makes it.
+    Everything else is listed by type in `details.not_rerun` with why in
+    `details.not_rerun_why` (model-graded, code, deterministic but not re-implemented
+    such as `contains-json`, or a value outside the rules: templated, from a file, a
+    regex outside the subset), never judged. Cannot decide: the model's outputs, and the
+    types not re-run.
+    """
+    minimum = _min_rerun(params)
+    results = read_results(inputs["results"])
+    done = rerun_all(results.rows)
+    checked, skipped = len(done.checked), done.skipped
+    reasons = []
+    for row, j, again in done.mismatches:
+        assertion = row.components[j]["assertion"]
+        reasons.append(
+            Reason(
+                "promptfoo.assert_mismatch",
+                f"{row.label} assertion {j} ({assertion['type']} {assertion.get('value')!r}): "
+                f"stored pass={not again}, re-run gives {again} on output "
+                f"{str(row.output)[:80]!r}",
+                {"row": row.index, "assertion": j, "stored": not again},
+            )
+        )
+    details = {
+        "rerun": checked,
+        "not_rerun": dict(sorted(skipped.items())),
+        "not_rerun_why": dict(sorted(done.why.items())),
+        "rules": f"promptfoo {RULES_VERSION}",
+        "file_written_by": results.promptfoo_version,
+    }
+    if checked < minimum:
+        raise CheckerInputError(
+            "input.invalid",
+            f"only {checked} assertion result(s) could be re-run (min_rerun {minimum}); not "
+            f"re-run: {dict(skipped)}",
         )
     if reasons:
         return Verdict.failed(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,11 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def read_rows(data: bytes) -> tuple[Mapping[str, Any], list[Row]]:
     """The ``results`` object and its rows. Raises ``CheckerInputError`` naming the problem."""
+    return _rows_of(_document(data))
+
+
+def _document(data: bytes) -> dict[str, Any]:
+    """The parsed file, with a version-3 ``results`` object holding a list of rows."""
     try:
         document = json.loads(data, object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError) as exc:
@@ -73,9 +79,14 @@ def read_rows(data: bytes) -> tuple[Mapping[str, Any], list[Row]]:
             f"promptfoo results version {version!r} is not one this checker reads (it reads "
             f"version {', '.join(map(str, KNOWN_VERSIONS))}); nothing was checked",
         )
-    raw = results.get("results")
-    if not isinstance(raw, list):
+    if not isinstance(results.get("results"), list):
         raise CheckerInputError("input.invalid", "results.results must be a list of rows")
+    return document  # type: ignore[no-any-return]
+
+
+def _rows_of(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[Row]]:
+    results = document["results"]
+    raw = results["results"]
     rows = []
     for i, row in enumerate(raw):
         if not isinstance(row, dict) or not isinstance(row.get("success"), bool):
@@ -193,3 +204,487 @@ def rerun(assertion: Mapping[str, Any], output: str) -> bool:
 
 def _refuse(name: str) -> Any:
     raise ValueError(name)
+
+
+# -- version 2: the file read strictly, stats compared, rules of promptfoo 0.123.1 -------------
+
+RULES_VERSION = "0.123.1"  # the promptfoo whose source the version-2 rules follow
+# promptfoo 0.123.1's own MODEL_GRADED_ASSERTION_TYPES, and the other types that call a
+# model or a service (embeddings, classifiers, moderation, Pi, the select-best judge)
+MODEL_GRADED = frozenset(
+    {
+        "agent-rubric",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "factuality",
+        "llm-rubric",
+        "model-graded-closedqa",
+        "model-graded-factuality",
+        "search-rubric",
+        "trajectory:goal-success",
+        "g-eval",
+        "conversation-relevance",
+        "similar",
+        "similar:cosine",
+        "similar:dot",
+        "similar:euclidean",
+        "classifier",
+        "moderation",
+        "pi",
+        "select-best",
+    }
+)
+CODE = frozenset({"javascript", "python", "ruby", "webhook"})
+# every other type promptfoo 0.123.1 documents (BaseAssertionTypesSchema and the special
+# ones): deterministic on what the run recorded, but not re-implemented here
+DETERMINISTIC_NOT_RERUN = frozenset(
+    {
+        "bleu",
+        "contains-html",
+        "contains-json",
+        "contains-sql",
+        "contains-xml",
+        "cost",
+        "finish-reason",
+        "gleu",
+        "guardrails",
+        "is-html",
+        "is-refusal",
+        "is-sql",
+        "is-valid-function-call",
+        "is-valid-openai-function-call",
+        "is-valid-openai-tools-call",
+        "is-xml",
+        "latency",
+        "meteor",
+        "perplexity",
+        "perplexity-score",
+        "rouge-n",
+        "tool-call-f1",
+        "skill-used",
+        "trajectory:tool-args-match",
+        "trajectory:step-count",
+        "trajectory:tool-sequence",
+        "trajectory:tool-used",
+        "trace-error-spans",
+        "trace-span-count",
+        "trace-span-duration",
+        "word-count",
+        "max-score",
+        "human",
+        "assert-set",
+    }
+)
+RERUN_V2 = (*ASSERTION_TYPES, "levenshtein")
+_KEYS_V2 = frozenset({"type", "value", "weight", "metric"})
+_TEMPLATE = ("{{", "{%", "{#")  # nunjucks renders a string value that holds one of these
+MAX_LEVENSHTEIN_CELLS = 2_000_000  # banded table cells a levenshtein re-run may fill
+
+
+def category(kind: str) -> str:
+    """Why a type is not re-run, in words (for a re-runnable type: its value or options)."""
+    base = kind.removeprefix("not-")
+    if base in MODEL_GRADED:
+        return "model-graded"
+    if base in CODE:
+        return "code"
+    if base in DETERMINISTIC_NOT_RERUN:
+        return "deterministic, not re-implemented"
+    if base in RERUN_V2:
+        return "outside the re-run rules"
+    return f"not a type promptfoo {RULES_VERSION} documents"
+
+
+@dataclass(frozen=True)
+class RowV2:
+    index: int
+    output: Any
+    success: bool
+    errored: bool
+    prompt: int | None  # promptIdx
+    tokens: Mapping[str, int] | None  # prompt / completion tokens; None: no tokenUsage
+    components: tuple[Mapping[str, Any], ...]
+
+    @property
+    def label(self) -> str:
+        return f"results[{self.index}]"
+
+
+@dataclass(frozen=True)
+class ResultsV2:
+    version: int
+    rows: tuple[RowV2, ...]
+    stats: Mapping[str, int]  # successes, failures, errors; prompt_tokens, completion_tokens
+    prompt_metrics: tuple[Mapping[str, int], ...]  # per prompt: testPassCount, ...
+    promptfoo_version: str | None
+
+
+STAT_COUNTS = ("successes", "failures", "errors")
+TOKEN_FIGURES = {"prompt": "prompt_tokens", "completion": "completion_tokens"}
+PROMPT_COUNTS = {
+    "testPassCount": "successes",
+    "testFailCount": "failures",
+    "testErrorCount": "errors",
+    "assertPassCount": "assert_passes",
+    "assertFailCount": "assert_failures",
+}
+_FAILURE_REASONS = (0, 1, ERROR)
+
+
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` is not a count (an integer >= 0; a boolean is not one), or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be an integer count, observed {value!r}"
+    if value < 0:
+        return f"must be 0 or more, observed {value}"
+    return None
+
+
+def _count(value: Any, where: str) -> int:
+    problem = count_problem(value)
+    if problem:
+        raise CheckerInputError("input.invalid", f"{where} {problem}")
+    return int(value)
+
+
+def _object(value: Any, where: str, default: Any = None) -> Any:
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, dict):
+        raise CheckerInputError("input.invalid", f"{where} must be an object")
+    return value
+
+
+def _tokens(usage: Any, where: str) -> dict[str, int]:
+    usage = _object(usage, where, {})
+    return {
+        name: _count(usage[key], f"{where}.{key}")
+        for key, name in TOKEN_FIGURES.items()
+        if usage.get(key) is not None
+    }
+
+
+def _row_v2(i: int, row: Any) -> RowV2:
+    where = f"results[{i}]"
+    if not isinstance(row, dict) or not isinstance(row.get("success"), bool):
+        raise CheckerInputError("input.invalid", f"{where} needs a true/false 'success'")
+    reason = row.get("failureReason")
+    if reason is not None and (isinstance(reason, bool) or reason not in _FAILURE_REASONS):
+        raise CheckerInputError(
+            "input.invalid", f"{where}.failureReason must be 0, 1 or 2, observed {reason!r}"
+        )
+    if row["success"] and reason not in (None, 0):
+        raise CheckerInputError(
+            "input.invalid", f"{where} is a success with failureReason {reason}: contradictory"
+        )
+    response = _object(row.get("response"), f"{where}.response", {})
+    grading = _object(row.get("gradingResult"), f"{where}.gradingResult", {})
+    components = grading.get("componentResults") or []
+    if not isinstance(components, list) or not all(isinstance(c, dict) for c in components):
+        raise CheckerInputError("input.invalid", f"{where}.gradingResult.componentResults")
+    prompt = row.get("promptIdx")
+    return RowV2(
+        i,
+        response.get("output"),
+        row["success"],
+        reason == ERROR,
+        None if prompt is None else _count(prompt, f"{where}.promptIdx"),
+        None
+        if row.get("tokenUsage") is None
+        else _tokens(row["tokenUsage"], f"{where}.tokenUsage"),
+        tuple(components),
+    )
+
+
+_PARSED: dict[bytes, ResultsV2] = {}
+
+
+def read_results(data: bytes) -> ResultsV2:
+    """The file read strictly for the version-2 checkers: every count an integer >= 0 (a
+    boolean is not one), rows whose success and failureReason agree. Raises
+    ``CheckerInputError`` naming the problem. The last two files read are kept."""
+    import hashlib
+
+    key = hashlib.sha256(data).digest()
+    if key in _PARSED:
+        return _PARSED[key]
+    results = _document(data)
+    results_object = results["results"]
+    rows = tuple(_row_v2(i, row) for i, row in enumerate(results_object["results"]))
+    stats_object = _object(results_object.get("stats"), "results.stats", {})
+    stats = {k: _count(stats_object[k], f"stats.{k}") for k in STAT_COUNTS if k in stats_object}
+    stats.update(_tokens(stats_object.get("tokenUsage"), "stats.tokenUsage"))
+    prompts = results_object.get("prompts") or []
+    if not isinstance(prompts, list):
+        raise CheckerInputError("input.invalid", "results.prompts must be a list")
+    metrics = []
+    for j, prompt in enumerate(prompts):
+        figures = _object(
+            _object(prompt, f"prompts[{j}]").get("metrics"), f"prompts[{j}].metrics", {}
+        )
+        metrics.append(
+            {
+                k: _count(figures[k], f"prompts[{j}].metrics.{k}")
+                for k in PROMPT_COUNTS
+                if k in figures
+            }
+        )
+    meta = results.get("metadata")
+    version = meta.get("promptfooVersion") if isinstance(meta, dict) else None
+    parsed = ResultsV2(
+        3, rows, stats, tuple(metrics), version if isinstance(version, str) else None
+    )
+    if len(_PARSED) >= 2:
+        _PARSED.clear()
+    _PARSED[key] = parsed
+    return parsed
+
+
+def prompt_counts(rows: list[RowV2]) -> dict[str, int | None]:
+    """One prompt's figures from its rows, as ``updatePromptMetricsForRow`` adds them: the
+    test counts, and the stored assertion results that passed and failed (None when a
+    comparison assertion, whose counts promptfoo adds apart, or a non-boolean ``pass``
+    makes them uncertain)."""
+    figures: dict[str, int | None] = dict(counts_v2(rows))
+    components = [c for r in rows for c in r.components]
+    certain = all(
+        isinstance(c.get("pass"), bool)
+        and not kind_of(c).startswith("select-")
+        and kind_of(c) != "max-score"
+        for c in components
+    )
+    figures["assert_passes"] = sum(c["pass"] for c in components) if certain else None
+    figures["assert_failures"] = sum(not c["pass"] for c in components) if certain else None
+    return figures
+
+
+def counts_v2(rows: tuple[RowV2, ...] | list[RowV2]) -> dict[str, int]:
+    """successes, failures, errors and tests as promptfoo 0.123.1 counts them
+    (``Evaluator.trackRowStats``): a success, else an error (failureReason 2), else a
+    failure."""
+    successes = sum(1 for r in rows if r.success)
+    errors = sum(1 for r in rows if not r.success and r.errored)
+    return {
+        "tests": len(rows),
+        "successes": successes,
+        "failures": len(rows) - successes - errors,
+        "errors": errors,
+    }
+
+
+def tokens_v2(rows: tuple[RowV2, ...]) -> dict[str, int]:
+    """prompt and completion tokens summed over the rows' ``tokenUsage`` (a missing figure
+    adds 0, as promptfoo's ``addNumbers``); empty when a row has no ``tokenUsage`` (promptfoo
+    0.121 and 0.123 write one on every row; a file without them was summed by other rules)."""
+    if any(r.tokens is None for r in rows):
+        return {}
+    return {
+        name: sum(r.tokens.get(name, 0) for r in rows if r.tokens is not None)
+        for name in TOKEN_FIGURES.values()
+    }
+
+
+def _texts_v2(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+
+
+def rerun_problem_v2(assertion: Mapping[str, Any]) -> str | None:
+    """Why an assertion is not re-run under promptfoo 0.123.1's rules (None if it is)."""
+    kind = assertion.get("type")
+    if not isinstance(kind, str):
+        return "no assertion type"
+    base = kind.removeprefix("not-")
+    if base not in RERUN_V2:
+        return category(kind)
+    keys = _KEYS_V2 | ({"threshold"} if base == "levenshtein" else set())
+    extra = sorted(set(assertion) - keys)
+    if extra:
+        return f"{kind} with {extra}"
+    weight = assertion.get("weight")
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))):
+        return f"{kind} with a weight that is not a number"
+    value = assertion.get("value")
+    texts = _texts_v2(value) if isinstance(value, (str, list)) else []
+    if any(t.startswith(("file://", "package:")) for t in texts):
+        return f"{kind} whose value is loaded from a file or a package"
+    if any(marker in t for t in texts for marker in _TEMPLATE):
+        return f"{kind} with a templated value"
+    if base == "is-json":
+        return None if value in (None, "") else "is-json with a schema"
+    if base.endswith(("-any", "-all")):
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if ok else f"{kind} whose value is not a list of text"
+    if base in ("equals", "levenshtein") and not isinstance(value, str):
+        return f"{kind} with a value that is not text"
+    if base == "equals":
+        return None
+    if not (isinstance(value, str) and (value or base == "levenshtein")):
+        return f"{kind} whose value is not text"
+    if base.startswith("i") and any(not v.isascii() for v in _texts_v2(value)):
+        return f"{kind} on non-ASCII text (case folding differs between JavaScript and Python)"
+    if base == "regex":
+        from .jsregex import NotInSubset, translate
+
+        try:
+            translate(value)
+        except NotInSubset as exc:
+            return f"regex outside the subset JavaScript and Python read alike: {exc}"
+    if base == "levenshtein":
+        return _threshold_problem(assertion.get("threshold"))
+    return None
+
+
+def _threshold_problem(threshold: Any) -> str | None:
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        return "levenshtein with a threshold that is not a number"
+    if threshold == 0:
+        # promptfoo 0.123.1 reads `threshold ?? 5`; earlier versions read `threshold || 5`
+        return "levenshtein with threshold 0 (read as 5 by earlier promptfoo versions)"
+    return None
+
+
+def skip_reason_v2(row: RowV2, component: Mapping[str, Any]) -> str | None:
+    """Why this stored assertion result is not re-run (None if it is)."""
+    assertion = component.get("assertion")
+    if not isinstance(assertion, dict):
+        return "no assertion"
+    if not isinstance(component.get("pass"), bool):
+        return "no stored true/false result"
+    if not isinstance(row.output, str):
+        return "non-text output"
+    return rerun_problem_v2(assertion)
+
+
+class NotDecided(Exception):
+    """The re-run cannot decide this output exactly (too deep, too large): not re-run."""
+
+
+def rerun_v2(assertion: Mapping[str, Any], output: str) -> bool:
+    """The stored ``pass`` promptfoo 0.123.1 writes for the assertion on ``output``
+    (``rerun_problem_v2`` is None). Raises ``NotDecided`` where this output cannot be
+    decided exactly."""
+    if assertion.get("weight") == 0:
+        return True  # runAssertion: a weight of 0 always passes
+    kind = str(assertion["type"])
+    base = kind.removeprefix("not-")
+    inverse = kind != base
+    if base == "regex":
+        from .jsregex import test
+
+        return test(str(assertion["value"]), output) != inverse
+    if base == "levenshtein":
+        threshold = assertion.get("threshold")
+        within = _levenshtein_within(
+            output, str(assertion["value"]), 5 if threshold is None else threshold
+        )
+        return within != inverse
+    if base == "is-json":
+        try:
+            json.loads(output, parse_constant=_refuse, parse_int=str)  # no digit limit
+            passed = True
+        except RecursionError:
+            raise NotDecided("is-json on JSON nested deeper than Python reads") from None
+        except ValueError:
+            passed = False
+        return passed != inverse
+    return _text_rule(base, assertion.get("value"), output) != inverse
+
+
+def _text_rule(base: str, value: Any, output: str) -> bool:
+    """The text types on UTF-16 units, as JavaScript's ``includes``, ``startsWith`` and
+    ``===`` compare (a lone surrogate in a value matches half of a character); the ``i``
+    types lower-case by code point first, as ``toLowerCase`` does."""
+    from .jsregex import units
+
+    if base.startswith("i"):
+        text = units(output.lower())
+        wanted = [units(v.lower()) for v in _texts_v2(value)]
+        base = base[1:]
+    else:
+        text = units(output)
+        wanted = [units(v) for v in _texts_v2(value)]
+    if base == "equals":
+        return text == wanted[0]
+    if base == "starts-with":
+        return text.startswith(wanted[0])
+    if base == "contains":
+        return wanted[0] in text
+    if base == "contains-any":
+        return any(v in text for v in wanted)
+    return all(v in text for v in wanted)  # contains-all
+
+
+def _levenshtein_within(a: str, b: str, threshold: float) -> bool:
+    """Whether the edit distance between ``a`` and ``b``, counted in UTF-16 code units as
+    ``fastest-levenshtein`` counts it, is at most ``threshold``: only the diagonal band of
+    width ``2k + 1`` of the table is filled (a cell outside it is more than ``k``)."""
+    from .jsregex import units
+
+    if threshold < 0:
+        return False
+    x, y = units(a), units(b)
+    if len(x) < len(y):
+        x, y = y, x
+    n, m = len(x), len(y)
+    k = min(int(threshold), n)
+    if n - m > k:
+        return False
+    width = 2 * k + 1
+    if n * width > MAX_LEVENSHTEIN_CELLS:
+        raise NotDecided(f"levenshtein on texts too long to re-run here ({n} units)")
+    big = k + 1
+    # band[d] is the cell (i, j = i - k + d) of row i
+    previous = [d - k if 0 <= d - k <= m else big for d in range(width)]
+    for i in range(1, n + 1):
+        current = [big] * width
+        unit = x[i - 1]
+        for d in range(max(0, k - i), min(width, m - i + k + 1)):
+            j = i - k + d
+            if j == 0:
+                current[d] = min(i, big)
+                continue
+            best = previous[d] + (unit != y[j - 1])
+            if d + 1 < width and previous[d + 1] + 1 < best:
+                best = previous[d + 1] + 1
+            if d > 0 and current[d - 1] + 1 < best:
+                best = current[d - 1] + 1
+            current[d] = min(best, big)
+        previous = current
+    return previous[m - n + k] <= k
+
+
+@dataclass
+class Rerun:
+    """Every stored assertion result of a file, re-run or listed as not re-run."""
+
+    checked: list[tuple[RowV2, int, bool]]  # (row, assertion index, the re-run's result)
+    skipped: Counter[str]  # type -> results not re-run
+    why: dict[str, list[str]]  # type -> the first few reasons it was not re-run
+
+    @property
+    def mismatches(self) -> list[tuple[RowV2, int, bool]]:
+        return [(r, j, again) for r, j, again in self.checked if again != r.components[j]["pass"]]
+
+
+def rerun_all(rows: tuple[RowV2, ...]) -> Rerun:
+    """Re-run every re-runnable stored result under promptfoo 0.123.1's rules."""
+    done = Rerun([], Counter(), {})
+    for row in rows:
+        for j, component in enumerate(row.components):
+            problem = skip_reason_v2(row, component)
+            if problem is None:
+                try:
+                    done.checked.append((row, j, rerun_v2(component["assertion"], row.output)))
+                    continue
+                except NotDecided as exc:
+                    problem = str(exc)
+            kind = kind_of(component)
+            done.skipped[kind] += 1
+            reasons = done.why.setdefault(kind, [])
+            if problem not in reasons and len(reasons) < 3:
+                reasons.append(problem)
+    return done
