@@ -22,6 +22,28 @@ from bundler.format import strictjson
 from bundler.signatures.signing import PublicKey, SignatureProblem, pae, public_of, strict_b64
 
 MAX_ENVELOPE = 8 << 20
+# each kind of envelope's codes, by what they name: bad JSON or shape, too large, the
+# wrong payload type
+_CODES = {
+    "attestation": {
+        "attestation.format": "bad",
+        "attestation.too_large": "large",
+        "attestation.payload_type": "type",
+    },
+    "preregistration": {
+        "preregistration.format": "bad",
+        "preregistration.too_large": "large",
+        "preregistration.payload_type": "type",
+    },
+}
+
+
+def _codes(kind: str) -> tuple[str, str, str]:
+    """(bad, too large, wrong payload type) for ``kind``."""
+    by_role = {role: code for code, role in _CODES[kind].items()}
+    return by_role["bad"], by_role["large"], by_role["type"]
+
+
 MAX_VALUES = 1_000_000
 MAX_DEPTH = 32
 
@@ -43,11 +65,12 @@ def require(condition: bool, code: str, message: str) -> None:
 def load_json(data: bytes, what: str, kind: str, max_bytes: int = MAX_ENVELOPE) -> Any:
     """Strict JSON (no duplicate keys, NaN, deep nesting or huge documents), refused as
     ``{kind}.too_large`` or ``{kind}.format``."""
-    require(len(data) <= max_bytes, f"{kind}.too_large", f"{what} is larger than {max_bytes} bytes")
+    bad, large, _ = _codes(kind)
+    require(len(data) <= max_bytes, large, f"{what} is larger than {max_bytes} bytes")
     try:
         return strictjson.loads(data.decode("utf-8"), max_depth=MAX_DEPTH, max_values=MAX_VALUES)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise EnvelopeProblem(f"{kind}.format", f"{what} is not strict JSON: {exc}") from None
+        raise EnvelopeProblem(bad, f"{what} is not strict JSON: {exc}") from None
 
 
 def seal(payload: bytes, payload_type: str, keys: Sequence[Ed25519PrivateKey]) -> bytes:
@@ -79,23 +102,24 @@ def open_envelope(
     data: bytes, payload_type: str, trusted: Sequence[PublicKey], kind: str
 ) -> Opened:
     """Read a DSSE envelope strictly and check its signatures against ``trusted``.
-    Codes are ``{kind}.format``, ``{kind}.too_large`` and ``{kind}.payload_type``."""
+    ``kind`` (attestation, preregistration) names the codes: ``_CODES``."""
+    bad, _, wrong_type = _codes(kind)
     doc = load_json(data, "the envelope", kind)
-    require(isinstance(doc, dict), f"{kind}.format", "the envelope is not a JSON object")
+    require(isinstance(doc, dict), bad, "the envelope is not a JSON object")
     expected = {"payload", "payloadType", "signatures"}
     require(
         set(doc) == expected,
-        f"{kind}.format",
+        bad,
         f"the envelope has keys {sorted(doc)}, expected {sorted(expected)}",
     )
     require(
         doc["payloadType"] == payload_type,
-        f"{kind}.payload_type",
+        wrong_type,
         f"payloadType is {str(doc['payloadType'])[:80]!r}, expected {payload_type!r}",
     )
     require(
         isinstance(doc["payload"], str) and isinstance(doc["signatures"], list),
-        f"{kind}.format",
+        bad,
         "payload must be a string and signatures a list",
     )
     payload = _b64(doc["payload"], "payload", kind)
@@ -107,7 +131,7 @@ def open_envelope(
             and isinstance(item.get("sig"), str)
             and isinstance(item.get("keyid", ""), str)
             and set(item) <= {"sig", "keyid"},
-            f"{kind}.format",
+            bad,
             "each signature is an object with a string sig (and keyid)",
         )
         sig = _b64(item["sig"], "sig", kind)
@@ -121,4 +145,4 @@ def _b64(text: str, what: str, kind: str) -> bytes:
     try:
         return strict_b64(text, what)
     except SignatureProblem as exc:
-        raise EnvelopeProblem(f"{kind}.format", exc.message) from None
+        raise EnvelopeProblem(_codes(kind)[0], exc.message) from None
