@@ -118,6 +118,11 @@ CODES: dict[str, Code] = {
     "attestation.statement": Code("the Statement breaks in-toto's or its predicate's rules", _R),
     "attestation.predicate_type": Code("a predicate type reprobundle does not attest", _R),
     "attestation.subject": Code("the bundle given is not the attestation's subject", _R),
+    # -- pre-registrations (preregister, build --preregistration, verify) ------------------
+    "preregistration.format": Code("a pre-registration that does not read strictly", _U),
+    "preregistration.too_large": Code("a pre-registration larger than the reader takes", _U),
+    "preregistration.payload_type": Code("an envelope that holds no pre-registration", _U),
+    "preregistration.other_bundle": Code("a pre-registration of another bundle name", _U),
     "key.format": Code("a key file is not an Ed25519 key in a known form", _U),
     "key.algorithm": Code("a key of another algorithm than Ed25519", _U),
     "key.passphrase": Code("the key needs a passphrase (or another one)", _U),

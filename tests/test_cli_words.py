@@ -62,6 +62,7 @@ OWN_CODES = {
     ("archive", "verify"): {0, 1, 2, 3, 4, 5},
     ("archive", "log", "verify"): {0, 2, 3, 5},
     ("trajectory", "check"): {0, 1, 2, 5},
+    ("preregister",): {0, 2, 5},
     ("attestation", "verify"): {0, 1, 2, 3, 5},
 }
 

@@ -33,9 +33,10 @@ from bundler.format.manifest import (
     README_NAME,
     FileEntry,
     Manifest,
-    _from_dict,
+    from_dict,
     identity,
 )
+from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.output import staged
 from bundler.run.runner import checker_environment
 
@@ -86,22 +87,26 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
     }
 
 
-def make_manifest(plan: SourcePlan, source_date_epoch: int) -> tuple[Manifest, bytes]:
-    """Hash every file and assemble the manifest. Returns it and the generated README."""
+def make_manifest(
+    plan: SourcePlan, source_date_epoch: int, extra: Mapping[str, bytes] | None = None
+) -> tuple[Manifest, bytes]:
+    """Hash every file and assemble the manifest. Returns it and the generated README.
+    ``extra`` are files made by the build itself (a pre-registration), listed like the rest."""
     root = str(plan.root)
     hashes = sha256_files([os.path.join(root, rel) for rel in plan.files])
     entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)
     document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
-    draft = _from_dict(document, ())
+    draft = from_dict(document, ())
     readme = bundle_readme(draft).encode("utf-8")
-    readme_entry = FileEntry(README_NAME, *_digest(readme))
+    made = [FileEntry(README_NAME, *_digest(readme))]
+    made += [FileEntry(name, *_digest(data)) for name, data in (extra or {}).items()]
     document["files"] = [
         {"path": e.path, "sha256": e.sha256, "size": e.size}
-        for e in sorted([readme_entry, *entries], key=lambda e: e.path)
+        for e in sorted([*made, *entries], key=lambda e: e.path)
     ]
-    return _from_dict(document, ()), readme
+    return from_dict(document, ()), readme
 
 
 def _digest(data: bytes) -> tuple[str, int]:
@@ -116,22 +121,27 @@ def build(
     source_date_epoch: int | None = None,
     progress: Callable[[str], None] | None = None,
     codec: Codec | None = None,
+    preregistration: bytes | None = None,
 ) -> BuildResult:
     """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
     Every member is stamped ``source_date_epoch`` (default: ``$SOURCE_DATE_EPOCH``, else
     0), so two builds with the same one are byte-identical. ``progress`` is told the name
     of each step as it starts. The compression is ``codec``, else the one the file name
-    asks for (``.zst`` or ``.gz``), else zstd."""
+    asks for (``.zst`` or ``.gz``), else zstd. ``preregistration`` (a file ``reprobundle
+    preregister`` wrote for this bundle's name) is packed as ``preregistration.json``."""
     source, out = Path(source), Path(out)  # (a library caller may give str)
     if source_date_epoch is None:
         source_date_epoch = read_source_date_epoch()
     step = progress or (lambda _name: None)
     step("reading the source")
     plan = read_source(source, out)
+    extra = {}
+    if preregistration is not None:
+        extra[PREREGISTRATION_FILE] = _checked_preregistration(preregistration, plan)
     step(f"hashing {len(plan.files)} files")
-    manifest, readme = make_manifest(plan, source_date_epoch)
+    manifest, readme = make_manifest(plan, source_date_epoch, extra)
     manifest_bytes = manifest.to_bytes()
-    members = members_of(manifest, manifest_bytes, readme, plan.root)
+    members = members_of(manifest, manifest_bytes, readme, plan.root, extra)
 
     with staged(out, "the bundle") as tmp:
         step("packing")
@@ -147,18 +157,45 @@ def build(
 
 
 def members_of(
-    manifest: Manifest, manifest_bytes: bytes, readme: bytes, root: Path
+    manifest: Manifest,
+    manifest_bytes: bytes,
+    readme: bytes,
+    root: Path,
+    extra: Mapping[str, bytes] | None = None,
 ) -> Iterator[Member]:
     """What to pack, in order: the manifest first, then every listed file. Made one at a
     time, so memory does not grow with a Path per file."""
     top, folder = manifest.top, str(root)
+    made = {README_NAME: readme, **(extra or {})}
     yield Member(f"{top}/{MANIFEST_NAME}", data=manifest_bytes)
     for entry in manifest.files:
-        if entry.path == README_NAME:
-            yield Member(f"{top}/{README_NAME}", data=readme)
+        if entry.path in made:
+            yield Member(f"{top}/{entry.path}", data=made[entry.path])
         else:
             source = os.path.join(folder, entry.path)
             yield Member(f"{top}/{entry.path}", source=source, size=entry.size)
+
+
+def _checked_preregistration(data: bytes, plan: SourcePlan) -> bytes:
+    """The pre-registration's bytes, if it reads strictly and is for this bundle's name
+    (its signatures are judged by the verifier, against the verifier's keys)."""
+    from bundler.signatures.envelope import EnvelopeProblem
+    from bundler.signatures.preregistration import open_preregistration
+
+    try:
+        pre = open_preregistration(data, ())
+    except EnvelopeProblem as exc:
+        raise UsageError(
+            "the pre-registration cannot be read",
+            [Problem("--preregistration", exc.code, exc.message)],
+        ) from None
+    name = plan.document["bundle"]["name"]
+    if pre.view.name != name:
+        raise UsageError(
+            f"the pre-registration is for bundle {pre.view.name!r}, not {name!r}",
+            [Problem("--preregistration", "preregistration.other_bundle", "another bundle's")],
+        )
+    return data
 
 
 def _codec_of(name: str) -> Codec:

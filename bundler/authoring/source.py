@@ -34,6 +34,8 @@ from bundler.format.manifest import (
 )
 from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
+from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
+from bundler.format.preregistration import input_names
 from bundler.run.runner import params_problems, same_file, vacuity
 from checkers import yamlfile
 
@@ -103,9 +105,11 @@ class _Collector:
         return SOURCE_NAME
 
 
-def read_source(root: Path, output: Path | None = None) -> SourcePlan:
+def read_source(root: Path, output: Path | None = None, evidence: bool = True) -> SourcePlan:
     """Read and check a bundle source folder. Raises ``SourceError`` with every problem.
-    Bundle files, and ``output`` (the file being built), are never among the files."""
+    Bundle files, and ``output`` (the file being built), are never among the files.
+    Without ``evidence`` (a pre-registration, made before the inputs exist) no file is
+    looked for: the files are the inputs the cases name, and ``files`` is not read."""
     root = Path(root)
     source_file = root / SOURCE_NAME
     if not root.is_dir():
@@ -128,8 +132,15 @@ def read_source(root: Path, output: Path | None = None) -> SourcePlan:
 
     out = _Collector(marks)
     _unknown_keys(raw, (), out)
-    files, skipped = _resolve_files(root, raw.get("files"), out, _inside(root, output))
+    files, skipped = (
+        _resolve_files(root, raw.get("files"), out, _inside(root, output)) if evidence else ([], ())
+    )
     raw = _expand_templates(raw, out)
+    if not evidence and isinstance(raw.get("cases"), list):
+        named = [
+            c for c in raw["cases"] if isinstance(c, dict) and isinstance(c.get("inputs"), dict)
+        ]
+        files = sorted(input_names(named))
     document = _as_manifest_document(raw, files)
     _schema_problems(document, out)
     if not out.problems:
@@ -291,7 +302,7 @@ def _resolve_files(
         chosen.update(matched)
     for rel in sorted(chosen):
         top = rel.split("/")[0]
-        if rel == README_NAME or top in (MANIFEST_NAME, SIGNATURES_DIR):
+        if rel in (README_NAME, PREREGISTRATION_FILE) or top in (MANIFEST_NAME, SIGNATURES_DIR):
             out.add(
                 ("files",),
                 "path.reserved",

@@ -25,6 +25,7 @@ COMMANDS = {
     "init": "init:init",
     "inspect": "inspect:inspect",
     "keygen": "keys:keygen",
+    "preregister": "preregister:preregister",
     "report": "report:report",
     "sign": "keys:sign",
     "trajectory": "trajectory:trajectory",

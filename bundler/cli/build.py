@@ -28,6 +28,12 @@ file is left behind) · 2 a problem with the source or the arguments · 5 intern
     help="zstd (default, fast) or gzip (readable by any tar). Default: what the -o name "
     "asks for (.tar.zst or .tar.gz), else zstd.",
 )
+@click.option(
+    "--preregistration",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Pack this pre-registration (written by `reprobundle preregister`) into the bundle; "
+    "verify then says per claim whether it is as pre-registered.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the path of the new bundle.")
 @click.option(
     "--verbose",
@@ -37,7 +43,12 @@ file is left behind) · 2 a problem with the source or the arguments · 5 intern
 )
 @handle_errors
 def build(
-    source: Path, output: Path | None, compression: str | None, quiet: bool, verbose: bool
+    source: Path,
+    output: Path | None,
+    compression: str | None,
+    preregistration: Path | None,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """Build a bundle from SOURCE, a folder holding bundle.yaml.
 
@@ -59,8 +70,20 @@ def build(
     epoch = read_source_date_epoch()
     if output is None:
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
+    prereg = None
+    if preregistration is not None:
+        from bundler.errors import UsageError
+        from bundler.signatures.envelope import MAX_ENVELOPE
+
+        try:
+            with preregistration.open("rb") as stream:
+                prereg = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as such
+        except OSError as exc:
+            raise UsageError(f"cannot read {preregistration}: {exc.strerror}") from None
     with ProgressDisplay(enabled=not quiet) as progress:
-        result = build_bundle(source, output, epoch, progress=progress.step, codec=codec)
+        result = build_bundle(
+            source, output, epoch, progress=progress.step, codec=codec, preregistration=prereg
+        )
     if result.skipped:
         click.echo(
             f"skipped {len(result.skipped)} bundle file(s) the patterns matched (a bundle is "

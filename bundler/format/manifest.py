@@ -341,10 +341,10 @@ def parse(data: bytes) -> Manifest:
     ]
     if problems:
         raise BundleRejected("the manifest is not consistent", problems)
-    return _from_dict(doc, tuple(warnings))
+    return from_dict(doc, tuple(warnings))
 
 
-def _from_dict(doc: Mapping[str, Any], warnings: tuple[str, ...]) -> Manifest:
+def from_dict(doc: Mapping[str, Any], warnings: tuple[str, ...]) -> Manifest:
     bundle = doc["bundle"]
     return Manifest(
         format=doc["format"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -205,3 +206,46 @@ def printable(text: object) -> str:
     that could move the cursor, clear the screen or retitle the window) are shown as
     ``\\xNN`` instead of being obeyed. Newlines and tabs stay."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+PREREGISTRATION_TITLE = "Pre-registration"
+
+
+def preregistration_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """The pre-registration section in the same words for every format: a headline (what
+    it is, who signed it) and a line per claim with what changed; None when the bundle
+    holds no pre-registration."""
+    pre = report.get("preregistration")
+    if not pre:
+        return None
+    if pre.get("refused"):
+        refused = pre["refused"]
+        head = (
+            f"{pre['file']} was refused ({refused['code']}: {refused['message']}); "
+            "no claim counts as pre-registered"
+        )
+    else:
+        head = (
+            f"{pre['file']}, identity sha256:{pre['identity']}, for {pre['name']} "
+            f"{pre['version']}: {pre['trust']}; the bundle does not attest when it was written"
+        )
+    lines = []
+    for claim_id, item in pre["claims"].items():
+        line = f"{claim_id}: {item['status']}"
+        if item["changes"]:
+            line += " (" + "; ".join(_change_text(c) for c in item["changes"]) + ")"
+        lines.append(line)
+    lines += [f"{c}: pre-registered, but no longer claimed" for c in pre.get("dropped", [])]
+    return head, lines
+
+
+def _change_text(change: Mapping[str, Any]) -> str:
+    where = change["what"] if change["path"] == "(all)" else f"{change['what']} {change['path']}"
+    if change["change"] == "changed":
+        return f"{where}: {_short(change.get('old'))} -> {_short(change.get('new'))}"
+    return f"{where} {change['change']}"
+
+
+def _short(value: Any, most: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= most else text[: most - 1] + "…"

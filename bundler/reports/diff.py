@@ -309,3 +309,37 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:
         "bundle": len(result["bundle"]),
         "environment": len(result["environment"]),
     }
+
+
+AS_PREREGISTERED = "as pre-registered"
+CHANGED = "changed after pre-registration"
+NOT_PREREGISTERED = "not pre-registered"
+
+
+def against_preregistration(pre: Manifest, now: Manifest) -> dict[str, Any]:
+    """Per claim of ``now``: as pre-registered, changed after pre-registration (each change
+    named by the rules ``diff`` compares two versions with: the claim's statement, limits
+    and cases; each of its cases' checker, inputs, params, expectation, reasons and kind),
+    or not pre-registered; and the pre-registered claims ``now`` no longer makes."""
+    pre_claims = {c.id: c for c in pre.claims}
+    pre_cases = {c.id: c for c in pre.cases}
+    now_cases = {c.id: c for c in now.cases}
+    claims: dict[str, Any] = {}
+    for claim in now.claims:
+        before = pre_claims.get(claim.id)
+        if before is None:
+            claims[claim.id] = {"status": NOT_PREREGISTERED, "changes": []}
+            continue
+        found = [{"what": "claim", **c} for c in changes(_claim_body(before), _claim_body(claim))]
+        for case_id in dict.fromkeys([*before.cases, *claim.cases]):
+            old, new = pre_cases.get(case_id), now_cases.get(case_id)
+            what = f"case {case_id}"
+            if old is None or new is None:
+                change = "added" if old is None else "removed"
+                found.append({"what": what, "path": "(all)", "change": change})
+                continue
+            found += [{"what": what, **c} for c in changes(_case_body(old), _case_body(new))]
+            found += [{"what": what, **c} for c in changes(_expectation(old), _expectation(new))]
+        claims[claim.id] = {"status": CHANGED if found else AS_PREREGISTERED, "changes": found}
+    made = {c.id for c in now.claims}
+    return {"claims": claims, "dropped": [c for c in pre_claims if c not in made]}

@@ -70,7 +70,7 @@ def _case_dict(result: CaseResult) -> dict[str, Any]:
 def to_json(verification: Verification) -> dict[str, Any]:
     manifest = verification.extracted.manifest
     cases = {r.case.id: _case_dict(r) for r in verification.cases}
-    return {
+    report: dict[str, Any] = {
         "report_format": REPORT_FORMAT,
         "result": verification.status,
         "exit_code": verification.exit_code,
@@ -113,7 +113,56 @@ def to_json(verification: Verification) -> dict[str, Any]:
         ],
         "cannot_support": list(manifest.cannot_support),
         "workdir": str(verification.workdir) if verification.workdir else None,
-    } | ({"bundled_code": _code_dict(verification)} if verification.code else {})
+    }
+    if verification.code:
+        report["bundled_code"] = _code_dict(verification)
+    if verification.preregistration:
+        report["preregistration"] = _preregistration_dict(verification)
+    return report
+
+
+UNVERIFIED = "matches a pre-registration no trusted key signed"
+
+
+def _preregistration_dict(verification: Verification) -> dict[str, Any]:
+    """Per claim: as pre-registered, changed after pre-registration (what changed), or not
+    pre-registered. A claim is "as pre-registered" only against a pre-registration a
+    trusted key signed; against an unsigned or untrusted one it "matches" it, said so."""
+    from bundler.format.preregistration import FILE_NAME
+    from bundler.reports.diff import AS_PREREGISTERED, NOT_PREREGISTERED, against_preregistration
+
+    check = verification.preregistration
+    assert check is not None
+    manifest = verification.extracted.manifest
+    out: dict[str, Any] = {"file": FILE_NAME}
+    if check.found is None:
+        code, message = check.problem or ("preregistration.format", "unreadable")
+        return out | {
+            "refused": {"code": code, "message": message},
+            "claims": {c.id: {"status": NOT_PREREGISTERED, "changes": []} for c in manifest.claims},
+            "dropped": [],
+        }
+    found = check.found
+    if check.trusted_signers:
+        trust = f"signed by a trusted key ({', '.join(check.trusted_signers)})"
+    elif found.signatures:
+        trust = "signed, but by no key you trust"
+    else:
+        trust = "unsigned"
+    compared = against_preregistration(found.view, manifest)
+    if not check.trusted_signers:
+        for item in compared["claims"].values():
+            if item["status"] == AS_PREREGISTERED:
+                item["status"] = UNVERIFIED
+    return out | {
+        "identity": found.identity,
+        "name": found.view.name,
+        "version": found.view.version,
+        "trust": trust,
+        "trusted": bool(check.trusted_signers),
+        "refused": None,
+        **compared,
+    }
 
 
 def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:

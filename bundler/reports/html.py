@@ -21,6 +21,7 @@ from typing import Any
 
 from bundler.reports.common import (
     KIND_WORDS,
+    PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
@@ -30,6 +31,7 @@ from bundler.reports.common import (
     is_rejection,
     observed_text,
     outcome_text,
+    preregistration_text,
     signature_text,
     verdicts_text,
     verify_command,
@@ -147,6 +149,7 @@ def to_html(
                 _findings_section(report),
                 _cases_section(report, use),
                 _environment_section(report),
+                _preregistration_section(report),
                 _scope_section(report),
                 "</main>",
             ]
@@ -314,6 +317,15 @@ def _environment_section(report: Mapping[str, Any]) -> str:
 <th>verified with</th></tr></thead><tbody>
 {chr(10).join(rows)}
 </tbody></table></div></section>"""
+
+
+def _preregistration_section(report: Mapping[str, Any]) -> str:
+    pre = preregistration_text(report)
+    if not pre:
+        return ""
+    items = "".join(f"<li>{e(line)}</li>" for line in pre[1])
+    return f"""<section id="preregistration"><h2>{PREREGISTRATION_TITLE}</h2>
+<p>{e(pre[0])}</p><ul>{items}</ul></section>"""
 
 
 def _scope_section(report: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from bundler.reports.common import (
     is_rejection,
     observed_text,
     outcome_text,
+    preregistration_text,
     verdicts_text,
 )
 
@@ -164,6 +165,7 @@ def _claim_suites(
     cases = {c["id"]: c for c in report["cases"]}
     counted_in: dict[str, str] = {}  # case id -> the suite that counts it (each case once)
     prefix = f"{bundle['name']}-{bundle['version']}"
+    pre = preregistration_text(report)
     for claim in report["claims"]:
         name = f"{prefix}.{claim['id']}"
         suite = _suite(
@@ -175,6 +177,11 @@ def _claim_suites(
                 ("claim.status", claim["status"]),
                 ("claim.verdicts", verdicts_text(claim_cases(report, claim))),
                 ("claim.why", claim["why"]),
+                *(
+                    ("claim.preregistration", line)
+                    for line in (pre[1] if pre else [])
+                    if line.startswith(f"{claim['id']}: ")
+                ),
                 *(("claim.limit", limit) for limit in claim["limits"]),
                 *(
                     ("claim.case_counted_in", f"{case_id} ({counted_in[case_id]})")

@@ -14,6 +14,7 @@ from typing import Any
 
 from bundler.reports.common import (
     KIND_WORDS,
+    PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
@@ -22,6 +23,7 @@ from bundler.reports.common import (
     is_rejection,
     observed_text,
     outcome_text,
+    preregistration_text,
     shown_cases,
     signature_text,
     verdicts_text,
@@ -57,6 +59,10 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
     out += _findings(report)
     out += _cases(report)
     out += _limits(report)
+    pre = preregistration_text(report)
+    if pre:
+        out += ["", f"**{PREREGISTRATION_TITLE}**", "", escape(pre[0]), ""]
+        out += [f"- {escape(line)}" for line in pre[1]]
     out += ["", "**What this bundle cannot support**", ""]
     out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
         "- (the bundle states nothing here)"

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bundler.reports.common import (
+    PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
@@ -23,6 +24,7 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_text,
     shown_cases,
     verdict_line,
     verdicts_text,
@@ -53,6 +55,13 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     console.print()
     console.print(_claims_table(report))
     console.print()
+    pre = preregistration_text(report)
+    if pre:
+        console.print(Text(PREREGISTRATION_TITLE, style="bold"))
+        console.print(Text(pre[0]))
+        for line in pre[1]:
+            _item(console, Text(line))
+        console.print()
     _print_scope(report, console)
     console.print()
     words = STATUS_WORDS[report["result"]]

@@ -13,6 +13,7 @@ from typing import Any
 
 from bundler.reports.common import (
     KIND_WORDS,
+    PREREGISTRATION_TITLE,
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
@@ -20,6 +21,7 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_text,
     shown_cases,
     verdict_line,
     verdicts_text,
@@ -55,6 +57,11 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
     if found:
         out += ["", *_finding_lines(found, width)]
     out += ["", *_claim_lines(report, width)]
+    pre = preregistration_text(report)
+    if pre:
+        out += ["", PREREGISTRATION_TITLE, *_wrap(pre[0], width, "  ", "  ")]
+        for line in pre[1]:
+            out += _wrap(line, width, "  - ", "    ")
     out += ["", *_scope_lines(report, width)]
     out += ["", *_wrap(verdict_line(report), width, "", "  ")]
     return "\n".join(out)

@@ -29,6 +29,7 @@ from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError
 from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
 from bundler.format.manifest import Manifest
+from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
 from bundler.run.runner import (
     CASE_MEMORY,
@@ -40,7 +41,9 @@ from bundler.run.runner import (
     run_cases,
 )
 from bundler.run.sandbox import BundledCode, CodePolicy, isolation
-from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge
+from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
+from bundler.signatures.preregistration import Preregistration, open_preregistration
+from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -70,6 +73,7 @@ class Verification:
     workdir: Path | None  # the work folder, when the caller kept it (else it is removed)
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
     code: CodeRun | None = None  # set when the bundle declares bundled code
+    preregistration: PreregistrationCheck | None = None  # set when the bundle holds one
 
     @property
     def exit_code(self) -> int:
@@ -79,6 +83,43 @@ class Verification:
     def root(self) -> Path | None:
         """The bundle's top folder (``NAME-VERSION/``) in the kept work folder, else None."""
         return self.workdir / self.extracted.manifest.top if self.workdir else None
+
+
+@dataclass(frozen=True)
+class PreregistrationCheck:
+    """The pre-registration a bundle holds, read against the reviewer's trusted keys:
+    ``found`` when it reads strictly and names this bundle, else ``problem`` (code,
+    message). Whether a claim is as pre-registered is decided by the report from it."""
+
+    found: Preregistration | None
+    trusted_signers: tuple[str, ...] = ()  # names of the trusted keys that signed it
+    problem: tuple[str, str] | None = None
+
+
+def check_preregistration(
+    extracted: Extracted, trusted: Sequence[TrustedKey]
+) -> PreregistrationCheck | None:
+    """Read the bundle's ``preregistration.json`` (None when it holds none)."""
+    manifest = extracted.manifest
+    if not any(f.path == PREREGISTRATION_FILE for f in manifest.files):
+        return None
+    with (extracted.root / PREREGISTRATION_FILE).open("rb") as stream:
+        data = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as too large
+    usable = [k for k in trusted if not k.revoked]
+    try:
+        found = open_preregistration(data, [k.key for k in usable])
+    except EnvelopeProblem as exc:
+        return PreregistrationCheck(None, problem=(exc.code, exc.message))
+    if found.view.name != manifest.name:
+        return PreregistrationCheck(
+            None,
+            problem=(
+                "preregistration.other_bundle",
+                f"it pre-registers bundle {found.view.name!r}, not {manifest.name!r}",
+            ),
+        )
+    names = tuple(k.name for k in usable if k.key.keyid in found.signers)
+    return PreregistrationCheck(found, names)
 
 
 def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
@@ -195,7 +236,9 @@ def verify(
     def wanted(manifest: Manifest) -> set[str] | None:
         """Every file when a person will look at the folder or bundled code will run."""
         runs_code = manifest.code and (code_policy.allow or judge_signatures.check.allow_code)
-        return None if keep or workdir is not None or runs_code else read_by_cases(manifest)
+        if keep or workdir is not None or runs_code:
+            return None
+        return read_by_cases(manifest) | {PREREGISTRATION_FILE}  # (written only if listed)
 
     code_policy = code or CodePolicy()
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
@@ -228,6 +271,7 @@ def verify(
             workdir=extracted.root.parent if keep else None,  # (else removed on return)
             signature=judge_signatures.check,
             code=code_run if extracted.manifest.code else None,
+            preregistration=check_preregistration(extracted, policy.trusted),
         )
 
 

@@ -22,7 +22,6 @@ the Statement's field rules); this module is pure: bytes and values in, values o
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import hashlib
 import json
@@ -33,14 +32,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bundler.format import strictjson
-from bundler.signatures.signing import (
-    PublicKey,
-    SignatureProblem,
-    pae,
-    public_of,
-    strict_b64,
+from bundler.signatures.envelope import (
+    EnvelopeProblem,
+    load_json,
+    open_envelope,
+    require,
+    seal,
 )
+from bundler.signatures.signing import PublicKey
 
 ENVELOPE_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -50,9 +49,6 @@ PREDICATES = {"test-result": TEST_RESULT, "vsa": VSA}
 # package URLs (purl): the tool, and the rules of a claim's status in its own documents
 VERIFIER_ID = "pkg:pypi/reprobundle"
 POLICY_URI = "pkg:pypi/reprobundle#manifests/FORMAT.md"
-MAX_ATTESTATION = 8 << 20  # a Statement names every case; 8 MiB holds 100,000 of them
-MAX_VALUES = 1_000_000
-MAX_DEPTH = 32
 
 # claim status / case outcome -> the Test Result predicate's words
 RESULT_OF_STATUS = {"supported": "PASSED", "inconclusive": "WARNED", "contradicted": "FAILED"}
@@ -62,13 +58,7 @@ RESULTS = ("PASSED", "WARNED", "FAILED")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-class AttestationProblem(Exception):
-    """One thing wrong with an attestation, as a stable code and a message."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+AttestationProblem = EnvelopeProblem  # one thing wrong with an attestation: code, message
 
 
 @dataclass(frozen=True)
@@ -193,15 +183,7 @@ def statement(
 
 def envelope(statement_doc: Mapping[str, Any], key: Ed25519PrivateKey) -> bytes:
     """The DSSE envelope of ``statement_doc`` signed with ``key``, as JSON bytes."""
-    payload = _canonical(statement_doc)
-    public = public_of(key)
-    sig = key.sign(pae(ENVELOPE_PAYLOAD_TYPE, payload))
-    doc = {
-        "payloadType": ENVELOPE_PAYLOAD_TYPE,
-        "payload": base64.b64encode(payload).decode("ascii"),
-        "signatures": [{"keyid": public.keyid, "sig": base64.b64encode(sig).decode("ascii")}],
-    }
-    return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+    return seal(_canonical(statement_doc), ENVELOPE_PAYLOAD_TYPE, [key])
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -233,101 +215,41 @@ class Attestation:
         return None
 
 
-def _load(data: bytes, what: str) -> Any:
-    if len(data) > MAX_ATTESTATION:
-        raise AttestationProblem(
-            "attestation.too_large", f"{what} is larger than {MAX_ATTESTATION} bytes"
-        )
-    try:
-        return strictjson.loads(data.decode("utf-8"), max_depth=MAX_DEPTH, max_values=MAX_VALUES)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise AttestationProblem(
-            "attestation.format", f"{what} is not strict JSON: {exc}"
-        ) from None
-
-
-def _require(condition: bool, code: str, message: str) -> None:
-    if not condition:
-        raise AttestationProblem(code, message)
-
-
 def read(data: bytes, trusted: Sequence[PublicKey]) -> Attestation:
     """Check a DSSE envelope against ``trusted`` keys and its Statement's field rules.
 
     A signature by a key not in ``trusted`` is not counted; at least one trusted key must
     have signed. Raises ``AttestationProblem`` naming the first thing wrong.
     """
-    doc = _load(data, "the envelope")
-    _require(isinstance(doc, dict), "attestation.format", "the envelope is not a JSON object")
-    expected = {"payload", "payloadType", "signatures"}
-    _require(
-        set(doc) == expected,
-        "attestation.format",
-        f"the envelope has keys {sorted(doc)}, expected {sorted(expected)}",
-    )
-    _require(
-        doc["payloadType"] == ENVELOPE_PAYLOAD_TYPE,
-        "attestation.payload_type",
-        f"payloadType is {str(doc['payloadType'])[:80]!r}, expected {ENVELOPE_PAYLOAD_TYPE!r}",
-    )
-    _require(
-        isinstance(doc["payload"], str) and isinstance(doc["signatures"], list),
-        "attestation.format",
-        "payload must be a string and signatures a list",
-    )
-    try:
-        payload = strict_b64(doc["payload"], "payload")
-    except SignatureProblem as exc:
-        raise AttestationProblem("attestation.format", exc.message) from None
-    signers = _signers(doc["signatures"], payload, trusted)
-    _require(
-        bool(signers),
+    opened = open_envelope(data, ENVELOPE_PAYLOAD_TYPE, trusted, "attestation")
+    require(opened.signatures > 0, "attestation.unsigned", "the envelope holds no signature")
+    require(
+        bool(opened.signers),
         "attestation.untrusted",
         "no signature by a trusted key verifies"
         + ("" if trusted else " (no key is trusted: give --trust)"),
     )
-    return Attestation(tuple(signers), check_statement(_load(payload, "the Statement")))
-
-
-def _signers(signatures: list[Any], payload: bytes, trusted: Sequence[PublicKey]) -> list[str]:
-    message = pae(ENVELOPE_PAYLOAD_TYPE, payload)
-    _require(bool(signatures), "attestation.unsigned", "the envelope holds no signature")
-    found = []
-    for item in signatures:
-        _require(
-            isinstance(item, dict)
-            and isinstance(item.get("sig"), str)
-            and set(item) <= {"sig", "keyid"},
-            "attestation.format",
-            "each signature is an object with a string sig (and keyid)",
-        )
-        try:
-            sig = strict_b64(item["sig"], "sig")
-        except SignatureProblem as exc:
-            raise AttestationProblem("attestation.format", exc.message) from None
-        for key in trusted:
-            if key.keyid not in found and key.verifies(message, sig):
-                found.append(key.keyid)
-    return found
+    statement = load_json(opened.payload, "the Statement", "attestation")
+    return Attestation(opened.signers, check_statement(statement))
 
 
 def check_statement(doc: Any) -> dict[str, Any]:
     """The in-toto Statement v1 field rules we rely on, and the predicate's required
     fields. Unknown fields are allowed (the parsing rules say consumers ignore them)."""
-    _require(isinstance(doc, dict), "attestation.statement", "the Statement is not an object")
-    _require(
+    require(isinstance(doc, dict), "attestation.statement", "the Statement is not an object")
+    require(
         doc.get("_type") == STATEMENT_TYPE,
         "attestation.statement",
         f"_type is {str(doc.get('_type'))[:80]!r}, expected {STATEMENT_TYPE!r}",
     )
     subjects = doc.get("subject")
-    _require(
+    require(
         isinstance(subjects, list) and bool(subjects),
         "attestation.statement",
         "subject must be a non-empty list",
     )
     for item in subjects:
-        _require(
+        require(
             isinstance(item, dict)
             and isinstance(item.get("name", ""), str)
             and isinstance(item.get("digest"), dict)
@@ -337,45 +259,45 @@ def check_statement(doc: Any) -> dict[str, Any]:
             "each subject has a name and a non-empty digest of strings",
         )
         sha = item["digest"].get("sha256")
-        _require(
+        require(
             sha is None or bool(_HEX64.fullmatch(sha)),
             "attestation.statement",
             "a sha256 digest is 64 lower-case hex digits",
         )
     kind = doc.get("predicateType")
-    _require(
+    require(
         kind in PREDICATES.values(),
         "attestation.predicate_type",
         f"predicateType is {str(kind)[:80]!r}, expected one of {sorted(PREDICATES.values())}",
     )
     predicate = doc.get("predicate")
-    _require(isinstance(predicate, dict), "attestation.statement", "predicate is not an object")
+    require(isinstance(predicate, dict), "attestation.statement", "predicate is not an object")
     if kind == TEST_RESULT:
-        _require(
+        require(
             predicate.get("result") in RESULTS,
             "attestation.statement",
             f"result must be one of {list(RESULTS)}",
         )
-        _require(
+        require(
             isinstance(predicate.get("configuration"), list),
             "attestation.statement",
             "configuration must be a list",
         )
         for name in ("passedTests", "warnedTests", "failedTests"):
             tests = predicate.get(name, [])
-            _require(
+            require(
                 isinstance(tests, list) and all(isinstance(t, str) for t in tests),
                 "attestation.statement",
                 f"{name} must be a list of strings",
             )
     else:
-        _require(
+        require(
             predicate.get("verificationResult") in ("PASSED", "FAILED"),
             "attestation.statement",
             "verificationResult must be PASSED or FAILED",
         )
         when = predicate.get("timeVerified")
-        _require(
+        require(
             isinstance(when, str) and _is_rfc3339(when),
             "attestation.statement",
             "timeVerified must be an RFC 3339 time stamp",

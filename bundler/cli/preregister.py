@@ -1,0 +1,68 @@
+"""The `preregister` command: fix a bundle's claims and checks before its evidence exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bundler.cli._shared import exit_help, handle_errors
+
+
+@click.command(
+    epilog=exit_help(
+        "0 the pre-registration was written",
+        "2 usage error (a source with problems, a key that cannot be read)",
+    )
+)
+@click.argument("source", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The pre-registration file to write (e.g. NAME-VERSION.prereg.json).",
+)
+@click.option(
+    "--sign",
+    "key_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Sign it with this private key (made by `reprobundle keygen`).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@handle_errors
+def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) -> None:
+    """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
+
+    Reads SOURCE's bundle.yaml as `build` does, but looks for no input file (they may not
+    exist yet): it writes the name and version, every claim (statement, limits, cases),
+    every case's checker, params, inputs, expectation and reasons, the scope and the
+    names of the inputs the cases will read, never their content. Its identity is the
+    SHA-256 of its canonical bytes. Later, `build SOURCE --preregistration FILE` packs it
+    into the bundle, and `verify` says per claim whether it is as pre-registered or what
+    changed.
+
+    \b
+    Example:
+      reprobundle preregister mybundle -o mybundle.prereg.json --sign alice.key
+    """
+    from bundler.authoring.source import read_source
+    from bundler.format import preregistration as model
+    from bundler.output import check, write_bytes
+    from bundler.signatures.preregistration import seal_preregistration
+
+    check(output, "-o")
+    keys = []
+    if key_file is not None:
+        from bundler.cli.keys import ask_passphrase
+        from bundler.signatures.keyfiles import read_private_key
+
+        keys.append(read_private_key(key_file, lambda: ask_passphrase(confirm=False)))
+    doc = model.from_document(read_source(source, evidence=False).document)
+    write_bytes(output, seal_preregistration(doc, keys), "the pre-registration")
+    if not quiet:
+        signed = "signed" if keys else "unsigned"
+        click.echo(
+            f"wrote {output}: {len(doc['claims'])} claims, {len(doc['cases'])} cases, "
+            f"{signed}; identity sha256:{model.identity(doc)}"
+        )

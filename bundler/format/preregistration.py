@@ -1,0 +1,128 @@
+"""Pre-registrations: a bundle's claims and checks, fixed before its evidence exists.
+
+A pre-registration holds what a bundle source says it will check (name and version, every
+claim with its statement, limits and cases, every case's checker, params, inputs,
+expectation and reasons, the scope) and the names of the inputs the cases will read, but
+no input content. It is written in the manifest's own shape, so that it is read by the
+manifest's schema and consistency rules and compared with a later bundle by ``diff``'s
+rules: one set of rules, not two. Its identity is the SHA-256 of its canonical bytes.
+
+Pure: values in, values or ``ValueError`` out. Signing is ``signatures.envelope``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bundler.format.manifest import (
+    FORMAT,
+    Manifest,
+    consistency_problems,
+    dotted,
+    from_dict,
+    schema_errors,
+)
+
+PREREGISTRATION_FORMAT = "reprobundle-preregistration/1"
+PAYLOAD_TYPE = "application/vnd.reprobundle.preregistration+json"
+FILE_NAME = "preregistration.json"  # its place in a bundle, beside manifest.toml
+_BUNDLE_KEYS = ("name", "version", "title", "description")
+_PLACEHOLDER = "0" * 64
+
+
+def from_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The pre-registration of a manifest-shaped document (``authoring.source``'s)."""
+    cases = [dict(c) for c in document["cases"]]
+    return {
+        "format": PREREGISTRATION_FORMAT,
+        "bundle": {k: document["bundle"][k] for k in _BUNDLE_KEYS if k in document["bundle"]},
+        "cases": cases,
+        "claims": [dict(c) for c in document["claims"]],
+        "scope": dict(document.get("scope") or {"cannot_support": []}),
+        "inputs": sorted(input_names(cases)),
+    }
+
+
+def input_names(cases: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every path a case names as an input (a file, or a folder for a tree role)."""
+    names: set[str] = set()
+    for case in cases:
+        for ref in case.get("inputs", {}).values():
+            names.update([ref] if isinstance(ref, str) else ref)
+    return names
+
+
+def canonical(doc: Mapping[str, Any]) -> bytes:
+    """The bytes whose SHA-256 is a pre-registration's identity."""
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def identity(doc: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical(doc)).hexdigest()
+
+
+def _as_manifest(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest-shaped document a pre-registration stands for: its inputs listed as
+    files with placeholder hashes, an empty environment."""
+    return {
+        "format": FORMAT,
+        "bundle": {"title": "", "description": "", **doc["bundle"]},
+        "environment": {
+            "tool": "",
+            "python": "",
+            "implementation": "",
+            "platform": "",
+            "source_date_epoch": 0,
+            "checkers": {},
+            "libraries": {},
+        },
+        "files": [{"path": p, "sha256": _PLACEHOLDER, "size": 0} for p in doc["inputs"]],
+        "cases": doc["cases"],
+        "claims": doc["claims"],
+        "scope": doc["scope"],
+    }
+
+
+def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
+    """Read a pre-registration's canonical bytes strictly: its own keys, then the
+    manifest's schema and consistency rules on what it stands for. Returns the document
+    and its cases and claims as a ``Manifest`` (no files, no environment). Raises
+    ``ValueError`` naming the first problem."""
+    from bundler.format import strictjson
+
+    try:
+        doc = strictjson.loads(payload.decode("utf-8"), max_values=2_000_000)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"not strict JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    expected = {"format", "bundle", "cases", "claims", "scope", "inputs"}
+    if set(doc) != expected:
+        raise ValueError(f"has keys {sorted(doc)}, expected {sorted(expected)}")
+    if doc["format"] != PREREGISTRATION_FORMAT:
+        raise ValueError(
+            f"format is {str(doc['format'])[:80]!r}, expected {PREREGISTRATION_FORMAT!r}"
+        )
+    if canonical(doc) != payload:
+        raise ValueError("its bytes are not canonical JSON (sorted keys, no spaces)")
+    inputs = doc["inputs"]
+    if not isinstance(inputs, list) or not all(isinstance(p, str) for p in inputs):
+        raise ValueError("inputs must be a list of paths")
+    if not isinstance(doc["bundle"], dict) or not isinstance(doc["cases"], list):
+        raise ValueError("bundle must be a mapping and cases a list")
+    shaped = _as_manifest(doc)
+    errors = schema_errors(shaped)
+    if errors:
+        first = errors[0]
+        raise ValueError(f"{dotted(first.absolute_path)}: {first.message[:200]}")
+    if set(inputs) != input_names(doc["cases"]):
+        raise ValueError("inputs must list exactly the paths the cases name")
+    problems = consistency_problems(shaped)
+    if problems:
+        where, _, message = problems[0]
+        raise ValueError(f"{dotted(where)}: {message}")
+    return doc, from_dict(shaped, ())

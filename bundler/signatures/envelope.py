@@ -1,0 +1,148 @@
+"""DSSE envelopes: a payload of a stated type, signed with Ed25519 over DSSE's
+pre-authentication encoding, as JSON (``payloadType``, base64 ``payload``, ``signatures``).
+
+Attestations of a verification and pre-registrations travel in them: one reader and one
+writer for both, so that the strict rules (size, depth, duplicate keys, canonical base64,
+the payload type) are written once. Which signatures count is the caller's decision: the
+reader reports the trusted keys whose signature verifies. Pure: bytes in, values or
+``EnvelopeProblem`` out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from bundler.format import strictjson
+from bundler.signatures.signing import PublicKey, SignatureProblem, pae, public_of, strict_b64
+
+MAX_ENVELOPE = 8 << 20
+# each kind of envelope's codes, by what they name: bad JSON or shape, too large, the
+# wrong payload type
+_CODES = {
+    "attestation": {
+        "attestation.format": "bad",
+        "attestation.too_large": "large",
+        "attestation.payload_type": "type",
+    },
+    "preregistration": {
+        "preregistration.format": "bad",
+        "preregistration.too_large": "large",
+        "preregistration.payload_type": "type",
+    },
+}
+
+
+def _codes(kind: str) -> tuple[str, str, str]:
+    """(bad, too large, wrong payload type) for ``kind``."""
+    by_role = {role: code for code, role in _CODES[kind].items()}
+    return by_role["bad"], by_role["large"], by_role["type"]
+
+
+MAX_VALUES = 1_000_000
+MAX_DEPTH = 32
+
+
+class EnvelopeProblem(Exception):
+    """One thing wrong with an envelope or its payload: a stable code and a message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def require(condition: bool, code: str, message: str) -> None:
+    if not condition:
+        raise EnvelopeProblem(code, message)
+
+
+def load_json(data: bytes, what: str, kind: str, max_bytes: int = MAX_ENVELOPE) -> Any:
+    """Strict JSON (no duplicate keys, NaN, deep nesting or huge documents), refused as
+    ``{kind}.too_large`` or ``{kind}.format``."""
+    bad, large, _ = _codes(kind)
+    require(len(data) <= max_bytes, large, f"{what} is larger than {max_bytes} bytes")
+    try:
+        return strictjson.loads(data.decode("utf-8"), max_depth=MAX_DEPTH, max_values=MAX_VALUES)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise EnvelopeProblem(bad, f"{what} is not strict JSON: {exc}") from None
+
+
+def seal(payload: bytes, payload_type: str, keys: Sequence[Ed25519PrivateKey]) -> bytes:
+    """``payload`` in a DSSE envelope signed by each of ``keys`` (none: unsigned)."""
+    signatures = []
+    for key in keys:
+        sig = key.sign(pae(payload_type, payload))
+        signatures.append(
+            {"keyid": public_of(key).keyid, "sig": base64.b64encode(sig).decode("ascii")}
+        )
+    doc = {
+        "payloadType": payload_type,
+        "payload": base64.b64encode(payload).decode("ascii"),
+        "signatures": signatures,
+    }
+    return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Opened:
+    """An envelope's payload, and which of the given trusted keys signed it."""
+
+    payload: bytes
+    signers: tuple[str, ...]  # key ids of trusted keys whose signature verifies
+    signatures: int  # how many signatures the envelope holds
+
+
+def open_envelope(
+    data: bytes, payload_type: str, trusted: Sequence[PublicKey], kind: str
+) -> Opened:
+    """Read a DSSE envelope strictly and check its signatures against ``trusted``.
+    ``kind`` (attestation, preregistration) names the codes: ``_CODES``."""
+    bad, _, wrong_type = _codes(kind)
+    doc = load_json(data, "the envelope", kind)
+    require(isinstance(doc, dict), bad, "the envelope is not a JSON object")
+    expected = {"payload", "payloadType", "signatures"}
+    require(
+        set(doc) == expected,
+        bad,
+        f"the envelope has keys {sorted(doc)}, expected {sorted(expected)}",
+    )
+    require(
+        doc["payloadType"] == payload_type,
+        wrong_type,
+        f"payloadType is {str(doc['payloadType'])[:80]!r}, expected {payload_type!r}",
+    )
+    require(
+        isinstance(doc["payload"], str) and isinstance(doc["signatures"], list),
+        bad,
+        "payload must be a string and signatures a list",
+    )
+    payload = _b64(doc["payload"], "payload", kind)
+    message = pae(payload_type, payload)
+    found: list[str] = []
+    for item in doc["signatures"]:
+        require(
+            isinstance(item, dict)
+            and isinstance(item.get("sig"), str)
+            and isinstance(item.get("keyid", ""), str)
+            and set(item) <= {"sig", "keyid"},
+            bad,
+            "each signature is an object with a string sig (and keyid)",
+        )
+        sig = _b64(item["sig"], "sig", kind)
+        for key in trusted:
+            if key.keyid not in found and key.verifies(message, sig):
+                found.append(key.keyid)
+    return Opened(payload, tuple(found), len(doc["signatures"]))
+
+
+def _b64(text: str, what: str, kind: str) -> bytes:
+    try:
+        return strict_b64(text, what)
+    except SignatureProblem as exc:
+        raise EnvelopeProblem(_codes(kind)[0], exc.message) from None
