@@ -12,7 +12,9 @@ from bundler.reports.diff import summary_counts
 
 
 def _value(value: Any) -> str:
-    text = t(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    text = t(
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    )
     return text if len(text) <= 120 else text[:117] + "..."
 
 

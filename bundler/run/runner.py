@@ -27,7 +27,6 @@ from checkers.api import (
     InputKind,
     Param,
     Reading,
-    Reason,
     Verdict,
     failed_substantively,
 )
@@ -335,18 +334,7 @@ def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, 
         raise  # the case's memory limit: run_case says so
     except Exception as exc:  # a bug in the checker is never a verdict
         return Verdict.errored("checker.raised", f"{found.key} raised {type(exc).__name__}: {exc}")
-    verdict = police(found.key, verdict, found.all_reasons)
-    try:
-        return Verdict(
-            verdict.status,
-            verdict.message,
-            tuple(Reason(r.code, r.message, strictjson.plain(r.details)) for r in verdict.reasons),
-            strictjson.plain(verdict.details),
-        )
-    except ValueError as exc:
-        return Verdict.errored(
-            "checker.bad_verdict", f"{found.key} returned details that are not data: {exc}"
-        )
+    return police(found.key, verdict, found.all_reasons)
 
 
 class _OutOfTime(BaseException):

@@ -129,7 +129,7 @@ class Checkpoint:
             "checkpoint": self.body(),
             "signature": base64.b64encode(self.signature).decode("ascii"),
         }
-        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+        return json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 def issue(key: Ed25519PrivateKey, archive: str, size: int, head: str, at: str) -> Checkpoint:

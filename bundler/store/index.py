@@ -566,8 +566,8 @@ def insert_verification(
             tool,
             result,
             exit_code,
-            json.dumps(environment, sort_keys=True),
-            json.dumps(detail, sort_keys=True),
+            json.dumps(environment, sort_keys=True, allow_nan=False),
+            json.dumps(detail, sort_keys=True, allow_nan=False),
         ),
     )
     vid = int(cursor.lastrowid or 0) if id is None else id
