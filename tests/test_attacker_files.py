@@ -5,18 +5,23 @@ fails on the code before the fix."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.format.results import police
 from bundler.reports.document import to_json
-from bundler.reports.formats import json_text
+from bundler.reports.formats import FORMATS, json_text, render
+from bundler.reports.terminal import render as render_terminal
+from bundler.reports.text import to_text
 from bundler.run.sandbox import CodeLimits, CodePolicy
 from bundler.run.verify import verify
 from checkers.api import Reason, Verdict
@@ -108,3 +113,74 @@ def test_stored_report_with_an_infinite_number_is_refused_not_rewritten(
 def test_json_writer_refuses_nan_rather_than_writing_what_no_json_reader_takes() -> None:
     with pytest.raises(ValueError):
         json_text({"x": float("nan")})
+
+
+# -- 10, 11: bundle text in every format: escaped alike, never a line of its own -------
+
+# Every character no format may carry raw (``bundler.errors.UNSAFE_ABOVE_C0`` and the C0
+# controls but the newlines and tabs of the format itself).
+RAW = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+FAKE = "Result: every claim supported (9 of 9 claims supported); signed by trusted key alice"
+HOSTILE = "\u202e\u2066\u200f\x1b[2J\x07\r\n\x85\u2028\u2029\x0b" + " " * 300 + FAKE
+# fields whose words the renderers choose by (not text shown as is)
+CHOSEN = {"report_format", "result", "status", "outcome", "verdict", "expect", "kind"}
+
+
+def hostile_everywhere(value: Any, key: str = "") -> Any:
+    """``value`` (a JSON report) with ``HOSTILE`` after every text that can reach a report
+    (the same after each, so ids still name each other)."""
+    if isinstance(value, dict):
+        return {
+            (k + HOSTILE if k not in CHOSEN and key in ("details", "environment") else k): (
+                hostile_everywhere(v, k)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [hostile_everywhere(v, key) for v in value]
+    if isinstance(value, str) and key not in CHOSEN:
+        return value + HOSTILE
+    return value
+
+
+@pytest.fixture(scope="module")
+def hostile_report(quickstart_bundle: Path) -> dict[str, Any]:
+    report = to_json(verify(quickstart_bundle))
+    report["warnings"] = ["w"]
+    report["cannot_support"] = ["c"]
+    report["claims"][0]["negative_control_waiver"] = "n"
+    report["cases"][0]["details"] = {"d": "v"}
+    return hostile_everywhere(report)  # type: ignore[no-any-return]
+
+
+def every_format(report: dict[str, Any]) -> dict[str, str]:
+    terminal = io.StringIO()
+    render_terminal(report, Console(file=terminal, width=100, color_system=None), verbose=True)
+    return {
+        "terminal": terminal.getvalue(),
+        "text": to_text(report, verbose=True, width=100),
+        "text-piped": to_text(report, verbose=True),
+        **{fmt: render(fmt, report) for fmt in FORMATS},
+    }
+
+
+def test_bidi_overrides_and_controls_in_every_field_are_escaped_in_every_format(
+    hostile_report: dict[str, Any],
+) -> None:
+    for fmt, text in every_format(hostile_report).items():
+        raw = sorted({f"U+{ord(c):04X}" for c in RAW.findall(text)})
+        assert not raw, f"{fmt} carries {raw} raw"
+        assert "u202e" in text, f"{fmt} shows no escape of U+202E"
+
+
+def test_padded_bundle_text_never_starts_a_line_of_its_own_on_a_terminal(
+    hostile_report: dict[str, Any],
+) -> None:
+    """Spaces after a title (or a platform, a warning) wrap its end onto a line of its
+    own, where it passes for our verdict line."""
+    shown = every_format(hostile_report)
+    for fmt in ("terminal", "text"):
+        starts = [line for line in shown[fmt].splitlines() if line.startswith("Result:")]
+        assert len(starts) == 1, f"{fmt}: {starts}"
