@@ -5,6 +5,7 @@ fails on the code before the fix."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import re
@@ -17,6 +18,7 @@ from rich.console import Console
 
 from bundler.authoring.build import build
 from bundler.cli import main
+from bundler.errors import BundlerError
 from bundler.format.results import police
 from bundler.reports.document import to_json
 from bundler.reports.formats import FORMATS, json_text, render
@@ -184,3 +186,50 @@ def test_padded_bundle_text_never_starts_a_line_of_its_own_on_a_terminal(
     for fmt in ("terminal", "text"):
         starts = [line for line in shown[fmt].splitlines() if line.startswith("Result:")]
         assert len(starts) == 1, f"{fmt}: {starts}"
+
+
+# -- 16: an OS error reading the bundle is the library's error, naming the file ---------
+
+
+class _FailingDisk(io.RawIOBase):
+    """A bundle file whose reads fail with EIO after ``good`` bytes."""
+
+    def __init__(self, data: bytes, good: int) -> None:
+        self._data, self._at, self._good = data, 0, good
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._at >= self._good:
+            raise OSError(errno.EIO, "Input/output error")
+        chunk = self._data[self._at : min(self._good, self._at + len(buffer))]
+        buffer[: len(chunk)] = chunk
+        self._at += len(chunk)
+        return len(chunk)
+
+
+@pytest.mark.parametrize("good", [0, 2, 1000], ids=["first-read", "in-the-magic", "mid-stream"])
+def test_read_error_on_the_bundle_is_a_rejection_naming_the_file_not_an_oserror(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, good: int
+) -> None:
+    import bundler.container.extract
+
+    data = quickstart_bundle.read_bytes()
+    monkeypatch.setattr(
+        bundler.container.extract,
+        "open",
+        lambda path, mode="r": io.BufferedReader(_FailingDisk(data, good)),
+        raising=False,
+    )
+    workdir = tmp_path / "work"
+    with pytest.raises(BundlerError) as caught:
+        verify(quickstart_bundle, workdir=workdir)
+    [problem] = caught.value.problems
+    assert problem.code == "archive.unreadable"
+    assert problem.where == str(quickstart_bundle)
+    assert "Input/output error" in problem.message
+    assert not workdir.exists() or list(workdir.iterdir()) == []
+    code, output = run("verify", quickstart_bundle)
+    assert code == 3, output
+    assert f"{quickstart_bundle}: cannot read: Input/output error" in output

@@ -33,8 +33,13 @@ def _with_verify_options(command: click.Command) -> click.Command:
 def _is_json(file: Path) -> bool:
     """A stored report is a JSON object; anything else is read as a bundle (and a file
     that is neither is rejected as a bundle, exit 3, as verify rejects it)."""
-    with file.open("rb") as stream:
-        head = stream.read(64)
+    from bundler.errors import UsageError
+
+    try:
+        with file.open("rb") as stream:
+            head = stream.read(64)
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
     return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
 
 
