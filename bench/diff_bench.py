@@ -26,7 +26,6 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench import BEFORE, ENV, RB, Row, Task, before, measure, table  # noqa: E402
-
 from tests.helpers import build_quickstart, edit_manifest  # noqa: E402
 
 

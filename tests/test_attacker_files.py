@@ -8,7 +8,11 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -28,7 +32,9 @@ from bundler.reports.terminal import render as render_terminal
 from bundler.reports.text import to_text
 from bundler.run.sandbox import CodeLimits, CodePolicy
 from bundler.run.verify import check_integrity, verify
+from bundler.store.archive import Archive
 from checkers.api import Reason, Verdict
+from tests.archive_support import cli, db, rebadge, sql
 from tests.helpers import REPO, edit_manifest
 
 OWN_CODE = REPO / "tests" / "sources" / "own-code"
@@ -285,3 +291,131 @@ def test_diff_of_a_long_list_reversed_stays_linear_in_memory(
     [case] = result["cases"]["changed"]
     assert len(case["changes"]) == 5000  # the middle item of an odd count would stay
     assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB"
+
+
+# -- 15: what the archive folder holds is untrusted -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def made_archive(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("archive")
+    second = rebadge(quickstart_bundle, work / "second.bundle.tar.gz", version="1.1.0")
+    with Archive.init(work / "archive") as archive:
+        archive.add([quickstart_bundle, second])
+        archive.checkpoint()
+    return work / "archive"
+
+
+@pytest.fixture
+def archive_root(made_archive: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(made_archive, tmp_path / "archive", symlinks=True))
+
+
+def stored(root: Path, version: str) -> Path:
+    [(digest,)] = sql(root, "SELECT digest FROM bundles WHERE version = ?", (version,))
+    return root / "objects" / "sha256" / digest[:2] / digest
+
+
+def in_a_process(*args: object) -> tuple[int, str]:
+    """The command in its own process: an attack that would hang it fails the test after
+    a generous 120 s instead of hanging the suite (no passing run comes near it)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bundler", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{args} hung")
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_checkpoint_30000_levels_deep_is_a_malformed_checkpoint_not_an_internal_error(
+    archive_root: Path, tmp_path: Path
+) -> None:
+    """(The issue's 100,000 levels are 200 KB: more than a checkpoint file may be, refused
+    unread; 30,000 fit and are read, strictly.)"""
+    deep = b"[" * 30_000 + b"]" * 30_000
+    given = tmp_path / "deep.json"
+    given.write_bytes(deep)
+    code, _, err = cli(archive_root, "log", "verify", "--checkpoint", str(given))
+    assert code == 3, err
+    assert "checkpoint.format" in err and "deeper than" in err
+    (archive_root / "checkpoints" / "0000000099-deep.json").write_bytes(deep)
+    code, _, err = cli(archive_root, "log", "verify")
+    assert code == 3, err
+    assert "checkpoint.format" in err
+
+
+def test_swapped_version_columns_in_the_index_do_not_export_or_show_the_other_bytes(
+    archive_root: Path, tmp_path: Path
+) -> None:
+    """The index says 1.0.0 is the digest the log added as 1.1.0, and the other way
+    round: looked up by NAME@VERSION alone, export wrote the wrong bytes, exit 0."""
+    with db(archive_root) as conn:
+        conn.execute("UPDATE bundles SET version = 'x' WHERE version = '1.0.0'")
+        conn.execute("UPDATE bundles SET version = '1.0.0' WHERE version = '1.1.0'")
+        conn.execute("UPDATE bundles SET version = '1.1.0' WHERE version = 'x'")
+    out = tmp_path / "exported.bundle.tar.gz"
+    code, _, err = cli(archive_root, "export", "quickstart@1.0.0", "-o", str(out))
+    assert code == 3, err
+    assert "index.altered" in err and "version" in err
+    assert not out.exists() and list(tmp_path.glob("*.partial")) == []
+    code, _, err = cli(archive_root, "show", "quickstart@1.1.0")
+    assert code == 3 and "index.altered" in err
+
+
+@pytest.mark.parametrize("command", ["export", "verify"])
+def test_stored_object_replaced_by_a_fifo_is_refused_without_hanging(
+    archive_root: Path, tmp_path: Path, command: str
+) -> None:
+    target = stored(archive_root, "1.0.0")
+    target.chmod(0o644)
+    target.unlink()
+    os.mkfifo(target)
+    args = ["-o", tmp_path / "out.bundle.tar.gz"] if command == "export" else []
+    code, output = in_a_process(
+        "archive", "--archive", archive_root, command, "quickstart@1.0.0", *args
+    )
+    assert code == 3, output
+    assert "not a regular file" in output
+    assert not (tmp_path / "out.bundle.tar.gz").exists()
+
+
+def test_stored_object_linked_to_dev_zero_is_refused_not_exported_without_end(
+    archive_root: Path, tmp_path: Path
+) -> None:
+    target = stored(archive_root, "1.0.0")
+    target.chmod(0o644)
+    target.unlink()
+    target.symlink_to("/dev/zero")
+    out = tmp_path / "out.bundle.tar.gz"
+    code, output = in_a_process(
+        "archive", "--archive", archive_root, "export", "quickstart@1.0.0", "-o", out
+    )
+    assert code == 3, output
+    assert "store.object" in output
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "archive"]  # no output, no .partial
+
+
+def test_stored_object_longer_than_recorded_is_read_no_further_and_refused(
+    archive_root: Path, tmp_path: Path
+) -> None:
+    target = stored(archive_root, "1.0.0")
+    target.chmod(0o644)
+    with target.open("ab") as grown:
+        grown.write(b"\0" * 4096)
+    code, _, err = cli(archive_root, "export", "quickstart@1.0.0", "-o", str(tmp_path / "o.tar.gz"))
+    assert code == 3 and "the archive recorded" in err
+    code, _, err = cli(archive_root, "verify", "quickstart@1.0.0")
+    assert code == 3
+
+
+def test_checkpoint_file_larger_than_any_checkpoint_is_refused_unread(
+    archive_root: Path, tmp_path: Path
+) -> None:
+    (archive_root / "checkpoints" / "0000000099-big.json").write_bytes(b" " * (1 << 20))
+    code, _, err = cli(archive_root, "log", "verify")
+    assert code == 3 and "more than 65536" in err
