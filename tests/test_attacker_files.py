@@ -419,3 +419,23 @@ def test_checkpoint_file_larger_than_any_checkpoint_is_refused_unread(
     (archive_root / "checkpoints" / "0000000099-big.json").write_bytes(b" " * (1 << 20))
     code, _, err = cli(archive_root, "log", "verify")
     assert code == 3 and "more than 65536" in err
+
+
+# -- 14: memory of a tiny bundle ------------------------------------------------------------
+
+
+def test_a_tiny_bundle_does_not_make_the_verifier_allocate_its_input_cap(
+    quickstart_bundle: Path,
+) -> None:
+    """A 2,793-byte bundle made the verifier allocate 256 MiB (each input was read with
+    ``read(cap + 1)``, which reserves the cap). What is left of its peak RSS (about
+    55 MiB) is the code its cases load (deepdiff brings numpy and pydantic): fixed, not
+    grown by the input. Allocation is measured (tracemalloc), not time nor RSS."""
+    verify(quickstart_bundle)  # every import done
+    tracemalloc.start()
+    try:
+        verify(quickstart_bundle)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak / 2**20:.1f} MiB"

@@ -131,7 +131,9 @@ def _read(root: Path, path: str, sha256: str) -> bytes:
         size = os.fstat(stream.fileno()).st_size
         if size > LOAD_LIMITS.bytes:
             raise _LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
-        data = stream.read(LOAD_LIMITS.bytes + 1)
+        # the size it has, and a byte more to see it grew: asking for the cap instead
+        # made Python allocate 256 MiB for every input, however small
+        data = stream.read(size + 1)
     if hashlib.sha256(data).hexdigest() != sha256:
         raise _LoadError(
             f"{path} changed after it was checked (its SHA-256 no longer matches the "
