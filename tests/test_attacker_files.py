@@ -23,7 +23,7 @@ from rich.console import Console
 
 from bundler.authoring.build import build
 from bundler.cli import main
-from bundler.errors import BundlerError
+from bundler.errors import BundlerError, SourceError
 from bundler.format.results import police
 from bundler.reports.diff import diff as compare
 from bundler.reports.document import to_json
@@ -35,7 +35,7 @@ from bundler.run.verify import check_integrity, verify
 from bundler.store.archive import Archive
 from checkers.api import Reason, Verdict
 from tests.archive_support import cli, db, rebadge, sql
-from tests.helpers import REPO, edit_manifest
+from tests.helpers import REPO, copy_source, edit_manifest
 
 OWN_CODE = REPO / "tests" / "sources" / "own-code"
 
@@ -439,3 +439,50 @@ def test_a_tiny_bundle_does_not_make_the_verifier_allocate_its_input_cap(
     finally:
         tracemalloc.stop()
     assert peak < 16 << 20, f"{peak / 2**20:.1f} MiB"
+
+
+def test_read_error_on_a_source_file_is_a_build_refusal_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bundler.format.hashing
+
+    source = copy_source(tmp_path)
+    real_open = open
+
+    def failing(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(path).endswith("expected.yaml"):
+            return _FailingDisk(b"", 0)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(bundler.format.hashing, "open", failing, raising=False)
+    with pytest.raises(SourceError) as caught:
+        build(source, tmp_path / "out.bundle.tar.gz")
+    assert f"cannot read {source / 'inputs' / 'expected.yaml'}: Input/output error" in str(
+        caught.value
+    )
+    assert not (tmp_path / "out.bundle.tar.gz").exists()
+
+
+def test_read_error_on_a_case_input_is_inconclusive_naming_it(
+    quickstart_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bundler.run.runner
+
+    real_fdopen = os.fdopen
+
+    class ReadFails(io.FileIO):
+        def read(self, size: int | None = -1) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+    def failing(fd: int, *args: Any, **kwargs: Any) -> Any:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("inputs/expected.yaml"):
+            return ReadFails(fd, "rb")
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(bundler.run.runner.os, "fdopen", failing)
+    result = verify(quickstart_bundle)
+    reading = [r for r in result.cases if r.verdict.status == "error"]
+    assert reading and all(
+        "cannot read inputs/expected.yaml: Input/output error" in r.verdict.message for r in reading
+    )
+    assert result.exit_code == 4

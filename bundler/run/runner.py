@@ -126,14 +126,17 @@ def _read(root: Path, path: str, sha256: str) -> bytes:
     since it was checked (another process, a bundle's code) is caught, not believed."""
     import hashlib
 
-    fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        if size > LOAD_LIMITS.bytes:
-            raise _LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
-        # the size it has, and a byte more to see it grew: asking for the cap instead
-        # made Python allocate 256 MiB for every input, however small
-        data = stream.read(size + 1)
+    try:
+        fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            if size > LOAD_LIMITS.bytes:
+                raise _LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
+            # the size it has, and a byte more to see it grew: asking for the cap instead
+            # made Python allocate 256 MiB for every input, however small
+            data = stream.read(size + 1)
+    except OSError as exc:
+        raise _LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
     if hashlib.sha256(data).hexdigest() != sha256:
         raise _LoadError(
             f"{path} changed after it was checked (its SHA-256 no longer matches the "
