@@ -94,6 +94,31 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
     return data
 
 
+@contextlib.contextmanager
+def open_object(path: Path, size: int | None = None) -> Iterator[BinaryIO]:
+    """A stored object, opened only if it is a regular file (``_OPEN_FLAGS``) of ``size``
+    bytes (its recorded size, when given), and read no further than that. Raises
+    ``Unreadable`` saying why not."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise Unreadable(f"the stored object {path} is missing", missing=True) from None
+    except OSError as exc:
+        raise Unreadable(f"the stored object {path} cannot be read ({exc.strerror})") from None
+    info = os.fstat(fd)
+    why = None
+    if not stat.S_ISREG(info.st_mode):
+        why = f"the stored object {path} is not a regular file (a link, FIFO or device)"
+    elif size is not None and info.st_size != size:
+        why = f"the stored object {path} is {info.st_size} bytes, the archive recorded {size}"
+    if why is not None:
+        os.close(fd)
+        raise Unreadable(why)
+    os.set_blocking(fd, True)
+    with io.BufferedReader(_Upto(fd, info.st_size if size is None else size), CHUNK) as f:
+        yield f
+
+
 @dataclass(frozen=True)
 class Staged:
     """A complete copy under ``tmp/``, hashed while it was written, not yet visible."""
@@ -121,30 +146,11 @@ class Store:
     def has(self, digest: str) -> bool:
         return self.path(digest).is_file()
 
-    @contextlib.contextmanager
-    def reading(self, digest: str, size: int | None = None) -> Iterator[BinaryIO]:
-        """The stored object, opened only if it is a regular file (``_OPEN_FLAGS``) of
-        ``size`` bytes (its recorded size, when given), and read no further than that.
-        Raises ``Unreadable`` saying why not."""
-        path = self.path(digest)
-        try:
-            fd = os.open(path, _OPEN_FLAGS)
-        except FileNotFoundError:
-            raise Unreadable(f"the stored object {path} is missing", missing=True) from None
-        except OSError as exc:
-            raise Unreadable(f"the stored object {path} cannot be read ({exc.strerror})") from None
-        info = os.fstat(fd)
-        why = None
-        if not stat.S_ISREG(info.st_mode):
-            why = f"the stored object {path} is not a regular file (a link, FIFO or device)"
-        elif size is not None and info.st_size != size:
-            why = f"the stored object {path} is {info.st_size} bytes, the archive recorded {size}"
-        if why is not None:
-            os.close(fd)
-            raise Unreadable(why)
-        os.set_blocking(fd, True)
-        with io.BufferedReader(_Upto(fd, info.st_size if size is None else size), CHUNK) as f:
-            yield f
+    def reading(
+        self, digest: str, size: int | None = None
+    ) -> contextlib.AbstractContextManager[BinaryIO]:
+        """The stored object (``open_object``)."""
+        return open_object(self.path(digest), size)
 
     def stage(self, source: Path, max_bytes: int) -> Staged:
         """Copy ``source`` into ``tmp/`` while hashing it, fsynced. Refuses past ``max_bytes``."""
