@@ -121,13 +121,7 @@ def _code_files(manifest: Manifest, key: str, hashes: Mapping[str, str]) -> dict
     code = manifest.bundled(key)
     if code is None:
         return None
-    folder = code.path.rpartition("/")[0]
-    prefix = f"{folder}/" if folder else ""
-    files = {
-        p: h
-        for p, h in hashes.items()
-        if p == code.path or (p.startswith(prefix) and p.endswith(".py"))
-    }
+    files = {p: hashes[p] for p in code.code_files(hashes)}
     return {"entry": code.entry, "reasons": dict(code.reasons), "files": files}
 
 
