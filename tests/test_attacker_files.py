@@ -302,6 +302,7 @@ def made_archive(quickstart_bundle: Path, tmp_path_factory: pytest.TempPathFacto
     second = rebadge(quickstart_bundle, work / "second.bundle.tar.gz", version="1.1.0")
     with Archive.init(work / "archive") as archive:
         archive.add([quickstart_bundle, second])
+        archive.verify(["quickstart@1.0.0"])
         archive.checkpoint()
     return work / "archive"
 
@@ -365,6 +366,20 @@ def test_swapped_version_columns_in_the_index_do_not_export_or_show_the_other_by
     assert not out.exists() and list(tmp_path.glob("*.partial")) == []
     code, _, err = cli(archive_root, "show", "quickstart@1.1.0")
     assert code == 3 and "index.altered" in err
+
+
+def test_a_history_rewritten_in_the_index_alone_is_not_shown(archive_root: Path) -> None:
+    """The index says the verification found the claims contradicted; the log says
+    supported: ``show`` printed the index's word."""
+    with db(archive_root) as conn:
+        conn.execute("UPDATE verifications SET result = 'contradicted'")
+        conn.execute("UPDATE claim_results SET status = 'contradicted'")
+        conn.execute("UPDATE bundles SET last_result = 'contradicted' WHERE version = '1.0.0'")
+    code, _, err = cli(archive_root, "show", "quickstart@1.0.0")
+    assert code == 3, err
+    assert "index.altered" in err and "last_result" in err and "claim statuses" in err
+    code, out, _ = cli(archive_root, "show", "quickstart@1.1.0")  # untouched: shown
+    assert code == 0 and "1.1.0" in out
 
 
 @pytest.mark.parametrize("command", ["export", "verify"])

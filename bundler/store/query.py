@@ -117,6 +117,8 @@ def show(conn: sqlite3.Connection, selector: str) -> Shown:
     """One bundle, its claims and history; its row checked against the log first."""
     from bundler.store.reconcile import logged_bundle
 
-    row = logged_bundle(conn, resolve_one(conn, selector))
+    digest = resolve_one(conn, selector)
+    history = index.history(conn, digest)
+    row = logged_bundle(conn, digest, history)
     claims = [{"id": i, "statement": s} for i, s in index.claims_of(conn, row.digest)]
-    return Shown(row, claims, index.history(conn, row.digest))
+    return Shown(row, claims, history)

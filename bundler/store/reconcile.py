@@ -150,12 +150,16 @@ def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
     return state
 
 
-def logged_bundle(conn: sqlite3.Connection, digest: str) -> index.BundleRow:
-    """The index row of ``digest``, once the log's ``add`` record of it says the same
-    (identity, name, version, size) and that record is intact and still linked into the
-    chain: an index edited apart from the log (two version columns swapped) is refused
-    before its row is used, at the cost of one record, not the whole log. Raises
-    ``ArchiveError`` (no such row) or ``ArchiveTampered``."""
+def logged_bundle(
+    conn: sqlite3.Connection, digest: str, history: Sequence[index.VerificationRow] = ()
+) -> index.BundleRow:
+    """The index row of ``digest``, once the log's records of it (its ``add``, and each
+    ``verify``) say the same (identity, name, version, size, signer, last result; and
+    of each verification in ``history``, its result and claim statuses), and each of
+    those records is intact and still linked into the chain: an index edited apart from
+    the log (two version columns swapped) is refused before its row is used, at the cost
+    of this bundle's records, not the whole log. Raises ``ArchiveError`` (no such row)
+    or ``ArchiveTampered``."""
     from bundler.store import auditlog
     from bundler.store.errors import ArchiveError, ArchiveTampered
 
@@ -164,7 +168,7 @@ def logged_bundle(conn: sqlite3.Connection, digest: str) -> index.BundleRow:
         raise ArchiveError(f"no bundle with digest {digest} in the archive")
     where = f"bundle {digest}"
     diff = _Diff()
-    added: Mapping[str, Any] | None = None
+    mine: list[Mapping[str, Any]] = []
     for record in index.records_mentioning(conn, f'"digest":"{digest}"'):
         value, why = auditlog.decode(record)
         if value is None or auditlog.record_hash(record.record) != record.hash:
@@ -182,9 +186,10 @@ def logged_bundle(conn: sqlite3.Connection, digest: str) -> index.BundleRow:
                 "log.chain",
                 f"does not link to record {record.seq} (a record was edited, removed or moved)",
             )
-        if value["event"] == "add" and value["data"].get("digest") == digest:
-            added = value
-    facts = replay([added]).bundles.get(digest) if added is not None else None
+        if value["event"] in ("add", "verify") and value["data"].get("digest") == digest:
+            mine.append(value)
+    state = replay(mine)
+    facts = state.bundles.get(digest)
     if facts is None and not diff.problems:
         diff.add(
             where,
@@ -192,9 +197,19 @@ def logged_bundle(conn: sqlite3.Connection, digest: str) -> index.BundleRow:
             f"{row.name}@{row.version} is in the index but was never logged as added",
         )
     elif facts is not None:
-        for column in ("identity", "name", "version", "size"):
+        for column in ("identity", "name", "version", "size", "signer", "last_result"):
             if column != "size" or facts.size is not None:
                 diff.column(where, column, getattr(row, column), getattr(facts, column))
+        diff.column(where, "last_verification", row.last_verification, facts.last_verification)
+    for verification in history:
+        logged = state.verifications.get(verification.id)
+        at = f"verification {verification.id}"
+        if logged is None or logged.digest != digest:
+            diff.add(at, "index.unlogged", "is in the history but was never logged")
+            continue
+        diff.column(at, "result", verification.result, logged.result)
+        statuses = {c["id"]: c["status"] for c in verification.claims}
+        diff.column(at, "claim statuses", statuses, logged.statuses)
     if diff.problems:
         raise ArchiveTampered(
             f"the archive's index does not match its audit log for {digest}; nothing was "
