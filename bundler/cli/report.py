@@ -100,12 +100,17 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
             click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
             data = rejection_json(exc, exc.exit_code)
     else:
-        if file.stat().st_size > MAX_REPORT_BYTES:
+        try:
+            with file.open("rb") as stream:
+                text = stream.read(MAX_REPORT_BYTES + 1)
+        except OSError as exc:
+            raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+        if len(text) > MAX_REPORT_BYTES:
             raise UsageError(
-                f"{file} is {file.stat().st_size} bytes; a JSON report is at most "
+                f"{file} is more than {MAX_REPORT_BYTES} bytes; a JSON report is at most "
                 f"{MAX_REPORT_BYTES} bytes"
             )
-        data = read_report(file.read_bytes(), str(file))
+        data = read_report(text, str(file))
 
     text = render(fmt, data, expect_identity=expects_identity_option())
     try:
