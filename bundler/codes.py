@@ -172,7 +172,11 @@ CODES: dict[str, Code] = {
     "add.partial": Code("the bundles stored before the add stopped", _N),
     "add.duplicate": Code("the same bytes were added again (logged, not stored twice)", _N),
     "store.missing": Code("a stored object is missing", _T),
-    "store.object": Code("a stored object's bytes do not match its digest", _T),
+    "store.object": Code(
+        "a stored object is not a regular file of its recorded size, or its bytes do not "
+        "match its digest",
+        _T,
+    ),
     "store.partial": Code("a non-object file in the store", _T),
     "store.rotted": Code("a stored object rotted (its digest no longer matches)", _T),
     "index.open": Code("the index cannot be opened", _A),

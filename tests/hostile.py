@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from bundler.cli import main
+from bundler.errors import UNSAFE_ABOVE_C0
 from tests.helpers import compress, decompress
 
 # What verify and report may exit with; 5 (internal error) never.
@@ -48,11 +50,27 @@ def verify_every_way(bundle: Path) -> set[int]:
         code, text = run("verify", bundle, *files, "-v")
         _no_bug(code, text, files)
         for flag in OUTPUTS:
-            (out / flag.strip("-")).read_bytes().decode("utf-8")  # always valid UTF-8
+            text = (out / flag.strip("-")).read_bytes().decode("utf-8")  # always valid UTF-8
+            _nothing_hidden(text, flag)
+        json.loads((out / "json").read_text(), parse_constant=_not_json)  # finite numbers only
         for fmt in ("markdown", "html", "junit", "json"):
             code, text = run("report", out / "json", "-f", fmt, "-o", out / f"again.{fmt}")
             _no_bug(code, text, ["report", fmt])
     return seen
+
+
+# what no report format may carry raw (bundler.errors: control and bidirectional
+# characters), but the newlines, carriage returns and tabs of the format itself
+_HIDDEN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{UNSAFE_ABOVE_C0}]")
+
+
+def _nothing_hidden(text: str, where: object) -> None:
+    found = sorted({f"U+{ord(c):04X}" for c in _HIDDEN.findall(text)})
+    assert not found, f"{where} carries {found} raw"
+
+
+def _not_json(name: str) -> Any:
+    raise AssertionError(f"{name} in a JSON report: not JSON")
 
 
 def _no_bug(code: int, text: str, args: object) -> None:

@@ -94,7 +94,11 @@ def test_cases_added_removed_and_changed(quickstart_bundle: Path, tmp_path: Path
         {"path": "params.ignore", "change": "added", "old": None, "new": ["x"]}
     ]
     assert by_case["reordered-rules-are-caught"][0]["path"] == "inputs.actual"
-    assert result["claims"]["changed"][0]["changes"][0]["change"] == "removed"
+    claims = {c["claim"]: c for c in result["claims"]["changed"]}
+    [claim_1] = [c for c in claims.values() if c["changes"]]
+    assert claim_1["changes"][0]["change"] == "removed"
+    # a claim is changed when a case it cites is
+    assert all(c["cases_changed"] for c in claims.values() if not c["changes"])
 
 
 def test_input_content_change_is_named_for_each_case_that_reads_it(
@@ -202,4 +206,4 @@ def test_quiet_prints_only_the_summary(quickstart_bundle: Path, tmp_path: Path) 
     code, out, _ = run(
         "diff", str(quickstart_bundle), str(changed(quickstart_bundle, tmp_path, flip)), "-q"
     )
-    assert code == 1 and out == "Changed: 1 expectations\n"
+    assert code == 1 and out == "Changed: 1 expectations, 2 claims\n"  # the claims citing it

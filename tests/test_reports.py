@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bundler.cli import main
 from bundler.container.extract import extract
-from bundler.errors import BundleRejected
+from bundler.errors import BundleRejected, one_line
 from bundler.reports.document import rejection_json, to_json
 from bundler.reports.drawings import DETAILS_RENDERERS, register_details_renderer
 from bundler.reports.html import environment_rows, to_html
@@ -412,5 +412,5 @@ def test_any_text_renders_safely_in_every_format(text: str, supported: dict[str,
     assert len(re.findall(r"(?<!\\)\|", row)) == 6  # still five cells
     page = to_html(report)
     assert "<script" not in page.lower()
-    assert html.escape(text, quote=True) in page
+    assert html.escape(one_line(text), quote=True) in page
     assert page.count('<tr class="claim ') == len(report["claims"])

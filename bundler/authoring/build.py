@@ -25,7 +25,7 @@ from bundler.authoring.source import SourcePlan, read_source
 from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
-from bundler.errors import BuildRefused, Problem, UsageError
+from bundler.errors import BuildRefused, Problem, SourceError, UsageError
 from bundler.format.hashing import sha256_files
 from bundler.format.manifest import (
     MANIFEST_NAME,
@@ -93,7 +93,11 @@ def make_manifest(
     """Hash every file and assemble the manifest. Returns it and the generated README.
     ``extra`` are files made by the build itself (a pre-registration), listed like the rest."""
     root = str(plan.root)
-    hashes = sha256_files([os.path.join(root, rel) for rel in plan.files])
+    paths = [os.path.join(root, rel) for rel in plan.files]
+    try:
+        hashes = sha256_files(paths)
+    except OSError as exc:  # (EIO from a failing disk): a refusal naming the file
+        raise SourceError(f"cannot read {exc.filename or root}: {exc.strerror or exc}") from None
     entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)

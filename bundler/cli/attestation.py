@@ -115,8 +115,7 @@ def verify_attestation(
       reprobundle attestation verify a.intoto.json --trust me.pub \\
           --bundle starter-0.1.0.bundle.tar.zst --expect-result PASSED
     """
-    from bundler.errors import BundleRejected, Problem, UsageError
-    from bundler.reports.common import printable
+    from bundler.errors import BundleRejected, Problem, UsageError, one_line
     from bundler.signatures import attestation as att
     from bundler.signatures.trust import load_trusted_keys
 
@@ -132,7 +131,7 @@ def verify_attestation(
     if bundle is not None:
         _check_subject(checked, bundle)
     for line in _describe(checked):
-        click.echo(printable(line.replace("\n", "\\n")))
+        click.echo(one_line(line))
     if expect_result and checked.result != expect_result:
         click.echo(f"result {checked.result}, expected {expect_result}", err=True)
         sys.exit(1)

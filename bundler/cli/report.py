@@ -33,8 +33,13 @@ def _with_verify_options(command: click.Command) -> click.Command:
 def _is_json(file: Path) -> bool:
     """A stored report is a JSON object; anything else is read as a bundle (and a file
     that is neither is rejected as a bundle, exit 3, as verify rejects it)."""
-    with file.open("rb") as stream:
-        head = stream.read(64)
+    from bundler.errors import UsageError
+
+    try:
+        with file.open("rb") as stream:
+            head = stream.read(64)
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
     return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
 
 
@@ -95,12 +100,17 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
             click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
             data = rejection_json(exc, exc.exit_code)
     else:
-        if file.stat().st_size > MAX_REPORT_BYTES:
+        try:
+            with file.open("rb") as stream:
+                stored = stream.read(MAX_REPORT_BYTES + 1)
+        except OSError as exc:
+            raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+        if len(stored) > MAX_REPORT_BYTES:
             raise UsageError(
-                f"{file} is {file.stat().st_size} bytes; a JSON report is at most "
+                f"{file} is more than {MAX_REPORT_BYTES} bytes; a JSON report is at most "
                 f"{MAX_REPORT_BYTES} bytes"
             )
-        data = read_report(file.read_bytes(), str(file))
+        data = read_report(stored, str(file))
 
     text = render(fmt, data, expect_identity=expects_identity_option())
     try:

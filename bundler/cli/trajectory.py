@@ -7,7 +7,6 @@ error or unreadable/invalid input, 5 a bug (``handle_errors``).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,7 +207,7 @@ def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
             ],
             **result.details(),
         }
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        click.echo(json_text(report), nl=False)
     else:
         click.echo(("PASS: " if result.passed else "FAIL: ") + result.explain())
         for problem in result.problems:

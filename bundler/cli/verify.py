@@ -410,13 +410,12 @@ def verify(
     else:
         import shutil
 
-        from bundler.reports.common import printable
         from bundler.reports.text import to_text
 
         # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
         width = shutil.get_terminal_size(fallback=(0, 0)).columns
         text = to_text(report, verbose=verbose, width=width)
-        click.echo(printable(text), err=text_to_stderr)
+        click.echo(text, err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost

@@ -14,6 +14,7 @@ them by default). Every problem is collected before the bundle is rejected.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -89,8 +90,9 @@ def extract(
                 [Problem(str(bundle), "archive.unreadable", str(exc.strerror))],
             ) from None
     writer = Writer(workdir)
+    source = _Unreadable(stream, str(bundle))
     try:
-        head = _read_up_to(stream, 4)
+        head = _read_up_to(source, 4)
         codec = compression.detect(head)
         if codec is None:
             kind = (
@@ -105,14 +107,15 @@ def extract(
                 str(bundle.name),
                 f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
             )
-        raw = _Prefixed(head, stream)
+        raw = _Prefixed(head, source)
         inflater = compression.inflater(codec, raw, rules.limits.archive_bytes)
         written = _read(rules, inflater, writer, before_payload, wanted)
     except Stop as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
         writer.close()
-        stream.close()
+        with contextlib.suppress(OSError):
+            source.close()
     problems = rules.finish()
     if problems:
         shown = problems[:MAX_LISTED_PROBLEMS]
@@ -194,7 +197,7 @@ def _read(
     return write
 
 
-def _read_up_to(stream: BinaryIO, size: int) -> bytes:
+def _read_up_to(stream: _Unreadable, size: int) -> bytes:
     """``size`` bytes, fewer only at the end (a pipe may hand them out piece by piece)."""
     out = b""
     while len(out) < size and (chunk := stream.read(size - len(out))):
@@ -202,10 +205,30 @@ def _read_up_to(stream: BinaryIO, size: int) -> bytes:
     return out
 
 
+class _Unreadable:
+    """The bundle's bytes: an OS error while reading them (EIO from a failing disk, a
+    network file system gone) is a rejection naming the file, never a bare OSError."""
+
+    def __init__(self, stream: BinaryIO, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size)
+        except OSError as exc:
+            raise Stop(
+                "archive.unreadable", self._name, f"cannot read: {exc.strerror or exc}"
+            ) from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 class _Prefixed:
     """A stream with bytes already read from it put back in front."""
 
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+    def __init__(self, head: bytes, rest: _Unreadable) -> None:
         self._head = head
         self._rest = rest
 

@@ -58,13 +58,17 @@ def parse(text: str, name: str, kind: Kind, caps: Caps = Caps()) -> Any:
 def _parse(text: str, name: str, kind: Kind, caps: Caps) -> Any:
     if kind == "jsonl":
         try:
-            return strictjson.loads_lines(text, caps.values, constants=caps.json_constants)
+            return strictjson.loads_lines(
+                text, caps.values, constants=caps.json_constants, huge_numbers=True
+            )
         except ValueError as exc:
             raise DocumentProblem(f"{name}:{exc}") from None
     if kind == "json":
         try:
             depth = strictjson.MAX_DEPTH if caps.depth is None else caps.depth
-            return strictjson.loads(text, depth, caps.values, constants=caps.json_constants)
+            return strictjson.loads(
+                text, depth, caps.values, constants=caps.json_constants, huge_numbers=True
+            )
         except ValueError as exc:
             raise DocumentProblem(f"{name}: not valid JSON: {exc}") from None
     from checkers import yamlfile  # PyYAML takes 12 ms to import; only YAML documents need it

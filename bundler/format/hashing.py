@@ -45,8 +45,13 @@ class HashingReader:
 
 
 def sha256_file(path: str | Path) -> tuple[str, int]:
-    with open(path, "rb", buffering=0) as stream:  # unbuffered: one copy less per read
-        return sha256_stream(stream)
+    """Hex digest and size of a file; an OSError names the file (a read error too)."""
+    try:
+        with open(path, "rb", buffering=0) as stream:  # unbuffered: one copy less per read
+            return sha256_stream(stream)
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)
+        raise
 
 
 def sha256_files(paths: Sequence[str | Path]) -> list[tuple[str, int]]:

@@ -11,7 +11,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -96,6 +96,14 @@ class BundledChecker:
     @property
     def function(self) -> str:
         return self.entry.rpartition(":")[2]
+
+    def code_files(self, paths: Iterable[str]) -> list[str]:
+        """Of the bundle's ``paths``, those this code runs with: every Python file in its
+        entry's folder and below (the folder is on its import path), the entry among
+        them. What the verifier copies for it, and what ``diff`` compares."""
+        folder = self.path.rpartition("/")[0]
+        prefix = f"{folder}/" if folder else ""
+        return [p for p in paths if p.startswith(prefix) and p.endswith(".py")]
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bundler.format import strictjson
 from bundler.format.manifest import Case
-from checkers.api import Verdict
+from checkers.api import Reason, Verdict
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]
 STATUSES = ("pass", "fail", "error")
@@ -31,9 +32,11 @@ def police(
     key: str, verdict: Any, declared: Collection[str], details: Mapping[str, Any] | None = None
 ) -> Verdict:
     """``verdict`` if it keeps a checker's promises: a ``Verdict`` whose status is pass,
-    fail or error, a fail with at least one reason, and only ``declared`` reason codes;
-    otherwise a ``checker.bad_verdict`` error that says which promise it broke (with
-    ``details`` attached, such as the bundled code's output)."""
+    fail or error, a fail with at least one reason, only ``declared`` reason codes, and
+    details that are plain JSON data (finite numbers: every number in every report is
+    JSON); otherwise a ``checker.bad_verdict`` error that says which promise it broke
+    (with ``details`` attached, such as the bundled code's output). This is the one
+    place results of built-in checkers and of bundled code enter a report."""
     why = None
     if not isinstance(verdict, Verdict):
         why = f"returned {type(verdict).__name__}, expected a verdict"
@@ -45,7 +48,19 @@ def police(
         undeclared = sorted({r.code for r in verdict.reasons} - set(declared))
         if undeclared:
             why = f"returned undeclared reason code(s) {undeclared}"
-    return verdict if why is None else bad_verdict(key, why, details)
+    if why is None:
+        try:
+            return Verdict(
+                verdict.status,
+                verdict.message,
+                tuple(
+                    Reason(r.code, r.message, strictjson.plain(r.details)) for r in verdict.reasons
+                ),
+                strictjson.plain(verdict.details),
+            )
+        except ValueError as exc:
+            why = f"returned details that are not data: {exc}"
+    return bad_verdict(key, why, details)
 
 
 def bad_verdict(key: str, why: str, details: Mapping[str, Any] | None = None) -> Verdict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -187,25 +186,15 @@ def signature_text(report: Mapping[str, Any]) -> str:
     return str(signatures)
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def one_line_all(value: Any) -> Any:
     """``value`` (a report, or any part of one) with ``one_line`` applied to every string."""
     if isinstance(value, str):
         return one_line(value)
     if isinstance(value, Mapping):
-        return {k: one_line_all(v) for k, v in value.items()}
+        return {one_line(k) if isinstance(k, str) else k: one_line_all(v) for k, v in value.items()}
     if isinstance(value, list):
         return [one_line_all(v) for v in value]
     return value
-
-
-def printable(text: object) -> str:
-    """Text from a bundle made safe for a terminal: control characters (escape sequences
-    that could move the cursor, clear the screen or retitle the window) are shown as
-    ``\\xNN`` instead of being obeyed. Newlines and tabs stay."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 PREREGISTRATION_TITLE = "Pre-registration"

@@ -12,7 +12,9 @@ from bundler.reports.diff import summary_counts
 
 
 def _value(value: Any) -> str:
-    text = t(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    text = t(
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    )
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -107,6 +109,8 @@ def _cases(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
         out += _change_lines(item["changes"], "      ")
         for path in item["input_content_changed"]:
             out.append(f"      ~ input {t(path)}: content changed")
+        for path in item.get("checker_code_changed", []):
+            out.append(f"      ~ checker code {t(path)}: content changed")
     return [*out, ""]
 
 
@@ -120,6 +124,10 @@ def _claims(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
     for item in claims["changed"]:
         out.append(f"  ~ {t(item['claim'])}")
         out += _change_lines(item["changes"], "      ")
+        cases = item.get("cases_changed", [])
+        if cases:
+            more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
+            out.append(f"      ~ cases changed: {t(', '.join(cases[:10]))}{more}")
     return [*out, ""]
 
 

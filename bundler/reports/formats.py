@@ -7,16 +7,27 @@ Each renderer is imported only when its format is asked for.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from bundler.errors import UNSAFE_ABOVE_C0
 
 # format -> its name in a sentence ("cannot write the JUnit report to ...")
 FORMATS = {"markdown": "Markdown", "html": "HTML", "junit": "JUnit", "json": "JSON"}
 
 
-def json_text(data: Mapping[str, Any]) -> str:
-    """JSON as every command writes it: indented, UTF-8 as is, one final newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+# JSON escapes C0 controls itself; the others occur only inside strings
+_UNSAFE_IN_JSON = re.compile(f"[{UNSAFE_ABOVE_C0}]")
+
+
+def json_text(data: Any) -> str:
+    """JSON as every command writes it: indented, UTF-8 as is, one final newline. Every
+    number is finite JSON (a NaN raises ValueError: a bug, never a file no JSON reader
+    takes), and control and bidirectional characters are ``\\uXXXX`` escapes, so the
+    file shown in a terminal or an editor hides nothing (read back, the text is equal)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def render(fmt: str, report: Mapping[str, Any], expect_identity: bool = False) -> str:

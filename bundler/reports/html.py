@@ -30,6 +30,7 @@ from bundler.reports.common import (
     findings,
     is_rejection,
     observed_text,
+    one_line_all,
     outcome_text,
     preregistration_text,
     signature_text,
@@ -132,8 +133,10 @@ def to_html(
     expect_identity: bool = False,
     renderers: Mapping[str, DetailsRenderer] | None = None,
 ) -> str:
-    """The page, from the JSON report data."""
+    """The page, from the JSON report data; every text passes through ``one_line`` first,
+    as in every format (no control or bidirectional character reaches the page)."""
     use = DETAILS_RENDERERS if renderers is None else renderers
+    report = one_line_all(report)
     if is_rejection(report):
         title = f"Bundle not verified: {STATUS_WORDS[report['result']]}"
         body = _rejection(report)

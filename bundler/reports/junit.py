@@ -26,6 +26,7 @@ from bundler.reports.common import (
     expected_text,
     is_rejection,
     observed_text,
+    one_line_all,
     outcome_text,
     preregistration_text,
     verdicts_text,
@@ -109,6 +110,8 @@ def _count(element: ET.Element, counted: list[str]) -> None:
 
 
 def to_junit(report: Mapping[str, Any]) -> str:
+    """The JUnit XML; every text passes through ``one_line`` first, as in every format."""
+    report = one_line_all(report)
     root = ET.Element("testsuites", {"name": "reprobundle verify"})
     if is_rejection(report):
         _count(root, _rejection_suite(root, report))

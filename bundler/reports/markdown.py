@@ -22,6 +22,7 @@ from bundler.reports.common import (
     findings,
     is_rejection,
     observed_text,
+    one_line_all,
     outcome_text,
     preregistration_text,
     shown_cases,
@@ -50,7 +51,9 @@ def code(text: object) -> str:
 
 def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str:
     """The appendix block. ``expect_identity`` adds ``--expect-manifest-sha256`` to the
-    command (only when the verifier has that option)."""
+    command (only when the verifier has that option). Every text passes through
+    ``one_line`` first, as in every format."""
+    report = one_line_all(report)
     if is_rejection(report):
         return _rejection(report)
     out = _summary(report)

@@ -43,7 +43,9 @@ STYLE = {
 def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -> None:
     """Print the verification: identity, the cases that need a look, claims, scope.
     Every text from the bundle passes through ``one_line`` (no escape sequences, no line
-    breaks: bundle text never starts a line of its own)."""
+    breaks), and every line that holds some is printed by ``_labelled`` (its wrapped
+    lines stay under the text, after our label): bundle text never starts a line of
+    its own, however long or padded it is."""
     report = one_line_all(report)
     _print_bundle(report, console)
     console.print()
@@ -67,45 +69,45 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     words = STATUS_WORDS[report["result"]]
     rest = verdict_line(report).removeprefix(f"Result: {words}")
     style = STYLE.get(report["result"], "bold")
-    console.print(Text.assemble(("Result: ", "bold"), (words, style), rest))
+    _labelled(console, Text("Result: ", "bold"), Text.assemble((words, style), rest))
 
 
 def _print_bundle(report: Mapping[str, Any], console: Console) -> None:
     """Which bundle, built where, its integrity, signature, bundled code and warnings."""
     bundle = report["bundle"]
     env = report.get("build_environment", {})
-    console.print(
-        Text.assemble(
-            ("Bundle   ", "bold"), f"{bundle['name']} {bundle['version']}: ", bundle["title"]
-        )
+    _labelled(
+        console,
+        Text("Bundle   ", "bold"),
+        f"{bundle['name']} {bundle['version']}: {bundle['title']}",
     )
-    console.print(Text.assemble(("Identity ", "bold"), f"sha256:{bundle['identity']}"))
-    console.print(
-        Text(
-            f"Built    with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})"
-        )
+    _labelled(console, Text("Identity ", "bold"), f"sha256:{bundle['identity']}")
+    _labelled(
+        console,
+        "Built    ",
+        f"with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})",
     )
-    console.print(
-        Text(
-            f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
-            "manifest's SHA-256 and sizes"
-        )
+    _labelled(
+        console,
+        "Integrity: ",
+        f"all {bundle['files']} files ({bundle['bytes']} bytes) match the manifest's SHA-256 "
+        "and sizes",
     )
     if report.get("signature"):
-        console.print(Text(f"Signature: {report['signature']['summary']}"))
+        _labelled(console, "Signature: ", report["signature"]["summary"])
     code = report.get("bundled_code")
     if code:
-        console.print(Text(f"Bundled code: {code['why']}", style="yellow"))
+        _labelled(console, Text("Bundled code: ", "yellow"), Text(code["why"], "yellow"))
         for entry in code["entries"]:
             verb = "ran" if code["allowed"] else "would run"
-            console.print(Text(f"  {verb} {entry['checker']} = {entry['entry']}"))
+            _labelled(console, f"  {verb} ", f"{entry['checker']} = {entry['entry']}")
     for warning in report.get("warnings", []):
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        _labelled(console, Text("warning: ", "yellow"), Text(warning, "yellow"))
 
 
 def _print_cases(report: Mapping[str, Any], console: Console, verbose: bool) -> None:
     shown = shown_cases(report, verbose)
-    console.print(Text(f"Cases: {verdicts_text(report['cases'])}"))
+    _labelled(console, "Cases: ", verdicts_text(report["cases"]))
     if shown:
         cases = Table(show_lines=False, expand=True)
         cases.add_column("OUTCOME", no_wrap=True)
@@ -191,8 +193,17 @@ def _print_scope(report: Mapping[str, Any], console: Console) -> None:
 
 def _item(console: Console, text: Text) -> None:
     """``  - text``, its wrapped lines under the text, not under the dash."""
+    _labelled(console, "  - ", text)
+
+
+def _labelled(console: Console, label: str | Text, text: str | Text) -> None:
+    """``label text`` with the text's wrapped lines under the text: a line that holds
+    bundle text starts with our label or with blanks, never with the bundle's words."""
     grid = Table.grid()
     grid.add_column(no_wrap=True)
     grid.add_column()
-    grid.add_row("  - ", text)
+    grid.add_row(
+        Text(label) if isinstance(label, str) else label,
+        Text(text) if isinstance(text, str) else text,
+    )
     console.print(grid)

@@ -466,12 +466,9 @@ class BundledCode:
         """A private copy of the checker's folder (its entry file and its neighbours)."""
         target = self.base / f"code-{checker.name}"
         if not target.exists():
-            folder = checker.path.rpartition("/")[0]
-            prefix = folder + "/" if folder else ""
-            for path in self.files:
-                if path.startswith(prefix) and path.endswith(".py"):
-                    (target / path).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(self.root / path, target / path, follow_symlinks=False)
+            for path in checker.code_files(self.files):
+                (target / path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(self.root / path, target / path, follow_symlinks=False)
         return target
 
     def _worker(self, checker: BundledChecker) -> Worker:

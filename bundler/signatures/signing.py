@@ -234,7 +234,7 @@ class Signature:
             "public_key": self.public_key.b64,
             "sig": base64.b64encode(self.sig).decode("ascii"),
         }
-        return (json.dumps(doc, indent=2) + "\n").encode("utf-8")
+        return (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
     def verifies(self, manifest_bytes: bytes) -> bool:
         return self.payload_type == PAYLOAD_TYPE and self.public_key.verifies(

@@ -20,8 +20,8 @@ from bundler import __version__
 from bundler.atomic import write_atomic
 from bundler.errors import Problem
 from bundler.store import auditlog, checkpoint, index, reconcile, trust
-from bundler.store.errors import ArchiveTampered, os_failure
-from bundler.store.objects import DIGEST_RE
+from bundler.store.errors import ArchiveError, ArchiveTampered
+from bundler.store.objects import DIGEST_RE, Unreadable, read_regular
 
 if TYPE_CHECKING:
     from bundler.store.archive import Archive
@@ -180,13 +180,18 @@ def _pinned(
     kept = sorted(archive.checkpoints.glob("*.json")) if archive.checkpoints.is_dir() else []
     for path in [*kept, *extra]:
         where = f"checkpoint {path}"
+        try:  # a regular file, bounded, parsed strictly: the archive folder is untrusted
+            text = read_regular(Path(path), checkpoint.MAX_FILE_BYTES)
+        except Unreadable as exc:
+            if path not in kept:
+                raise ArchiveError(f"cannot read the checkpoint: {exc.why}") from None
+            problems.append(Problem(where, "checkpoint.format", exc.why))
+            continue
         try:
-            issued = checkpoint.parse(Path(path).read_bytes(), where)
+            issued = checkpoint.parse(text, where)
         except ArchiveTampered as exc:
             problems.extend(exc.problems)
             continue
-        except OSError as exc:
-            raise os_failure(exc, "read the checkpoint", path) from None
         problems.extend(checkpoint.check(issued, public, archive.archive_id, where))
         pinned.append((where, issued))
     return pinned

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundler.errors import Problem
+from bundler.format import strictjson
 
 # 2: index facts (times, actor, tool) are the record's own, verify records hold the whole
 # outcome, add records the title, claims and signing keys (manifests/ARCHIVE.md)
@@ -79,7 +80,7 @@ class ChainState:
 def decode(row: Row) -> tuple[dict[str, Any] | None, str | None]:
     """A record's fields, or why it cannot be read as one."""
     try:
-        value = json.loads(row.record.decode("utf-8"))
+        value = strictjson.loads(row.record.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"is not a JSON record ({exc})"
     if not isinstance(value, dict):

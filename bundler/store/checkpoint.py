@@ -26,13 +26,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bundler.errors import Problem
+from bundler.format import strictjson
 from bundler.store.auditlog import canonical
 from bundler.store.errors import ArchiveError, ArchiveTampered
+from bundler.store.objects import Unreadable, read_regular
 
 CHECKPOINT_FORMAT = "reprobundle-archive-checkpoint/1"
 # Signed bytes start with this, so a checkpoint signature can never be replayed as
 # a signature over anything else.
 DOMAIN = b"reprobundle archive checkpoint v1\n"
+# A checkpoint is a few hundred bytes, a PEM Ed25519 key about a hundred: larger files
+# are not read.
+MAX_FILE_BYTES = 64 * 1024
 
 
 def key_id(public: Ed25519PublicKey) -> str:
@@ -64,11 +69,13 @@ def generate_key(private_path: Path) -> Ed25519PublicKey:
 
 def load_private(path: Path) -> Ed25519PrivateKey:
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    except FileNotFoundError:
-        raise ArchiveError(
-            f"the archive key {path} is missing; no checkpoint can be signed"
-        ) from None
+        key = serialization.load_pem_private_key(read_regular(path, MAX_FILE_BYTES), password=None)
+    except Unreadable as exc:
+        if exc.missing:
+            raise ArchiveError(
+                f"the archive key {path} is missing; no checkpoint can be signed"
+            ) from None
+        raise ArchiveError(f"the archive key {exc.why}") from None
     except (ValueError, TypeError) as exc:
         raise ArchiveError(f"the archive key {path} cannot be read: {exc}") from None
     if not isinstance(key, Ed25519PrivateKey):
@@ -78,13 +85,14 @@ def load_private(path: Path) -> Ed25519PrivateKey:
 
 def load_public(path: Path) -> Ed25519PublicKey:
     try:
-        key = serialization.load_pem_public_key(path.read_bytes())
-    except FileNotFoundError:
-        raise ArchiveError(f"the archive public key {path} is missing") from None
-    except OSError as exc:  # an older archive keeps keys/ private to its operator (0700)
+        key = serialization.load_pem_public_key(read_regular(path, MAX_FILE_BYTES))
+    except Unreadable as exc:
+        if exc.missing:
+            raise ArchiveError(f"the archive public key {path} is missing") from None
+        # an older archive keeps keys/ private to its operator (0700)
         raise ArchiveError(
-            f"cannot read the archive public key {path} ({exc.strerror}); let auditors read "
-            f"it (chmod 755 {path.parent}: the private key stays 0600)"
+            f"cannot read the archive public key: {exc.why}; let auditors read it "
+            f"(chmod 755 {path.parent}: the private key stays 0600)"
         ) from None
     except (ValueError, TypeError) as exc:
         raise ArchiveError(f"the public key {path} cannot be read: {exc}") from None
@@ -129,7 +137,7 @@ class Checkpoint:
             "checkpoint": self.body(),
             "signature": base64.b64encode(self.signature).decode("ascii"),
         }
-        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+        return json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 def issue(key: Ed25519PrivateKey, archive: str, size: int, head: str, at: str) -> Checkpoint:
@@ -138,7 +146,8 @@ def issue(key: Ed25519PrivateKey, archive: str, size: int, head: str, at: str) -
 
 
 def parse(text: bytes, where: str) -> Checkpoint:
-    """Read a checkpoint file strictly. Raises ``ArchiveTampered`` naming what is wrong."""
+    """Parse a checkpoint strictly (``strictjson``: bounded depth, no duplicate keys, no
+    NaN). Raises ``ArchiveTampered`` naming what is wrong."""
 
     def bad(message: str) -> ArchiveTampered:
         return ArchiveTampered(
@@ -146,7 +155,7 @@ def parse(text: bytes, where: str) -> Checkpoint:
         )
 
     try:
-        document = json.loads(text.decode("utf-8"))
+        document = strictjson.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad(f"not JSON ({exc})") from None
     if not isinstance(document, dict) or set(document) != {"checkpoint", "signature"}:

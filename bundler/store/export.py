@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from bundler.errors import Problem
 from bundler.format.hashing import CHUNK
@@ -13,22 +13,28 @@ from bundler.output import staged as staged_output
 from bundler.store import index, query
 from bundler.store.errors import ArchiveError, ArchiveTampered, os_failure
 from bundler.store.index import BundleRow
+from bundler.store.objects import Unreadable
+from bundler.store.reconcile import logged_bundle
 
 if TYPE_CHECKING:
     from bundler.store.archive import Archive
 
 
 def export(archive: Archive, selector: str, out: Path) -> BundleRow:
-    """Copy a stored bundle to ``out`` atomically, checking its digest on the way."""
-    bundle = archive._bundle(query.resolve_one(archive.conn, selector))
+    """Copy a stored bundle to ``out`` atomically, checking its row against the log
+    first and its digest on the way."""
+    bundle = logged_bundle(archive.conn, query.resolve_one(archive.conn, selector))
     out = Path(out).absolute()
     if out.is_dir():
         raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
     source = archive.store.path(bundle.digest)
     refused = f"refusing to export {bundle.name}@{bundle.version}"
     try:
-        with staged_output(out, "the exported bundle") as tmp:
-            observed = _copy(source, tmp)
+        with (
+            archive.store.reading(bundle.digest, bundle.size) as stored,
+            staged_output(out, "the exported bundle") as tmp,
+        ):
+            observed = _copy(stored, tmp)
             if observed != bundle.digest:
                 why = f"bit rot: the stored bytes hash to {observed}, expected {bundle.digest}"
                 archive._log_refusal(
@@ -40,12 +46,9 @@ def export(archive: Archive, selector: str, out: Path) -> BundleRow:
                     }
                 )
                 raise ArchiveTampered(refused, [Problem(str(source), "store.rotted", why)])
-    except FileNotFoundError as exc:
-        if exc.filename == str(source):
-            raise ArchiveTampered(
-                refused, [Problem(str(source), "store.missing", "the stored object is missing")]
-            ) from None
-        raise os_failure(exc, "write the exported bundle", out) from None
+    except Unreadable as exc:
+        code = "store.missing" if exc.missing else "store.object"
+        raise ArchiveTampered(refused, [Problem(str(source), code, exc.why)]) from None
     except OSError as exc:
         raise os_failure(exc, "write the exported bundle", out) from None
     with archive._write("record the export"), index.transaction(archive.conn):
@@ -53,10 +56,10 @@ def export(archive: Archive, selector: str, out: Path) -> BundleRow:
     return bundle
 
 
-def _copy(source: Path, target: Path) -> str:
-    """Copy ``source`` to ``target``; the SHA-256 of the bytes copied."""
+def _copy(stored: BinaryIO, target: Path) -> str:
+    """Copy ``stored`` to ``target``; the SHA-256 of the bytes copied."""
     hasher = hashlib.sha256()
-    with target.open("wb") as stream, source.open("rb") as stored:
+    with target.open("wb") as stream:
         while chunk := stored.read(CHUNK):
             hasher.update(chunk)
             stream.write(chunk)

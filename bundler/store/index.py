@@ -360,6 +360,16 @@ def trust_records(conn: sqlite3.Connection) -> Iterator[Row]:
         yield Row(int(seq), bytes(record), str(stored))
 
 
+def records_mentioning(conn: sqlite3.Connection, text: str) -> list[Row]:
+    """The records whose bytes contain ``text``, oldest first (a byte match made in C:
+    the caller decodes each to be sure)."""
+    cursor = conn.execute(
+        "SELECT seq, record, hash FROM audit_log WHERE instr(record, ?) > 0 ORDER BY seq",
+        (text.encode("utf-8"),),
+    )
+    return [Row(int(seq), bytes(record), str(stored)) for seq, record, stored in cursor]
+
+
 def insert_records(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
     conn.executemany(
         "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
@@ -566,8 +576,8 @@ def insert_verification(
             tool,
             result,
             exit_code,
-            json.dumps(environment, sort_keys=True),
-            json.dumps(detail, sort_keys=True),
+            json.dumps(environment, sort_keys=True, allow_nan=False),
+            json.dumps(detail, sort_keys=True, allow_nan=False),
         ),
     )
     vid = int(cursor.lastrowid or 0) if id is None else id
@@ -597,8 +607,8 @@ def history(conn: sqlite3.Connection, digest: str) -> list[VerificationRow]:
             tool,
             result,
             int(code),
-            json.loads(env),
-            json.loads(detail),
+            _stored_json(env, f"verification {vid}"),
+            _stored_json(detail, f"verification {vid}"),
             [{"id": c, "status": s, "why": w} for c, s, w in claim_results_of(conn, int(vid))],
         )
         for vid, at, tool, result, code, env, detail in conn.execute(
@@ -617,7 +627,26 @@ def verification_of(
         "SELECT environment, detail FROM verifications WHERE id = ? AND digest = ? AND result = ?",
         (verification, digest, result),
     ).fetchone()
-    return None if row is None else (json.loads(row[0]), json.loads(row[1]))
+    if row is None:
+        return None
+    where = f"verification {verification}"
+    return _stored_json(row[0], where), _stored_json(row[1], where)
+
+
+def _stored_json(text: str, where: str) -> Any:
+    """A JSON column, read strictly (bounded depth): the index file is untrusted."""
+    from bundler.errors import Problem
+    from bundler.format import strictjson
+    from bundler.store.errors import ArchiveTampered
+
+    try:
+        return strictjson.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ArchiveTampered(
+            "the archive's index holds a damaged row; 'reprobundle archive rebuild' "
+            "rebuilds it from the log",
+            [Problem(where, "index.altered", f"not strict JSON ({exc})")],
+        ) from None
 
 
 def all_verifications(

@@ -114,6 +114,11 @@ def select(conn: sqlite3.Connection, selectors: Sequence[str], all_bundles: bool
 
 
 def show(conn: sqlite3.Connection, selector: str) -> Shown:
-    row = bundle(conn, resolve_one(conn, selector))
+    """One bundle, its claims and history; its row checked against the log first."""
+    from bundler.store.reconcile import logged_bundle
+
+    digest = resolve_one(conn, selector)
+    history = index.history(conn, digest)
+    row = logged_bundle(conn, digest, history)
     claims = [{"id": i, "statement": s} for i, s in index.claims_of(conn, row.digest)]
-    return Shown(row, claims, index.history(conn, row.digest))
+    return Shown(row, claims, history)

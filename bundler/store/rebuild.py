@@ -24,6 +24,7 @@ from bundler.errors import BundleRejected, Problem
 from bundler.store import audit, auditlog, index, reconcile, signers
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.index import BundleRow
+from bundler.store.objects import Unreadable, open_object
 
 if TYPE_CHECKING:
     from bundler.store.archive import Archive
@@ -31,12 +32,20 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def manifest_from_store(path: Path) -> bytes:
-    """The manifest of a stored bundle file, after checking every byte of it."""
+def manifest_from_store(path: Path, size: int | None = None) -> bytes:
+    """The manifest of a stored bundle file (a regular file of its recorded ``size``, read
+    no further: ``open_object``), after checking every byte of it. Raises
+    ``BundleRejected``."""
     from bundler.container.extract import extract
 
-    with tempfile.TemporaryDirectory(prefix="reprobundle-rebuild-") as work:
-        return extract(path, Path(work)).manifest_bytes
+    try:
+        with (
+            open_object(path, size) as stored,
+            tempfile.TemporaryDirectory(prefix="reprobundle-rebuild-") as work,
+        ):
+            return extract(path, Path(work), stream=stored).manifest_bytes
+    except Unreadable as exc:
+        raise BundleRejected(exc.why, [Problem(str(path), "store.object", exc.why)]) from None
 
 
 def _old(old: sqlite3.Connection | None, read: Callable[[sqlite3.Connection], T]) -> T | None:
@@ -213,7 +222,7 @@ def _manifest(
         return found
     path = stored(facts.digest)
     try:
-        manifest = manifest_from_store(path)
+        manifest = manifest_from_store(path, facts.size)
     except BundleRejected as exc:
         problems.append(
             Problem(

@@ -150,6 +150,76 @@ def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
     return state
 
 
+def logged_bundle(
+    conn: sqlite3.Connection, digest: str, history: Sequence[index.VerificationRow] = ()
+) -> index.BundleRow:
+    """The index row of ``digest``, once the log's records of it (its ``add``, and each
+    ``verify``) say the same (identity, name, version, size, signer, last result; and
+    of each verification in ``history``, its result and claim statuses), and each of
+    those records is intact and still linked into the chain: an index edited apart from
+    the log (two version columns swapped) is refused before its row is used, at the cost
+    of this bundle's records, not the whole log. Raises ``ArchiveError`` (no such row)
+    or ``ArchiveTampered``."""
+    from bundler.store import auditlog
+    from bundler.store.errors import ArchiveError, ArchiveTampered
+
+    row = index.bundle(conn, digest)
+    if row is None:
+        raise ArchiveError(f"no bundle with digest {digest} in the archive")
+    where = f"bundle {digest}"
+    diff = _Diff()
+    mine: list[Mapping[str, Any]] = []
+    for record in index.records_mentioning(conn, f'"digest":"{digest}"'):
+        value, why = auditlog.decode(record)
+        if value is None or auditlog.record_hash(record.record) != record.hash:
+            diff.add(
+                f"audit log record {record.seq}",
+                "log.edited",
+                why or "its bytes do not hash to the stored hash (edited in place)",
+            )
+            continue
+        following = index.record_at(conn, record.seq + 1)
+        later, _ = auditlog.decode(auditlog.Row(record.seq + 1, following or b"", ""))
+        if following is not None and (later is None or later["prev"] != record.hash):
+            diff.add(
+                f"audit log record {record.seq + 1}",
+                "log.chain",
+                f"does not link to record {record.seq} (a record was edited, removed or moved)",
+            )
+        if value["event"] in ("add", "verify") and value["data"].get("digest") == digest:
+            mine.append(value)
+    state = replay(mine)
+    facts = state.bundles.get(digest)
+    if facts is None and not diff.problems:
+        diff.add(
+            where,
+            "index.unlogged",
+            f"{row.name}@{row.version} is in the index but was never logged as added",
+        )
+    elif facts is not None:
+        for column in ("identity", "name", "version", "size", "signer", "last_result"):
+            if column != "size" or facts.size is not None:
+                diff.column(where, column, getattr(row, column), getattr(facts, column))
+        diff.column(where, "last_verification", row.last_verification, facts.last_verification)
+    for verification in history:
+        logged = state.verifications.get(verification.id)
+        at = f"verification {verification.id}"
+        if logged is None or logged.digest != digest:
+            diff.add(at, "index.unlogged", "is in the history but was never logged")
+            continue
+        diff.column(at, "result", verification.result, logged.result)
+        statuses = {c["id"]: c["status"] for c in verification.claims}
+        diff.column(at, "claim statuses", statuses, logged.statuses)
+    if diff.problems:
+        raise ArchiveTampered(
+            f"the archive's index does not match its audit log for {digest}; nothing was "
+            "used ('reprobundle archive log verify' lists every difference; "
+            "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
+            diff.problems,
+        )
+    return row
+
+
 def manifest_facts(manifest: bytes) -> tuple[str, list[tuple[str, str]]]:
     """A stored manifest's title and claims (id, statement). Raises ``BundlerError``."""
     from bundler.format.manifest import parse

@@ -41,6 +41,7 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
     workdir: str | None = None  # where to make the work folder (default: the temp folder)
+    size: int | None = None  # the object's recorded size: it is read no further
 
 
 @dataclass(frozen=True)
@@ -75,19 +76,25 @@ def verify_one(job: Job) -> Outcome:
 
     from bundler.errors import BundleRejected, BundlerError
     from bundler.run.verify import verifier_environment, verify
-    from bundler.store.objects import Store
+    from bundler.store.objects import Store, Unreadable
     from bundler.store.signers import judge, trusted_ids
 
     environment = verifier_environment()
     store = Store(Path(job.root))
     path = store.path(job.digest)
-    why = store.check(job.digest)
+    why = store.check(job.digest, job.size)
     if why is not None:
         result = "missing" if "missing" in why else "rotted"
         return Outcome(job.digest, result, environment, [], {"message": why})
     try:
         workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
-        verification = verify(path, workdir, limits=job.limits, policy=job.policy)
+        with store.reading(job.digest, job.size) as stored:  # checked as it was just now
+            verification = verify(
+                path, workdir, limits=job.limits, policy=job.policy, stream=stored
+            )
+    except Unreadable as exc:
+        result = "missing" if exc.missing else "rotted"
+        return Outcome(job.digest, result, environment, [], {"message": exc.why})
     except BundleRejected as exc:
         problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
         refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}

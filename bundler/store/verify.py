@@ -102,7 +102,16 @@ def verify(
     audit.refuse_unless_consistent(archive)
     digests = query.select(archive.conn, selectors, all_bundles)
     policy = trust.policy(archive, trusted)
-    work = [reverify.Job(str(archive.root), d, limits or Limits(), policy) for d in digests]
+    work = [
+        reverify.Job(
+            str(archive.root),
+            d,
+            limits or Limits(),
+            policy,
+            size=query.bundle(archive.conn, d).size,
+        )
+        for d in digests
+    ]
     outcomes: list[Outcome] = []
     bundles: dict[str, BundleRow] = {}
     for outcome in _run(work, jobs, scheduler, function, on_note):

@@ -68,6 +68,8 @@ def check(inputs, params):
         nonce = sys._getframe(1).f_locals["request"]["nonce"]
         result_fd = json.loads(sys.argv[1])["result_fd"]
         os.write(result_fd, params["line"].replace("NONCE", nonce).encode() + b"\n")
+        if params.get("then") == "return":  # stay alive: the worker answers again
+            return ok("forged")
         os._exit(0)
     if mode == "write":  # as many bytes as it can, 1 MiB a file
         written = 0

@@ -1,0 +1,90 @@
+"""``reprobundle diff`` of two hostile bundles with large manifests (issue 32, item 13).
+
+    python bench/diff_bench.py --work /dev/shm/rb-diff
+    python bench/diff_bench.py --before /tmp/old-code --work /dev/shm/rb-diff
+
+Two pairs of bundles, each manifest about ``--mib`` MiB (2 by default; the manifest limit
+allows 16): a case's params holding one long list, the new bundle's in reverse order
+(every item moved), and a bundle description of the largest size allowed, every line
+changed. ``inspect`` of the new bundle (reading and checking the manifest, comparing
+nothing) is each group's first row. Wall time and peak RSS as ``bench.py`` measures them
+(``/usr/bin/time``); ``--before`` runs an older copy of the code beside. Run by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from bench import BEFORE, ENV, RB, Row, Task, before, measure, table  # noqa: E402
+from tests.helpers import build_quickstart, edit_manifest  # noqa: E402
+
+
+def pairs(work: Path, mib: float) -> dict[str, tuple[Path, Path]]:
+    base = build_quickstart(work)
+    items = [f"key-{i:08d}" for i in range(int(mib * (1 << 20)) // 16)]
+    lines = "\n".join(f"line {i}" for i in range(9000))[:100_000]
+    shuffled = "\n".join(f"line {i * 7 % 9000}" for i in range(9000))[:100_000]
+
+    def params(values: list[str]) -> Any:
+        return lambda doc: doc["cases"][0]["params"].__setitem__("ignore", values)
+
+    def description(text: str) -> Any:
+        return lambda doc: doc["bundle"].__setitem__("description", text)
+
+    made = {
+        "a params list of the manifest's size, reversed": (params(items), params(items[::-1])),
+        "a 100,000-character description, every line changed": (
+            description(lines),
+            description(shuffled),
+        ),
+    }
+    out = {}
+    for n, (label, (old, new)) in enumerate(made.items()):
+        out[label] = (
+            edit_manifest(base, work / f"{n}-old.bundle.tar.gz", old),
+            edit_manifest(base, work / f"{n}-new.bundle.tar.gz", new),
+        )
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/reprobundle-diff-bench"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mib", type=float, default=2.0)
+    parser.add_argument("--before", type=Path, action="append", default=[])
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    ENV["TMPDIR"] = str(args.work)
+    for old in args.before:
+        path = os.pathsep.join(filter(None, [str(old.absolute()), ENV.get("PYTHONPATH")]))
+        BEFORE.append((f"before: {old.name}", {**ENV, "PYTHONPATH": path}))
+    rows: list[Row] = []
+    for label, (old, new) in pairs(args.work, args.mib).items():
+        with tarfile.open(old, "r:gz") as tar:
+            size = tar.next().size  # type: ignore[union-attr] (the manifest comes first)
+        print(f"{label}: manifest {size / (1 << 20):.2f} MiB", file=sys.stderr, flush=True)
+        diff = Task("reprobundle diff", [*RB, "diff", str(old), str(new), "-q"], ok=(1,))
+        tasks = [Task("reprobundle inspect (one bundle)", [*RB, "inspect", str(new)]), diff]
+        rows += measure(f"diff: {label}", [*tasks, *before(diff)], args.runs)
+        print(table(rows), file=sys.stderr, flush=True)
+    shutil.rmtree(args.work, ignore_errors=True)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
