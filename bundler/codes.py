@@ -132,6 +132,7 @@ CODES: dict[str, Code] = {
     # -- the bundle source (build) -----------------------------------------------------
     "source.schema": Code("bundle.yaml does not follow the source schema", _U),
     "source.unknown_key": Code("bundle.yaml has a key the schema does not know", _U),
+    "source.preregistration": Code("the source's preregistration is not a file of its own", _U),
     "source.files": Code("the files patterns are missing, empty or match nothing", _U),
     "case.unknown_checker": Code("a case names a checker this tool does not have", _U),
     "case.unknown_role": Code("a case names an input role its checker lacks", _U),

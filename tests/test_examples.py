@@ -129,6 +129,13 @@ EXAMPLES = {
             {"missing-and-misordered-steps-fail", "skeleton-beats-self-assessment-here"}
         ),
     ),
+    "preregistered": Example(
+        claims=frozenset({"grader-precision", "grader-recall"}),
+        cases=4,
+        flip="precision-control",
+        contradicted=frozenset({"grader-precision"}),
+        prints=("changed after pre-registration",),
+    ),
 }
 NAMES = [source.name for source in example_sources()]
 

@@ -262,3 +262,35 @@ def test_a_source_file_named_like_the_preregistration_is_refused(tmp_path: Path)
     done = RUN.invoke(main, ["build", str(source), "-o", str(tmp_path / "x.bundle.tar.gz")])
     assert done.exit_code == 2
     assert "path.reserved" in done.output
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("missing.json", "is not a regular file"),
+        ("../outside.json", "component"),
+        ("inputs/expected.yaml", "is also one of the files"),
+    ],
+)
+def test_a_source_preregistration_that_is_not_a_file_of_its_own_is_refused(
+    tmp_path: Path, value: str, why: str
+) -> None:
+    source = _source(tmp_path)
+    text = (source / "bundle.yaml").read_text()
+    (source / "bundle.yaml").write_text(f"preregistration: {value}\n{text}")
+    done = RUN.invoke(main, ["build", str(source), "-o", str(tmp_path / "x.bundle.tar.gz")])
+    assert done.exit_code == 2, done.output
+    assert "source.preregistration" in done.output and why in done.output
+
+
+def test_the_example_shows_one_claim_as_preregistered_and_one_changed(
+    example_bundle: Any,
+) -> None:
+    from tests.helpers import REPO
+
+    demo = REPO / "bundles" / "demo-key" / "DEMO-ONLY-not-secret.pub"
+    pre = _verify(example_bundle("preregistered"), str(demo))["preregistration"]
+    assert pre["claims"]["grader-precision"]["status"] == "as pre-registered"
+    recall = pre["claims"]["grader-recall"]
+    assert recall["status"] == "changed after pre-registration"
+    assert {c["path"] for c in recall["changes"]} >= {"statement", "params.claimed.grader.recall"}

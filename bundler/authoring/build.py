@@ -140,6 +140,8 @@ def build(
     step("reading the source")
     plan = read_source(source, out)
     extra = {}
+    if preregistration is None and plan.preregistration is not None:
+        preregistration = _read_bounded(plan.root / plan.preregistration)
     if preregistration is not None:
         extra[PREREGISTRATION_FILE] = _checked_preregistration(preregistration, plan)
     step(f"hashing {len(plan.files)} files")
@@ -178,6 +180,19 @@ def members_of(
         else:
             source = os.path.join(folder, entry.path)
             yield Member(f"{top}/{entry.path}", source=source, size=entry.size)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """A pre-registration file's bytes; one larger than any envelope is cut there (and so
+    refused as too large when read)."""
+    from bundler.errors import SourceError
+    from bundler.signatures.envelope import MAX_ENVELOPE
+
+    try:
+        with path.open("rb") as stream:
+            return stream.read(MAX_ENVELOPE + 1)
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _checked_preregistration(data: bytes, plan: SourcePlan) -> bytes:

@@ -44,7 +44,18 @@ _BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER_HASH = "0" * 64
 
 _KEYS: Mapping[Locator, tuple[str, ...]] = {
-    (): ("name", "version", "title", "description", "files", "cases", "claims", "scope", "code"),
+    (): (
+        "name",
+        "version",
+        "title",
+        "description",
+        "files",
+        "cases",
+        "claims",
+        "scope",
+        "code",
+        "preregistration",
+    ),
     ("code", "*"): ("name", "entry", "reasons"),
     ("cases", "*"): (
         "id",
@@ -70,6 +81,8 @@ class SourcePlan:
     files: tuple[str, ...]
     document: Mapping[str, Any]
     skipped: tuple[str, ...] = ()  # bundle files the patterns matched: never packed
+    # the source's pre-registration (``preregistration: FILE``), packed as preregistration.json
+    preregistration: str | None = None
 
 
 # A built bundle (or build's own temporary file of one): packing it would nest each
@@ -152,8 +165,30 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
         _claim_problems(document, out)
     if out.problems:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
+    prereg = (
+        _preregistration_file(root, raw.get("preregistration"), files, out) if evidence else None
+    )
+    if out.problems:
+        raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
     document = {key: value for key, value in document.items() if key != "files"}
-    return SourcePlan(root=root, files=tuple(files), document=document, skipped=skipped)
+    return SourcePlan(
+        root=root, files=tuple(files), document=document, skipped=skipped, preregistration=prereg
+    )
+
+
+def _preregistration_file(root: Path, value: Any, packed: list[str], out: _Collector) -> str | None:
+    """``preregistration: FILE``: a regular file inside the source, never one it packs."""
+    if value is None:
+        return None
+    why = path_problem(value) if isinstance(value, str) else "is not a path"
+    if not why and ((root / value).is_symlink() or not (root / value).is_file()):
+        why = "is not a regular file in the source folder"
+    if not why and value in packed:
+        why = "is also one of the files: a pre-registration is packed apart from the evidence"
+    if why:
+        out.add(("preregistration",), "source.preregistration", f"{value!r} {why}")
+        return None
+    return str(value)
 
 
 def _inside(root: Path, output: Path | None) -> str | None:
