@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bundler import __version__
 from bundler.container.extract import (
@@ -41,9 +41,10 @@ from bundler.run.runner import (
     run_cases,
 )
 from bundler.run.sandbox import BundledCode, CodePolicy, isolation
-from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
-from bundler.signatures.preregistration import Preregistration, open_preregistration
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
+
+if TYPE_CHECKING:
+    from bundler.signatures.preregistration import Preregistration
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
@@ -103,6 +104,10 @@ def check_preregistration(
     manifest = extracted.manifest
     if not any(f.path == PREREGISTRATION_FILE for f in manifest.files):
         return None
+    # imported here: cryptography costs every verify of a bundle that holds none
+    from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
+    from bundler.signatures.preregistration import open_preregistration
+
     with (extracted.root / PREREGISTRATION_FILE).open("rb") as stream:
         data = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as too large
     usable = [k for k in trusted if not k.revoked]
