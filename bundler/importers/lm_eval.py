@@ -35,10 +35,11 @@ from bundler.errors import SourceError, UsageError
 from bundler.format.documents import DocumentProblem
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, slug, write_source
-from bundler.run.runner import LOAD_LIMITS, parse_input, run_checker
+from bundler.run import runner
+from bundler.run.runner import parse_input, run_checker
 from checkers.api import CheckerInputError, InputKind, failed_substantively
 from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
-from checkers.lm_eval.run import Task, is_number, read_records, read_task, task_names
+from checkers.lm_eval.run import Task, is_number, read_records, read_task, table, task_names
 
 CONTROLS = "inputs/controls"
 MAX_FILES = 10_000  # entries looked at in the folder given (and each of its folders)
@@ -80,9 +81,10 @@ class _Plan:
         )
         verdict = verdict or self.run(key, inputs, params)
         if verdict.status != "pass":
+            why = "; ".join([verdict.message, *(r.message for r in verdict.reasons[:3])])
             self.notes.append(
-                f"{found}: {verdict.message}; its claim will be contradicted (build refuses "
-                "a bundle whose claims are not supported)"
+                f"{found}: {why}; its claim will be contradicted (build refuses a bundle "
+                "whose claims are not supported)"
             )
         return found
 
@@ -144,6 +146,13 @@ def import_lm_eval(
         if samples_name in listing:
             samples_data = _read_capped(results_file.parent / samples_name)
             samples = _parse(samples_data, results_file.parent / samples_name, InputKind.JSONL)
+            try:
+                read_records(samples)
+            except CheckerInputError as exc:
+                raise SourceError(
+                    f"{results_file.parent / samples_name} is not an lm-eval samples file this "
+                    f"tool reads: {exc}"
+                ) from None
             samples_path = f"inputs/{_safe(samples_name, f'samples_{slug(task.name)}.jsonl')}"
             plan.files[samples_path] = samples_data
             plan.loaded[samples_path] = samples
@@ -189,7 +198,7 @@ def _is_results(name: str) -> bool:
 def _listing(folder: Path) -> set[str]:
     try:
         with os.scandir(folder) as entries:
-            names = set()
+            names: set[str] = set()
             for entry in entries:
                 if len(names) >= MAX_FILES:
                     raise UsageError(f"{folder} holds more than {MAX_FILES} entries")
@@ -202,7 +211,7 @@ def _listing(folder: Path) -> set[str]:
 def _read_capped(file: Path) -> bytes:
     """A regular file's bytes, refused past the size verify accepts for an input (and
     never through a link: the bundle holds what the folder holds)."""
-    cap = LOAD_LIMITS.bytes
+    cap = runner.LOAD_LIMITS.bytes
     try:
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
@@ -274,7 +283,10 @@ def _task(plan: _Plan, task: Task, samples_path: str | None) -> None:
 
 
 def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
-    params = {"task": task.name, "claimed": {"original": task.original, "effective": task.effective}}
+    params = {
+        "task": task.name,
+        "claimed": {"original": task.original, "effective": task.effective},
+    }
     case = plan.case(f"{slug(task.name)}-counts", "lm-eval-counts@1", inputs, params)
     if "samples" in inputs:
         records = plan.loaded[inputs["samples"]]
@@ -425,9 +437,9 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
 
 
 def _scope(plan: _Plan, results: Mapping[str, Any]) -> None:
-    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    config = table(results.get("config"))
     model = config.get("model", "the model")
-    groups = results.get("groups") if isinstance(results.get("groups"), dict) else {}
+    groups = table(results.get("groups"))
     plan.cannot[:0] = [
         f"That {model} gives these outputs again: the bundle re-checks stored values, "
         "counts and hashes, never the model.",
@@ -435,15 +447,14 @@ def _scope(plan: _Plan, results: Mapping[str, Any]) -> None:
         "their bytes from the import on.",
     ]
     plan.cannot += [
-        f"The figures of group {g}: aggregated over its subtasks, not re-derived."
-        for g in groups
+        f"The figures of group {g}: aggregated over its subtasks, not re-derived." for g in groups
     ]
 
 
 def _document(
     plan: _Plan, results: Mapping[str, Any], original: str, name: str | None, version: str
 ) -> dict[str, Any]:
-    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    config = table(results.get("config"))
     tasks = task_names(results)
     title = ", ".join(tasks)
     description = (

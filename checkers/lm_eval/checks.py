@@ -71,7 +71,8 @@ def _tolerance(params: Mapping[str, Any]) -> float:
     tolerance = params["tolerance"]
     if not is_number(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
         raise CheckerInputError(
-            "params.invalid", f"tolerance {tolerance!r} must be at least 0 and below {MAX_TOLERANCE}"
+            "params.invalid",
+            f"tolerance {tolerance!r} must be at least 0 and below {MAX_TOLERANCE}",
         )
     return float(tolerance)
 
@@ -124,8 +125,8 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     roles=[RESULTS_ROLE, SAMPLES_ROLE],
     params=[
         _TASK,
-        Param("metric", "the metric's name (`acc` of `\"acc,none\"`)", (str,)),
-        Param("filter", "the filter's name (`none` of `\"acc,none\"`)", (str,)),
+        Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,)),
+        Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,)),
         Param("claimed", "the figure the results file states (a finite number)", (float, int)),
         Param(
             "tolerance",
@@ -434,5 +435,3 @@ def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
         f"{name}: the 3 hashes of each of {len(records)} records and the task hash hold",
         **details,
     )
-
-

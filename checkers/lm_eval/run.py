@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..api import CheckerInputError
 
@@ -50,16 +50,17 @@ def _invalid(message: str) -> CheckerInputError:
     return CheckerInputError("input.invalid", message)
 
 
-def is_count(value: Any) -> bool:
+def is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def table(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is an object, else an empty one (for fields read only if present)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _object(value: Any, what: str) -> Mapping[str, Any]:
@@ -107,7 +108,7 @@ def task_names(results: Any) -> list[str]:
     """The tasks (not groups) whose figures the results file states."""
     document = _object(results, "the results file")
     figures = _object(document.get("results"), "'results'")
-    groups = document.get("groups") if isinstance(document.get("groups"), dict) else {}
+    groups = table(document.get("groups"))
     return [name for name in figures if name not in groups]
 
 
@@ -120,14 +121,13 @@ def read_task(results: Any, task: str) -> Task:
     counts = _object(document.get("n-samples"), "'n-samples'")
     count = _object(counts.get(task), f"n-samples[{task!r}]")
     original, effective = count.get("original"), count.get("effective")
-    if not is_count(original) or not is_count(effective) or original < 0 or effective < 0:
+    if not is_count(original) or not is_count(effective) or min(original, effective) < 0:
         raise _invalid(
             f"n-samples[{task!r}] original {original!r} and effective {effective!r} must be "
             "whole numbers of at least 0 (a boolean is not a count)"
         )
-    configs = document.get("configs") if isinstance(document.get("configs"), dict) else {}
-    config = configs.get(task) if isinstance(configs.get(task), dict) else {}
-    run = document.get("config") if isinstance(document.get("config"), dict) else {}
+    config = table(table(document.get("configs")).get(task))
+    run = table(document.get("config"))
     limit = run.get("limit")
     if limit is not None and (not is_number(limit) or limit <= 0):
         raise _invalid(f"config.limit {limit!r} is not a positive number")
@@ -151,8 +151,7 @@ def limited(original: int, limit: float | int | None) -> int:
 
 
 def stated_task_hash(results: Any, task: str) -> Any:
-    hashes = _object(results, "the results file").get("task_hashes")
-    return hashes.get(task) if isinstance(hashes, dict) else None
+    return table(_object(results, "the results file").get("task_hashes")).get(task)
 
 
 # -- the samples file -------------------------------------------------------------------
@@ -253,7 +252,8 @@ def task_hash(records: Iterable[Record]) -> str:
     parts = []
     for record in records:
         stored = [record.raw.get(name) for name in HASHES]
-        if not all(isinstance(h, str) for h in stored):
+        texts = [h for h in stored if isinstance(h, str)]
+        if len(texts) != len(HASHES):
             raise _invalid(f"{record.label}: doc_hash, prompt_hash and target_hash must be text")
-        parts.append("".join(stored))
+        parts.append("".join(texts))
     return sha256_text("".join(parts))
