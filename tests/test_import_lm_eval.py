@@ -351,3 +351,16 @@ def test_source_error_names_the_file(tmp_path: Path) -> None:
     path = write_results(tmp_path, '{"results": {"t": {}}, "n-samples": {"t": 3}}')
     with pytest.raises(SourceError, match="results_2026-01-01"):
         import_lm_eval(path, tmp_path / "out")
+
+
+def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["results"]["tiny_all"] = {"name": "tiny_all", "acc,none": 0.3, " ": " "}
+    results["group_subtasks"] = {"tiny_all": ["tiny_mc", "tiny_gen"]}
+    results_file.write_text(json.dumps(results), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert imported.notes == [] and len(imported.claims) == 6
+    cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
+    assert "The figures of group tiny_all (acc,none = 0.3): aggregated over its subtasks" in cannot

@@ -39,7 +39,15 @@ from bundler.run import runner
 from bundler.run.runner import parse_input, run_checker
 from checkers.api import CheckerInputError, InputKind, failed_substantively
 from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
-from checkers.lm_eval.run import Task, is_number, read_records, read_task, table, task_names
+from checkers.lm_eval.run import (
+    Task,
+    group_names,
+    is_number,
+    read_records,
+    read_task,
+    table,
+    task_names,
+)
 
 CONTROLS = "inputs/controls"
 MAX_FILES = 10_000  # entries looked at in the folder given (and each of its folders)
@@ -439,16 +447,20 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
 def _scope(plan: _Plan, results: Mapping[str, Any]) -> None:
     config = table(results.get("config"))
     model = config.get("model", "the model")
-    groups = table(results.get("groups"))
     plan.cannot[:0] = [
         f"That {model} gives these outputs again: the bundle re-checks stored values, "
         "counts and hashes, never the model.",
         "That these files are the ones lm-eval wrote: they are not signed; the bundle fixes "
         "their bytes from the import on.",
     ]
-    plan.cannot += [
-        f"The figures of group {g}: aggregated over its subtasks, not re-derived." for g in groups
-    ]
+    stated = table(results.get("results"))
+    for group in group_names(results):
+        shown = ", ".join(f"{k} = {v!r}" for k, v in table(stated.get(group)).items() if "," in k)
+        if shown:
+            plan.cannot.append(
+                f"The figures of group {group} ({shown}): aggregated over its subtasks by "
+                "lm-eval's group rules, not re-derived."
+            )
 
 
 def _document(

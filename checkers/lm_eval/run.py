@@ -104,11 +104,17 @@ class Task:
         return "mean" if metric in MEAN_BY_DEFAULT else None
 
 
+def group_names(results: Any) -> list[str]:
+    """The groups of tasks the results file names (``group_subtasks``, ``groups``)."""
+    document = _object(results, "the results file")
+    named = [*table(document.get("group_subtasks")), *table(document.get("groups"))]
+    return list(dict.fromkeys(named))
+
+
 def task_names(results: Any) -> list[str]:
     """The tasks (not groups) whose figures the results file states."""
-    document = _object(results, "the results file")
-    figures = _object(document.get("results"), "'results'")
-    groups = table(document.get("groups"))
+    figures = _object(_object(results, "the results file").get("results"), "'results'")
+    groups = set(group_names(results))
     return [name for name in figures if name not in groups]
 
 
