@@ -364,3 +364,18 @@ def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path) -> None:
     assert imported.notes == [] and len(imported.claims) == 6
     cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
     assert "The figures of group tiny_all (acc,none = 0.3): aggregated over its subtasks" in cannot
+
+
+def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
+    folder = copy_run("nosamples", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    for key in ("results", "n-samples", "configs"):
+        results[key]["tiny-mc"] = results[key]["tiny_mc"]
+    results_file.write_text(json.dumps(results), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert imported.claims == ["tiny-mc-counts", "tiny-gen-counts", "tiny-mc-2-counts"]
+    controls = sorted(p.name for p in (tmp_path / "source" / "inputs" / "controls").iterdir())
+    assert len(controls) == 3
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home_report["result"] == "supported"

@@ -63,6 +63,19 @@ class _Plan:
     claims: list[dict[str, Any]] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    slugs: dict[str, str] = field(default_factory=dict)
+
+    def slug_of(self, task: str) -> str:
+        """The task's name in ids and file names, one per task (two names can make one
+        slug: ``a-b`` and ``a_b``)."""
+        if task not in self.slugs:
+            wanted = found = slug(task)
+            n = 1
+            while found in self.slugs.values():
+                n += 1
+                found = f"{wanted}-{n}"
+            self.slugs[task] = found
+        return self.slugs[task]
 
     def run(self, key: str, inputs: Mapping[str, str], params: Mapping[str, Any]) -> Any:
         found = checkers.get(key)
@@ -161,7 +174,9 @@ def import_lm_eval(
                     f"{results_file.parent / samples_name} is not an lm-eval samples file this "
                     f"tool reads: {exc}"
                 ) from None
-            samples_path = f"inputs/{_safe(samples_name, f'samples_{slug(task.name)}.jsonl')}"
+            samples_path = (
+                f"inputs/{_safe(samples_name, f'samples_{plan.slug_of(task.name)}.jsonl')}"
+            )
             plan.files[samples_path] = samples_data
             plan.loaded[samples_path] = samples
         _task(plan, task, samples_path)
@@ -295,11 +310,13 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
         "task": task.name,
         "claimed": {"original": task.original, "effective": task.effective},
     }
-    case = plan.case(f"{slug(task.name)}-counts", "lm-eval-counts@1", inputs, params)
+    case = plan.case(f"{plan.slug_of(task.name)}-counts", "lm-eval-counts@1", inputs, params)
     if "samples" in inputs:
         records = plan.loaded[inputs["samples"]]
         control_path = plan.add_file(
-            f"{CONTROLS}/{slug(task.name)}-one-record-removed.jsonl", records[:-1], lines=True
+            f"{CONTROLS}/{plan.slug_of(task.name)}-one-record-removed.jsonl",
+            records[:-1],
+            lines=True,
         )
         control = plan.control(case, {**inputs, "samples": control_path})
         what = "the samples file with its last record removed"
@@ -307,7 +324,7 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
         copy = json.loads(json.dumps(plan.results))
         copy["n-samples"][task.name]["effective"] = task.effective + 1
         control_path = plan.add_file(
-            f"{CONTROLS}/{slug(task.name)}-effective-changed.json", copy, lines=False
+            f"{CONTROLS}/{plan.slug_of(task.name)}-effective-changed.json", copy, lines=False
         )
         control = plan.control(case, {"results": control_path})
         what = f"the results file with {task.name}'s effective count one higher"
@@ -315,7 +332,7 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
     limit = "no --limit" if task.limit is None else f"--limit {task.limit:g}"
     plan.claims.append(
         {
-            "id": f"{slug(task.name)}-counts",
+            "id": f"{plan.slug_of(task.name)}-counts",
             "statement": (
                 f"Task {task.name}: {task.effective} of its {task.original} documents were "
                 f"evaluated ({limit}), as its n-samples states{stored}."
@@ -347,7 +364,9 @@ def _one_record_changed(plan: _Plan, task: Task, samples_path: str) -> str:
                     v = value[metric]
                     value[metric] = 1 - v if v in (0, 1) else v + 1
         changed.append((line, value))
-    return plan.add_file(f"{CONTROLS}/{slug(task.name)}-one-record-changed.jsonl", changed, True)
+    return plan.add_file(
+        f"{CONTROLS}/{plan.slug_of(task.name)}-one-record-changed.jsonl", changed, True
+    )
 
 
 def _hashes(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> None:
@@ -358,12 +377,14 @@ def _hashes(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> No
             f"That the records of {task.name} are the ones lm-eval hashed: {verdict.message}."
         )
         return
-    case = plan.case(f"{slug(task.name)}-hashes", "lm-eval-hashes@1", inputs, params, verdict)
+    case = plan.case(
+        f"{plan.slug_of(task.name)}-hashes", "lm-eval-hashes@1", inputs, params, verdict
+    )
     control = plan.control(case, {**inputs, "samples": changed})
     n = len(plan.loaded[inputs["samples"]])
     plan.claims.append(
         {
-            "id": f"{slug(task.name)}-hashes",
+            "id": f"{plan.slug_of(task.name)}-hashes",
             "statement": (
                 f"Every hash lm-eval stored for task {task.name} holds: the doc, prompt and "
                 f"target hash of each of its {n} records, and the task hash of the results "
@@ -413,7 +434,7 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
         if verdict.status == "error":
             plan.cannot.append(f"The figure {what}: {verdict.message}; not re-derived.")
             continue
-        case_id = f"{slug(task.name)}-{slug(metric)}-{slug(filter_name)}"
+        case_id = f"{plan.slug_of(task.name)}-{slug(metric)}-{slug(filter_name)}"
         case = plan.case(case_id, "lm-eval-metric@1", inputs, params, verdict)
         control = plan.control(case, {**inputs, "samples": changed})
         cases += [case, *([control] if control else [])]
@@ -423,7 +444,7 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
         return
     plan.claims.append(
         {
-            "id": f"{slug(task.name)}-figures",
+            "id": f"{plan.slug_of(task.name)}-figures",
             "statement": (
                 f"Task {task.name}: {', '.join(shown)} over {task.effective} documents, each "
                 "the mean of the stored per-sample values (and its stderr lm-eval's "
