@@ -379,3 +379,15 @@ def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
     assert len(controls) == 3
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     assert result.home_report["result"] == "supported"
+
+
+def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) -> None:
+    """lm-eval writes samples with ensure_ascii=False: a doc's U+2028, U+2029 or U+0085
+    stays as it is inside its line, where Python's splitlines would break the line."""
+    samples = only(results_of("unicode").parent, "samples_tiny_text_*.jsonl")
+    assert "\u2028" in samples.read_text("utf-8") and "\x85" in samples.read_text("utf-8")
+    imported = import_lm_eval(DATA / "unicode", tmp_path / "source")
+    assert imported.notes == []
+    assert imported.claims == ["tiny-text-counts", "tiny-text-hashes", "tiny-text-figures"]
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home_report["result"] == "supported"

@@ -179,6 +179,7 @@ def parse_input(
         depth=LOAD_LIMITS.depth,
         yaml_aliases=reading.yaml_aliases,
         json_constants=reading.json_constants,
+        lines_at_newline=reading.lines_at_newline,
     )
     text = documents.decode(data, path)
     if kind is InputKind.TEXT:

@@ -41,9 +41,10 @@ from .run import (
     values,
 )
 
-# lm-eval writes NaN where a figure is undefined; read it, and refuse it where a verdict
-# reads a number (``run.is_number``)
-_READING = Reading(json_constants=True)
+# lm-eval writes NaN where a figure is undefined (read, and refused where a verdict reads a
+# number: ``run.is_number``), and text unescaped (ensure_ascii=False): a U+2028 inside a
+# doc is no line break
+_READING = Reading(json_constants=True, lines_at_newline=True)
 RESULTS_ROLE = Role(
     "results",
     InputKind.DATA,

@@ -312,3 +312,22 @@ def test_a_doc_id_that_is_not_a_whole_number_is_an_error(doc_id: Any) -> None:
         if key == "lm-eval-counts@1":
             params = {"claimed": {"original": 4, "effective": 4}}
         assert check(key, inputs, **params).codes == ("input.invalid",)
+
+
+def test_the_samples_role_reads_lines_at_newline_only() -> None:
+    """As verify loads it: a doc's U+2028 (unescaped, as lm-eval writes it) is no line break."""
+    from bundler.run.runner import parse_input
+    from checkers.lm_eval.checks import SAMPLES_ROLE
+
+    first = record(0, 1.0)
+    first["doc"]["question"] = "a\u2028b\x85c"
+    first["doc_hash"] = sha(json.dumps(first["doc"], indent=2, ensure_ascii=False))
+    text = json.dumps(first, ensure_ascii=False) + "\r\n" + json.dumps(record(1, 0.0)) + "\n"
+    loaded = parse_input(text.encode(), "s.jsonl", SAMPLES_ROLE.kind, SAMPLES_ROLE.reading)
+    assert [line for line, _ in loaded] == [1, 2]
+    inputs = run([1.0, 0.0])
+    inputs["samples"] = loaded
+    inputs["results"]["task_hashes"][TASK] = sha(
+        "".join(r["doc_hash"] + r["prompt_hash"] + r["target_hash"] for _, r in loaded)
+    )
+    assert check("lm-eval-hashes@1", inputs).status == "pass"
