@@ -21,6 +21,7 @@ from bundler.cli import main
 from bundler.errors import BuildRefused, SourceError, UsageError
 from bundler.importers.lm_eval import import_lm_eval
 from bundler.run import runner
+from tests.inspect_support import WRONG, paths_of
 
 DATA = Path(__file__).parent / "data" / "lm_eval"
 EPOCH = 1700000000
@@ -391,3 +392,57 @@ def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) ->
     assert imported.claims == ["tiny-text-counts", "tiny-text-hashes", "tiny-text-figures"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     assert result.home_report["result"] == "supported"
+
+
+def mutants(document: Any) -> Any:
+    """The document with one field (4 deep at most) given a value of another type, or
+    True where a number was: one per field."""
+    for path in paths_of(document):
+        mutant = json.loads(json.dumps(document))
+        node = mutant
+        for key in path[:-1]:
+            node = node[key]
+        old = node[path[-1]]
+        node[path[-1]] = True if isinstance(old, int | float) else WRONG.get(type(old), {"x": 1})
+        yield path, mutant
+
+
+def test_a_results_field_of_the_wrong_type_is_refused_or_listed_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    original = json.loads(results_file.read_text("utf-8"))
+    original["configs"] = {
+        t: {"metric_list": c["metric_list"]} for t, c in original["configs"].items()
+    }
+    outcomes = {"refused": 0, "imported": 0}
+    for i, (path, mutant) in enumerate(mutants(original)):
+        results_file.write_text(json.dumps(mutant), "utf-8")
+        try:
+            import_lm_eval(folder, tmp_path / f"s{i}")
+            outcomes["imported"] += 1
+        except SourceError as exc:
+            assert str(results_file) in str(exc), (path, exc)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 5 and outcomes["imported"] > 5, outcomes
+
+
+def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run("full", tmp_path)
+    samples = only(folder, "samples_tiny_gen_*.jsonl")
+    records = [json.loads(line) for line in samples.read_text("utf-8").splitlines()]
+    outcomes = {"refused": 0, "imported": 0}
+    for i, (path, mutant) in enumerate(mutants(records[0])):
+        samples.write_text("".join(json.dumps(r) + "\n" for r in [mutant, *records[1:]]))
+        try:
+            imported = import_lm_eval(folder, tmp_path / f"s{i}")
+            outcomes["imported"] += 1
+            if path[0] in ("doc", "doc_hash", "target"):  # a note, or the claim left out
+                assert imported.notes or "tiny-gen-hashes" not in imported.claims, path
+        except SourceError as exc:
+            assert "samples_tiny_gen" in str(exc), (path, exc)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] >= 2 and outcomes["imported"] > 5, outcomes
