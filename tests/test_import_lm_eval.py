@@ -21,6 +21,7 @@ from bundler.cli import main
 from bundler.errors import BuildRefused, SourceError, UsageError
 from bundler.importers.lm_eval import import_lm_eval
 from bundler.run import runner
+from bundler.run.verify import verify
 from tests.inspect_support import WRONG, paths_of
 
 DATA = Path(__file__).parent / "data" / "lm_eval"
@@ -72,6 +73,16 @@ def test_full_run_imports_builds_and_verifies(full_bundle: tuple[Path, Any, Any]
         f"{t}-{w}" for t in ("tiny-mc", "tiny-gen") for w in ("counts", "hashes", "figures")
     }
     assert all(case["outcome"] == "reproduced" for case in report["cases"])
+
+
+@pytest.mark.parametrize("run", ["full", "limit", "nosamples", "unicode"])
+def test_each_real_run_verifies_from_its_built_bundle(run: str, tmp_path: Path) -> None:
+    import_lm_eval(DATA / run, tmp_path / "source")
+    built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    (tmp_path / "work").mkdir()
+    verification = verify(built.path, workdir=tmp_path / "work")
+    assert verification.status == "supported" and verification.exit_code == 0
+    assert all(c.outcome == "reproduced" for c in verification.cases)
 
 
 def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) -> None:

@@ -180,6 +180,8 @@ def import_lm_eval(
             plan.files[samples_path] = samples_data
             plan.loaded[samples_path] = samples
         _task(plan, task, samples_path)
+        # what the task's cases read is written (plan.files); one task's parse at a time
+        plan.loaded = {plan.results_path: results}
     _scope(plan, results)
     document = _document(plan, results, results_file.name, name, version)
     try:
