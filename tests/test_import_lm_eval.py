@@ -457,3 +457,33 @@ def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback
             assert "samples_tiny_gen" in str(exc), (path, exc)
             outcomes["refused"] += 1
     assert outcomes["refused"] >= 2 and outcomes["imported"] > 5, outcomes
+
+
+@pytest.mark.parametrize("run", ["full", "limit", "unicode"])
+def test_every_generated_sentence_is_true_of_the_run_it_describes(run: str, tmp_path: Path) -> None:
+    """Each claim's numbers read back from lm-eval's own files, independently of the
+    importer: figures and stderrs as stated, denominators and counts as stored."""
+    results_file = results_of(run)
+    results = json.loads(results_file.read_text("utf-8"))
+    import_lm_eval(results_file, tmp_path / "source")
+    claims = {c["id"]: c for c in source_of(tmp_path / "source")["claims"]}
+    limit = results["config"]["limit"]
+    for task, counts in results["n-samples"].items():
+        name = task.replace("_", "-")
+        (samples,) = results_file.parent.glob(f"samples_{task}_*.jsonl")
+        records = [json.loads(line) for line in samples.read_text("utf-8").split("\n") if line]
+        statement = claims[f"{name}-counts"]["statement"]
+        assert f"{counts['effective']} of its {counts['original']} documents" in statement
+        assert ("no --limit" if limit is None else f"--limit {limit:g}") in statement
+        assert f"each of its {len(records)} records" in claims[f"{name}-hashes"]["statement"]
+        figures = claims[f"{name}-figures"]["statement"]
+        for key, value in results["results"][task].items():
+            metric, _, filter_name = key.partition(",")
+            if filter_name and not metric.endswith("_stderr") and metric != "mcc":
+                stderr = results["results"][task][f"{metric}_stderr,{filter_name}"]
+                assert f"{key} {value:.4g} ± {stderr:.4g}" in figures
+                n = sum(1 for r in records if r["filter"] == filter_name and metric in r)
+                assert f"over {n} documents" in figures
+        for claim in (c for c in claims.values() if c["id"].startswith(name)):
+            said = any(lim.startswith("A --limit") for lim in claim["limits"])
+            assert said == (limit is not None), claim["id"]

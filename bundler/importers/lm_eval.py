@@ -331,7 +331,7 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
         control = plan.control(case, {"results": control_path})
         what = f"the results file with {task.name}'s effective count one higher"
     stored = " and each of them stored once per filter" if "samples" in inputs else ""
-    limit = "no --limit" if task.limit is None else f"--limit {task.limit:g}"
+    limit = _limit_text(task.limit)
     plan.claims.append(
         {
             "id": f"{plan.slug_of(task.name)}-counts",
@@ -409,7 +409,7 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
     records = read_records(plan.loaded[inputs["samples"]])
     filters = sorted({r.filter for r in records})
     cases: list[str] = []
-    shown: list[str] = []
+    shown: list[tuple[str, int]] = []  # the figure as stated, over how many values
     for key, value in task.figures.items():
         metric, comma, filter_name = key.partition(",")
         if not comma or metric.endswith("_stderr"):
@@ -441,14 +441,14 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
         control = plan.control(case, {**inputs, "samples": changed})
         cases += [case, *([control] if control else [])]
         pm = f" ± {stderr:.4g}" if is_number(stderr) else ""
-        shown.append(f"{key} {value:.4g}{pm}")
+        shown.append((f"{key} {value:.4g}{pm}", verdict.details.get("values", 0)))
     if not cases:
         return
     plan.claims.append(
         {
             "id": f"{plan.slug_of(task.name)}-figures",
             "statement": (
-                f"Task {task.name}: {', '.join(shown)} over {task.effective} documents, each "
+                f"Task {task.name}: {_over(shown)}, each "
                 "the mean of the stored per-sample values (and its stderr lm-eval's "
                 "closed form)."
             ),
@@ -465,6 +465,20 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
             ],
         }
     )
+
+
+def _limit_text(limit: Any) -> str:
+    if limit is None:
+        return "no --limit"
+    return f"--limit {limit:g}" if is_number(limit) else f"limit {limit!r}"
+
+
+def _over(shown: list[tuple[str, int]]) -> str:
+    """The figures and their denominators: once when all share one."""
+    counts = {n for _, n in shown}
+    if len(counts) == 1:
+        return f"{', '.join(text for text, _ in shown)} over {counts.pop()} documents"
+    return ", ".join(f"{text} over {n} documents" for text, n in shown)
 
 
 def _scope(plan: _Plan, results: Mapping[str, Any]) -> None:
@@ -494,8 +508,8 @@ def _document(
     title = ", ".join(tasks)
     description = (
         f"Imported by `reprobundle import lm-eval` from {original} (lm-eval "
-        f"{results.get('lm_eval_version', '?')}, model {config.get('model', '?')}, limit "
-        f"{config.get('limit')!r}, seed {config.get('random_seed', '?')}, git "
+        f"{results.get('lm_eval_version', '?')}, model {config.get('model', '?')}, "
+        f"{_limit_text(config.get('limit'))}, seed {config.get('random_seed', '?')}, git "
         f"{results.get('git_hash', '?')}). {plan.results_path} and the samples files beside "
         f"it are the run's files, unchanged; {CONTROLS}/ holds the negative controls (copies "
         "with one record changed or removed, or one count changed).\n"
