@@ -44,18 +44,17 @@ from .run import (
 # lm-eval writes NaN where a figure is undefined (read, and refused where a verdict reads a
 # number: ``run.is_number``), and text unescaped (ensure_ascii=False): a U+2028 inside a
 # doc is no line break
-_READING = Reading(json_constants=True, lines_at_newline=True)
 RESULTS_ROLE = Role(
     "results",
     InputKind.DATA,
     "lm-eval's results_<time>.json, as the run wrote it",
-    reading=_READING,
+    reading=Reading(json_constants=True),
 )
 SAMPLES_ROLE = Role(
     "samples",
     InputKind.JSONL,
     "the task's samples_<task>_<time>.jsonl (written with --log_samples)",
-    reading=_READING,
+    reading=Reading(json_constants=True, lines_at_newline=True),
 )
 MAX_TOLERANCE = 0.05
 _TASK = Param("task", "the task's name, as the results file's `results` names it", (str,))
