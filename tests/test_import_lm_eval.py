@@ -8,6 +8,7 @@ make.sh, with the task configs beside it): full/ (every document, --log_samples)
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -487,3 +488,11 @@ def test_every_generated_sentence_is_true_of_the_run_it_describes(run: str, tmp_
         for claim in (c for c in claims.values() if c["id"].startswith(name)):
             said = any(lim.startswith("A --limit") for lim in claim["limits"])
             assert said == (limit is not None), claim["id"]
+
+
+def test_a_fifo_in_place_of_a_samples_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    samples = only(folder, "samples_tiny_mc_*.jsonl")
+    samples.unlink()
+    os.mkfifo(samples)
+    refused_by_cli(folder, tmp_path, "is not a regular file")

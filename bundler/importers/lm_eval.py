@@ -238,7 +238,9 @@ def _read_capped(file: Path) -> bytes:
     never through a link: the bundle holds what the folder holds)."""
     cap = runner.LOAD_LIMITS.bytes
     try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: a FIFO planted in the folder is refused below, not waited on
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(file, flags)
     except OSError as exc:
         raise UsageError(f"cannot read {file}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as stream:
