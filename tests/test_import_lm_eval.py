@@ -380,16 +380,22 @@ def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path) -> None:
 
 
 def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
-    folder = copy_run("nosamples", tmp_path)
+    folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     results = json.loads(results_file.read_text("utf-8"))
-    for key in ("results", "n-samples", "configs"):
+    for key in ("results", "n-samples", "configs", "task_hashes"):
         results[key]["tiny-mc"] = results[key]["tiny_mc"]
     results_file.write_text(json.dumps(results), "utf-8")
+    samples = only(folder, "samples_tiny_mc_*.jsonl")
+    shutil.copy(samples, folder / samples.name.replace("tiny_mc", "tiny-mc"))
     imported = import_lm_eval(folder, tmp_path / "source")
-    assert imported.claims == ["tiny-mc-counts", "tiny-gen-counts", "tiny-mc-2-counts"]
+    assert [c for c in imported.claims if c.endswith("counts")] == [
+        "tiny-mc-counts",
+        "tiny-gen-counts",
+        "tiny-mc-2-counts",
+    ]
     controls = sorted(p.name for p in (tmp_path / "source" / "inputs" / "controls").iterdir())
-    assert len(controls) == 3
+    assert len(controls) == 6 and "tiny-mc-2-one-record-changed.jsonl" in controls
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     assert result.home_report["result"] == "supported"
 

@@ -42,6 +42,7 @@ from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
 from checkers.lm_eval.run import (
     Task,
     group_names,
+    is_count,
     is_number,
     read_records,
     read_task,
@@ -181,7 +182,9 @@ def import_lm_eval(
             plan.loaded[samples_path] = samples
         _task(plan, task, samples_path)
         # what the task's cases read is written (plan.files); one task's parse at a time
-        plan.loaded = {plan.results_path: results}
+        plan.loaded = {
+            p: plan.loaded[p] for p in (results_path, EFFECTIVE_CHANGED) if p in plan.loaded
+        }
     _scope(plan, results)
     document = _document(plan, results, results_file.name, name, version)
     try:
@@ -325,13 +328,8 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
         control = plan.control(case, {**inputs, "samples": control_path})
         what = "the samples file with its last record removed"
     else:
-        copy = json.loads(json.dumps(plan.results))
-        copy["n-samples"][task.name]["effective"] = task.effective + 1
-        control_path = plan.add_file(
-            f"{CONTROLS}/{plan.slug_of(task.name)}-effective-changed.json", copy, lines=False
-        )
-        control = plan.control(case, {"results": control_path})
-        what = f"the results file with {task.name}'s effective count one higher"
+        control = plan.control(case, {"results": _effective_changed(plan)})
+        what = "a copy of the results file with every task's effective count one higher"
     stored = " and each of them stored once per filter" if "samples" in inputs else ""
     limit = _limit_text(task.limit)
     plan.claims.append(
@@ -350,6 +348,20 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
             ],
         }
     )
+
+
+EFFECTIVE_CHANGED = f"{CONTROLS}/effective-changed.json"
+
+
+def _effective_changed(plan: _Plan) -> str:
+    """One control for every task's counts (a copy per task would grow with tasks^2)."""
+    if EFFECTIVE_CHANGED not in plan.loaded:
+        copy = json.loads(json.dumps(plan.results))
+        for counts in table(copy.get("n-samples")).values():
+            if isinstance(counts, dict) and is_count(counts.get("effective")):
+                counts["effective"] += 1
+        plan.add_file(EFFECTIVE_CHANGED, copy, lines=False)
+    return EFFECTIVE_CHANGED
 
 
 def _one_record_changed(plan: _Plan, task: Task, samples_path: str) -> str:
