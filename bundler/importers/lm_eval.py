@@ -303,8 +303,9 @@ def _task(plan: _Plan, task: Task, samples_path: str | None) -> None:
     if samples_path is None:
         shown = ", ".join(f"{k} = {v!r}" for k, v in task.figures.items() if "," in k)
         plan.cannot.append(
-            f"The figures of {task.name} ({shown or 'none stated'}): the run was made "
-            "without --log_samples, so no per-sample value is stored to re-derive them from."
+            f"The figures of {task.name} ({shown or 'none stated'}): no samples file of "
+            "the task is beside the results (a run made without --log_samples writes none), "
+            "so no per-sample value is stored to re-derive them from."
         )
         return
     changed = _one_record_changed(plan, task, samples_path)
