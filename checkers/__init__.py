@@ -29,6 +29,7 @@ FAMILIES = (
     "intent",
     "inspect_log",
     "promptfoo",
+    "lm_eval",
 )
 FAMILY_OF = {
     "call-args-schema@1": "config_change",
@@ -50,6 +51,9 @@ FAMILY_OF = {
     "inspect-status@2": "inspect_log",
     "intent-expectations@1": "intent",
     "intent-expectations@2": "intent",
+    "lm-eval-counts@1": "lm_eval",
+    "lm-eval-hashes@1": "lm_eval",
+    "lm-eval-metric@1": "lm_eval",
     "merge-reconstruct@1": "config_change",
     "merge-reconstruct@2": "config_change",
     "no-write-attempts@1": "config_change",

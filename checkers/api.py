@@ -38,6 +38,9 @@ class Reading:
 
     yaml_aliases: bool = False  # expand anchors/aliases (bounded) instead of refusing them
     json_constants: bool = False  # NaN / Infinity read as numbers instead of refused
+    # JSON Lines split at "\n" only, as the format says, not at every Unicode line break:
+    # a writer with ensure_ascii=False leaves U+2028 or U+0085 unescaped inside a string
+    lines_at_newline: bool = False
 
 
 STRICT = Reading()

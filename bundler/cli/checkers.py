@@ -58,6 +58,7 @@ def list_checkers(name: str | None) -> None:
                 for on, text in (
                     (role.reading.yaml_aliases, ", YAML aliases expanded"),
                     (role.reading.json_constants, ", NaN/Infinity read"),
+                    (role.reading.lines_at_newline, ", lines end at \\n only"),
                 )
                 if on
             )

@@ -103,6 +103,30 @@ def promptfoo(results: Path, output: Path | None, name: str | None, version: str
     _report(import_promptfoo(results, target, name=name, version=version))
 
 
+@import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@_source_options("run", "lm-eval-TASKS")
+def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> None:
+    """Import an lm-evaluation-harness run (its output folder or results_*.json).
+
+    The results file and the run's samples files (--log_samples) are copied unchanged.
+    Per task: the sample counts against n-samples and --limit, every stored hash
+    (doc, prompt, target, task) recomputed, and each figure whose aggregation is the
+    mean (with its stderr) re-derived from the per-sample values, each with a negative
+    control. Other aggregations, bootstrap stderrs, group figures and every figure of a
+    run without samples are listed as what the bundle cannot support.
+
+    \b
+    Example:
+      reprobundle import lm-eval out/ -o lm-bundle && reprobundle build lm-bundle
+    """
+    from bundler.importers import slug
+    from bundler.importers.lm_eval import import_lm_eval
+
+    target = output or path.parent / (name or f"lm-eval-{slug(path.stem)}"[:64])
+    _report(import_lm_eval(path, target, name=name, version=version))
+
+
 def _report(done: Imported) -> None:
     click.echo(
         f"wrote {done.source}: {done.cases} cases, {len(done.claims)} claims "

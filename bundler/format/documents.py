@@ -29,6 +29,7 @@ class Caps:
     depth: int | None = None
     yaml_aliases: bool = False  # expand anchors and aliases (bounded) instead of refusing
     json_constants: bool = False  # NaN and Infinity read as numbers instead of refused
+    lines_at_newline: bool = False  # JSON Lines split at "\n" only (Reading.lines_at_newline)
 
 
 def kind_of(name: str) -> Kind | None:
@@ -59,7 +60,11 @@ def _parse(text: str, name: str, kind: Kind, caps: Caps) -> Any:
     if kind == "jsonl":
         try:
             return strictjson.loads_lines(
-                text, caps.values, constants=caps.json_constants, huge_numbers=True
+                text,
+                caps.values,
+                constants=caps.json_constants,
+                huge_numbers=True,
+                newline_only=caps.lines_at_newline,
             )
         except ValueError as exc:
             raise DocumentProblem(f"{name}:{exc}") from None

@@ -94,12 +94,22 @@ def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
 
 
 def loads_lines(
-    text: str, max_values: int | None = None, *, constants: bool = False, huge_numbers: bool = False
+    text: str,
+    max_values: int | None = None,
+    *,
+    constants: bool = False,
+    huge_numbers: bool = False,
+    newline_only: bool = False,
 ) -> list[tuple[int, Any]]:
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
-    ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines."""
+    ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines.
+    Lines end at every Unicode line break, or with ``newline_only`` at ``\n`` alone (a
+    ``\r`` before it dropped), as JSON Lines specifies."""
+    lines = text.split("\n") if newline_only else text.splitlines()
+    if newline_only:
+        lines = [line.removesuffix("\r") for line in lines]
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 records.append(

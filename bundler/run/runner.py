@@ -159,6 +159,22 @@ def _load_one(
     if path not in listed:
         raise _LoadError(f"{path} is not a file of the bundle")
     data = _read(root, path, listed[path])
+    try:
+        return parse_input(data, path, kind, reading, listed[path])
+    except documents.DocumentProblem as exc:
+        raise _LoadError(str(exc)) from None
+
+
+def parse_input(
+    data: bytes, path: str, kind: InputKind, reading: Reading = STRICT, sha256: str = ""
+) -> Any:
+    """A file's bytes as a role of ``kind`` receives them, read as verify reads them
+    (strictly, within ``LOAD_LIMITS``): importers read logs with it before writing cases.
+    ``sha256`` (of ``data``) keys the YAML memory. Raises ``documents.DocumentProblem``."""
+    if len(data) > LOAD_LIMITS.bytes:
+        raise documents.DocumentProblem(
+            f"{path} is {len(data)} bytes; an input is at most {LOAD_LIMITS.bytes}"
+        )
     if kind is InputKind.BYTES:
         return data
     caps = documents.Caps(
@@ -167,18 +183,20 @@ def _load_one(
         depth=LOAD_LIMITS.depth,
         yaml_aliases=reading.yaml_aliases,
         json_constants=reading.json_constants,
+        lines_at_newline=reading.lines_at_newline,
     )
-    try:
-        text = documents.decode(data, path)
-        if kind is InputKind.TEXT:
-            return text
-        if kind is InputKind.JSONL:
-            return documents.parse(text, path, "jsonl", caps)
-        if path.endswith(".json"):
-            return documents.parse(text, path, "json", caps)
-        return _parse_yaml(listed[path], text, path, caps)
-    except documents.DocumentProblem as exc:
-        raise _LoadError(str(exc)) from None
+    text = documents.decode(data, path)
+    if kind is InputKind.TEXT:
+        return text
+    if kind is InputKind.JSONL:
+        return documents.parse(text, path, "jsonl", caps)
+    if path.endswith(".json"):
+        return documents.parse(text, path, "json", caps)
+    if not sha256:
+        import hashlib
+
+        sha256 = hashlib.sha256(data).hexdigest()
+    return _parse_yaml(sha256, text, path, caps)
 
 
 # YAML inputs parsed before, by content (SHA-256, as re-checked on reading) and caps: the
