@@ -167,3 +167,108 @@ def test_an_attestation_about_a_bundle_the_archive_does_not_hold_is_refused(
     )
     assert code == 3
     assert "attestation.subject" in err
+
+
+# -- RFC 3161 time-stamps, from a local authority made with openssl ts ---------------------
+
+TS_CONFIG = """[ tsa ]
+default_tsa = tsa_config1
+[ tsa_config1 ]
+dir = .
+serial = $dir/serial
+crypto_device = builtin
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+other_policies = 1.2.3.4.5
+certs = $dir/none.pem
+digests = sha256
+accuracy = secs:1
+ordering = yes
+tsa_name = yes
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+"""
+
+
+def _openssl(folder: Path, *args: str) -> None:
+    import subprocess
+
+    done = subprocess.run(["openssl", *args], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def _authority(folder: Path, name: str) -> Path:
+    """A root CA and a time-stamping certificate it issued, in ``folder/name``."""
+    home = folder / name
+    home.mkdir()
+    (home / "ts.cnf").write_text(TS_CONFIG)
+    (home / "serial").write_text("01\n")
+    (home / "none.pem").write_text("")
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    _openssl(
+        home, "req", "-x509", *curve, "-keyout", "ca.key", "-out", "ca.crt", "-days", "30",
+        "-subj", f"/CN={name} root", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+    )  # fmt: skip
+    _openssl(home, "req", *curve, "-keyout", "tsa.key", "-out", "tsa.csr", "-subj", f"/CN={name}")
+    (home / "tsa.ext").write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=critical,timeStamping\n"
+    )
+    _openssl(
+        home, "x509", "-req", "-in", "tsa.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "tsa.crt", "-days", "30", "-extfile", "tsa.ext",
+    )  # fmt: skip
+    return home
+
+
+def _stamp(authority: Path, data: Path, out: Path) -> Path:
+    _openssl(authority, "ts", "-query", "-data", str(data), "-sha256", "-cert", "-out", "q.tsq")
+    _openssl(
+        authority, "ts", "-reply", "-config", "ts.cnf", "-queryfile", "q.tsq",
+        "-signer", "tsa.crt", "-inkey", "tsa.key", "-out", str(out),
+    )  # fmt: skip
+    return out
+
+
+@pytest.fixture(scope="module")
+def authorities(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("tsa")
+    return {name: _authority(folder, name) for name in ("Test TSA", "Other TSA")}
+
+
+def test_a_checked_time_stamp_is_kept_with_the_preregistration(
+    root: Path, prereg: Path, authorities: dict[str, Path], tmp_path: Path
+) -> None:
+    tsa = authorities["Test TSA"]
+    token = _stamp(tsa, prereg, tmp_path / "p.tsr")
+    code, out, err = cli(
+        root, "preregister", str(prereg), "--timestamp", str(token),
+        "--tsa-cert", str(tsa / "ca.crt"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "time-stamped" in out and "CN=Test TSA" in out
+    stamp = _log(root)[-1]["data"]["timestamp"]  # type: ignore[index]
+    assert stamp["authority"] == "CN=Test TSA" and stamp["time"][:4].isdigit()
+    with Archive.open(root) as archive:
+        assert archive.store.path(stamp["sha256"]).read_bytes() == token.read_bytes()
+
+
+@pytest.mark.parametrize("wrong", ["other file", "other root", "not a token"])
+def test_a_time_stamp_that_does_not_hold_refuses_the_record(
+    root: Path, prereg: Path, authorities: dict[str, Path], tmp_path: Path, wrong: str
+) -> None:
+    tsa = authorities["Test TSA"]
+    other = tmp_path / "other.json"
+    other.write_text("something else")
+    token = _stamp(tsa, other if wrong == "other file" else prereg, tmp_path / "p.tsr")
+    if wrong == "not a token":
+        token.write_bytes(b"\x30\x03\x02\x01\x00")
+    root_cert = authorities["Other TSA" if wrong == "other root" else "Test TSA"] / "ca.crt"
+    before = len(_log(root))
+    code, _, err = cli(
+        root, "preregister", str(prereg), "--timestamp", str(token), "--tsa-cert", str(root_cert)
+    )
+    assert code == 3, err
+    assert "[timestamp." in err
+    assert len(_log(root)) == before

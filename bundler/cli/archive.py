@@ -230,10 +230,28 @@ def add(
 @archive.command("preregister", epilog=EXITS["preregister"])
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @trust_options("whose signatures on it to name, besides the archive's own")
+@click.option(
+    "--timestamp",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="An RFC 3161 time-stamp response (.tsr) over FILE's bytes, checked and kept with it.",
+)
+@click.option(
+    "--tsa-cert",
+    "tsa_roots",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The time-stamping authority's root certificate (PEM) you trust (repeatable).",
+)
 @click.pass_obj
 @handle_errors
 def preregister(
-    root: Path | None, /, file: Path, trust_files: tuple[Path, ...], trust_store: Path | None
+    root: Path | None,
+    /,
+    file: Path,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    timestamp: Path | None,
+    tsa_roots: tuple[Path, ...],
 ) -> None:
     """Record FILE, a pre-registration (`reprobundle preregister`), in the archive's log.
 
@@ -242,21 +260,32 @@ def preregister(
     it existed no later than that entry (the pre-registration cannot show its own time).
     `archive show NAME@VERSION` lists the pre-registrations of that name.
 
+    With --timestamp, an RFC 3161 response over FILE (ask any time-stamping authority:
+    `openssl ts -query -data FILE -sha256 -cert -out req.tsq`, then send req.tsq) is
+    checked against --tsa-cert and kept: its time is a third party's, not the archive's.
+
     \b
     Example:
       reprobundle archive preregister mybundle.prereg.json
+      reprobundle archive preregister p.json --timestamp p.tsr --tsa-cert tsa-root.pem
     """
+    from bundler.errors import UsageError
     from bundler.signatures.trust import load_trusted_keys
 
+    if tsa_roots and timestamp is None:
+        raise UsageError("--tsa-cert checks a --timestamp; give the time-stamp response too")
     keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
-        done = store.preregister(file, keys)
+        done = store.preregister(file, keys, timestamp, tsa_roots)
     d = done.data
     signed = ", ".join(k[:16] for k in d["signers"]) or "no trusted key"
     click.echo(
         f"recorded pre-registration of {d['name']}@{d['version']} identity sha256:"
         f"{d['identity']} (signed by {signed}) as log record #{done.seq} at {done.at}"
     )
+    if "timestamp" in d:
+        stamp = d["timestamp"]
+        click.echo(f"time-stamped {stamp['time']} by {stamp['authority']} (RFC 3161, checked)")
 
 
 @archive.command("list", epilog=EXITS["list"])
@@ -389,6 +418,9 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
                 f"pre-registration of {t(k.data.get('name'))}@{t(k.data.get('version'))}, "
                 f"identity sha256:{t(k.data.get('identity'))}"
             )
+            stamp = k.data.get("timestamp")
+            if isinstance(stamp, dict):
+                what += f", time-stamped {t(stamp.get('time'))} by {t(stamp.get('authority'))}"
         else:
             what = f"attestation of a verification: {t(k.data.get('result'))}"
         click.echo(f"  #{k.seq} {k.at}  {what}; signed by {signed}")

@@ -200,10 +200,17 @@ class Archive:
 
     # -- statements kept beside the bundles ---------------------------------------------
 
-    def preregister(self, file: Path, given: Sequence[TrustedKey] = ()) -> Recorded:
+    def preregister(
+        self,
+        file: Path,
+        given: Sequence[TrustedKey] = (),
+        timestamp: Path | None = None,
+        tsa_roots: Sequence[Path] = (),
+    ) -> Recorded:
         """Store a pre-registration and log it: the log's checkpoints then show it existed
-        no later than that entry."""
-        return statements.preregister(self, file, tuple(given))
+        no later than that entry (and an RFC 3161 ``timestamp``, checked against
+        ``tsa_roots``, shows when on a third party's clock)."""
+        return statements.preregister(self, file, tuple(given), timestamp, tuple(tsa_roots))
 
     def attest(self, file: Path, given: Sequence[TrustedKey] = ()) -> Recorded:
         """Store an attestation of a verification of a bundle the archive holds (signed by

@@ -62,8 +62,16 @@ def _usable(trusted: tuple[TrustedKey, ...]) -> list[Any]:
     return [k.key for k in trusted if not k.revoked]
 
 
-def preregister(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> Recorded:
-    """Store and log a pre-registration (``reprobundle preregister``'s file)."""
+def preregister(
+    archive: Archive,
+    file: Path,
+    given: tuple[TrustedKey, ...] = (),
+    timestamp: Path | None = None,
+    tsa_roots: tuple[Path, ...] = (),
+) -> Recorded:
+    """Store and log a pre-registration (``reprobundle preregister``'s file); with
+    ``timestamp``, an RFC 3161 response over the file's bytes, checked against the
+    authority's root certificates ``tsa_roots`` and kept with it."""
     from bundler.format.preregistration import PAYLOAD_TYPE
     from bundler.signatures.preregistration import open_preregistration
 
@@ -73,7 +81,8 @@ def preregister(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()
         found = open_preregistration(data, _usable(trusted))
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "pre-registration") from None
-    record = {
+    stamp = _stamp(data, timestamp, tsa_roots) if timestamp is not None else None
+    record: dict[str, Any] = {
         "sha256": _store(archive, file, data),
         "payload_type": PAYLOAD_TYPE,
         "identity": found.identity,
@@ -82,7 +91,23 @@ def preregister(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()
         "claims": [c.id for c in found.view.claims],
         "signers": list(found.signers),
     }
+    if stamp is not None and timestamp is not None:
+        record["timestamp"] = {**stamp, "sha256": _store(archive, timestamp, _read(timestamp))}
     return _log(archive, "preregister", record)
+
+
+def _stamp(data: bytes, token: Path, roots: tuple[Path, ...]) -> dict[str, Any]:
+    """A time-stamp token over ``data``, checked (``signatures.timestamps``)."""
+    from bundler.signatures.timestamps import TimestampProblem, check
+
+    try:
+        stamp = check(_read(token), data, [_read(root) for root in roots])
+    except TimestampProblem as exc:
+        raise ArchiveRefused(
+            "the pre-registration was not recorded: its time-stamp does not hold",
+            [Problem(str(token), exc.code, exc.message)],
+        ) from None
+    return {"time": stamp.time, "authority": stamp.authority, "serial": stamp.serial}
 
 
 def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> Recorded:
