@@ -123,6 +123,12 @@ CODES: dict[str, Code] = {
     "preregistration.too_large": Code("a pre-registration larger than the reader takes", _U),
     "preregistration.payload_type": Code("an envelope that holds no pre-registration", _U),
     "preregistration.other_bundle": Code("a pre-registration of another bundle name", _U),
+    # -- RFC 3161 time-stamps (archive preregister --timestamp) ---------------------------
+    "timestamp.format": Code("a time-stamp response that cannot be read", _R),
+    "timestamp.invalid": Code("a time-stamp that is not over these bytes or not signed", _R),
+    "timestamp.untrusted": Code("no root certificate to check a time-stamp against", _R),
+    "timestamp.root": Code("a --tsa-cert that is not a PEM certificate", _R),
+    "timestamp.unavailable": Code("rfc3161-client is not installed", _R),
     "key.format": Code("a key file is not an Ed25519 key in a known form", _U),
     "key.algorithm": Code("a key of another algorithm than Ed25519", _U),
     "key.passphrase": Code("the key needs a passphrase (or another one)", _U),

@@ -36,6 +36,11 @@ EXITS = {
         "3 a file was refused (integrity, signature, a name and version stored with other bytes)",
     ),
     "list": exit_help("0 listed", _WRITE, _LOG),
+    "preregister": exit_help(
+        "0 recorded",
+        _WRITE,
+        "3 refused (it does not read as a pre-registration)",
+    ),
     "show": exit_help(
         "0 shown", "2 usage error (no such bundle), or the archive cannot be read", _LOG
     ),
@@ -150,6 +155,14 @@ def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path 
 @archive.command("add", epilog=EXITS["add"])
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @trust_options("to trust for this add, besides the archive's own")
+@click.option(
+    "--attestation",
+    "attestations",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="An attestation of a verification of one of these bundles (`verify --attest`), "
+    "signed by a trusted key: kept beside it and logged (repeatable).",
+)
 @limit_options
 @click.pass_obj
 @handle_errors
@@ -159,6 +172,7 @@ def add(
     files: tuple[Path, ...],
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
+    attestations: tuple[Path, ...],
     **limit_values: int,
 ) -> None:
     """Check each FILE (strict read, signatures, every hash) and store it by its SHA-256.
@@ -173,12 +187,20 @@ def add(
     Example:
       reprobundle archive add out/*.bundle.tar.zst
       reprobundle archive add signed.bundle.tar.gz --trust alice.pub
+      reprobundle archive add b.bundle.tar.zst --attestation b.intoto.json --trust rita.pub
     """
     from bundler.signatures.trust import load_trusted_keys
+    from bundler.store.errors import ArchiveRefused
 
     keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
         report = store.add(files, limits_from(limit_values), keys)
+        kept, refused = [], []
+        for file in attestations if not report.refused else ():
+            try:
+                kept.append(store.attest(file, keys))
+            except ArchiveRefused as exc:  # the bundles stay added; say what was not kept
+                refused += exc.problems
     for bundle in report.added:
         click.echo(
             f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}  {bundle.signer}"
@@ -190,11 +212,80 @@ def add(
         )
     for bundle in report.already:
         click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
+    for done in kept:
+        d = done.data
+        click.echo(
+            f"attested {d['name']}@{d['version']}  {d['result']}  signed by "
+            f"{', '.join(k[:16] for k in d['signers'])}  (log record #{done.seq})"
+        )
     for problem in report.warnings:
         click.echo(f"reprobundle: warning: {problem}", err=True)
     failure = report.failure()
     if failure is not None:
         raise failure
+    if refused:
+        raise ArchiveRefused(f"{len(refused)} attestation(s) were not recorded", refused)
+
+
+@archive.command("preregister", epilog=EXITS["preregister"])
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@trust_options("whose signatures on it to name, besides the archive's own")
+@click.option(
+    "--timestamp",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="An RFC 3161 time-stamp response (.tsr) over FILE's bytes, checked and kept with it.",
+)
+@click.option(
+    "--tsa-cert",
+    "tsa_roots",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The time-stamping authority's root certificate (PEM) you trust (repeatable).",
+)
+@click.pass_obj
+@handle_errors
+def preregister(
+    root: Path | None,
+    /,
+    file: Path,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    timestamp: Path | None,
+    tsa_roots: tuple[Path, ...],
+) -> None:
+    """Record FILE, a pre-registration (`reprobundle preregister`), in the archive's log.
+
+    The file is stored by its SHA-256 and the log records its identity, bundle name and
+    version, claims and the trusted keys that signed it; the next checkpoint then shows
+    it existed no later than that entry (the pre-registration cannot show its own time).
+    `archive show NAME@VERSION` lists the pre-registrations of that name.
+
+    With --timestamp, an RFC 3161 response over FILE (ask any time-stamping authority:
+    `openssl ts -query -data FILE -sha256 -cert -out req.tsq`, then send req.tsq) is
+    checked against --tsa-cert and kept: its time is a third party's, not the archive's.
+
+    \b
+    Example:
+      reprobundle archive preregister mybundle.prereg.json
+      reprobundle archive preregister p.json --timestamp p.tsr --tsa-cert tsa-root.pem
+    """
+    from bundler.errors import UsageError
+    from bundler.signatures.trust import load_trusted_keys
+
+    if tsa_roots and timestamp is None:
+        raise UsageError("--tsa-cert checks a --timestamp; give the time-stamp response too")
+    keys = load_trusted_keys(trust_files, trust_store)
+    with opened(root) as store:
+        done = store.preregister(file, keys, timestamp, tsa_roots)
+    d = done.data
+    signed = ", ".join(k[:16] for k in d["signers"]) or "no trusted key"
+    click.echo(
+        f"recorded pre-registration of {d['name']}@{d['version']} identity sha256:"
+        f"{d['identity']} (signed by {signed}) as log record #{done.seq} at {done.at}"
+    )
+    if "timestamp" in d:
+        stamp = d["timestamp"]
+        click.echo(f"time-stamped {stamp['time']} by {stamp['authority']} (RFC 3161, checked)")
 
 
 @archive.command("list", epilog=EXITS["list"])
@@ -288,8 +379,9 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     """
     with opened(root, read_only=True) as store:
         shown = store.show(bundle)
+        kept = store.statements(shown.bundle.name, shown.bundle.digest)
     if json_target:
-        write_json(json_target, shown.to_dict())
+        write_json(json_target, {**shown.to_dict(), "statements": [k.to_dict() for k in kept]})
         if json_target == "-":
             return
     from bundler.errors import one_line as t  # bundle text stays on its line
@@ -318,6 +410,20 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
             click.echo(
                 f"      - {t(problem['where'])}: {t(problem['message'])} [{t(problem['code'])}]"
             )
+    click.echo(f"Statements {len(kept)} kept beside it (log record, time, what)")
+    for k in kept:
+        signed = ", ".join(s[:16] for s in k.data.get("signers", [])) or "no trusted key"
+        if k.event == "preregister":
+            what = (
+                f"pre-registration of {t(k.data.get('name'))}@{t(k.data.get('version'))}, "
+                f"identity sha256:{t(k.data.get('identity'))}"
+            )
+            stamp = k.data.get("timestamp")
+            if isinstance(stamp, dict):
+                what += f", time-stamped {t(stamp.get('time'))} by {t(stamp.get('authority'))}"
+        else:
+            what = f"attestation of a verification: {t(k.data.get('result'))}"
+        click.echo(f"  #{k.seq} {k.at}  {what}; signed by {signed}")
 
 
 @archive.command("verify", epilog=EXITS["verify"])

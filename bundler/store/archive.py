@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from bundler.errors import Problem
 from bundler.signatures.trust import Policy, TrustedKey
 from bundler.store import add as adding
-from bundler.store import audit, checkpoint, index, query, rebuild, signers, trust
+from bundler.store import audit, checkpoint, index, query, rebuild, signers, statements, trust
 from bundler.store import export as exporting
 from bundler.store import verify as verifying
 from bundler.store.add import AddReport
@@ -29,6 +29,7 @@ from bundler.store.errors import ArchiveError, db_failure, os_failure
 from bundler.store.index import BundleRow, VerificationRow
 from bundler.store.objects import Store
 from bundler.store.query import MIN_PREFIX, Shown
+from bundler.store.statements import Recorded
 from bundler.store.verify import Batch
 
 if TYPE_CHECKING:
@@ -197,6 +198,30 @@ class Archive:
         """One bundle, its claims and its whole verification history."""
         return query.show(self.conn, selector)
 
+    # -- statements kept beside the bundles ---------------------------------------------
+
+    def preregister(
+        self,
+        file: Path,
+        given: Sequence[TrustedKey] = (),
+        timestamp: Path | None = None,
+        tsa_roots: Sequence[Path] = (),
+    ) -> Recorded:
+        """Store a pre-registration and log it: the log's checkpoints then show it existed
+        no later than that entry (and an RFC 3161 ``timestamp``, checked against
+        ``tsa_roots``, shows when on a third party's clock)."""
+        return statements.preregister(self, file, tuple(given), timestamp, tuple(tsa_roots))
+
+    def attest(self, file: Path, given: Sequence[TrustedKey] = ()) -> Recorded:
+        """Store an attestation of a verification of a bundle the archive holds (signed by
+        a trusted key) and log it."""
+        return statements.attest(self, file, tuple(given))
+
+    def statements(self, name: str | None = None, digest: str | None = None) -> list[Recorded]:
+        """Pre-registrations of ``name`` and attestations of the bundle ``digest`` the log
+        records, oldest first."""
+        return statements.recorded(self, name, digest)
+
     # -- trust --------------------------------------------------------------------------
 
     def trust(self, given: Sequence[TrustedKey] = ()) -> Policy:
@@ -232,7 +257,9 @@ class Archive:
         """Walk the whole chain, check it against every checkpoint (the ones this archive
         kept and any given), and cross-check the index and the trust store against the
         log. Collects every problem; never raises for what it finds."""
-        return audit.verify_log(self, extra)
+        report = audit.verify_log(self, extra)
+        report.problems.extend(statements.damaged(self))  # the statements kept beside
+        return report
 
     def audit(self) -> None:
         """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
