@@ -16,6 +16,9 @@ from typing import Any
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
 from .results import COUNTS, ERROR, counts, kind_of, read_rows, rerun, skip_reason
 
+# A wider tolerance on a pass rate would admit a claim and its opposite (1.0 +- 0.99).
+MAX_TOLERANCE = 0.05
+
 RESULTS_ROLE = Role(
     "results",
     InputKind.BYTES,
@@ -45,8 +48,16 @@ def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "the totals the file states: tests, successes, failures, errors -> integer, and "
             "pass_rate (successes / tests: errors count in the denominator)",
             (dict,),
+            states=("promptfoo.count_mismatch",),
         ),
-        Param("tolerance", "largest accepted |claimed - recomputed| pass rate", (float, int), 1e-9),
+        Param(
+            "tolerance",
+            "largest accepted |claimed - recomputed| pass rate",
+            (float, int),
+            1e-9,
+            at_least=0,
+            below=MAX_TOLERANCE,
+        ),
     ],
     reasons={"promptfoo.count_mismatch": "a total recomputed from the rows is not the claimed one"},
     counterexample=_stats_counterexample,
@@ -116,6 +127,7 @@ def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             "assertions are all model-graded is an error, not a pass)",
             (int,),
             1,
+            at_least=1,
         )
     ],
     reasons={
