@@ -34,7 +34,7 @@ from bundler.format.manifest import (
 )
 from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
-from bundler.run.runner import params_problems, same_file, vacuity
+from bundler.run.runner import params_problems, range_problems, same_file, vacuity
 from checkers import yamlfile
 
 SOURCE_NAME = "bundle.yaml"
@@ -457,7 +457,10 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
         wrong = params_problems(found, case["params"])
         for message in wrong:
             out.add(("cases", i, "params"), "case.params", message)
-        refused = None if wrong else vacuity(found, case["params"])
+        outside = [] if wrong else range_problems(found, case["params"])
+        for message in outside:
+            out.add(("cases", i, "params"), "case.params_out_of_range", message)
+        refused = None if wrong or outside else vacuity(found, case["params"])
         if refused is not None:
             out.add(("cases", i, "params"), f"case.{refused.codes[0]}", refused.message)
         twice = same_file(found, case["inputs"])
