@@ -13,7 +13,16 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+    first_failing,
+)
 from .results import COUNTS, ERROR, counts, kind_of, read_rows, rerun, skip_reason
 
 # A wider tolerance on a pass rate would admit a claim and its opposite (1.0 +- 0.99).
@@ -27,15 +36,20 @@ RESULTS_ROLE = Role(
 
 
 def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Rows giving the first claimed total one more than claimed (or a pass rate of 1 or 0)."""
+    """Rows giving the first claimed total one more than claimed, or a pass rate of 0 or
+    of 1, whichever is outside the tolerance (both ends are tried)."""
     key, value = next(iter(params["claimed"].items()), ("tests", 0))
-    kind = {"errors": (False, ERROR), "failures": (False, 1)}.get(key, (True, 0))
+
+    def rows(success: bool, reason: int, n: int) -> Mapping[str, Any]:
+        row = {"success": success, "failureReason": reason, "response": {"output": "x"}}
+        return {"results": json.dumps({"results": {"version": 3, "results": [row] * n}}).encode()}
+
     if key == "pass_rate":
-        kind, n = ((False, 1), 1) if value == 1 else ((True, 0), 1)
-    else:
-        n = int(value) + 1 if isinstance(value, int) else 1
-    row = {"success": kind[0], "failureReason": kind[1], "response": {"output": "x"}}
-    return {"results": json.dumps({"results": {"version": 3, "results": [row] * n}}).encode()}
+        return first_failing(
+            promptfoo_stats.function, params, (rows(False, 1, 1), rows(True, 0, 1))
+        )
+    kind = {"errors": (False, ERROR), "failures": (False, 1)}.get(key, (True, 0))
+    return rows(*kind, int(value) + 1 if isinstance(value, int) else 1)
 
 
 @checker(
