@@ -319,7 +319,7 @@ def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
     admit an input that fails with a reason saying that statement is wrong: a check that
     can fail on one claimed figure, or for a reason no figure causes, says nothing of the
     others."""
-    refused = _can_fail(found, params)
+    refused = params_refused(found, params) or _can_fail(found, params)
     if refused is not None:
         return refused
     full = {p.name: p.default for p in found.params if not p.required}
