@@ -229,6 +229,7 @@ def _finding(plan: _Plan) -> None:
             "inputs": {"log": plan.log_path},
             "params": params,
             "expect": "fail",
+            "kind": "finding",  # the log's own fields, not a planted control
             "expect_reasons": sorted(codes),
         }
     )
