@@ -333,7 +333,7 @@ def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
                 (f"{param.name}.{k}", {**params, param.name: {k: v}}) for k, v in value.items()
             ]
         else:
-            parts = [(param.name, params)]
+            parts = [(param.name, dict(params))]
         for what, part in parts:
             refused = _can_fail(found, part, param.states, what)
             if refused is not None:
