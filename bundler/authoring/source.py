@@ -139,8 +139,7 @@ def read_source(root: Path, output: Path | None = None) -> SourcePlan:
             out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
         _claim_problems(document, out)
-        if not out.problems:  # the cases run on the source's files only when all else holds
-            _unnamed_reasons(root, document, out)
+        _unnamed_reasons(root, document, out)
     if out.problems:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
     document = {key: value for key, value in document.items() if key != "files"}
@@ -522,8 +521,10 @@ def _case(doc: Mapping[str, Any]) -> Case:
 
 def _unnamed_reasons(root: Path, document: Mapping[str, Any], out: _Collector) -> None:
     """Every case expected to fail names its expect_reasons: the problem gives the exact
-    line to add, from the verdict the case gets on the source's files."""
+    line to add, from the verdict the case gets on the source's files (run only when
+    nothing else is wrong with the source)."""
     code = {c["name"]: c for c in document.get("code", ())}
+    runs = not out.problems
     for i, doc in enumerate(document["cases"]):
         if doc["expect"] != "fail" or doc.get("expect_reasons"):
             continue
@@ -531,8 +532,10 @@ def _unnamed_reasons(root: Path, document: Mapping[str, Any], out: _Collector) -
             entry = code.get(doc["checker"][len(BUNDLED_PREFIX) :], {})
             declared = ", ".join(entry.get("reasons", {})) or "none declared"
             hint = f"name the ones it must fail with, from its code entry's reasons ({declared})"
-        else:
+        elif runs:
             hint = _reasons_line(root, _case(doc), document)
+        else:
+            hint = f"name the ones it must fail with (see `reprobundle checkers {doc['checker']}`)"
         out.add(
             ("cases", i),
             "case.no_expect_reasons",
