@@ -316,3 +316,11 @@ def test_trial_stats_v2_shows_each_claimed_figure_can_fail_not_only_a_mixed_conf
         from bundler.run.runner import run_checker
 
         assert "stats.mismatch" in run_checker(found, inputs or {}, params).codes, name
+
+
+def test_vacuity_tries_both_ends_of_a_pass_rate_not_only_one_extreme() -> None:
+    # 0.97 +- 0.04 admits rates from 0.93 up: rows passing every time do not contradict it,
+    # rows passing never do; trying only the end far from 0 called it vacuous
+    found = checkers.registry()["promptfoo-stats@1"]
+    assert vacuity(found, {"claimed": {"pass_rate": 0.97}, "tolerance": 0.04}) is None
+    assert vacuity(found, {"claimed": {"tests": 2, "pass_rate": 0.03}, "tolerance": 0.04}) is None
