@@ -207,7 +207,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
         if claim.get("negative_control_waiver"):
             limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
         if controls_text(claim):
-            limits += f'<li class="controls">{e(controls_text(claim))}</li>'
+            limits += f'<li class="controls">{breakable(controls_text(claim))}</li>'
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"
