@@ -161,8 +161,7 @@ def judge_claim(
         why = (
             f"{tally}, but no negative control of this claim shows that "
             f"{'; '.join(uncontrolled)} can fail (a control must run the same checker with "
-            "the same params and fail for one of its own reasons), "
-            "and no waiver"
+            "the same params and fail for one of its own reasons), and no waiver"
         )
         if unnamed:
             why += (
