@@ -146,9 +146,16 @@ CODES: dict[str, Code] = {
     "case.role_shape": Code("one path where the role takes a list, or the reverse", _U),
     "case.unlisted_input": Code("a case input is not one of the bundle's files", _U),
     "case.params": Code("a case's params do not fit its checker", _U),
+    "case.params_out_of_range": Code("a number param outside its documented range", _U),
+    "case.no_expect_reasons": Code(
+        "a case expected to fail names no expect_reasons (the line to add is given)", _U
+    ),
     "case.expect_reasons": Code("expect_reasons on a case that does not expect fail", _U),
     "case.unknown_reason": Code("expect_reasons names a code the checker never gives", _U),
     "claim.no_negative_control": Code("a claim rests on checks never shown able to fail", _L),
+    "claim.nothing_claimed": Code(
+        "a claim names only planted controls: no passing case, no finding", _L
+    ),
     "build.home_verify": Code("the new bundle could not be verified at home", _B),
     "build.rejected": Code("the new bundle was rejected at home", _B),
     # -- running cases -----------------------------------------------------------------
@@ -157,6 +164,7 @@ CODES: dict[str, Code] = {
     "input.tampered": Code("bundled code changed an input while it ran", _C),
     "params.invalid": Code("a param is missing, unknown or of the wrong type", _C),
     "params.vacuous": Code("params under which the checker cannot fail (no counterexample)", _C),
+    "params.out_of_range": Code("a number param outside the range its checker documents", _C),
     "input.same_file": Code("one file given to two roles the checker compares", _C),
     "checker.raised": Code("the checker raised (a bug, never a verdict)", _C),
     "checker.bad_verdict": Code("the checker returned something that is not a verdict", _C),

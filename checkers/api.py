@@ -10,6 +10,7 @@ codes it may return. Codes are part of the format: bundles name them in
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -66,16 +67,61 @@ _REQUIRED: Any = object()
 
 @dataclass(frozen=True)
 class Param:
-    """One documented parameter. ``types`` is checked by the runner before the call."""
+    """One documented parameter. ``types`` is checked by the runner before the call, and
+    so is the range of a number: ``at_least`` and ``at_most`` (inclusive), ``below``
+    (exclusive, for a tolerance: a wider one would admit a claim and its opposite).
+    ``states`` marks a param that states what the evidence must show (a figure, or a
+    mapping of figures) and names the reason codes a wrong statement fails with: the
+    vacuity check asks, for each entry of a mapping on its own (the rest of the params
+    as given), for an input that fails with one of them."""
 
     name: str
     doc: str
     types: tuple[type, ...]
     default: Any = _REQUIRED
+    at_least: float | None = None
+    at_most: float | None = None
+    below: float | None = None
+    states: tuple[str, ...] = ()
 
     @property
     def required(self) -> bool:
         return self.default is _REQUIRED
+
+    @property
+    def numeric(self) -> bool:
+        return bool({int, float} & set(self.types))
+
+    @property
+    def range(self) -> str:
+        """The accepted range in words (empty for a param that is not a number)."""
+        if not self.numeric:
+            return ""
+        whole = float not in self.types
+        bounds = [
+            f"at least {_number(self.at_least)}" if self.at_least is not None else "",
+            f"at most {_number(self.at_most)}" if self.at_most is not None else "",
+            f"below {_number(self.below)}" if self.below is not None else "",
+        ]
+        words = ", ".join(b for b in bounds if b) or "any finite value"
+        return f"{'a whole number' if whole else 'a number'}, {words}"
+
+    def out_of_range(self, value: Any) -> str | None:
+        """Why ``value`` is outside this param's range, or None. Only numbers are
+        judged (a wrong type is the type check's); NaN and infinities never fit."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or not self.numeric:
+            return None
+        inside = math.isfinite(value)
+        inside = inside and (self.at_least is None or value >= self.at_least)
+        inside = inside and (self.at_most is None or value <= self.at_most)
+        inside = inside and (self.below is None or value < self.below)
+        if inside:
+            return None
+        return f"param {self.name!r} is {value!r}, outside its range: {self.range}"
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
 
 
 @dataclass(frozen=True)
@@ -141,6 +187,7 @@ COMMON_ERRORS: Mapping[str, str] = {
     "input.unreadable": "an input file could not be read or parsed as its role requires",
     "input.invalid": "an input parsed but does not have the documented shape",
     "params.invalid": "a param is missing, unknown or of the wrong type",
+    "params.out_of_range": "a number param is outside the range its checker documents",
     "params.vacuous": "under these params the checker cannot fail on any input (its "
     "counterexample does not fail it), so a pass would show nothing",
     "input.same_file": "one file is given to two roles the checker compares with each "

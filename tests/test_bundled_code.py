@@ -291,4 +291,4 @@ def test_reports_with_code_and_signatures_follow_the_report_schema(
     ):
         report = json.loads(json.dumps(to_json(result)))
         assert schema_problems(report) == []
-        assert report["report_format"] == "reprobundle-report/1.2"
+        assert report["report_format"] == "reprobundle-report/1.3"

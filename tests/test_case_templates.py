@@ -46,6 +46,7 @@ TEMPLATE = """  - id: run-{n}
     checker: structured-equal@1
     inputs: {actual: inputs/bad.yaml, expected: inputs/expected.yaml}
     expect: fail
+    expect_reasons: [content.changed]
 """
 
 

@@ -86,6 +86,7 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
         "    params: {markers: ['^(a+)+$']}\n    expect: pass\n"
         "  - id: caught\n    checker: contamination@1\n    inputs: {transcripts: runs}\n"
         "    params: {markers: ['!']}\n    expect: fail\n"
+        "    expect_reasons: [contamination.detected]\n"
         "claims:\n  - id: clean\n    statement: The run is clean.\n"
         "    cases: [clean, caught]\n"
         "    negative_control_waiver: the control runs another marker; this is about time\n"

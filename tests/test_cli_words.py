@@ -181,14 +181,13 @@ def test_build_names_the_expect_reasons_to_add(tmp_path: Path) -> None:
     source = copy_source(tmp_path)
     text = (source / "bundle.yaml").read_text()
     (source / "bundle.yaml").write_text(text.replace("    expect_reasons: [content.removed]\n", ""))
-    code, out, err = run("build", str(source), "-o", str(tmp_path / "q.bundle.tar.zst"), "-q")
-    assert code == 0, err
+    code, _, err = run("build", str(source), "-o", str(tmp_path / "q.bundle.tar.zst"), "-q")
+    assert code == 2  # a control that does not say what it shows is refused, with the line
     assert (
-        "note: case dropped-rule-is-caught failed at home with [content.removed] but does not "
-        "say which reasons it must fail with; pin them by adding to it: "
-        "expect_reasons: [content.removed]"
-    ) in err
-    assert "note:" not in out
+        "case 'dropped-rule-is-caught' expects fail but names no expect_reasons" in err
+        and "add this line to the case: expect_reasons: [content.removed]" in err
+    )
+    assert not (tmp_path / "q.bundle.tar.zst").exists()
 
 
 def test_a_refused_build_names_the_reasons_the_control_gave(tmp_path: Path) -> None:

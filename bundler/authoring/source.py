@@ -36,7 +36,7 @@ from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.preregistration import input_names
-from bundler.run.runner import params_problems, same_file, vacuity
+from bundler.run.runner import params_problems, range_problems, same_file, vacuity
 from checkers import yamlfile
 
 SOURCE_NAME = "bundle.yaml"
@@ -163,6 +163,7 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
             out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
         _claim_problems(document, out)
+        _unnamed_reasons(root, document, out)
     if out.problems:
         raise SourceError(f"{source_file} has {len(out.problems)} problem(s)", out.problems)
     prereg = (
@@ -503,7 +504,10 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
         wrong = params_problems(found, case["params"])
         for message in wrong:
             out.add(("cases", i, "params"), "case.params", message)
-        refused = None if wrong else vacuity(found, case["params"])
+        outside = [] if wrong else range_problems(found, case["params"])
+        for message in outside:
+            out.add(("cases", i, "params"), "case.params_out_of_range", message)
+        refused = None if wrong or outside else vacuity(found, case["params"])
         if refused is not None:
             out.add(("cases", i, "params"), f"case.{refused.codes[0]}", refused.message)
         twice = same_file(found, case["inputs"])
@@ -519,11 +523,22 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
 
 
 def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
-    from bundler.format.claims import check_of  # the same rule verify applies to the outcomes
+    # the same rules verify applies to the outcomes
+    from bundler.format.claims import check_of, claims_something
 
     cases = {c["id"]: _case(c) for c in document["cases"]}
     for i, claim in enumerate(document["claims"]):
         mine = [cases[c] for c in claim["cases"] if c in cases]
+        if mine and not claims_something(mine):
+            out.add(
+                ("claims", i),
+                "claim.nothing_claimed",
+                f"claim {claim['id']!r} names only planted controls "
+                f"({', '.join(c.id for c in mine)}; patterns included): they show that a "
+                "checker can fail, and nothing about the subject; add a case that expects "
+                "pass, or mark a real output the author judges wrong as kind: finding",
+            )
+            continue
         controls = {check_of(c) for c in mine if c.is_negative_control}
         needed = dict.fromkeys(check_of(c) for c in mine if not c.is_negative_control)
         missing = [check for check in needed if check not in controls]
@@ -539,4 +554,68 @@ def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
 
 
 def _case(doc: Mapping[str, Any]) -> Case:
-    return Case(doc["id"], doc["checker"], doc["inputs"], doc.get("params", {}), doc["expect"])
+    return Case(
+        doc["id"],
+        doc["checker"],
+        doc["inputs"],
+        doc.get("params", {}),
+        doc["expect"],
+        tuple(doc.get("expect_reasons", ())),
+        doc.get("kind", "control" if doc["expect"] == "fail" else None),
+    )
+
+
+def _unnamed_reasons(root: Path, document: Mapping[str, Any], out: _Collector) -> None:
+    """Every case expected to fail names its expect_reasons: the problem gives the exact
+    line to add, from the verdict the case gets on the source's files (run only when
+    nothing else is wrong with the source)."""
+    code = {c["name"]: c for c in document.get("code", ())}
+    runs = not out.problems
+    for i, doc in enumerate(document["cases"]):
+        if doc["expect"] != "fail" or doc.get("expect_reasons"):
+            continue
+        if doc["checker"].startswith(BUNDLED_PREFIX):
+            entry = code.get(doc["checker"][len(BUNDLED_PREFIX) :], {})
+            declared = ", ".join(entry.get("reasons", {})) or "none declared"
+            hint = f"name the ones it must fail with, from its code entry's reasons ({declared})"
+        elif runs:
+            hint = _reasons_line(root, _case(doc), document)
+        else:
+            hint = f"name the ones it must fail with (see `reprobundle checkers {doc['checker']}`)"
+        out.add(
+            ("cases", i),
+            "case.no_expect_reasons",
+            f"case {doc['id']!r} expects fail but names no expect_reasons, so nothing says "
+            f"what its failure shows (a failure for an unrelated reason would count); {hint}",
+        )
+
+
+def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
+    """``add this line ...`` with the codes the case fails with here, or why not."""
+    from bundler.format.hashing import sha256_files
+    from bundler.run.runner import run_case
+
+    found = checkers.get(case.checker)
+    if found is None:
+        return "name the reason codes it must fail with"
+    paths = [p for ref in case.inputs.values() for p in ([ref] if isinstance(ref, str) else ref)]
+    folders = tuple(p.rstrip("/") + "/" for p in paths)
+    used = [
+        f["path"] for f in document["files"] if f["path"] in paths or f["path"].startswith(folders)
+    ]
+    try:
+        hashes = sha256_files([str(root / path) for path in used])
+    except OSError as exc:
+        return f"name the reason codes it must fail with (its inputs cannot be read: {exc})"
+    listed = {path: hashed[0] for path, hashed in zip(used, hashes, strict=True)}
+    verdict = run_case(case, root, listed)
+    if verdict.status == "fail":
+        return (
+            f"it fails here with {', '.join(verdict.codes)}; if that is what it shows, add this "
+            f"line to the case: expect_reasons: [{', '.join(verdict.codes)}]"
+        )
+    observed = "passes" if verdict.status == "pass" else f"errors ({verdict.message})"
+    return (
+        f"it {observed} here; name the reasons it must fail with (see `reprobundle checkers "
+        f"{found.key}`)"
+    )

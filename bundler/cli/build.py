@@ -90,14 +90,6 @@ def build(
             f"never packed into another): {', '.join(result.skipped)}",
             err=True,
         )
-    for case in result.home_report.get("cases", []):  # on stderr, so even with --quiet
-        if case["expect"] == "fail" and not case["expect_reasons"] and case["verdict"] == "fail":
-            codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
-            click.echo(
-                f"note: case {case['id']} failed at home with [{codes}] but does not say which "
-                f"reasons it must fail with; pin them by adding to it: expect_reasons: [{codes}]",
-                err=True,
-            )
     if quiet:
         click.echo(str(result.path))
         return

@@ -66,7 +66,11 @@ def list_checkers(name: str | None) -> None:
         click.echo("params:")
         for param in found.params:
             default = "required" if param.required else f"default {json.dumps(param.default)}"
-            click.echo(f"  {param.name} ({default}): {param.doc}")
+            shown = "; ".join(filter(None, [default, param.range]))
+            states = (
+                f" [a wrong value fails with {', '.join(param.states)}]" if param.states else ""
+            )
+            click.echo(f"  {param.name} ({shown}): {param.doc}{states}")
         if not found.params:
             click.echo("  (none)")
         click.echo(

@@ -7,7 +7,11 @@ params (defaults filled in) and fails for one of that checker's own reasons, not
 input, param or checker error (``checkers.api.COMMON_ERRORS``); or the claim carries a
 ``negative_control_waiver``, which the report prints with the pairs it waives. A
 control of another check, or one that failed on a parse error, shows nothing about
-this one. ``inconclusive`` never counts as support nor as contradiction, and every
+this one. A control counts only when it names its ``expect_reasons`` (what it shows) and
+runs the check of one of the claim's passing cases; the report lists, per claim, the
+reasons its counted controls showed. A claim must claim something: one with no passing
+case and no finding (only planted controls) is ``inconclusive``, whatever its manifest's
+format says. ``inconclusive`` never counts as support nor as contradiction, and every
 status carries its denominators.
 """
 
@@ -41,6 +45,17 @@ class ClaimResult:
     # (checker, params as canonical JSON) of passing cases that no control of the
     # claim exercises; a waiver covers them, or the claim is not supported
     uncontrolled: tuple[str, ...] = ()
+    # per check of a passing case, the reasons its counted controls showed
+    controls_showed: tuple[ControlsShowed, ...] = ()
+
+
+@dataclass(frozen=True)
+class ControlsShowed:
+    """What the counted controls of one check showed: the reason codes they failed with."""
+
+    check: str
+    reasons: tuple[str, ...]
+    cases: tuple[str, ...]
 
 
 def effective_params(case: Case) -> dict[str, Any]:
@@ -69,17 +84,40 @@ def substantive_reasons(case: Case, manifest: Manifest | None) -> frozenset[str]
     return frozenset(declared) - frozenset(COMMON_ERRORS)
 
 
+def counts_as_control(result: CaseResult, manifest: Manifest | None) -> bool:
+    """A reproduced expected failure that names its ``expect_reasons`` and whose verdict
+    names one of its checker's substantive reasons: it shows its check can fail, and
+    says for what. One that names no reasons shows a failure nobody said to expect."""
+    return (
+        result.case.is_negative_control
+        and bool(result.case.expect_reasons)
+        and result.outcome == "reproduced"
+        and result.verdict.status == "fail"
+        and bool(set(result.verdict.codes) & substantive_reasons(result.case, manifest))
+    )
+
+
 def controlled_checks(results: Sequence[CaseResult], manifest: Manifest | None) -> set[str]:
-    """The checks shown able to fail by these results: a reproduced expected failure
-    whose verdict names one of its checker's substantive reasons."""
-    return {
-        check_of(r.case)
-        for r in results
-        if r.case.is_negative_control
-        and r.outcome == "reproduced"
-        and r.verdict.status == "fail"
-        and set(r.verdict.codes) & substantive_reasons(r.case, manifest)
-    }
+    """The checks shown able to fail by these results (``counts_as_control``)."""
+    return {check_of(r.case) for r in results if counts_as_control(r, manifest)}
+
+
+def claims_something(cases: Sequence[Case]) -> bool:
+    """A passing case or a finding says something about the subject; planted controls
+    only show that a checker can fail."""
+    return any(not c.is_negative_control or c.is_finding for c in cases)
+
+
+def _showed(
+    results: Sequence[CaseResult], needed: Sequence[str], manifest: Manifest | None
+) -> tuple[ControlsShowed, ...]:
+    shown = []
+    for check in needed:
+        mine = [r for r in results if check_of(r.case) == check and counts_as_control(r, manifest)]
+        if mine:
+            reasons = sorted({code for r in mine for code in r.verdict.codes})
+            shown.append(ControlsShowed(check, tuple(reasons), tuple(r.case.id for r in mine)))
+    return tuple(shown)
 
 
 def judge_claim(
@@ -104,13 +142,32 @@ def judge_claim(
         why = f"{tally}; {counts['inconclusive']} inconclusive ({pending})"
     elif total == 0:
         status, why = "inconclusive", "the claim names no case"
+    elif not claims_something([r.case for r in mine]):
+        status = "inconclusive"
+        why = (
+            f"{tally}, but every one is a planted control: they show that a checker can "
+            "fail on a planted input and nothing about the subject (a claim needs a passing "
+            "case or a finding)"
+        )
     elif uncontrolled and not claim.negative_control_waiver:
         status = "inconclusive"
+        unnamed = [
+            r.case.id
+            for r in mine
+            if r.case.is_negative_control
+            and not r.case.expect_reasons
+            and check_of(r.case) in uncontrolled
+        ]
         why = (
             f"{tally}, but no negative control of this claim shows that "
             f"{'; '.join(uncontrolled)} can fail (a control must run the same checker with "
             "the same params and fail for one of its own reasons), and no waiver"
         )
+        if unnamed:
+            why += (
+                f"; {', '.join(unnamed)} name(s) no expect_reasons, so what they show is "
+                "not said and they do not count"
+            )
     else:
         status = "supported"
         why = f"{tally}, {controls} of them negative control(s)"
@@ -127,6 +184,7 @@ def judge_claim(
         negative_controls=controls,
         waiver=waiver,
         uncontrolled=uncontrolled,
+        controls_showed=_showed(mine, needed, manifest),
     )
 
 

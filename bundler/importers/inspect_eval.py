@@ -237,7 +237,8 @@ def _finding(plan: _Plan) -> None:
             "inputs": {"log": plan.log_path},
             "params": params,
             "expect": "fail",
-            "expect_reasons": codes,
+            "kind": "finding",  # the log's own fields, not a planted control
+            "expect_reasons": sorted(codes),
         }
     )
     errored = len(log.errored)

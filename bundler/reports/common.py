@@ -144,6 +144,18 @@ def _count(number: int, word: str) -> str:
     return f"{number} {word}" + ("" if number == 1 else "s")
 
 
+def controls_text(claim: Mapping[str, Any]) -> str:
+    """``controls showed: CODES for CHECK; ...``: the reasons the claim's counted controls
+    failed with, per check of its passing cases (empty for a report before 1.3)."""
+    shown = claim.get("controls_showed")
+    if shown is None:
+        return ""
+    if not shown:
+        return "controls showed: nothing (no counted control)"
+    parts = [f"{', '.join(s['reasons'])} for {s['check']}" for s in shown]
+    return "controls showed: " + "; ".join(parts)
+
+
 def claim_cases(report: Mapping[str, Any], claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     by_id = {c["id"]: c for c in report.get("cases", [])}
     return [by_id[i] for i in claim["cases"] if i in by_id]

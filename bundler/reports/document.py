@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # only its fields are read: reports import nothing that runs 
 
 # 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
 # findings, the checkers and libraries of verify_environment.
-REPORT_FORMAT = "reprobundle-report/1.2"
+REPORT_FORMAT = "reprobundle-report/1.3"
 
 INDEPENDENT = "independently checked"
 OWN_CODE = "checked by the bundle's own code"
@@ -104,6 +104,10 @@ def to_json(verification: Verification) -> dict[str, Any]:
                 "negative_controls": c.negative_controls,
                 "negative_control_waiver": c.waiver,
                 "uncontrolled_checks": list(c.uncontrolled),
+                "controls_showed": [
+                    {"check": s.check, "reasons": list(s.reasons), "cases": list(s.cases)}
+                    for s in c.controls_showed
+                ],
                 "limits": list(c.claim.limits),
                 "checked_by": _claim_checked_by(verification, c.claim.cases),
                 "verdicts": verdicts_text([cases[i] for i in c.claim.cases]),

@@ -26,6 +26,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
+    controls_text,
     expected_text,
     findings,
     is_rejection,
@@ -211,6 +212,8 @@ def _claims_section(report: Mapping[str, Any]) -> str:
         limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
         if claim.get("negative_control_waiver"):
             limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
+        if controls_text(claim):
+            limits += f'<li class="controls">{breakable(controls_text(claim))}</li>'
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"

@@ -23,6 +23,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
+    controls_text,
     expected_text,
     is_rejection,
     observed_text,
@@ -180,6 +181,7 @@ def _claim_suites(
                 ("claim.status", claim["status"]),
                 ("claim.verdicts", verdicts_text(claim_cases(report, claim))),
                 ("claim.why", claim["why"]),
+                *(("claim.controls_showed", text) for text in [controls_text(claim)] if text),
                 *(
                     ("claim.preregistration", line)
                     for line in (pre[1] if pre else [])

@@ -19,6 +19,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
+    controls_text,
     findings,
     is_rejection,
     observed_text,
@@ -178,6 +179,8 @@ def _limits(report: Mapping[str, Any]) -> list[str]:
             )
         if claim["status"] != "supported":
             limits.append(f"{claim['status']}: {escape(claim['why'])}")
+        if controls_text(claim):
+            limits.append(escape(controls_text(claim)))
         if report.get("bundled_code") and claim.get("checked_by"):
             limits.append(escape(claim["checked_by"]))
         out.append(f"- {code(claim['id'])}:")

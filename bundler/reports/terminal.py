@@ -20,6 +20,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
+    controls_text,
     findings,
     observed_text,
     one_line_all,
@@ -176,6 +177,8 @@ def _claims_table(report: Mapping[str, Any]) -> Table:
             lines.append(Text(claim["checked_by"], style="yellow"))
         if claim.get("negative_control_waiver"):
             lines.append(Text(f"negative control waived: {claim['negative_control_waiver']}"))
+        if controls_text(claim):
+            lines.append(Text(controls_text(claim), style="dim"))
         claims.add_row(
             Text(claim["status"], style=STYLE.get(claim["status"], "")),
             Group(*lines),

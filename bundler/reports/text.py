@@ -17,6 +17,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
+    controls_text,
     findings,
     observed_text,
     one_line_all,
@@ -199,6 +200,8 @@ def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
                 "      ",
                 "        ",
             )
+        if controls_text(claim):
+            out += _wrap(controls_text(claim), width, "      ", "        ")
     return out
 
 

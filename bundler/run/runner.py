@@ -95,6 +95,29 @@ def params_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def range_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
+    """Why a number in ``params`` is outside its param's documented range (empty if none
+    is); the message names the param, the value and the range."""
+    problems = []
+    for param in found.params:
+        why = param.out_of_range(params[param.name]) if param.name in params else None
+        if why:
+            problems.append(f"{found.key}: {why}")
+    return problems
+
+
+def params_refused(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    """The error verdict of params the checker does not take (``params.invalid``) or whose
+    numbers are outside their documented range (``params.out_of_range``); else None."""
+    problems = params_problems(found, params)
+    if problems:
+        return Verdict.errored("params.invalid", "; ".join(problems))
+    outside = range_problems(found, params)
+    if outside:
+        return Verdict.errored("params.out_of_range", "; ".join(outside))
+    return None
+
+
 def _fits(value: Any, param: Param) -> bool:
     if isinstance(value, bool) and bool not in param.types:
         return False  # True is an int in Python, never in a param
@@ -313,6 +336,38 @@ def _vacuous(found: Checker, why: str) -> Verdict:
 
 
 def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
+    """The params as given must admit a failing input; and every statement they make (a
+    param with ``states``; each entry of a mapping on its own, the rest as given) must
+    admit an input that fails with a reason saying that statement is wrong: a check that
+    can fail on one claimed figure, or for a reason no figure causes, says nothing of the
+    others."""
+    refused = params_refused(found, params) or _can_fail(found, params)
+    if refused is not None:
+        return refused
+    full = {p.name: p.default for p in found.params if not p.required}
+    full.update(params)
+    for param in found.params:
+        value = full.get(param.name)
+        if not param.states or value is None:
+            continue
+        if isinstance(value, Mapping) and len(value) > 1:
+            parts = [
+                (f"{param.name}.{k}", {**params, param.name: {k: v}}) for k, v in value.items()
+            ]
+        else:
+            parts = [(param.name, dict(params))]
+        for what, part in parts:
+            refused = _can_fail(found, part, param.states, what)
+            if refused is not None:
+                return refused
+    return None
+
+
+def _can_fail(
+    found: Checker, params: Mapping[str, Any], codes: tuple[str, ...] = (), what: str = ""
+) -> Verdict | None:
+    """None when the counterexample of ``params`` fails the checker for one of its own
+    reasons (one of ``codes``, when given: the reasons that say ``what`` is wrong)."""
     if found.counterexample is None:
         return _vacuous(found, "it declares no counterexample, so nothing shows it can fail")
     full = {p.name: p.default for p in found.params if not p.required}
@@ -328,22 +383,24 @@ def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
         return Verdict.errored(
             "checker.raised", f"{found.key}'s counterexample raised {type(exc).__name__}: {exc}"
         )
+    about = f"{what}: " if what else ""
     if inputs is None:
-        return _vacuous(found, "no input fails it")
+        return _vacuous(found, f"{about}no input fails it")
     verdict = run_checker(found, inputs, params)
-    if failed_substantively(verdict):
+    if failed_substantively(verdict) and (not codes or set(codes) & set(verdict.codes)):
         return None
-    if verdict.status == "error" and "params.invalid" in verdict.codes:
+    if verdict.status == "error" and {"params.invalid", "params.out_of_range"} & set(verdict.codes):
         return verdict
     observed = verdict.status + (f" {list(verdict.codes)}" if verdict.reasons else "")
-    return _vacuous(found, f"its counterexample gives {observed}, not a failure of the check")
+    wanted = f"a failure with {' or '.join(codes)}" if codes else "a failure of the check"
+    return _vacuous(found, f"{about}its counterexample gives {observed}, not {wanted}")
 
 
 def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Call a checker and police what comes back."""
-    problems = params_problems(found, params)
-    if problems:
-        return Verdict.errored("params.invalid", "; ".join(problems))
+    refused = params_refused(found, params)
+    if refused is not None:
+        return refused
     full = {p.name: p.default for p in found.params if not p.required}
     full.update(params)
     try:
@@ -481,9 +538,9 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
         return Verdict.errored(
             "checker.unavailable", f"this verifier has no checker {case.checker}"
         )
-    problems = params_problems(found, case.params)
-    if problems:
-        return Verdict.errored("params.invalid", "; ".join(problems))
+    refused = params_refused(found, case.params)
+    if refused is not None:
+        return refused
     twice = same_file(found, case.inputs)
     if twice:
         return Verdict.errored("input.same_file", twice)

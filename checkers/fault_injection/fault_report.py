@@ -287,6 +287,7 @@ def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "the planned scenario count the report must state (null = not pinned)",
             (int, type(None)),
             None,
+            at_least=1,
         ),
         Param(
             "scenarios",

@@ -43,6 +43,9 @@ from .trials import (
     parse_trials,
 )
 
+# pass@k needs k samples per task: the counterexample builds two tasks of k each
+MAX_K = 10_000
+
 
 def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Trials whose figures differ from the claimed ones: k trials of one or two tasks,
@@ -50,7 +53,7 @@ def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     of both 0 and 1: no trial set can contradict it (a tolerance of 0.99 accepts a
     claimed pass@3 of 0.95 over 30 failed trials)."""
     k, claimed, tolerance = params["k"], params["claimed"], params["tolerance"]
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10_000:
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         return None
     if not isinstance(claimed, Mapping) or not isinstance(tolerance, int | float):
         return None
@@ -91,17 +94,26 @@ def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         )
     ],
     params=[
-        Param("k", "trials per task for pass@k and pass^k (>= 1)", (int,)),
+        Param(
+            "k",
+            "trials per task for pass@k and pass^k (>= 1)",
+            (int,),
+            at_least=1,
+            at_most=MAX_K,
+        ),
         Param(
             "claimed",
             "the figures the report states, figure name -> value (fractions as 0..1); at least one",
             (dict,),
+            states=("stats.mismatch",),
         ),
         Param(
             "tolerance",
             "absolute tolerance for fractions (counts must match exactly)",
             (float, int),
             0.0005,
+            at_least=0,
+            below=MAX_TOLERANCE,
         ),
         Param(
             "environment_failures",
@@ -300,20 +312,29 @@ def _describe(name: str, figures: Mapping[str, int | float | None]) -> str:
 
 
 def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Samples whose figures differ from the claimed ones (k samples of one or two tasks,
+    one configuration, all successes or all failures); else two tasks under two
+    configurations (``stats.config_mixed``)."""
     k = params.get("k")
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         return None
     fields = {**DEFAULT_FIELDS, **params.get("fields", {})}
     first = params.get("first_sample", 1)
-    lines: list[tuple[int, dict[str, Any]]] = []
-    for n, task in enumerate(("task-a", "task-b")):
-        for i in range(k):
-            record: dict[str, Any] = {fields["task"]: task, fields["outcome"]: True}
-            if fields["sample"]:
-                record[fields["sample"]] = first + i
-            record[fields["config"] or "config"] = {"run": n}  # two configs: stats.config_mixed
-            lines.append((len(lines) + 1, record))
-    return {"trials": lines}
+
+    def samples(tasks: int, outcome: bool, mixed: bool) -> dict[str, Any]:
+        lines: list[tuple[int, dict[str, Any]]] = []
+        for n, task in enumerate(("task-a", "task-b")[:tasks]):
+            for i in range(k):
+                record: dict[str, Any] = {fields["task"]: task, fields["outcome"]: outcome}
+                if fields["sample"]:
+                    record[fields["sample"]] = first + i
+                record[fields["config"] or "config"] = {"run": n if mixed else 0}
+                lines.append((len(lines) + 1, record))
+        return {"trials": lines}
+
+    candidates = (samples(tasks, outcome, False) for tasks in (1, 2) for outcome in (False, True))
+    found = first_failing(trial_stats_v2.function, params, candidates)
+    return found if found is not None else samples(2, True, True)
 
 
 @checker(
@@ -330,18 +351,25 @@ def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     ],
     params=[
         Param(
-            "k", "samples per task drawn for pass@k and pass^k (>= 1; tasks need n >= k)", (int,)
+            "k",
+            "samples per task drawn for pass@k and pass^k (>= 1; tasks need n >= k)",
+            (int,),
+            at_least=1,
+            at_most=MAX_K,
         ),
         Param(
             "claimed",
             "the figures the report states, figure name -> value (fractions as 0..1); at least one",
             (dict,),
+            states=("stats.mismatch",),
         ),
         Param(
             "tolerance",
             "absolute tolerance for fractions (counts must match exactly); below 0.05",
             (float, int),
             0.0005,
+            at_least=0,
+            below=MAX_TOLERANCE,
         ),
         Param(
             "environment_failures",
@@ -356,7 +384,14 @@ def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             (dict,),
             {},
         ),
-        Param("first_sample", "the first sample index of each task: 0 or 1", (int,), 1),
+        Param(
+            "first_sample",
+            "the first sample index of each task: 0 or 1",
+            (int,),
+            1,
+            at_least=0,
+            at_most=1,
+        ),
         Param(
             "outcomes",
             "result text -> success | failure | environment_failure, added to the defaults "

@@ -157,18 +157,26 @@ def _synthetic_header(status: str = "success") -> dict[str, Any]:
     roles=[LOG_ROLE],
     params=[
         *FIGURE_PARAMS,
-        Param("claimed", "the figure the header states", (float, int)),
+        Param(
+            "claimed",
+            "the figure the header states",
+            (float, int),
+            states=("inspect.figure_mismatch",),
+        ),
         Param(
             "scored_samples",
             "the header's count of samples this figure averages (omit to leave unchecked)",
             (int,),
             default=None,
+            at_least=0,
         ),
         Param(
             "tolerance",
             "largest accepted |claimed - recomputed| (the header holds full precision; below 0.05)",
             (float, int),
             default=1e-9,
+            at_least=0,
+            below=MAX_TOLERANCE,
         ),
     ],
     reasons={
@@ -271,6 +279,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             f"the counts the header states: a table of {', '.join(COUNTS)} -> integer "
             "(total_samples counts sample x epoch records, as Inspect's header does)",
             (dict,),
+            states=("inspect.count_mismatch",),
         )
     ],
     reasons={

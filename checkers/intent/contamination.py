@@ -89,7 +89,13 @@ def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any
             (list,),
         ),
         Param("ignore_case", "match markers case-insensitively", (bool,), False),
-        Param("max_locations", "how many file:line locations to list per marker", (int,), 20),
+        Param(
+            "max_locations",
+            "how many file:line locations to list per marker",
+            (int,),
+            20,
+            at_least=0,
+        ),
     ],
     reasons={
         "contamination.detected": "a contamination marker occurs in a transcript "

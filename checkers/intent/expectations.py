@@ -223,11 +223,12 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     1,
     roles=list(_INPUT_ROLES),
     params=[
-        Param("min_pass", "N: the least number of cases that must pass", (int,)),
+        Param("min_pass", "N: the least number of cases that must pass", (int,), at_least=1),
         Param(
             "total",
             "M: the number of cases the suite must have (guards against a shrunk suite)",
             (int,),
+            at_least=1,
         ),
         _STATES_PARAM,
     ],
@@ -441,6 +442,7 @@ def _suite_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "file); 0 takes the file as it is",
             (int,),
             0,
+            at_least=0,
         )
     ],
     reasons={

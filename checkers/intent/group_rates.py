@@ -62,6 +62,7 @@ def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "claimed",
             'the counts the report claims, per group: {bare = "0/5", skill = "3/3"}',
             (dict,),
+            states=("rates.mismatch",),
         ),
     ],
     reasons={

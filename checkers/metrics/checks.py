@@ -64,6 +64,7 @@ def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | No
             "FIGURE is accuracy, precision, recall, f1 (fractions 0..1) or tp, fp, fn, "
             "tn, n (counts, exact)",
             (dict,),
+            states=("metrics.mismatch",),
         ),
         Param("positive", "the label counted as positive", (str,), default="fail"),
         Param("negative", "the other label", (str,), default="pass"),
@@ -73,6 +74,8 @@ def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | No
             "percentage rounded to one decimal); must be below 0.05",
             (float, int),
             default=0.0005,
+            at_least=0,
+            below=MAX_TOLERANCE,
         ),
     ],
     reasons={"metrics.mismatch": "a claimed figure differs from the recomputed one"},

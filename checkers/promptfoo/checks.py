@@ -20,7 +20,16 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..api import (
+    CheckerInputError,
+    InputKind,
+    Param,
+    Reason,
+    Role,
+    Verdict,
+    checker,
+    first_failing,
+)
 from .results import (
     COUNTS,
     ERROR,
@@ -41,6 +50,9 @@ from .results import (
     tokens_v2,
 )
 
+# A wider tolerance on a pass rate would admit a claim and its opposite (1.0 +- 0.99).
+MAX_TOLERANCE = 0.05
+
 RESULTS_ROLE = Role(
     "results",
     InputKind.BYTES,
@@ -49,15 +61,20 @@ RESULTS_ROLE = Role(
 
 
 def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Rows giving the first claimed total one more than claimed (or a pass rate of 1 or 0)."""
+    """Rows giving the first claimed total one more than claimed, or a pass rate of 0 or
+    of 1, whichever is outside the tolerance (both ends are tried)."""
     key, value = next(iter(params["claimed"].items()), ("tests", 0))
-    kind = {"errors": (False, ERROR), "failures": (False, 1)}.get(key, (True, 0))
+
+    def rows(success: bool, reason: int, n: int) -> Mapping[str, Any]:
+        row = {"success": success, "failureReason": reason, "response": {"output": "x"}}
+        return {"results": json.dumps({"results": {"version": 3, "results": [row] * n}}).encode()}
+
     if key == "pass_rate":
-        kind, n = ((False, 1), 1) if value == 1 else ((True, 0), 1)
-    else:
-        n = int(value) + 1 if isinstance(value, int) else 1
-    row = {"success": kind[0], "failureReason": kind[1], "response": {"output": "x"}}
-    return {"results": json.dumps({"results": {"version": 3, "results": [row] * n}}).encode()}
+        return first_failing(
+            promptfoo_stats.function, params, (rows(False, 1, 1), rows(True, 0, 1))
+        )
+    kind = {"errors": (False, ERROR), "failures": (False, 1)}.get(key, (True, 0))
+    return rows(*kind, int(value) + 1 if isinstance(value, int) else 1)
 
 
 @checker(
@@ -70,8 +87,16 @@ def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             "the totals the file states: tests, successes, failures, errors -> integer, and "
             "pass_rate (successes / tests: errors count in the denominator)",
             (dict,),
+            states=("promptfoo.count_mismatch",),
         ),
-        Param("tolerance", "largest accepted |claimed - recomputed| pass rate", (float, int), 1e-9),
+        Param(
+            "tolerance",
+            "largest accepted |claimed - recomputed| pass rate",
+            (float, int),
+            1e-9,
+            at_least=0,
+            below=MAX_TOLERANCE,
+        ),
     ],
     reasons={"promptfoo.count_mismatch": "a total recomputed from the rows is not the claimed one"},
     counterexample=_stats_counterexample,
@@ -141,6 +166,7 @@ def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             "assertions are all model-graded is an error, not a pass)",
             (int,),
             1,
+            at_least=1,
         )
     ],
     reasons={
@@ -205,7 +231,7 @@ def promptfoo_assert(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
 
 # -- version 2 ------------------------------------------------------------------------------
 
-MAX_TOLERANCE = 0.005  # half a percentage point: a rate written as a whole percent fits
+MAX_TOLERANCE_V2 = 0.005  # half a percentage point: a rate written as a whole percent fits
 MAX_MIN_RERUN = 100_000
 _CLAIMABLE = (*COUNTS, "pass_rate")
 
@@ -217,10 +243,10 @@ def _snake(name: str) -> str:
 def _claimed_v2(params: Mapping[str, Any]) -> dict[str, Any]:
     """The ``claimed`` and ``tolerance`` params, checked against their documented ranges."""
     tolerance = params["tolerance"]
-    if not (isinstance(tolerance, (int, float)) and 0 <= tolerance <= MAX_TOLERANCE):
+    if not (isinstance(tolerance, (int, float)) and 0 <= tolerance <= MAX_TOLERANCE_V2):
         raise CheckerInputError(
             "params.invalid",
-            f"tolerance must be from 0 to {MAX_TOLERANCE} (a wider one admits a pass rate "
+            f"tolerance must be from 0 to {MAX_TOLERANCE_V2} (a wider one admits a pass rate "
             f"and rates far from it), observed {tolerance!r}",
         )
     claimed = dict(params["claimed"])
@@ -284,7 +310,7 @@ _STATS_REASONS = {
         ),
         Param(
             "tolerance",
-            f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE}",
+            f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE_V2}",
             (float, int),
             1e-9,
         ),

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler.run.runner import params_problems, run_checker, vacuity
+from bundler.run.runner import params_refused, run_checker, vacuity
 from checkers import yamlfile
 from checkers.api import Checker, failed_substantively
 from checkers.witness import example
@@ -128,7 +128,7 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 def check_property(key: str, params: dict[str, Any]) -> bool | None:
     found = checkers.registry()[key]
-    if params_problems(found, params):
+    if params_refused(found, params) is not None:
         return None
     refused = vacuity(found, params)
     if refused is not None and "params.invalid" in refused.codes:
@@ -193,10 +193,9 @@ def test_trial_stats_counterexample_and_tolerance(
 ) -> None:
     params = {"k": k, "claimed": {**claimed, **counts}, "tolerance": tolerance}
     outcome = check_property("trial-stats@1", params)
-    unfalsifiable = any(max(v, 1 - v) <= tolerance for v in claimed.values())
-    if unfalsifiable:
+    if tolerance >= 0.05:  # outside the range: refused before the counterexample is asked
         assert outcome is None
-    else:
+    else:  # inside it every fraction 0..1 is at least 0.5 from 0 or from 1
         assert outcome is True
 
 
@@ -298,3 +297,80 @@ def test_witness_is_a_line_the_pattern_matches(pattern: str) -> None:
 @pytest.mark.parametrize("pattern", ["(?!)", "a^b", r"a\bb", "x{100000000}", "(unclosed"])
 def test_witness_of_a_pattern_that_matches_nothing_is_none(pattern: str) -> None:
     assert example(pattern) is None
+
+
+# -- every numeric param of every registered checker, across its whole range ---------------
+
+
+def _numeric_cases() -> list[tuple[str, dict[str, Any], str]]:
+    """(checker, params an example uses, a numeric param of it) for every registered
+    checker's every numeric param."""
+    base: dict[str, dict[str, Any]] = {}
+    for key, params in used_params():
+        base.setdefault(key, params)
+    return [
+        (key, base[key], param.name)
+        for key, found in sorted(checkers.registry().items())
+        for param in found.params
+        if param.numeric
+    ]
+
+
+def test_every_numeric_param_of_every_checker_documents_a_range() -> None:
+    found = [(key, name) for key, _, name in _numeric_cases()]
+    unbounded = [
+        (key, name)
+        for key, name in found
+        if not any(
+            getattr(p, bound) is not None
+            for p in checkers.registry()[key].params
+            if p.name == name
+            for bound in ("at_least", "at_most", "below")
+        )
+        and name != "claimed"  # a stated figure: any finite value, checked against the evidence
+    ]
+    assert found and unbounded == []
+
+
+@pytest.mark.parametrize(("key", "params", "name"), _numeric_cases(), ids=lambda v: str(v)[:40])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_accepted_params_admit_an_input_that_fails_across_each_range(
+    key: str, params: dict[str, Any], name: str, data: st.DataObject
+) -> None:
+    found = checkers.registry()[key]
+    param = next(p for p in found.params if p.name == name)
+    low = param.at_least if param.at_least is not None else -100.0
+    top = param.at_most if param.at_most is not None else param.below
+    high = top if top is not None else low + 200
+    whole = float not in param.types
+    # whole numbers: the low end of the range and its top (larger values cost time only)
+    inside = (
+        st.one_of(st.integers(int(low), int(min(high, low + 64))), st.just(int(high)))
+        if whole
+        else st.floats(low, high, exclude_max=param.below is not None, allow_nan=False)
+    )
+    bounds = [b for b in (param.at_least, param.at_most, param.below) if b is not None]
+    outside = [
+        *([param.at_least - 1] if param.at_least is not None else []),
+        *([param.at_most + 1] if param.at_most is not None else []),
+        *([param.below] if param.below is not None else []),
+    ]
+    strategies = [inside]
+    if bounds:
+        strategies.append(st.sampled_from([int(v) if whole else v for v in outside]))
+    if not whole:
+        strategies.append(st.sampled_from([float("nan"), float("inf")]))
+    value = data.draw(st.one_of(*strategies))
+    given_params = {**params, name: value}
+    if param.out_of_range(value):
+        refused = vacuity(found, given_params)
+        assert refused is not None and "params.out_of_range" in refused.codes
+        return
+    if params_refused(found, given_params) is not None:
+        return
+    refused = vacuity(found, given_params)
+    if refused is not None:  # refused params are never run: the property is about accepted ones
+        assert set(refused.codes) & {"params.invalid", "params.vacuous"}, refused
+        return
+    assert fails_on_its_counterexample(found, given_params) is True

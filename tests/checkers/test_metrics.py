@@ -176,10 +176,6 @@ def test_malformed_table_is_input_invalid(predictions: Any, fragment: str) -> No
         ({"claimed": {"checker": {"f1": "high"}}}, "fraction"),
         ({"claimed": {"checker": {"tp": 1.5}}}, "integer count"),
         ({"claimed": {"checker": {"f1": 1.0}}, "positive": "pass"}, "must differ"),
-        ({"claimed": {"checker": {"f1": 1.0}}, "tolerance": -1}, ">= 0"),
-        # a tolerance this wide accepts any claimed fraction: the check could not fail
-        ({"claimed": {"checker": {"f1": 0.0}}, "tolerance": 1}, "below 0.05"),
-        ({"claimed": {"checker": {"f1": 0.5}}, "tolerance": 0.5}, "below 0.05"),
         # a percentage where a fraction is documented: failing on it would be a negative
         # control that fails for the wrong reason
         ({"claimed": {"self-assessment": {"accuracy": 82.2}}}, "fraction 0..1"),
@@ -191,6 +187,23 @@ def test_bad_claims_are_params_invalid(params: dict[str, Any], fragment: str) ->
     verdict = run(table(), **params)
     assert (verdict.status, verdict.codes) == ("error", ("params.invalid",))
     assert fragment in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "fragment"),
+    [
+        (-1, "at least 0"),
+        # a tolerance this wide accepts any claimed fraction: the check could not fail
+        (1, "below 0.05"),
+        (0.5, "below 0.05"),
+    ],
+)
+def test_a_tolerance_outside_its_range_is_params_out_of_range(
+    tolerance: float, fragment: str
+) -> None:
+    verdict = run(table(), claimed={"checker": {"f1": 0.5}}, tolerance=tolerance)
+    assert (verdict.status, verdict.codes) == ("error", ("params.out_of_range",))
+    assert fragment in verdict.message and "'tolerance'" in verdict.message
 
 
 @settings(max_examples=100, deadline=None)
