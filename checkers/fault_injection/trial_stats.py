@@ -442,8 +442,8 @@ def _sample_verdict(
     ``fields.config`` (no configuration recorded, so none compared, and the verdict says so)."""
     k, claimed, rule = params["k"], params["claimed"], params["environment_failures"]
     tolerance = params["tolerance"]
-    if k < 1 or (v3 and k > MAX_K):
-        most = f" and <= {MAX_K}" if v3 else ""
+    if k < 1 or (v3 and k > MAX_K_V3):
+        most = f" and <= {MAX_K_V3}" if v3 else ""
         raise CheckerInputError(
             "params.invalid", f"k: expected an integer >= 1{most}, observed {k}"
         )
@@ -539,7 +539,7 @@ def _describe_v2(name: str, figures: Mapping[str, int | float | None]) -> str:
 
 # trial-stats@3: k at most this (pass@k is reported for k up to a few hundred; a bound
 # keeps the counterexample, k samples per task, quick to build and run).
-MAX_K = 1000
+MAX_K_V3 = 1000
 UNRECORDED_CONFIG = (
     "the samples record no configuration (fields.config is empty): not checked that they "
     "are repeats of one setup; the seed keeps it beside the trials (config.json)"
@@ -552,9 +552,9 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     then with a task lost to the environment or one sample short of k. None when no such
     set contradicts any claimed figure (a claimed ``tasks_excluded: 0`` with k = 1 and
     environment failures counted as failures: no task can be left out), or when k is
-    outside 1..MAX_K."""
+    outside 1..MAX_K_V3."""
     k = params.get("k")
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K_V3:
         return None
     given = params.get("fields")
     fields = {**DEFAULT_FIELDS, **(given if isinstance(given, Mapping) else {})}
@@ -605,8 +605,11 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     params=[
         Param(
             "k",
-            f"samples per task drawn for pass@k and pass^k: 1 <= k <= {MAX_K} (tasks need n >= k)",
+            f"samples per task drawn for pass@k and pass^k: 1 <= k <= {MAX_K_V3} "
+            "(tasks need n >= k)",
             (int,),
+            at_least=1,
+            at_most=MAX_K_V3,
         ),
         *(p for p in trial_stats_v2.params if p.name != "k"),
     ],

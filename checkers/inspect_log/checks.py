@@ -549,6 +549,8 @@ def _metric_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             f"up to {HEADER_TOLERANCE:g})",
             (float, int),
             default=1e-9,
+            at_least=0,
+            at_most=MAX_CLAIMED_TOLERANCE,
         ),
     ],
     reasons={

@@ -134,6 +134,8 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
             "writes full precision; at least 0, below 0.05)",
             (float, int),
             1e-9,
+            at_least=0,
+            below=0.05,
         ),
     ],
     reasons={

@@ -313,6 +313,8 @@ _STATS_REASONS = {
             f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE_V2}",
             (float, int),
             1e-9,
+            at_least=0,
+            at_most=MAX_TOLERANCE_V2,
         ),
     ],
     reasons=_STATS_REASONS,
@@ -447,6 +449,8 @@ def _assert_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             "closed: a file whose assertions are none re-run is an error, not a pass)",
             (int,),
             1,
+            at_least=1,
+            at_most=MAX_MIN_RERUN,
         )
     ],
     reasons={
