@@ -105,9 +105,9 @@ def test_report_whose_claim_names_a_missing_case_is_refused(supported: dict[str,
 
 
 def test_stored_report_with_duplicate_keys_is_refused() -> None:
-    from bundler.errors import UsageError
+    from bundler.errors import BundleRejected
 
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(BundleRejected) as caught:
         read_report(b'{"result": "error", "result": "supported"}', "r.json")
     assert "duplicate key 'result'" in caught.value.diagnostics()
 

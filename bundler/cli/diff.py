@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from bundler.cli._shared import handle_errors, is_terminal, limit_options, limits_from, write_json
+from bundler.cli._shared import (
+    exit_help,
+    handle_errors,
+    is_terminal,
+    limit_options,
+    limits_from,
+    write_json,
+)
 
 
 def _print_coloured(text: str, stream: Any) -> None:
@@ -23,9 +30,12 @@ def _print_coloured(text: str, stream: Any) -> None:
 
 
 @click.command(
-    epilog="""\b
-Exit codes: 0 the bundles are identical · 1 they differ · 2 usage error ·
-3 a bundle was rejected (integrity, format) · 5 internal error."""
+    epilog=exit_help(
+        "0 the bundles are identical",
+        "1 they differ",
+        "2 usage error",
+        "3 a bundle was rejected (integrity, format)",
+    )
 )
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
