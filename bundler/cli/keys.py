@@ -27,9 +27,12 @@ def _passphrase(confirm: bool, otherwise: str = "") -> bytes:
             "a passphrase is needed, but standard input is not a terminal to ask it on: "
             f"set ${PASSPHRASE_ENV}{otherwise}"
         )
-    text: str = click.prompt(
-        "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
-    )
+    try:
+        text: str = click.prompt(
+            "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
+        )
+    except click.Abort:  # end of input or Ctrl-C at the prompt
+        raise UsageError("no passphrase was given; nothing was written") from None
     return text.encode("utf-8")
 
 

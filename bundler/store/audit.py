@@ -174,14 +174,20 @@ def _pinned(
     archive: Archive, extra: Sequence[Path], problems: list[Problem]
 ) -> list[tuple[str, checkpoint.Checkpoint]]:
     """The checkpoints the archive kept and those given, each checked against the
-    archive's key (the ones that cannot be read are problems, not checkpoints)."""
+    archive's key (the ones that cannot be read are problems, not checkpoints); one given
+    that the archive also kept (a copy of the same bytes) is one checkpoint, not two."""
     public = checkpoint.load_public(archive.key_path.with_suffix(".pub"))
     pinned = []
+    seen: set[bytes] = set()
     kept = sorted(archive.checkpoints.glob("*.json")) if archive.checkpoints.is_dir() else []
     for path in [*kept, *extra]:
         where = f"checkpoint {path}"
         try:
-            issued = checkpoint.parse(Path(path).read_bytes(), where)
+            data = Path(path).read_bytes()
+            if data in seen:
+                continue
+            seen.add(data)
+            issued = checkpoint.parse(data, where)
         except ArchiveTampered as exc:
             problems.extend(exc.problems)
             continue

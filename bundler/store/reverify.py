@@ -112,6 +112,13 @@ def verify_one(job: Job) -> Outcome:
     return Outcome(job.digest, verification.status, verification.environment, claims, detail)
 
 
+WORKER_DIED = (
+    "the worker process died while verifying it (killed, or out of memory; or, run from a "
+    'script, the script\'s code is not inside `if __name__ == "__main__":`, so each worker '
+    "that imports it runs it again)"
+)
+
+
 def run(
     jobs: Sequence[Job],
     workers: int,
@@ -133,9 +140,7 @@ def run(
             yield outcome
     for job in broken:
         for _, outcome in _pool([job], 1, function, on_error):
-            yield outcome or on_error(
-                job, "the worker process died while verifying it (killed, or out of memory)"
-            )
+            yield outcome or on_error(job, WORKER_DIED)
 
 
 def _pool(
@@ -148,7 +153,9 @@ def _pool(
     if not jobs:
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_ignore_ctrl_c
+    ) as pool:
         futures: dict[Future[Outcome], Job] = {pool.submit(function, job): job for job in jobs}
         try:
             for future in as_completed(futures):
@@ -160,5 +167,17 @@ def _pool(
                 except Exception as exc:  # the job could not be sent or its result read
                     yield job, on_error(job, f"{type(exc).__name__}: {exc}")
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
+            # interrupted: start nothing new, and stop the workers (SIGTERM: each removes
+            # its work folder); Ctrl-C is this process's to report, not each worker's
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def _ignore_ctrl_c() -> None:
+    """A worker's first act: leave Ctrl-C (sent to the whole terminal's process group)
+    to the parent, which stops the workers itself; no worker prints a traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
