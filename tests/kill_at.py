@@ -2,9 +2,12 @@
 function, just before or just after it runs. This is the deterministic twin of a kill at a
 random moment, which on a fast machine may land only after the work is done.
 
-    python -m tests.kill_at MODULE:QUALNAME before|after N [--signal NAME] [--child] -- CLI ARGS...
+    python -m tests.kill_at MODULE:QUALNAME before|after N [--signal NAME] [--group]
+        [--child] -- CLI ARGS...
 
-The signal is SIGKILL unless ``--signal`` names another (TERM, INT, HUP). With ``--child``
+The signal is SIGKILL unless ``--signal`` names another (TERM, INT, HUP). With ``--group``
+it goes to the whole process group, as a terminal sends Ctrl-C (start the command in a
+session of its own, so that the group is only it and its children). With ``--child``
 the point is armed not in this process but in the reprobundle process it starts (build's
 verification at home), and that child sends the signal to this, its parent, then waits
 to be stopped: the signal reaches the parent while the child holds its work folder.
@@ -28,7 +31,12 @@ HOOK_FOLDER = Path(__file__).resolve().parent / "child_hook"
 
 
 def arm(
-    target: str, when: str, nth: int, signum: int = signal.SIGKILL, parent: bool = False
+    target: str,
+    when: str,
+    nth: int,
+    signum: int = signal.SIGKILL,
+    parent: bool = False,
+    group: bool = False,
 ) -> None:
     module_name, _, qualname = target.partition(":")
     owner: Any = importlib.import_module(module_name)
@@ -39,6 +47,9 @@ def arm(
     calls = 0
 
     def fire() -> None:
+        if group:
+            os.killpg(os.getpgid(0), signum)
+            return
         if not parent:
             os.kill(os.getpid(), signum)
             return
@@ -82,7 +93,7 @@ def main() -> None:
         paths = [str(HOOK_FOLDER), os.environ.get("PYTHONPATH", "")]
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     else:
-        arm(target, when, int(nth), signum)
+        arm(target, when, int(nth), signum, group="--group" in options)
     from bundler.cli import main as cli_main
 
     sys.argv = ["reprobundle", *args]
