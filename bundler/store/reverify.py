@@ -154,9 +154,11 @@ def _pool(
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_ignore_ctrl_c
+        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_quiet_ctrl_c
     ) as pool:
-        futures: dict[Future[Outcome], Job] = {pool.submit(function, job): job for job in jobs}
+        futures: dict[Future[Outcome], Job] = {
+            pool.submit(_in_job, function, job): job for job in jobs
+        }
         try:
             for future in as_completed(futures):
                 job = futures[future]
@@ -167,17 +169,32 @@ def _pool(
                 except Exception as exc:  # the job could not be sent or its result read
                     yield job, on_error(job, f"{type(exc).__name__}: {exc}")
         except BaseException:
-            # interrupted: start nothing new, and stop the workers (SIGTERM: each removes
-            # its work folder); Ctrl-C is this process's to report, not each worker's
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
             raise
 
 
-def _ignore_ctrl_c() -> None:
-    """A worker's first act: leave Ctrl-C (sent to the whole terminal's process group)
-    to the parent, which stops the workers itself; no worker prints a traceback."""
+# Ctrl-C reaches every worker too (the terminal signals the whole process group). One
+# running a job stops it (KeyboardInterrupt, so its work folder is removed) and goes
+# back for more, where the shutdown ends it; one waiting for work exits quietly: the
+# interruption is the parent's to report, and no worker prints a traceback.
+_running = False
+
+
+def _quiet_ctrl_c() -> None:
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    def stop(_signum: int, _frame: object) -> None:
+        if _running:
+            raise KeyboardInterrupt
+        raise SystemExit(130)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def _in_job(function: Callable[[Job], Outcome], job: Job) -> Outcome:
+    global _running
+    _running = True
+    try:
+        return function(job)
+    finally:
+        _running = False
