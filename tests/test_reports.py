@@ -375,7 +375,7 @@ def test_report_command_refuses_a_file_that_is_not_a_report(tmp_path: Path) -> N
     bad = tmp_path / "notes.json"
     bad.write_text('{"report_format": "reprobundle-report/1", "result": "supported"}')
     code, out, err = run("report", str(bad))
-    assert code == 2 and out == ""
+    assert code == 3 and out == ""  # neither a bundle nor a report: rejected, as verify does
     assert "'bundle' is a required property" in err and "Traceback" not in err
 
 
