@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,10 @@ def diff(
         new.name,
     )
     text = to_text(result, verbose=verbose)
+    signed = _signatures_line(read[0].signatures, read[1].signatures)
+    if signed:  # before the last line (the one --quiet keeps)
+        lines = text.splitlines()
+        text = "\n".join([*lines[:-1], signed, *lines[-1:]])
     to_stderr = json_target == "-"
     if quiet:
         text = text.splitlines()[-1]
@@ -101,3 +106,24 @@ def diff(
     if json_target:  # after the text: an output problem never hides the result
         write_json(json_target, result, "the diff")
     sys.exit(0 if result["identical"] else 1)
+
+
+def _signatures_line(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> str | None:
+    """What differs in the signatures inside the two bundles, or None. A signature is not
+    part of the manifest, so a signed copy and an unsigned one are the same bundle (the
+    same identity): said, so that "identical" is not read as "signed alike"."""
+
+    def keys(signatures: Mapping[str, bytes]) -> list[str]:
+        return sorted(Path(name).stem[:16] for name in signatures)
+
+    before, after = keys(old), keys(new)
+    if before == after:
+        return None
+
+    def said(found: list[str]) -> str:
+        return f"signed by key(s) {', '.join(found)}" if found else "unsigned"
+
+    return (
+        f"Signatures differ: OLD is {said(before)}, NEW is {said(after)} (a signature is "
+        "not part of the manifest: it changes neither the identity nor what is compared)"
+    )

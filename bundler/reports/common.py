@@ -95,6 +95,14 @@ KIND_WORDS = {
 }
 
 
+def reasons_beyond_outcome(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The case's reasons, less those whose message ``outcome_text`` already says (an
+    inconclusive case's explanation is often its one reason's message): each sentence
+    is shown once; the reason's code stays in ``observed_text``."""
+    said = case["explanation"] if case.get("outcome") == "inconclusive" else None
+    return [r for r in case.get("reasons", []) if r.get("message") != said]
+
+
 def outcome_text(case: Mapping[str, Any]) -> str:
     """The outcome in words that cannot be read as "correct": reproduced means the
     checker's verdict matched the author's expectation, nothing more."""
