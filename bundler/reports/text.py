@@ -132,7 +132,8 @@ def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[st
     out = _wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")
     id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
     if shown:
-        out.append(f"       {'outcome':<12} {'case':<{id_width}}  {'expected':<14} observed")
+        header = f"       {'outcome':<12} {'case':<{id_width}}  {'expected':<14} observed"
+        out += _wrap(header, width, "", "           ")
     for case in shown:
         out += _wrap(
             f"  [{MARK[case['outcome']]}] {case['outcome']:<12} {case['id']:<{id_width}}  "
