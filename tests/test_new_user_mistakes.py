@@ -35,20 +35,6 @@ def run(*args: object, env: dict[str, str] | None = None) -> tuple[int, str, str
     return result.exit_code, result.stdout, result.stderr
 
 
-def reprobundle(*args: object, cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    """The command as a user runs it: its own process (a terminal's signals, stdin)."""
-    return subprocess.run(
-        [sys.executable, "-m", "bundler", *map(str, args)],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        **kwargs,  # type: ignore[call-overload]
-    )
-
-
 # --- 1. an output is never an input, nor two outputs one file ------------------------
 
 
