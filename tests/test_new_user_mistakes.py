@@ -140,12 +140,17 @@ def test_two_outputs_to_a_device_are_allowed(bundle: Path) -> None:
     assert code == 0, err
 
 
-def test_an_archive_output_inside_the_archive_folder_is_refused(
-    bundle: Path, tmp_path: Path
-) -> None:
+@pytest.fixture
+def archive(bundle: Path, tmp_path: Path) -> Path:
+    """An archive folder holding the quickstart bundle."""
     root = tmp_path / "archive"
     assert archive_cli(root, "init")[0] == 0
     assert archive_cli(root, "add", str(bundle))[0] == 0
+    return root
+
+
+def test_an_archive_output_inside_the_archive_folder_is_refused(archive: Path) -> None:
+    root = archive
     index = root / "index.sqlite"
     before = index.read_bytes()
     code, _, err = archive_cli(root, "verify", "--all", "--json", str(index))
@@ -367,11 +372,9 @@ def test_report_on_json_that_is_neither_bundle_nor_report_is_rejected_exit_3(
 
 
 def test_log_verify_counts_the_archives_own_checkpoint_given_again_once(
-    bundle: Path, tmp_path: Path
+    archive: Path, tmp_path: Path
 ) -> None:
-    root = tmp_path / "archive"
-    assert archive_cli(root, "init")[0] == 0
-    assert archive_cli(root, "add", str(bundle))[0] == 0
+    root = archive
     elsewhere = tmp_path / "checkpoint.json"
     assert archive_cli(root, "checkpoint", "-o", str(elsewhere))[0] == 0
     (kept,) = (root / "checkpoints").glob("*.json")
