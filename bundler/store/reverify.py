@@ -8,6 +8,7 @@ transaction per result, so a crash loses at most the results not yet recorded.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -156,9 +157,10 @@ def _pool(
     with ProcessPoolExecutor(
         max_workers=min(workers, len(jobs)), mp_context=context, initializer=_quiet_ctrl_c
     ) as pool:
-        futures: dict[Future[Outcome], Job] = {
-            pool.submit(_in_job, function, job): job for job in jobs
-        }
+        with _workers_born_ignoring_ctrl_c():  # (the workers are started as jobs are sent)
+            futures: dict[Future[Outcome], Job] = {
+                pool.submit(_in_job, function, job): job for job in jobs
+            }
         try:
             for future in as_completed(futures):
                 job = futures[future]
@@ -176,8 +178,27 @@ def _pool(
 # Ctrl-C reaches every worker too (the terminal signals the whole process group). One
 # running a job stops it (KeyboardInterrupt, so its work folder is removed) and goes
 # back for more, where the shutdown ends it; one waiting for work exits quietly: the
-# interruption is the parent's to report, and no worker prints a traceback.
+# interruption is the parent's to report, and no worker prints a traceback. A worker
+# still starting (importing, before ``_quiet_ctrl_c``) ignores it: it is started with
+# SIGINT ignored, which a new process keeps (a handler it would not).
 _running = False
+
+
+@contextlib.contextmanager
+def _workers_born_ignoring_ctrl_c() -> Iterator[None]:
+    """While workers are started: SIGINT ignored here (main thread only), so that they
+    start ignoring it. A Ctrl-C in these few milliseconds is lost."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _quiet_ctrl_c() -> None:
