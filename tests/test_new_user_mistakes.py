@@ -176,26 +176,34 @@ def _left_processes(marker: str) -> Iterator[int]:
                 yield int(entry.name)
 
 
-def interrupted_build(
-    tmp_path: Path, point: str, name: str, *flags: str
+def signalled(
+    tmp_path: Path, point: str, options: list[str], args: list[str], session: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """``build`` with signal ``name`` sent at ``point`` (tests.kill_at); TMPDIR is
-    ``tmp_path/temp``, the output ``tmp_path/out/q.bundle.tar.zst``."""
+    """The CLI with ARGS, a signal sent just after the first call of ``point`` as
+    ``tests.kill_at`` OPTIONS say; TMPDIR is ``tmp_path/temp``; ``session``: in a process
+    group of its own (for a signal to the group)."""
     (tmp_path / "temp").mkdir()
-    (tmp_path / "out").mkdir()
-    out = tmp_path / "out" / "q.bundle.tar.zst"
     return subprocess.run(
-        [
-            sys.executable, "-m", "tests.kill_at", point, "after", "1", "--signal", name, *flags,
-            "--", "build", str(QUICKSTART), "-o", str(out),
-        ],
+        [sys.executable, "-m", "tests.kill_at", point, "after", "1", *options, "--", *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "temp")},
         capture_output=True,
         text=True,
         check=False,
         timeout=600,
-    )  # fmt: skip
+        start_new_session=session,
+    )
+
+
+def interrupted_build(
+    tmp_path: Path, point: str, name: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``build`` with signal ``name`` sent at ``point``; the output is
+    ``tmp_path/out/q.bundle.tar.zst``."""
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "q.bundle.tar.zst"
+    build = ["build", str(QUICKSTART), "-o", str(out)]
+    return signalled(tmp_path, point, ["--signal", name, *flags], build)
 
 
 def assert_nothing_left(tmp_path: Path) -> None:
@@ -239,21 +247,13 @@ def test_ctrl_c_during_archive_verify_with_jobs_prints_no_worker_traceback(
     assert archive_cli(root, "init")[0] == 0
     two = [str(example_bundles[name]) for name in ("quickstart", "config-change")]
     assert archive_cli(root, "add", *two)[0] == 0
-    (tmp_path / "temp").mkdir()
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "tests.kill_at", "bundler.cli.archive:result_lines", "after",
-            "1", "--signal", "INT", "--group", "--",
-            "archive", "--archive", str(root), "verify", "--all", "--jobs", "2",
-        ],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "temp")},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        start_new_session=True,
-    )  # fmt: skip
+    done = signalled(
+        tmp_path,
+        "bundler.cli.archive:result_lines",
+        ["--signal", "INT", "--group"],
+        ["archive", "--archive", str(root), "verify", "--all", "--jobs", "2"],
+        session=True,
+    )
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert "KeyboardInterrupt" not in done.stderr
