@@ -198,7 +198,7 @@ def _workers_born_ignoring_ctrl_c() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGINT, signal.default_int_handler if old is None else old)
 
 
 def _quiet_ctrl_c() -> None:
