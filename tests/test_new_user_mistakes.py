@@ -206,10 +206,15 @@ def interrupted_build(
     return signalled(tmp_path, point, ["--signal", name, *flags], build)
 
 
-def assert_nothing_left(tmp_path: Path) -> None:
+def stopped_cleanly(tmp_path: Path, done: subprocess.CompletedProcess[str], name: str) -> None:
+    """The build ended with its signal's exit code, printed no traceback, and left no
+    process, output or temporary folder (leftover processes are killed first, so that a
+    failure leaves nothing running)."""
     left = list(_left_processes(str(tmp_path)))
-    for pid in left:  # (so that a failure here leaves nothing running either)
+    for pid in left:
         os.kill(pid, signal.SIGKILL)
+    assert done.returncode == SIGNALS[name], done.stderr
+    assert "Traceback" not in done.stderr
     assert left == [], "a child process outlived the build"
     assert list((tmp_path / "out").iterdir()) == []  # no OUT.partial
     assert list((tmp_path / "temp").iterdir()) == []  # no reprobundle-home-*, reprobundle-*
@@ -220,9 +225,7 @@ def test_build_interrupted_while_packing_leaves_no_partial_output(
     tmp_path: Path, name: str
 ) -> None:
     done = interrupted_build(tmp_path, "bundler.authoring.build:write_tar", name)
-    assert done.returncode == SIGNALS[name], done.stderr
-    assert "Traceback" not in done.stderr
-    assert_nothing_left(tmp_path)
+    stopped_cleanly(tmp_path, done, name)
 
 
 @pytest.mark.parametrize("name", list(SIGNALS))
@@ -232,9 +235,7 @@ def test_build_interrupted_while_verifying_at_home_stops_its_child_and_leaves_no
     """The child verification sends the signal to the build once it has unpacked the
     bundle into its work folder, then waits: the build must stop it, and it must clean up."""
     done = interrupted_build(tmp_path, "bundler.run.verify:extract", name, "--child")
-    assert done.returncode == SIGNALS[name], done.stderr
-    assert "Traceback" not in done.stderr
-    assert_nothing_left(tmp_path)
+    stopped_cleanly(tmp_path, done, name)
 
 
 def test_ctrl_c_during_archive_verify_with_jobs_prints_no_worker_traceback(
