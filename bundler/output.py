@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import tempfile
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bundler.atomic import beside, publish
-from bundler.errors import UsageError
+from bundler.errors import UsageError, os_reason
 
 
 class OutputError(UsageError):
@@ -36,12 +35,7 @@ class OutputError(UsageError):
 
 
 def _problem(path: Path, what: str, exc: OSError) -> OutputError:
-    reason = exc.strerror or str(exc)
-    if exc.errno == errno.ENOTDIR:
-        reason = "a part of the path is a file, not a folder"
-    elif exc.errno == errno.EISDIR:
-        reason = "it is a folder; give the path of a file"
-    return OutputError(f"cannot write {what} to {path}: {reason}")
+    return OutputError(f"cannot write {what} to {path}: {os_reason(exc)}")
 
 
 def _in_place(path: Path, what: str) -> bool:

@@ -142,13 +142,9 @@ def _label(param: click.Parameter) -> str:
 
 def os_problem(exc: OSError) -> str:
     """An OS error as a usage error's message: the path(s) and what went wrong."""
-    import errno
+    from bundler.errors import os_reason
 
-    reason = exc.strerror or str(exc)
-    if exc.errno == errno.ENOTDIR:
-        reason = "a part of the path is a file, not a folder"
-    elif exc.errno == errno.EISDIR:
-        reason = "it is a folder; give the path of a file"
+    reason = os_reason(exc)
     paths = [p for p in (exc.filename, exc.filename2) if p is not None]
     where = " -> ".join(os.fsdecode(p) if isinstance(p, bytes) else str(p) for p in paths)
     return f"{where}: {reason}" if where else f"{reason} (an operating system error)"

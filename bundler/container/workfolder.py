@@ -13,7 +13,6 @@ signals wait until they are done).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 import signal
@@ -24,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from bundler.errors import UsageError
+from bundler.errors import UsageError, os_reason
 
 # what stops a command run from a terminal, a service manager or `timeout`: SIGINT raises
 # KeyboardInterrupt by itself; the others are made to raise SystemExit
@@ -144,10 +143,5 @@ def _make(path: Path | None) -> tuple[Path, bool]:
     try:
         path.mkdir(parents=True)
     except OSError as exc:
-        why = (
-            "a part of the path is a file, not a folder"
-            if exc.errno == errno.ENOTDIR
-            else exc.strerror
-        )
-        raise UsageError(f"--workdir {path} cannot be made: {why}") from None
+        raise UsageError(f"--workdir {path} cannot be made: {os_reason(exc)}") from None
     return path, True
