@@ -110,7 +110,7 @@ def test_plain_text_lists_every_case_with_its_verdict_and_the_findings(
     text = to_text(report, width=100)
     assert re.search(r"\[ok\] reproduced +run-1 +pass +pass\n", text)
     assert re.search(
-        r"\[ok\] reproduced +run-6 +fail \(FINDING\) +fail \[content.changed, content.removed\]",
+        r"\[ok\] reproduced +run-6 +fail \(FINDING\) +fail \[content.changed,\s+content.removed\]",
         text,
     )
     assert "Findings: real outputs the author judges wrong\n  - run-6:" in text
