@@ -34,6 +34,17 @@ def one_line(text: object) -> str:
     return _BREAKS.sub(escape, str(text))
 
 
+def os_reason(exc: OSError) -> str:
+    """What an OS error means, in words for the person who gave the path."""
+    import errno
+
+    if exc.errno == errno.ENOTDIR:
+        return "a part of the path is a file, not a folder"
+    if exc.errno == errno.EISDIR:
+        return "it is a folder; give the path of a file"
+    return exc.strerror or str(exc)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with an input: where, a stable code, and what was observed."""

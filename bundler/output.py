@@ -10,20 +10,24 @@
   link, as with ``>`` in a shell).
 - Every problem (a folder in the way, a path under a file, no permission, a full disk)
   is an ``OutputError`` (exit 2) naming the path; never a traceback.
+- An output is never one of the same command's inputs (``verify B --json B`` would
+  replace the bundle under test with its report), and no two outputs are one file
+  (``--json X --html X`` would keep only the last): ``check_distinct`` refuses both
+  before any work, comparing the files themselves (links, ``..`` and hard links seen
+  through), not their names.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from bundler.atomic import beside, publish
-from bundler.errors import UsageError
+from bundler.errors import UsageError, os_reason
 
 
 class OutputError(UsageError):
@@ -31,12 +35,7 @@ class OutputError(UsageError):
 
 
 def _problem(path: Path, what: str, exc: OSError) -> OutputError:
-    reason = exc.strerror or str(exc)
-    if exc.errno == errno.ENOTDIR:
-        reason = "a part of the path is a file, not a folder"
-    elif exc.errno == errno.EISDIR:
-        reason = "it is a folder; give the path of a file"
-    return OutputError(f"cannot write {what} to {path}: {reason}")
+    return OutputError(f"cannot write {what} to {path}: {os_reason(exc)}")
 
 
 def _in_place(path: Path, what: str) -> bool:
@@ -65,6 +64,59 @@ def check(target: Path | str, what: str = "the output") -> None:
                     f"cannot write {what} to {path}: {parent} is a file, not a folder"
                 )
             return
+
+
+def _identity(path: Path) -> tuple[str, object] | None:
+    """What makes two paths one file: the inode of an existing regular file (links and
+    hard links seen through), or the resolved name of one not yet made; None for a
+    device, FIFO or folder (``/dev/null`` may take any number of outputs)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return ("name", os.path.realpath(path))
+    except OSError:
+        return None  # (refused by `check` with its reason)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return ("file", (info.st_dev, info.st_ino))
+
+
+def check_distinct(
+    outputs: Mapping[str, Path | str],
+    inputs: Mapping[str, Path | str],
+    folders: Mapping[str, Path | str] | None = None,
+) -> None:
+    """Refuse (``OutputError``) an output that is one of the inputs, that lies in one of
+    ``folders`` (a folder a command owns, such as an archive), or two outputs that are
+    one file. Each maps a label (``--json``, ``BUNDLE``) to a path; ``-`` (stdout or
+    stdin) is left out."""
+    for label, folder in (folders or {}).items():
+        inside = Path(os.path.realpath(folder))
+        for name, path in outputs.items():
+            if str(path) != "-" and inside in Path(os.path.realpath(path)).parents:
+                raise OutputError(
+                    f"{name} {path} is inside {label} {folder}, which only reprobundle "
+                    "writes; give a file outside it"
+                )
+    seen: dict[tuple[str, object], str] = {}
+    for label, path in inputs.items():
+        if str(path) != "-" and (key := _identity(Path(path))) and key[0] == "file":
+            seen.setdefault(key, f"{label} ({path})" if label.isupper() else f"{label} {path}")
+    outputs_seen: dict[tuple[str, object], str] = {}
+    for label, path in outputs.items():
+        if str(path) == "-" or (key := _identity(Path(path))) is None:
+            continue
+        if key in seen:
+            raise OutputError(
+                f"{label} {path} is the same file as {seen[key]}, an input of this command: "
+                "writing it would destroy what is read; give another file"
+            )
+        if key in outputs_seen:
+            raise OutputError(
+                f"{outputs_seen[key]} and {label} both name {path}: only the last would be "
+                "kept; give each output its own file"
+            )
+        outputs_seen[key] = label
 
 
 @contextmanager

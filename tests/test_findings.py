@@ -110,7 +110,8 @@ def test_plain_text_lists_every_case_with_its_verdict_and_the_findings(
     text = to_text(report, width=100)
     assert re.search(r"\[ok\] reproduced +run-1 +pass +pass\n", text)
     assert re.search(
-        r"\[ok\] reproduced +run-6 +FINDING +fail \[content.changed, content.removed\]", text
+        r"\[ok\] reproduced +run-6 +fail \(FINDING\) +fail \[content.changed,\s+content.removed\]",
+        text,
     )
     assert "Findings: real outputs the author judges wrong\n  - run-6:" in text
 
@@ -133,7 +134,7 @@ def test_a_finding_that_no_longer_fails_is_contradicted_in_every_format(
     bad = edit_manifest(built, tmp_path / "bad.bundle.tar.gz", judged_right)
     result = CliRunner().invoke(main, ["verify", str(bad)])
     assert result.exit_code == 1
-    assert re.search(r"\[XX\] diverged +run-6 +FINDING +pass", result.stdout)
+    assert re.search(r"\[XX\] diverged +run-6 +fail \(FINDING\) +pass", result.stdout)
     assert "run-6: pass (diverged: the checker does not confirm it here)" in result.stdout
 
 

@@ -105,9 +105,9 @@ def test_report_whose_claim_names_a_missing_case_is_refused(supported: dict[str,
 
 
 def test_stored_report_with_duplicate_keys_is_refused() -> None:
-    from bundler.errors import UsageError
+    from bundler.errors import BundleRejected
 
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(BundleRejected) as caught:
         read_report(b'{"result": "error", "result": "supported"}', "r.json")
     assert "duplicate key 'result'" in caught.value.diagnostics()
 
@@ -375,7 +375,7 @@ def test_report_command_refuses_a_file_that_is_not_a_report(tmp_path: Path) -> N
     bad = tmp_path / "notes.json"
     bad.write_text('{"report_format": "reprobundle-report/1", "result": "supported"}')
     code, out, err = run("report", str(bad))
-    assert code == 2 and out == ""
+    assert code == 3 and out == ""  # neither a bundle nor a report: rejected, as verify does
     assert "'bundle' is a required property" in err and "Traceback" not in err
 
 

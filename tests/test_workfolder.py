@@ -53,7 +53,9 @@ def interrupted(
     return done.returncode
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
 def test_the_temporary_work_folder_is_removed_on_a_signal(
     quickstart_bundle: Path, tmp_path: Path, signum: int, status: int
 ) -> None:

@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from bundler.format.manifest import (
     identity,
 )
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
-from bundler.output import staged
+from bundler.output import check_distinct, staged
 from bundler.run.runner import checker_environment
 
 HOME_VERIFY_TIMEOUT = 3600
@@ -138,7 +138,9 @@ def build(
         source_date_epoch = read_source_date_epoch()
     step = progress or (lambda _name: None)
     step("reading the source")
+    _refuse_source_file_as_output(source, out)
     plan = read_source(source, out)
+    _refuse_source_file_as_output(source, out, plan.files)
     extra = {}
     if preregistration is None and plan.preregistration is not None:
         preregistration = _read_bounded(plan.root / plan.preregistration)
@@ -160,6 +162,22 @@ def build(
     return BuildResult(
         out.absolute(), manifest, identity(manifest_bytes), size, report, plan.skipped
     )
+
+
+def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = ()) -> None:
+    """The bundle may replace an older bundle in the source folder, never a file the
+    source is made of (its bundle.yaml, a listed file, or one the output's name hid from
+    the file patterns)."""
+    from bundler.authoring.source import SOURCE_NAME, is_bundle_file
+
+    names = [SOURCE_NAME, *files]
+    inside = out.absolute().parent.resolve() / out.name
+    if root.resolve() in inside.parents:
+        rel = inside.relative_to(root.resolve()).as_posix()
+        if not is_bundle_file(rel):
+            names.append(rel)
+    inputs = {f"the source's {rel}": root / rel for rel in names}
+    check_distinct({"the output": out}, inputs)
 
 
 def members_of(
@@ -226,40 +244,71 @@ def _codec_of(name: str) -> Codec:
 def verify_at_home(bundle_file: Path, allow_code: bool = False) -> dict[str, Any]:
     """Verify in a separate process whose working directory is a new empty folder.
 
-    The author's own bundled code (if any) is allowed to run here: it is theirs."""
+    The author's own bundled code (if any) is allowed to run here: it is theirs. The
+    process never outlives this call: interrupted (Ctrl-C, or SIGTERM/SIGHUP under
+    ``exiting_on_signals``), it is stopped with SIGTERM, so that it removes its own work
+    folder, and waited for."""
     with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "bundler",
+                "verify",
+                str(bundle_file),
+                "--json",
+                "-",
+                "--quiet",
+                *(["--allow-code"] if allow_code else []),
+            ],
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-P",
-                    "-m",
-                    "bundler",
-                    "verify",
-                    str(bundle_file),
-                    "--json",
-                    "-",
-                    "--quiet",
-                    *(["--allow-code"] if allow_code else []),
-                ],
-                cwd=home,
-                capture_output=True,
-                timeout=HOME_VERIFY_TIMEOUT,
-                check=False,
-            )
+            stdout, stderr = _collect(child)
         except subprocess.TimeoutExpired:
+            stop_child(child)
             raise BuildRefused(
                 "the new bundle did not verify at home within the time limit"
             ) from None
+        except BaseException:
+            stop_child(child)
+            raise
     try:
-        report: dict[str, Any] = json.loads(done.stdout)
+        report: dict[str, Any] = json.loads(stdout)
     except ValueError:
-        detail = done.stderr.decode("utf-8", "replace").strip()[-2000:]
+        detail = stderr.decode("utf-8", "replace").strip()[-2000:]
         raise BuildRefused(
-            f"the new bundle could not be verified at home (exit {done.returncode})",
+            f"the new bundle could not be verified at home (exit {child.returncode})",
             [Problem("verify", "build.home_verify", detail or "no output")],
         ) from None
     return report
+
+
+def _collect(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """The home verification's output, once it has ended."""
+    return child.communicate(timeout=HOME_VERIFY_TIMEOUT)
+
+
+STOP_SECONDS = 30  # how long a stopped child may take to clean up before it is killed
+
+
+def stop_child(child: subprocess.Popen[bytes]) -> None:
+    """End ``child`` and wait for it: SIGTERM first (it removes its work folder), SIGKILL
+    if it has not ended within ``STOP_SECONDS``. Signals wait until it is done."""
+    from bundler.container.workfolder import signals_wait
+
+    with signals_wait():
+        if child.poll() is None:
+            child.terminate()
+        try:
+            child.communicate(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
 
 
 def _refuse_unless_supported(report: dict[str, Any]) -> None:

@@ -21,11 +21,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_INTERNAL = 5
 
 
+# what any command can end with besides its own codes (handle_errors gives them)
+STOPPED = "130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (nothing is left behind)"
+
+
 def exit_help(*codes: str) -> str:
-    """A command's own exit codes for its ``--help`` (the internal error, 5, is added)."""
+    """A command's own exit codes for its ``--help`` (the internal error, 5, and the
+    codes of a command stopped by a signal are added)."""
     import textwrap
 
-    listed = " · ".join([*codes, "5 internal error (a bug in reprobundle)"])
+    listed = " · ".join([*codes, "5 internal error (a bug in reprobundle)", STOPPED])
     return "\b\n" + "\n".join(textwrap.wrap("Exit codes: " + listed, 88, break_on_hyphens=False))
 
 
@@ -39,16 +44,28 @@ EXIT_HELP = exit_help(
 
 
 def handle_errors(function: F) -> F:
-    """Map library errors to messages and exit codes; no traceback for any input."""
+    """Map library errors to messages and exit codes; no traceback for any input.
+
+    Before the command runs, its outputs are checked against its inputs
+    (``bundler.output.check_distinct``); while it runs, SIGTERM and SIGHUP unwind it like
+    Ctrl-C does, so nothing it made is left behind; an OS error that escapes it is a
+    usage error naming the path (exit 2)."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from bundler.container.workfolder import Stopped, exiting_on_signals
+
         _never_unprintable()
         try:
-            return function(*args, **kwargs)
+            with exiting_on_signals():
+                _check_outputs()
+                return function(*args, **kwargs)
         except BundlerError as exc:
             click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
             sys.exit(exc.exit_code)
+        except Stopped as exc:
+            click.echo(f"reprobundle: stopped by {exc.signal_name}", err=True)
+            raise
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
@@ -58,17 +75,79 @@ def handle_errors(function: F) -> F:
             # the reader went away (`... | head`): not an error of ours; say nothing more
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the final flush goes here)
             sys.exit(141)
+        except OSError as exc:
+            click.echo(f"reprobundle: {os_problem(exc)}", err=True)
+            sys.exit(2)
         except Exception as exc:
-            if os.environ.get("REPROBUNDLE_VERBOSE") or kwargs.get("verbose"):
+            verbose = _has_option("verbose")
+            if os.environ.get(VERBOSE_ENV) or kwargs.get("verbose"):
                 traceback.print_exc()
+            how = "--verbose" if verbose else f"{VERBOSE_ENV}=1 set"
             click.echo(
                 f"reprobundle: internal error ({type(exc).__name__}: {exc}); this is a bug in "
-                "reprobundle, not a verdict on the bundle. Re-run with --verbose for details.",
+                f"reprobundle, not a verdict on the bundle. Re-run with {how} for details.",
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
+
+
+VERBOSE_ENV = "REPROBUNDLE_VERBOSE"
+
+# the parameters that name a file a command writes; every other click.Path it is given
+# is read (the archive folder, written only by the archive itself, holds no output)
+OUTPUT_PARAMS = ("json_target", "markdown_target", "junit_target", "html_target", "output", "out")
+
+
+def _has_option(name: str) -> bool:
+    context = click.get_current_context(silent=True)
+    return context is not None and any(p.name == name for p in context.command.params)
+
+
+def _check_outputs() -> None:
+    """``bundler.output.check_distinct`` over the running command's parameters (and its
+    groups'): outputs against inputs, and against each other."""
+    from bundler.output import check_distinct
+
+    context = click.get_current_context(silent=True)
+    outputs: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
+    folders: dict[str, Any] = {}
+    while context is not None:
+        for param in context.command.params:
+            value = context.params.get(param.name or "")
+            if value is None or not isinstance(param.type, click.Path):
+                if param.name in OUTPUT_PARAMS and isinstance(value, str):
+                    outputs[_label(param)] = value
+                continue
+            values = value if isinstance(value, tuple) else (value,)
+            for one in values:
+                if param.name in OUTPUT_PARAMS:
+                    outputs[_label(param)] = one
+                elif param.name == "root":
+                    folders["the archive folder"] = one
+                else:
+                    inputs[f"{_label(param)} {one}" if param.multiple else _label(param)] = one
+        context = context.parent
+    check_distinct(outputs, inputs, folders)
+
+
+def _label(param: click.Parameter) -> str:
+    """How the user wrote the parameter: ``--json``, ``BUNDLE``."""
+    if isinstance(param, click.Option):
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def os_problem(exc: OSError) -> str:
+    """An OS error as a usage error's message: the path(s) and what went wrong."""
+    from bundler.errors import os_reason
+
+    reason = os_reason(exc)
+    paths = [p for p in (exc.filename, exc.filename2) if p is not None]
+    where = " -> ".join(os.fsdecode(p) if isinstance(p, bytes) else str(p) for p in paths)
+    return f"{where}: {reason}" if where else f"{reason} (an operating system error)"
 
 
 def _never_unprintable() -> None:

@@ -202,16 +202,19 @@ def add(
             except ArchiveRefused as exc:  # the bundles stay added; say what was not kept
                 refused += exc.problems
     for bundle in report.added:
-        click.echo(
-            f"added    {bundle.name}@{bundle.version}  sha256:{bundle.digest}  {bundle.signer}"
-        )
+        click.echo(f"added    {_named(bundle)}  {bundle.signer}")
     for bundle in report.repaired:
         click.echo(
-            f"repaired {bundle.name}@{bundle.version}  sha256:{bundle.digest}  "
-            "(the stored copy had rotted; it holds these bytes again)"
+            f"repaired {_named(bundle)}  (the stored copy had rotted; it holds these bytes again)"
         )
     for bundle in report.already:
-        click.echo(f"present  {bundle.name}@{bundle.version}  sha256:{bundle.digest}")
+        click.echo(f"present  {_named(bundle)}")
+    if report.added or report.repaired or report.already:
+        click.echo(
+            "(identity: the manifest's SHA-256, what reports print and "
+            "--expect-manifest-sha256 takes; file: the bundle file's SHA-256, what the "
+            "archive stores it by)"
+        )
     for done in kept:
         d = done.data
         click.echo(
@@ -286,6 +289,14 @@ def preregister(
     if "timestamp" in d:
         stamp = d["timestamp"]
         click.echo(f"time-stamped {stamp['time']} by {stamp['authority']} (RFC 3161, checked)")
+
+
+def _named(bundle: BundleRow) -> str:
+    """NAME@VERSION with both of its digests, each labelled: they are easily confused."""
+    return (
+        f"{bundle.name}@{bundle.version}  identity sha256:{bundle.identity}  "
+        f"file sha256:{bundle.digest}"
+    )
 
 
 @archive.command("list", epilog=EXITS["list"])

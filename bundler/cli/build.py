@@ -6,14 +6,15 @@ from pathlib import Path
 
 import click
 
-from bundler.cli._shared import ProgressDisplay, handle_errors
+from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
 
 
 @click.command(
-    epilog="""\b
-Exit codes: 0 the bundle was written · 1 its claims are not all supported at home (no
-file is left behind) · 2 a problem with the source or the arguments · 5 internal error
-(a bug in reprobundle)."""
+    epilog=exit_help(
+        "0 the bundle was written",
+        "1 its claims are not all supported at home (no file is left behind)",
+        "2 a problem with the source or the arguments",
+    )
 )
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option(

@@ -7,14 +7,12 @@ import json
 import click
 
 import checkers as builtin_checkers
-from bundler.cli._shared import handle_errors
+from bundler.cli._shared import exit_help, handle_errors
 
 
 @click.command(
     "checkers",
-    epilog="""\b
-Exit codes: 0 listed · 2 no built-in checker has that name (usage error) ·
-5 internal error (a bug in reprobundle).""",
+    epilog=exit_help("0 listed", "2 no built-in checker has that name (usage error)"),
 )
 @click.argument("name", required=False)
 @handle_errors

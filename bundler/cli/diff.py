@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from bundler.cli._shared import handle_errors, is_terminal, limit_options, limits_from, write_json
+from bundler.cli._shared import (
+    exit_help,
+    handle_errors,
+    is_terminal,
+    limit_options,
+    limits_from,
+    write_json,
+)
 
 
 def _print_coloured(text: str, stream: Any) -> None:
@@ -23,9 +31,12 @@ def _print_coloured(text: str, stream: Any) -> None:
 
 
 @click.command(
-    epilog="""\b
-Exit codes: 0 the bundles are identical · 1 they differ · 2 usage error ·
-3 a bundle was rejected (integrity, format) · 5 internal error."""
+    epilog=exit_help(
+        "0 the bundles are identical",
+        "1 they differ",
+        "2 usage error",
+        "3 a bundle was rejected (integrity, format)",
+    )
 )
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
@@ -80,6 +91,10 @@ def diff(
         new.name,
     )
     text = to_text(result, verbose=verbose)
+    signed = _signatures_line(read[0].signatures, read[1].signatures)
+    if signed:  # before the last line (the one --quiet keeps)
+        lines = text.splitlines()
+        text = "\n".join([*lines[:-1], signed, *lines[-1:]])
     to_stderr = json_target == "-"
     if quiet:
         text = text.splitlines()[-1]
@@ -91,3 +106,24 @@ def diff(
     if json_target:  # after the text: an output problem never hides the result
         write_json(json_target, result, "the diff")
     sys.exit(0 if result["identical"] else 1)
+
+
+def _signatures_line(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> str | None:
+    """What differs in the signatures inside the two bundles, or None. A signature is not
+    part of the manifest, so a signed copy and an unsigned one are the same bundle (the
+    same identity): said, so that "identical" is not read as "signed alike"."""
+
+    def keys(signatures: Mapping[str, bytes]) -> list[str]:
+        return sorted(Path(name).stem[:16] for name in signatures)
+
+    before, after = keys(old), keys(new)
+    if before == after:
+        return None
+
+    def said(found: list[str]) -> str:
+        return f"signed by key(s) {', '.join(found)}" if found else "unsigned"
+
+    return (
+        f"Signatures differ: OLD is {said(before)}, NEW is {said(after)} (a signature is "
+        "not part of the manifest: it changes neither the identity nor what is compared)"
+    )

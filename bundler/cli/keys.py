@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -12,20 +13,34 @@ from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_
 PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
 
 
-def ask_passphrase(confirm: bool) -> bytes:
+def ask_passphrase(confirm: bool, otherwise: str = "") -> bytes:
+    """From ``$REPROBUNDLE_PASSPHRASE``, else asked for on the terminal; with no terminal
+    to ask on (``< /dev/null``, a CI job) a usage error saying what to do instead."""
+    from bundler.cli._shared import is_terminal
+    from bundler.errors import UsageError
+
     from_env = os.environ.get(PASSPHRASE_ENV)
     if from_env is not None:
         return from_env.encode("utf-8")
-    text: str = click.prompt(
-        "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
-    )
+    if not is_terminal(sys.stdin):
+        raise UsageError(
+            "a passphrase is needed, but standard input is not a terminal to ask it on: "
+            f"set ${PASSPHRASE_ENV}{otherwise}"
+        )
+    try:
+        text: str = click.prompt(
+            "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
+        )
+    except click.Abort:  # end of input or Ctrl-C at the prompt
+        raise UsageError("no passphrase was given; nothing was written") from None
     return text.encode("utf-8")
 
 
 @click.command(
     epilog=exit_help(
         "0 the key pair was written",
-        "2 usage error (a bad name, a key file that exists, an empty passphrase)",
+        "2 usage error (a bad name, a key file that exists, an empty passphrase or none to "
+        "read, a folder that cannot be written)",
     )
 )
 @click.argument("name")
@@ -65,7 +80,7 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
                 err=True,
             )
             return None
-        return ask_passphrase(confirm=True)
+        return ask_passphrase(confirm=True, otherwise=", or give --no-passphrase")
 
     written = write_key_pair(name, out_dir, passphrase)
     private_path, public_path, public = written.private_path, written.public_path, written.public

@@ -95,6 +95,17 @@ def judging_options(values: dict[str, Any]) -> dict[str, Any]:
     return {p.name: values[p.name] for p in judging_params() if p.name}
 
 
+def beside(bundle: Path) -> tuple[Path, ...]:
+    """The detached signature ``sign --detached`` writes beside BUNDLE (BUNDLE.sig.json),
+    when it is there and no --signature was given: checked like one given."""
+    from bundler.signatures.trust import DETACHED_SUFFIX
+
+    if str(bundle) == "-" or not bundle.name:
+        return ()
+    found = bundle.with_name(bundle.name + DETACHED_SUFFIX)
+    return (found,) if found.is_file() else ()
+
+
 def verify_with_options(
     bundle: Path,
     options: dict[str, Any],
@@ -116,7 +127,7 @@ def verify_with_options(
         require_signature=options["require_signature"],
         allow_unsigned=options["allow_unsigned"],
         expect_manifest_sha256=options["expect_manifest_sha256"],
-        detached=options["detached"],
+        detached=options["detached"] or beside(bundle),
     )
     code = CodePolicy(
         options["allow_code"],
@@ -220,7 +231,8 @@ def verify_with_options(
     "detached",
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="A detached signature file (BUNDLE.sig.json) to check too (repeatable).",
+    help="A detached signature file to check too (repeatable; default: BUNDLE.sig.json "
+    "beside the bundle, when there is one).",
 )
 @click.option(
     "--allow-code",

@@ -3,16 +3,16 @@
 It is held by directory descriptors opened when it was made, and emptied through them,
 never through its path: if the path is swapped during the run (the folder renamed and a
 link put in its place), the removal still reaches the folder that was made and nothing
-the link points to. Removal happens on Ctrl-C and on SIGTERM as well: while a work
-folder is held, SIGTERM raises ``SystemExit(143)`` in the main thread (when nothing else
-handles it), so the ``finally`` blocks run; the making and the removing themselves are
-not interrupted (the two signals wait until they are done).
+the link points to. Removal happens on Ctrl-C, SIGTERM and SIGHUP as well: while a work
+folder is held (``exiting_on_signals``), SIGTERM and SIGHUP raise ``Stopped`` (a
+``SystemExit(128 + N)``) in the main thread (when nothing else handles them), so the
+``finally`` blocks run; the making and the removing themselves are not interrupted (the
+signals wait until they are done).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 import signal
@@ -23,15 +23,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from bundler.errors import UsageError
+from bundler.errors import UsageError, os_reason
 
-_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# what stops a command run from a terminal, a service manager or `timeout`: SIGINT raises
+# KeyboardInterrupt by itself; the others are made to raise SystemExit
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_SIGNALS = {signal.SIGINT, *TERMINATING}
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 @contextlib.contextmanager
-def _signals_wait() -> Iterator[None]:
-    """Ctrl-C and SIGTERM arrive only after the block (main thread; elsewhere a no-op)."""
+def signals_wait() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP arrive only after the block (main thread; elsewhere a
+    no-op)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -42,8 +46,37 @@ def _signals_wait() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+class Stopped(SystemExit):
+    """Raised by SIGTERM or SIGHUP (``exiting_on_signals``): exit ``128 + N``, as a shell
+    reports a process ended by signal N, after every ``finally`` has run."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signal_name = signal.Signals(signum).name
+
+
 def _terminated(signum: int, _frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def exiting_on_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise ``SystemExit(128 + N)`` instead of
+    ending the process at once, so every ``finally`` (a partial output, a work folder, a
+    child process) is cleaned up. Only signals nothing else handles, only in the main
+    thread (elsewhere a no-op); the old handlers come back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for signum in TERMINATING:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            old[signum] = signal.signal(signum, _terminated)
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
 
 
 class WorkFolder:
@@ -51,19 +84,17 @@ class WorkFolder:
     bundle into. ``remove`` empties it, and removes it if it was made here."""
 
     def __init__(self, path: Path | None = None) -> None:
-        with _signals_wait():
+        with signals_wait():
             self.path, self.created = _make(path)
             self._parent = os.open(self.path.parent, _DIRECTORY)
             self._fd = os.open(self.path.name, _DIRECTORY, dir_fd=self._parent)
-        self._old_handler: object = None
-        main = threading.current_thread() is threading.main_thread()
-        if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            self._old_handler = signal.signal(signal.SIGTERM, _terminated)
+        self._signals: contextlib.ExitStack | None = contextlib.ExitStack()
+        self._signals.enter_context(exiting_on_signals())
 
     def remove(self) -> None:
         """Empty the folder through its descriptor (never following a link); remove it if
         it was made here and its name still names it. Best effort, never raises OSError."""
-        with _signals_wait():
+        with signals_wait():
             try:
                 for name in os.listdir(self._fd):
                     with contextlib.suppress(OSError):
@@ -82,14 +113,15 @@ class WorkFolder:
                 self.release()
 
     def release(self) -> None:
-        """Let go of the folder (kept, or removed): close its descriptors, restore SIGTERM."""
+        """Let go of the folder (kept, or removed): close its descriptors, restore the
+        signal handlers."""
         for fd in (self._fd, self._parent):
             if fd >= 0:
                 os.close(fd)
         self._fd = self._parent = -1
-        if self._old_handler is not None:
-            signal.signal(signal.SIGTERM, self._old_handler)  # type: ignore[arg-type]
-            self._old_handler = None
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
 
 
 def _make(path: Path | None) -> tuple[Path, bool]:
@@ -111,10 +143,5 @@ def _make(path: Path | None) -> tuple[Path, bool]:
     try:
         path.mkdir(parents=True)
     except OSError as exc:
-        why = (
-            "a part of the path is a file, not a folder"
-            if exc.errno == errno.ENOTDIR
-            else exc.strerror
-        )
-        raise UsageError(f"--workdir {path} cannot be made: {why}") from None
+        raise UsageError(f"--workdir {path} cannot be made: {os_reason(exc)}") from None
     return path, True

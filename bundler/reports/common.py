@@ -95,6 +95,16 @@ KIND_WORDS = {
 }
 
 
+def reasons_beyond_outcome(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The case's reasons, less those whose message ``outcome_text`` already says (an
+    inconclusive case's explanation often holds its one reason's message): each sentence
+    is shown once; the reason's code stays in ``observed_text``."""
+    if case.get("outcome") != "inconclusive":
+        return list(case.get("reasons", []))
+    said = str(case.get("explanation", ""))
+    return [r for r in case.get("reasons", []) if str(r.get("message")) not in said]
+
+
 def outcome_text(case: Mapping[str, Any]) -> str:
     """The outcome in words that cannot be read as "correct": reproduced means the
     checker's verdict matched the author's expectation, nothing more."""

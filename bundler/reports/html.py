@@ -34,6 +34,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     preregistration_text,
+    reasons_beyond_outcome,
     signature_text,
     verdicts_text,
     verify_command,
@@ -212,8 +213,12 @@ def _claims_section(report: Mapping[str, Any]) -> str:
         limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
         if claim.get("negative_control_waiver"):
             limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
+        if limits:  # labelled: not part of the claim, what it does not cover
+            limits = '<p class="limits-label muted">Limits of this claim:</p>' + (
+                f'<ul class="limits">{limits}</ul>'
+            )
         if controls_text(claim):
-            limits += f'<li class="controls">{breakable(controls_text(claim))}</li>'
+            limits += f'<p class="controls">{breakable(controls_text(claim))}</p>'
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"
@@ -223,7 +228,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
 data-status="{e(claim["status"])}">
 <td><span class="badge">{e(claim["status"])}</span></td>
 <td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
-{why}<ul class="limits">{limits}</ul></td>
+{why}{limits}</td>
 <td><span class="denominators">{e(verdicts_text(claim_cases(report, claim)))}</span>
 <br><span class="muted">{cases}</span></td></tr>"""
         )
@@ -246,10 +251,11 @@ def _drawing(case: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) 
 
 
 def _reasons(case: Mapping[str, Any], limit: int) -> str:
+    reasons = reasons_beyond_outcome(case)
     items = "".join(
-        f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in case["reasons"][:limit]
+        f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in reasons[:limit]
     )
-    more = len(case["reasons"]) - limit
+    more = len(reasons) - limit
     return items + (f"<li>… and {more} more</li>" if more > 0 else "")
 
 
@@ -271,7 +277,8 @@ def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRen
     articles = []
     for case in report["cases"]:
         reasons = _reasons(case, 50)
-        message = f"<p>{e(case['message'])}</p>" if case.get("message") else ""
+        said = case.get("message") and case["message"] in outcome_text(case)
+        message = f"<p>{e(case['message'])}</p>" if case.get("message") and not said else ""
         kind = case_kind(case)
         label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
         kind_badge = f' <span class="badge kind {e(kind)}">{e(label)}</span>' if kind else ""

@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from bundler.errors import Problem, UsageError
+from bundler.errors import BundleRejected, Problem
 from bundler.format import strictjson
 from bundler.format.manifest import dotted
 
@@ -53,18 +53,20 @@ def schema_problems(report: Any) -> list[Problem]:
 
 
 def read_report(data: bytes, where: str) -> dict[str, Any]:
-    """Parse and check a JSON report. Raises ``UsageError`` naming every problem."""
+    """Parse and check a JSON report. Raises ``BundleRejected`` (exit 3, as ``verify``
+    rejects a file that is not a bundle) naming every problem."""
     try:
         report = strictjson.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise UsageError(
+        raise BundleRejected(
             f"{where} is neither a bundle (zstd or gzip) nor a JSON report",
             [Problem(where, "report.json", str(exc))],
         ) from None
     problems = schema_problems(report)
     if problems:
-        raise UsageError(
-            f"{where} is not a JSON report of format reprobundle-report/1", problems[:20]
+        raise BundleRejected(
+            f"{where} is neither a bundle nor a JSON report of format reprobundle-report/1",
+            problems[:20],
         )
     assert isinstance(report, dict)
     return report

@@ -21,11 +21,13 @@ from bundler.reports.common import (
     case_kind,
     claim_cases,
     controls_text,
+    expected_text,
     findings,
     observed_text,
     one_line_all,
     outcome_text,
     preregistration_text,
+    reasons_beyond_outcome,
     shown_cases,
     verdict_line,
     verdicts_text,
@@ -113,11 +115,13 @@ def _print_cases(report: Mapping[str, Any], console: Console, verbose: bool) -> 
         cases = Table(show_lines=False, expand=True)
         cases.add_column("OUTCOME", no_wrap=True)
         cases.add_column("CASE", overflow="fold", ratio=2)
-        cases.add_column("VERDICT", overflow="fold", ratio=3)
+        cases.add_column("EXPECTED", overflow="fold", ratio=1)
+        cases.add_column("OBSERVED", overflow="fold", ratio=3)
         for case in shown:
             cases.add_row(
                 Text(case["outcome"], style=STYLE.get(case["outcome"], "")),
                 _case_label(case),
+                Text(expected_text(case)),
                 _case_verdict(case, verbose),
             )
         console.print(cases)
@@ -146,7 +150,7 @@ def _case_verdict(case: Mapping[str, Any], verbose: bool) -> Text:
     if case["outcome"] != "reproduced" or verbose:
         verdict.append(f"\n{outcome_text(case)}", style="dim")
     if case["verdict"] == "fail" or case["outcome"] != "reproduced" or verbose:
-        for reason in case["reasons"][: 10 if verbose else 3]:
+        for reason in reasons_beyond_outcome(case)[: 10 if verbose else 3]:
             verdict.append(f"\n{reason['code']}: {reason['message']}", style="dim")
     return verdict
 

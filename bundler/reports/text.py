@@ -23,6 +23,7 @@ from bundler.reports.common import (
     one_line_all,
     outcome_text,
     preregistration_text,
+    reasons_beyond_outcome,
     shown_cases,
     verdict_line,
     verdicts_text,
@@ -44,8 +45,11 @@ def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[s
     ) or [indent.rstrip()]
 
 
-def kind_label(case: Mapping[str, Any]) -> str:
-    return {"finding": "FINDING", "control": "control"}.get(case_kind(case) or "", "pass")
+def expected_label(case: Mapping[str, Any]) -> str:
+    """The expected verdict, and for a case expected to fail what kind it is:
+    ``pass``, ``fail (control)``, ``fail (FINDING)``."""
+    kind = case_kind(case)
+    return "pass" if kind is None else f"fail ({'FINDING' if kind == 'finding' else kind})"
 
 
 def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
@@ -135,10 +139,13 @@ def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[st
     shown = shown_cases(report, verbose)
     out = _wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")
     id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
+    if shown:
+        header = f"       {'outcome':<12} {'case':<{id_width}}  {'expected':<14} observed"
+        out += _wrap(header, width, "", "           ")
     for case in shown:
         out += _wrap(
             f"  [{MARK[case['outcome']]}] {case['outcome']:<12} {case['id']:<{id_width}}  "
-            f"{kind_label(case):<8} {observed_text(case)}",
+            f"{expected_label(case):<14} {observed_text(case)}",
             width,
             "",
             "           ",
@@ -160,12 +167,13 @@ def _case_details(case: Mapping[str, Any], verbose: bool, width: int) -> list[st
     out = [line for text in details for line in _wrap(text, width, "         ", "           ")]
     if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
         limit = 10 if verbose else 3
-        for reason in case["reasons"][:limit]:
+        reasons = reasons_beyond_outcome(case)
+        for reason in reasons[:limit]:
             out += _wrap(
                 f"{reason['code']}: {reason['message']}", width, "         ", "           "
             )
-        if len(case["reasons"]) > limit:
-            out.append(f"         ... and {len(case['reasons']) - limit} more (--verbose)")
+        if len(reasons) > limit:
+            out.append(f"         ... and {len(reasons) - limit} more (--verbose)")
     return out
 
 

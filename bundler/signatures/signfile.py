@@ -19,9 +19,7 @@ from bundler.errors import UsageError
 from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR
 from bundler.output import staged, write_bytes
 from bundler.signatures.signing import Signature, sign
-from bundler.signatures.trust import Policy, check_signatures
-
-DETACHED_SUFFIX = ".sig.json"
+from bundler.signatures.trust import DETACHED_SUFFIX, Policy, check_signatures
 
 
 def _read(bundle: Path, work: Path, limits: Limits | None) -> Extracted:

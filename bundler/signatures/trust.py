@@ -177,8 +177,24 @@ def _verified(found: Mapping[str, bytes], manifest_bytes: bytes) -> list[tuple[s
                 )
             )
     if problems:
-        raise BundleRejected("a signature does not verify: the bundle was altered", problems)
+        raise BundleRejected(_bad_headline(problems), problems)
     return parsed
+
+
+DETACHED = " (detached)"  # how a detached signature's name ends in ``Policy.detached``
+DETACHED_SUFFIX = ".sig.json"  # `sign --detached` writes BUNDLE.sig.json beside BUNDLE
+
+
+def _bad_headline(problems: list[Problem]) -> str:
+    """What signatures that do not match mean: one inside the bundle, that the bundle was
+    altered; a detached one alone (a file beside it), most likely that it signs another
+    bundle, as a signature cannot say which manifest it was made for."""
+    if all(p.where.endswith(DETACHED) for p in problems if p.code == "signature.bad"):
+        return (
+            "a detached signature does not match this bundle: it was made for another "
+            "bundle's manifest (or this bundle was changed after it was signed)"
+        )
+    return "a signature does not verify: the bundle was altered"
 
 
 class SignatureJudge:
@@ -252,7 +268,10 @@ def _check_pin(identity: str, policy: Policy) -> bool:
             "the bundle is not the one expected",
             "manifest.toml",
             "identity.mismatch",
-            f"its identity is sha256:{identity}, expected sha256:{policy.expect_manifest_sha256}",
+            f"its identity is sha256:{identity}, expected sha256:{policy.expect_manifest_sha256} "
+            "(the identity is the SHA-256 of manifest.toml, as `build`, `verify` and reports "
+            "print it; not the SHA-256 of the bundle file, which `sha256sum` and the "
+            "archive's file digest give)",
         )
     return True
 
@@ -428,7 +447,7 @@ def load_policy(
     signatures: dict[str, bytes] = {}
     for path in detached:
         try:
-            signatures[f"{path} (detached)"] = Path(path).read_bytes()[:MAX_DETACHED]
+            signatures[f"{path}{DETACHED}"] = Path(path).read_bytes()[:MAX_DETACHED]
         except OSError as exc:
             raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
     return replace(policy, detached=signatures)

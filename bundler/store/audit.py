@@ -174,9 +174,11 @@ def _pinned(
     archive: Archive, extra: Sequence[Path], problems: list[Problem]
 ) -> list[tuple[str, checkpoint.Checkpoint]]:
     """The checkpoints the archive kept and those given, each checked against the
-    archive's key (the ones that cannot be read are problems, not checkpoints)."""
+    archive's key (the ones that cannot be read are problems, not checkpoints); one given
+    that the archive also kept (a copy of the same bytes) is one checkpoint, not two."""
     public = checkpoint.load_public(archive.key_path.with_suffix(".pub"))
     pinned = []
+    seen: set[bytes] = set()
     kept = sorted(archive.checkpoints.glob("*.json")) if archive.checkpoints.is_dir() else []
     for path in [*kept, *extra]:
         where = f"checkpoint {path}"
@@ -188,6 +190,9 @@ def _pinned(
             problems.append(Problem(where, "checkpoint.format", exc.why))
             continue
         try:
+            if text in seen:
+                continue
+            seen.add(text)
             issued = checkpoint.parse(text, where)
         except ArchiveTampered as exc:
             problems.extend(exc.problems)

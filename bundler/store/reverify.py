@@ -8,6 +8,7 @@ transaction per result, so a crash loses at most the results not yet recorded.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -119,6 +120,13 @@ def verify_one(job: Job) -> Outcome:
     return Outcome(job.digest, verification.status, verification.environment, claims, detail)
 
 
+WORKER_DIED = (
+    "the worker process died while verifying it (killed, or out of memory; or, run from a "
+    'script, the script\'s code is not inside `if __name__ == "__main__":`, so each worker '
+    "that imports it runs it again)"
+)
+
+
 def run(
     jobs: Sequence[Job],
     workers: int,
@@ -140,9 +148,7 @@ def run(
             yield outcome
     for job in broken:
         for _, outcome in _pool([job], 1, function, on_error):
-            yield outcome or on_error(
-                job, "the worker process died while verifying it (killed, or out of memory)"
-            )
+            yield outcome or on_error(job, WORKER_DIED)
 
 
 def _pool(
@@ -155,8 +161,13 @@ def _pool(
     if not jobs:
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-        futures: dict[Future[Outcome], Job] = {pool.submit(function, job): job for job in jobs}
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_quiet_ctrl_c
+    ) as pool:
+        with _workers_born_ignoring_ctrl_c():  # (the workers are started as jobs are sent)
+            futures: dict[Future[Outcome], Job] = {
+                pool.submit(_in_job, function, job): job for job in jobs
+            }
         try:
             for future in as_completed(futures):
                 job = futures[future]
@@ -169,3 +180,49 @@ def _pool(
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # interrupted: start nothing new
             raise
+
+
+# Ctrl-C reaches every worker too (the terminal signals the whole process group). One
+# running a job stops it (KeyboardInterrupt, so its work folder is removed) and goes
+# back for more, where the shutdown ends it; one waiting for work exits quietly: the
+# interruption is the parent's to report, and no worker prints a traceback. A worker
+# still starting (importing, before ``_quiet_ctrl_c``) ignores it: it is started with
+# SIGINT ignored, which a new process keeps (a handler it would not).
+_running = False
+
+
+@contextlib.contextmanager
+def _workers_born_ignoring_ctrl_c() -> Iterator[None]:
+    """While workers are started: SIGINT ignored here (main thread only), so that they
+    start ignoring it. A Ctrl-C in these few milliseconds is lost."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if old is None else old)
+
+
+def _quiet_ctrl_c() -> None:
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        if _running:
+            raise KeyboardInterrupt
+        raise SystemExit(130)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def _in_job(function: Callable[[Job], Outcome], job: Job) -> Outcome:
+    global _running
+    _running = True
+    try:
+        return function(job)
+    finally:
+        _running = False

@@ -114,12 +114,18 @@ def verify(
     ]
     outcomes: list[Outcome] = []
     bundles: dict[str, BundleRow] = {}
-    for outcome in _run(work, jobs, scheduler, function, on_note):
-        record(archive, outcome)
-        outcomes.append(outcome)
-        bundles[outcome.digest] = archive._bundle(outcome.digest)
-        if on_result is not None:
-            on_result(outcome, bundles[outcome.digest])
+    # closed at once if this loop is left by an exception (Ctrl-C in on_result): the
+    # workers are stopped then, not when the interpreter exits
+    results = _run(work, jobs, scheduler, function, on_note)
+    try:
+        for outcome in results:
+            record(archive, outcome)
+            outcomes.append(outcome)
+            bundles[outcome.digest] = archive._bundle(outcome.digest)
+            if on_result is not None:
+                on_result(outcome, bundles[outcome.digest])
+    finally:
+        getattr(results, "close", lambda: None)()
     return Batch(tuple(outcomes), bundles)
 
 

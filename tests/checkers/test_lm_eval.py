@@ -154,7 +154,10 @@ def test_an_unlisted_metric_averages_only_if_lm_eval_does_by_default() -> None:
 @pytest.mark.parametrize("tolerance", [-0.1, 0.05, 1])
 def test_tolerance_outside_its_documented_range_is_refused(tolerance: float) -> None:
     verdict = metric(run(), tolerance=tolerance)
-    assert verdict.status == "error" and verdict.codes in (("params.invalid",), ("params.out_of_range",))
+    assert verdict.status == "error" and verdict.codes in (
+        ("params.invalid",),
+        ("params.out_of_range",),
+    )
 
 
 def test_a_bool_tolerance_is_refused() -> None:
