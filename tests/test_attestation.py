@@ -322,3 +322,14 @@ def test_vsa_from_the_command_line(
     assert statement["predicate"]["verificationResult"] == "PASSED"
     done = _check(target, keys, "--bundle", str(quickstart_bundle))
     assert done.exit_code == 0, done.output
+
+
+def test_an_attestation_written_over_the_bundle_it_attests_is_refused(
+    quickstart_bundle: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    bundle = tmp_path / "b.bundle.tar.gz"
+    bundle.write_bytes(quickstart_bundle.read_bytes())
+    args = ["verify", str(bundle), "-q", "--attest", str(bundle)]
+    done = RUN.invoke(main, [*args, "--attest-key", f"{keys['reviewer']}.key"])
+    assert done.exit_code == 2
+    assert bundle.read_bytes() == quickstart_bundle.read_bytes()

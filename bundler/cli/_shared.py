@@ -97,7 +97,16 @@ VERBOSE_ENV = "REPROBUNDLE_VERBOSE"
 
 # the parameters that name a file a command writes; every other click.Path it is given
 # is read (the archive folder, written only by the archive itself, holds no output)
-OUTPUT_PARAMS = ("json_target", "markdown_target", "junit_target", "html_target", "output", "out")
+OUTPUT_PARAMS = (
+    "json_target",
+    "markdown_target",
+    "junit_target",
+    "html_target",
+    "attest_target",
+    "output",
+    "out",
+    "summary",
+)
 
 
 def _has_option(name: str) -> bool:
