@@ -10,6 +10,7 @@ The way out is one rule too: ``canonical`` text and ``plain`` data.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
@@ -41,6 +42,8 @@ def loads(
     """Parse one JSON document strictly, at most ``max_depth`` deep and, if given, of at
     most ``max_values`` values; NaN and infinities only with ``constants``. Raises
     ValueError naming what was wrong."""
+    if max_values is not None and _bound(text) > max_values and count_values(text) > max_values:
+        raise ValueError(f"holds more than {max_values} values")
     try:
         value = json.loads(
             text,
@@ -76,8 +79,12 @@ def loads_lines(
 ) -> list[tuple[int, Any]]:
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines."""
+    lines = text.splitlines()
+    if max_values is not None and _bound(text) > max_values:
+        if count_values(text, sum(1 for line in lines if line.strip())) > max_values:
+            raise ValueError(f"1: the lines hold more than {max_values} values")
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 records.append((number, loads(line, constants=constants)))
@@ -102,6 +109,28 @@ def _bound(text: str | bytes) -> int:
     a comma, or is the first (counted in C, so nearly free)."""
     commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
     return _opening(text) + commas + 1
+
+
+# a JSON string (escapes included; one left open runs to the end, so no start is tried
+# twice: linear time whatever the text) and an empty container, found in C
+_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_STRING_BYTES = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
+_EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
+
+
+def count_values(text: str | bytes, documents: int = 1) -> int:
+    """The number of values in ``documents`` well-formed JSON texts (as ``_check_size``
+    counts them: object keys are not values), without parsing: with every string
+    blanked, each value but a document's first follows a comma or opens a non-empty
+    container. Lets a caller refuse a document before the parser builds it."""
+    if isinstance(text, bytes):
+        blank = _STRING_BYTES.sub(b'""', text)
+        empty = len(_EMPTY_BYTES.findall(blank))
+    else:
+        blank = _STRING.sub('""', text)
+        empty = len(_EMPTY.findall(blank))
+    return _bound(blank) - 1 + documents - empty
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

@@ -16,7 +16,10 @@ from typing import Any
 
 import yaml
 
-from bundler.errors import UsageError
+from bundler.errors import SourceError
+from bundler.importers.untrusted import Checks, read_log_file
+
+__all__ = ["Checks", "Imported", "is_count", "read_log_file", "slug", "write_source"]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -36,30 +39,33 @@ def slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-") or "x"
 
 
-def read_log_file(log_file: Path, dest: Path) -> bytes:
-    """The log's bytes, once ``dest`` is known to be new or empty (never overwritten)."""
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
-    try:
-        return log_file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
+def is_count(value: Any) -> bool:
+    """Whether ``value`` is a count: a whole number, at least 0 (a boolean is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def write_source(
     dest: Path, document: Mapping[str, Any], files: Mapping[str, bytes], tool: str
 ) -> list[str]:
-    """Write ``files`` (relative path -> bytes) and ``bundle.yaml``; returns the paths."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for path, content in sorted(files.items()):
-        (dest / path).parent.mkdir(parents=True, exist_ok=True)
-        (dest / path).write_bytes(content)
+    """Write ``files`` (relative path -> bytes) and ``bundle.yaml``; returns the paths.
+    Text that cannot be written as UTF-8 is refused (SourceError) before anything is."""
     head = (
         f"# Written by `reprobundle import {tool}`. Build it with: reprobundle build .\n"
         "# Each case re-derives one thing the log states from the log's own records.\n"
     )
     body = yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=88)
-    (dest / "bundle.yaml").write_text(head + body, "utf-8")
+    try:
+        text = (head + body).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SourceError(
+            f"the log's text {exc.object[max(exc.start - 40, 0) : exc.end + 20]!a} holds a lone "
+            "surrogate, which cannot be written as UTF-8: bundle.yaml not written"
+        ) from None
+    dest.mkdir(parents=True, exist_ok=True)
+    for path, content in sorted(files.items()):
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        (dest / path).write_bytes(content)
+    (dest / "bundle.yaml").write_bytes(text)
     return sorted([*files, "bundle.yaml"])
 
 
