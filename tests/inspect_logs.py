@@ -11,7 +11,8 @@ so Inspect never fetches a tokenizer) and writes into OUT:
   completion, score values, error), for comparing with reprobundle's reader.
 
 Run it from inside a git working tree with uncommitted changes to get a dirty revision.
-``--samples N`` writes only ``big.eval`` (N samples, one epoch), for the benchmark.
+``--samples N [--scorers K]`` writes only ``big.eval`` (N samples, one epoch, K scorers:
+match, includes, then includes again), for the benchmarks.
 """
 
 from __future__ import annotations
@@ -118,11 +119,12 @@ def _truth(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _big(out: Path, n: int) -> None:
+def _big(out: Path, n: int, scorers: int) -> None:
     task = Task(
         dataset=[Sample(input=f"question {i % 6 + 1}", target="4", id=i) for i in range(n)],
         solver=[generate()],
-        scorer=[match(), includes()],
+        scorer=[match(), includes()][:scorers]
+        + [includes(ignore_case=i % 2 == 0) for i in range(max(scorers - 2, 0))],
     )
     _run(task, out, "big.eval", "eval")
 
@@ -131,10 +133,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--samples", type=int, default=0)
+    parser.add_argument("--scorers", type=int, default=2)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.samples:
-        _big(args.out, args.samples)
+        _big(args.out, args.samples, args.scorers)
         return 0
     written = [
         _run(_task(False), args.out, "mixed.eval", "eval"),

@@ -42,7 +42,7 @@ def loads(
     """Parse one JSON document strictly, at most ``max_depth`` deep and, if given, of at
     most ``max_values`` values; NaN and infinities only with ``constants``. Raises
     ValueError naming what was wrong."""
-    if max_values is not None and _bound(text) > max_values and count_values(text) > max_values:
+    if max_values is not None and bound(text) > max_values and count_values(text) > max_values:
         raise ValueError(f"holds more than {max_values} values")
     try:
         value = json.loads(
@@ -52,7 +52,7 @@ def loads(
         )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    if _opening(text) > max_depth or (max_values is not None and _bound(text) > max_values):
+    if _opening(text) > max_depth or (max_values is not None and bound(text) > max_values):
         _check_size(value, max_depth, max_values)
     return value
 
@@ -80,7 +80,7 @@ def loads_lines(
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines."""
     lines = text.splitlines()
-    if max_values is not None and _bound(text) > max_values:
+    if max_values is not None and bound(text) > max_values:
         if count_values(text, sum(1 for line in lines if line.strip())) > max_values:
             raise ValueError(f"1: the lines hold more than {max_values} values")
     records = []
@@ -90,7 +90,7 @@ def loads_lines(
                 records.append((number, loads(line, constants=constants)))
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
-    if max_values is not None and _bound(text) > max_values:
+    if max_values is not None and bound(text) > max_values:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
         except ValueError:
@@ -104,7 +104,7 @@ def _opening(text: str | bytes) -> int:
     return text.count("[") + text.count("{")
 
 
-def _bound(text: str | bytes) -> int:
+def bound(text: str | bytes) -> int:
     """At least the number of values in a JSON text: each one opens a container, follows
     a comma, or is the first (counted in C, so nearly free)."""
     commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
@@ -130,7 +130,7 @@ def count_values(text: str | bytes, documents: int = 1) -> int:
     else:
         blank = _STRING.sub('""', text)
         empty = len(_EMPTY.findall(blank))
-    return _bound(blank) - 1 + documents - empty
+    return bound(blank) - 1 + documents - empty
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

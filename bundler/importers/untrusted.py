@@ -72,22 +72,29 @@ def screen(data: bytes) -> None:
     """Refuse ``data`` (a zip of JSON members, or one JSON document) past verify's caps or
     with a zip layout that Python's and Inspect's readers would not agree on. Raises
     SourceError naming the member and the problem."""
-    if data[:4] != b"PK\x03\x04":
-        _json(data, "the log", LOAD_LIMITS.values)
-        return
-    values = LOAD_LIMITS.values
-    for name, member in zip_members(data).items():
-        if name.endswith(".json"):
-            values -= _json(member, name, values)
+    if data[:4] == b"PK\x03\x04":
+        documents = {n: m for n, m in zip_members(data).items() if n.endswith(".json")}
+    else:
+        documents = {"the log": data}
+    cap = LOAD_LIMITS.values
+    if sum(map(strictjson.bound, documents.values())) > cap:  # at least the values held
+        held = sum(map(strictjson.count_values, documents.values()))
+        if held > cap:
+            raise SourceError(
+                f"the log holds {held} JSON values, more than the {cap} verify reads from "
+                "one input: refused before parsing"
+            )
+    for where, document in documents.items():
+        _json(document, where)
 
 
-def _json(data: bytes, where: str, values: int) -> int:
-    """Parse one JSON document within ``values`` values and verify's depth; returns the
-    number of values it holds."""
+def _json(data: bytes, where: str) -> None:
+    """Parse one JSON document as verify would (strictly, within its depth) and refuse
+    text that cannot be written as UTF-8."""
     try:
-        document = strictjson.loads(data, LOAD_LIMITS.depth, values, constants=True)
+        document = strictjson.loads(data, LOAD_LIMITS.depth, constants=True)
     except ValueError as exc:
-        raise SourceError(f"{where}: {exc} (verify's limits for one input)") from None
+        raise SourceError(f"{where}: {exc}") from None
     if _SURROGATE.search(data):
         try:
             json.dumps(document, ensure_ascii=False).encode("utf-8")
@@ -96,7 +103,6 @@ def _json(data: bytes, where: str, values: int) -> int:
                 f"{where}: holds text that is not valid Unicode ({exc.object[exc.start]!a}, "
                 "a lone surrogate escape): it cannot be written as UTF-8 into a bundle"
             ) from None
-    return strictjson.count_values(data)
 
 
 def zip_members(data: bytes) -> dict[str, bytes]:
