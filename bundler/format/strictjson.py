@@ -125,12 +125,10 @@ def count_values(text: str | bytes, documents: int = 1) -> int:
     blanked, each value but a document's first follows a comma or opens a non-empty
     container. Lets a caller refuse a document before the parser builds it."""
     if isinstance(text, bytes):
-        blank = _STRING_BYTES.sub(b'""', text)
-        empty = len(_EMPTY_BYTES.findall(blank))
-    else:
-        blank = _STRING.sub('""', text)
-        empty = len(_EMPTY.findall(blank))
-    return bound(blank) - 1 + documents - empty
+        blank_bytes = _STRING_BYTES.sub(b'""', text)
+        return bound(blank_bytes) - 1 + documents - len(_EMPTY_BYTES.findall(blank_bytes))
+    blank = _STRING.sub('""', text)
+    return bound(blank) - 1 + documents - len(_EMPTY.findall(blank))
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

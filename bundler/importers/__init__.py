@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -39,7 +39,7 @@ def slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-") or "x"
 
 
-def is_count(value: Any) -> bool:
+def is_count(value: Any) -> TypeGuard[int]:
     """Whether ``value`` is a count: a whole number, at least 0 (a boolean is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 

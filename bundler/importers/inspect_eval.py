@@ -63,6 +63,8 @@ class _Plan:
     notes: list[str] = field(default_factory=list)
     controls: dict[str, bytes] = field(default_factory=dict)
     checks: Checks = field(default_factory=Checks)
+    case_ids: set[str] = field(default_factory=set)
+    claim_ids: set[str] = field(default_factory=set)
 
     def run(self, checker_key: str, data: bytes, params: Mapping[str, Any]) -> Verdict:
         """The verdict of ``checker_key`` on ``data``, under a case's limits at verify."""
@@ -77,15 +79,23 @@ class _Plan:
         return verdict.status == "fail" and verdict.codes == (code,)
 
     def case(self, case: dict[str, Any]) -> str:
-        case["id"] = _unique(str(case["id"]), {c["id"] for c in self.cases})
+        case["id"] = _unique(str(case["id"]), self.case_ids)
+        self.case_ids.add(case["id"])
         self.cases.append(case)
         return str(case["id"])
 
     def expected_pass(
-        self, case_id: str, checker_key: str, params: dict[str, Any]
-    ) -> tuple[str, str | None]:
+        self, case_id: str, checker_key: str, params: dict[str, Any], what: str
+    ) -> tuple[str | None, str | None]:
         """A case of ``checker_key`` on the log that must pass, and what it says when it does
-        not on this log (None when it passes): run here, so the note is made before build."""
+        not on this log (None when it passes): run here, so the note is made before build.
+        A check that cannot decide here (an error: past a case's time or memory limit, a
+        log it cannot read) gets no case: ``what`` goes under the scope with the reason."""
+        verdict = self.run(checker_key, self.data, params)
+        if verdict.status == "error":
+            self.cannot.append(f"That {what}: not checked ({verdict.message}).")
+            self.notes.append(f"{case_id}: {verdict.message}; left out of the claims")
+            return None, verdict.message
         found = self.case(
             {
                 "id": case_id,
@@ -95,7 +105,6 @@ class _Plan:
                 "expect": "pass",
             }
         )
-        verdict = self.run(checker_key, self.data, params)
         return found, None if verdict.status == "pass" else verdict.message
 
     def drop(self, case_id: str) -> None:
@@ -103,7 +112,8 @@ class _Plan:
         self.cases = [c for c in self.cases if c["id"] != case_id]
 
     def claim(self, claim: dict[str, Any]) -> None:
-        claim["id"] = _unique(str(claim["id"]), {c["id"] for c in self.claims})
+        claim["id"] = _unique(str(claim["id"]), self.claim_ids)
+        self.claim_ids.add(claim["id"])
         self.claims.append(claim)
 
 
@@ -154,7 +164,11 @@ def _counts(plan: _Plan) -> None:
         plan.notes.append("the header states no sample counts; none are checked")
         return
     params = {"claimed": claimed}
-    case, message = plan.expected_pass("counts", "inspect-counts@1", params)
+    case, message = plan.expected_pass(
+        "counts", "inspect-counts@1", params, "the sample counts follow from the records"
+    )
+    if case is None:
+        return
     if message is not None:
         plan.notes.append(f"counts: {message}; the claim will be contradicted")
     cases = [case, *_counts_control(plan, params)]
@@ -583,7 +597,10 @@ def _figure_cases(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
                 "inspect-metric@1",
                 params,
+                f"the figure {what} = {value!r} follows from the samples",
             )
+            if case_id is None:
+                continue
             if message is not None:
                 plan.notes.append(
                     f"{what}: {message}; its claim will be contradicted (build refuses "
@@ -612,7 +629,14 @@ def _rescore_case(
         )
         return None
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
-    case_id, message = plan.expected_pass(f"rescore-{slug(scorer)}", "inspect-rescore@1", params)
+    case_id, message = plan.expected_pass(
+        f"rescore-{slug(scorer)}",
+        "inspect-rescore@1",
+        params,
+        f"every stored {scorer} score follows from completion and target under {method}",
+    )
+    if case_id is None:
+        return None
     if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params

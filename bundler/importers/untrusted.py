@@ -162,7 +162,7 @@ def _data_end(data: bytes, info: zipfile.ZipInfo) -> int:
         problem = "its local header's CRC or sizes differ from the directory's"
     if problem:
         raise SourceError(f"{name}: the zip's directory and the member disagree: {problem}")
-    end = at + _LOCAL.size + name_len + extra_len + info.compress_size
+    end: int = at + _LOCAL.size + name_len + extra_len + info.compress_size
     if end > len(data):
         raise SourceError(f"{name}: its compressed bytes run past the end of the zip")
     return end
