@@ -8,6 +8,7 @@ the author should know before building comes back as ``Imported.notes``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,14 +54,16 @@ def write_source(
         f"# Written by `reprobundle import {tool}`. Build it with: reprobundle build .\n"
         "# Each case re-derives one thing the log states from the log's own records.\n"
     )
-    body = yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=88)
-    try:
-        text = (head + body).encode("utf-8")
+    try:  # PyYAML would write a lone surrogate as an escape that reads back as one
+        json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
     except UnicodeEncodeError as exc:
+        shown = exc.object[max(exc.start - 40, 0) : exc.end + 20]
         raise SourceError(
-            f"the log's text {exc.object[max(exc.start - 40, 0) : exc.end + 20]!a} holds a lone "
-            "surrogate, which cannot be written as UTF-8: bundle.yaml not written"
+            f"the log's text {shown!a} holds a lone surrogate, which cannot be written as "
+            "UTF-8: nothing written"
         ) from None
+    body = yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=88)
+    text = (head + body).encode("utf-8")
     dest.mkdir(parents=True, exist_ok=True)
     for path, content in sorted(files.items()):
         (dest / path).parent.mkdir(parents=True, exist_ok=True)

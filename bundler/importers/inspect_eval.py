@@ -591,7 +591,7 @@ def _figure_cases(
                 "metric": metric_name,
                 "claimed": value,
             }
-            if isinstance(entry.get("scored_samples"), int):
+            if is_count(entry.get("scored_samples")):
                 params["scored_samples"] = entry["scored_samples"]
             case_id, message = plan.expected_pass(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
