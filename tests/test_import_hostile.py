@@ -355,3 +355,23 @@ def test_cli_import_of_a_hostile_log_exits_2_with_a_message_and_writes_nothing(
     assert result.exit_code == 2, result.output
     assert "reprobundle:" in result.output and "internal error" not in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # -o never even made
+
+
+def test_promptfoo_regex_that_backtracks_for_ever_is_stopped_at_a_case_time_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The promptfoo importer runs its checkers through the same shared limits."""
+    from bundler.importers.promptfoo import import_promptfoo
+
+    monkeypatch.setattr(untrusted, "CASE_SECONDS", 1.0)
+    row = {
+        "success": False,
+        "response": {"output": "a" * 40},
+        "gradingResult": {
+            "componentResults": [{"pass": False, "assertion": {"type": "regex", "value": "(a+)+b"}}]
+        },
+    }
+    log = tmp_path / "results.json"
+    log.write_text(json.dumps({"results": {"version": 3, "results": [row]}}))
+    done = import_promptfoo(log, tmp_path / "out")
+    assert any("ran longer than 1 s" in n for n in done.notes), done.notes

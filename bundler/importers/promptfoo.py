@@ -20,8 +20,7 @@ from typing import Any
 import checkers
 from bundler.errors import SourceError
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, read_log_file, slug, write_source
-from bundler.run.runner import run_checker
+from bundler.importers import Checks, Imported, read_log_file, slug, write_source
 from checkers.api import CheckerInputError
 from checkers.promptfoo.results import ERROR, Row, kind_of, read_rows, skip_reason
 
@@ -78,6 +77,7 @@ class _Plan:
         self.cases: list[dict[str, Any]] = []
         self.claims: list[dict[str, Any]] = []
         self.notes: list[str] = []
+        self.checks = Checks()  # each check under a case's limits, as at verify
 
     def control(self, name: str, document: Mapping[str, Any]) -> str:
         path = f"{CONTROLS}/{name}"
@@ -100,7 +100,7 @@ class _Plan:
         )
         found = checkers.get(checker_key)
         assert found is not None
-        verdict = run_checker(found, {"results": self.files[path]}, params)
+        verdict = self.checks.run(found, {"results": self.files[path]}, params)
         wanted = expect.get("expect", "pass")
         if verdict.status != wanted:
             self.notes.append(f"{case_id}: {verdict.message} (expected {wanted})")
