@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai import Epochs, Task, eval
 from inspect_ai.dataset import Sample
@@ -99,7 +99,7 @@ def _task(everything: bool) -> Task:
     )
 
 
-def _run(task: Task, out: Path, name: str, fmt: str) -> Path:
+def _run(task: Task, out: Path, name: str, fmt: Literal["eval", "json"]) -> Path:
     logs = eval(
         task,
         model=get_model("mockllm/model", custom_outputs=_answers()),
@@ -160,7 +160,7 @@ def _small(kind: str, marker: str = "") -> Task:
 def _unfinished(out: Path) -> list[Path]:
     """The failed, limited, retried and score-on-error runs, in this process."""
     model = get_model("mockllm/model", custom_outputs=_answers())
-    runs = {
+    runs: dict[str, tuple[str, dict[str, Any]]] = {
         "failed.json": ("fail", {}),
         "limit.json": ("none", {"limit": 3}),
         "retried.json": ("first", {"retry_on_error": 2}),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,8 @@ def zip_bytes(
     entries = directory if directory is not None else [(i, {}) for i in range(len(members))]
     for index, changed in entries:
         m = members[index]
-        fields = {"name": m.name, "method": m.method, "crc": m.crc, "packed": len(m.raw)}
-        fields.update(size=m.size, at=0)
+        fields: dict[str, Any] = {"name": m.name, "method": m.method, "crc": m.crc}
+        fields.update(packed=len(m.raw), size=m.size, at=0)
         fields.update(changed)
         name = fields["name"].encode()
         out += struct.pack(
@@ -180,7 +181,8 @@ def test_members_that_declare_more_than_verify_reads_are_refused_before_decompre
 
 def test_many_directory_entries_pointing_at_one_member_are_refused(tmp_path: Path) -> None:
     members = eval_members()
-    directory = [(0, {})] + [(1, {"name": f"samples/s{i}_epoch_1.json"}) for i in range(40)]
+    directory: list[tuple[int, dict[str, Any]]] = [(0, {})]
+    directory += [(1, {"name": f"samples/s{i}_epoch_1.json"}) for i in range(40)]
     (tmp_path / "forty.eval").write_bytes(zip_bytes(members, directory))
     refused(tmp_path / "forty.eval", tmp_path, "disagree", "the local header names it")
 
@@ -322,7 +324,7 @@ def test_boolean_plan_sizes_are_not_counts(tmp_path: Path) -> None:
     assert imported.claims
 
 
-HOSTILE = {
+HOSTILE: dict[str, Callable[[], bytes]] = {
     "bomb.eval": lambda: zip_bytes(
         [eval_members()[0], _bomb()],
     ),
