@@ -377,3 +377,22 @@ def test_promptfoo_regex_that_backtracks_for_ever_is_stopped_at_a_case_time_limi
     log.write_text(json.dumps({"results": {"version": 3, "results": [row]}}))
     done = import_promptfoo(log, tmp_path / "out")
     assert any("ran longer than 1 s" in n for n in done.notes), done.notes
+
+
+def test_a_count_no_removed_record_moves_is_stated_under_scope_not_claimed(
+    tmp_path: Path,
+) -> None:
+    """Only a completed count, and the last record errored: removing it leaves the count
+    as it was, so its check has no control that fails and no claim may rest on it."""
+    from bundler.authoring.build import build
+
+    head = header()
+    del head["results"]["total_samples"]
+    errored = sample(id="s2", scores={}, error={"message": "planted"})
+    log = json_log(tmp_path / "completed-only.json", head, sample(), errored)
+    done = import_inspect(log, tmp_path / "source")
+    assert "sample-counts" not in done.claims
+    text = (tmp_path / "source" / "bundle.yaml").read_text()
+    assert "no claim rests on them" in text
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home_report["result"] == "supported"
