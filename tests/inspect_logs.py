@@ -11,7 +11,8 @@ so Inspect never fetches a tokenizer) and writes into OUT:
   ``failed.json`` (the default fail_on_error and sample s3 fails: status error, no
   results), ``cancelled.eval`` (SIGINT to a process running it while sample s4 waits:
   status cancelled), ``limit.json`` (--limit 3), ``retried.json`` (s3 fails its first
-  attempt, --retry-on-error 2) and ``score-on-error.json`` (s3 fails, --score-on-error);
+  attempt, --retry-on-error 2), ``score-on-error.json`` (s3 fails, --score-on-error) and
+  ``eval-set.json`` (eval_set: the task fails, is retried, and the failed log deleted);
 - ``truth.json``: what inspect-ai's own reader finds in each log (per record: id, epoch,
   completion, score values, error), for comparing with reprobundle's reader.
 
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai import Epochs, Task, eval
+from inspect_ai import Epochs, Task, eval, eval_set
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -180,7 +181,20 @@ def _unfinished(out: Path) -> list[Path]:
         assert logs[0].location
         os.replace(logs[0].location, out / name)
         written.append(out / name)
-    return written
+    ATTEMPTS.clear()  # eval-set: the failed first run is retried, and its log deleted
+    done, logs = eval_set(
+        _small("first"),
+        log_dir=str(out / "raw" / "eval-set"),
+        model=model,
+        retry_attempts=2,
+        retry_wait=0.1,
+        log_format="json",
+        display="none",
+        max_samples=1,
+    )
+    assert done and logs[0].location
+    os.replace(logs[0].location.removeprefix("file://"), out / "eval-set.json")
+    return [*written, out / "eval-set.json"]
 
 
 def _cancelled(out: Path) -> Path:

@@ -20,7 +20,14 @@ from tests.inspect_support import inspect_logs
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
 
-RUNS = ["failed.json", "cancelled.eval", "limit.json", "retried.json", "score-on-error.json"]
+RUNS = [
+    "failed.json",
+    "cancelled.eval",
+    "limit.json",
+    "retried.json",
+    "score-on-error.json",
+    "eval-set.json",
+]
 EVERY_LOG = ["mixed.eval", "mixed.json", "all-errored.eval", *RUNS]
 
 
