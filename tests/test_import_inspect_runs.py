@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bundler.authoring.build import build
-from bundler.importers.inspect_eval import import_inspect
+from bundler.importers.inspect_eval import RULES_OF, import_inspect
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
 from tests.inspect_support import inspect_logs
@@ -204,6 +204,10 @@ def _check_sentence(text: str, log: InspectLog) -> int:
     if "--limit" in text:
         assert (log.spec.get("config") or {}).get("limit") is not None
         facts += 1
+    for wrote in re.findall(r"written by inspect_ai ([\w.+-]+?)[,.]? ", text + " "):
+        assert wrote == (log.spec.get("packages") or {}).get("inspect_ai")
+        assert ("the same version" in text) == (wrote == RULES_OF)
+        facts += 1
     if "DIRTY REVISION" in text or "clean working tree" in text:
         assert bool((log.spec.get("revision") or {}).get("dirty")) == ("DIRTY" in text)
         facts += 1
@@ -251,3 +255,21 @@ def test_every_generated_sentence_is_true_of_the_log_it_describes(
     for text in document["scope"]["cannot_support"]:
         facts += _check_sentence(text, log)
     assert facts >= len(document["claims"])  # every claim states something checked here
+
+
+def test_a_log_written_by_another_inspect_version_is_said_to_be_rescored_with_other_rules(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document = json.loads((inspect_logs / "mixed.json").read_text())
+    document["eval"]["packages"]["inspect_ai"] = "0.3.100"
+    (tmp_path / "older.json").write_text(json.dumps(document))
+    import_inspect(tmp_path / "older.json", tmp_path / "source")
+    source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
+    said = [
+        limit for c in source["claims"] for limit in c["limits"] if "re-implementation" in limit
+    ]
+    assert said and all(
+        f"as of inspect-ai {RULES_OF}; the log was written by inspect_ai 0.3.100, another "
+        "version" in limit
+        for limit in said
+    )

@@ -49,6 +49,7 @@ from checkers.inspect_log.log import (
 )
 
 CONTROLS = "inputs/controls"
+RULES_OF = "0.3.285"  # the inspect-ai whose scorers checkers/inspect_log/rules.py re-implements
 _MAX_CONTROL_TRIES = 20  # samples tried per scorer to find one whose change shows
 
 
@@ -434,6 +435,22 @@ def _run_limits(log: InspectLog) -> list[str]:
     return out
 
 
+def _rules_version(log: InspectLog, method: str) -> str:
+    """Which Inspect's rules re-score ``method``, beside the version that wrote the log."""
+    wrote = (log.spec.get("packages") or {}).get("inspect_ai")
+    said = (
+        f"Re-scored with reprobundle's re-implementation of {method} as of inspect-ai {RULES_OF}; "
+    )
+    if not isinstance(wrote, str):
+        return said + "the log does not say which inspect_ai wrote it."
+    if wrote == RULES_OF:
+        return said + f"the log was written by inspect_ai {wrote}, the same version."
+    return said + (
+        f"the log was written by inspect_ai {wrote}, another version: where its {method} "
+        "differs, a re-scored value can differ too."
+    )
+
+
 def _revision(log: InspectLog) -> str:
     revision = log.spec.get("revision")
     if not isinstance(revision, dict):
@@ -769,6 +786,8 @@ def _figure_claim(
     ]
     if not rescored:
         limits.append(f"The {scorer} scores themselves are taken as stored, not re-derived.")
+    else:
+        limits.append(_rules_version(log, method))
     return {
         "id": f"{slug(scorer)}-{slug(reduced)}",
         "statement": statement,
