@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from bundler.authoring.build import build
+from bundler.errors import SourceError
 from bundler.importers.inspect_eval import RULES_OF, import_inspect
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
@@ -273,3 +274,13 @@ def test_a_log_written_by_another_inspect_version_is_said_to_be_rescored_with_ot
         "version" in limit
         for limit in said
     )
+
+
+def test_a_cancelled_run_that_wrote_no_sample_is_refused_saying_so(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    document.update(status="cancelled", samples=[])
+    (tmp_path / "nothing.json").write_text(json.dumps(document))
+    with pytest.raises(SourceError, match="did not finish: status cancelled, and no sample"):
+        import_inspect(tmp_path / "nothing.json", tmp_path / "source")

@@ -137,9 +137,13 @@ def import_inspect(
     except LogError as exc:
         raise SourceError(f"{log_file} is not an Inspect log this tool reads: {exc}") from None
     if not log.records:
+        why = (
+            "was it written with --no-log-samples?"
+            if _finished(log)
+            else f"the run did not finish: status {log.status}, and no sample record was written"
+        )
         raise SourceError(
-            f"{log_file} holds no samples (was it written with --no-log-samples?): nothing "
-            "its header states can be re-derived"
+            f"{log_file} holds no samples ({why}): nothing its header states can be re-derived"
         )
     file_name = log_file.name if not path_problem(log_file.name) else f"log.{log.format}"
     plan = _Plan(log, f"inputs/{file_name}", data)
