@@ -396,3 +396,12 @@ def test_a_count_no_removed_record_moves_is_stated_under_scope_not_claimed(
     assert "no claim rests on them" in text
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home_report["result"] == "supported"
+
+
+def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:
+    import checkers
+
+    found = checkers.get("inspect-counts@1")
+    assert found is not None
+    with pytest.raises(SourceError, match="the time verify allows a whole bundle"):
+        untrusted.Checks(seconds=0).run(found, {"log": b"{}"}, {"claimed": {"total_samples": 1}})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 import re
 import struct
 import time
@@ -55,11 +56,12 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     cap = LOAD_LIMITS.bytes
     try:
-        with log_file.open("rb") as stream:
-            data = stream.read(cap + 1)
+        with log_file.open("rb") as stream:  # a device or a pipe has no size: read to the cap
+            size = os.fstat(stream.fileno()).st_size
+            data = stream.read(cap + 1) if size <= cap else b""
     except OSError as exc:
         raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
-    if len(data) > cap:
+    if size > cap or len(data) > cap:
         raise SourceError(
             f"{log_file} is more than {cap} bytes, the most verify reads from one input "
             "file: refused before reading further"
