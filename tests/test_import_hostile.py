@@ -331,6 +331,7 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "forty.eval": lambda: zip_bytes(
         eval_members(), [(0, {})] + [(1, {"name": f"samples/s{i}_epoch_1.json"}) for i in range(40)]
     ),
+    "deflate-bomb.eval": lambda: zip_bytes([eval_members()[0], _bomb(zlib.DEFLATED)]),
     "twice.eval": lambda: zip_bytes(eval_members(), [(0, {}), (1, {}), (1, {})]),
     "surrogate.json": lambda: json.dumps({**header(), "samples": [sample(id="\ud800")]}).encode(),
     "no-header.eval": lambda: zip_bytes([Member("_journal/start.json", b"{}")]),
@@ -339,9 +340,13 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
 }
 
 
-def _bomb() -> Member:
-    bomb = Member("samples/s1_epoch_1.json", b"")
-    bomb.raw = zstandard.ZstdCompressor().compress(b"\0" * (64 << 20))
+def _bomb(method: int = ZSTD) -> Member:
+    bomb = Member("samples/s1_epoch_1.json", b"", method=method)
+    if method == ZSTD:
+        bomb.raw = zstandard.ZstdCompressor().compress(b"\0" * (64 << 20))
+    else:
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+        bomb.raw = deflate.compress(b"\0" * (64 << 20)) + deflate.flush()
     bomb.size, bomb.crc = 10, 0
     return bomb
 
