@@ -80,9 +80,13 @@ def loads_lines(
     """JSON Lines: ``(line number, value)`` for each non-blank line. A bad line raises
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines."""
     lines = text.splitlines()
-    if max_values is not None and bound(text) > max_values:
-        if count_values(text, sum(1 for line in lines if line.strip())) > max_values:
-            raise ValueError(f"1: the lines hold more than {max_values} values")
+    documents = sum(1 for line in lines if line.strip())
+    if (
+        max_values is not None
+        and bound(text) > max_values
+        and count_values(text, documents) > max_values
+    ):
+        raise ValueError(f"1: the lines hold more than {max_values} values")
     records = []
     for number, line in enumerate(lines, start=1):
         if line.strip():

@@ -7,15 +7,26 @@ writes, with the ``inspect-*@1`` checkers:
   per-sample scores, expecting the header's value, and one claim per scorer x reducer
   whose limits state the denominator both ways (errors dropped, errors counted as
   failures) and the revision (a dirty one flagged);
-- the sample counts (total, completed, errored) as a case and a claim;
+- the sample counts (total, completed, errored) as a case and a claim: the header's for
+  a finished run, the records' own for one that did not finish (its header's total is
+  the planned one);
 - "the run says success while N samples errored" as a finding (a case expected to
-  fail) with its own claim;
+  fail) with its own claim, saying what the figures do with the errored records as
+  their stored scores show it (left out, or scored under ``--score-on-error``);
+- for a run that did not finish (status error, cancelled, started): what ran, what did
+  not and why as a finding (the planned total, and no errors, each a case expected to
+  fail); every claim's limits say so, and name a ``--limit`` or ``--retry-on-error``;
 - per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
   options the log records): a case re-scoring every stored score from completion and
   target; model-graded and other scores go under ``cannot_support``;
 - for every (checker, params) of a passing case, a negative control with the same
   checker and params on a copy of the log with one sample's stored score changed (or
-  one record removed, for the counts), so each check is shown able to fail.
+  one record removed, for the counts), so each check is shown able to fail. A check no
+  changed copy can make fail, or one that cannot decide here, is stated under
+  ``cannot_support`` and no claim rests on it.
+
+The log is read under verify's caps and every check runs under a case's limits
+(``bundler.importers.untrusted``).
 
 Every case is run once here, so the author learns at import time which figures do not
 follow from the samples (their claims will be contradicted, and ``build`` refuses them).
