@@ -233,18 +233,18 @@ def test_json_log_with_more_values_than_verify_reads_is_refused_before_parsing(
     log = json_log(tmp_path / "many.json", header(), sample(metadata={"v": list(range(2000))}))
     parsed = []
     monkeypatch.setattr(json, "loads", lambda *a, **k: parsed.append(1))
-    refused(log, tmp_path, "more than the 1000", "before parsing")
+    refused(log, tmp_path, "holds more than 1000 values")
     assert parsed == []
 
 
-def test_eval_members_with_more_values_than_verify_reads_are_refused(
+def test_an_eval_member_with_more_values_than_verify_reads_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(untrusted, "LOAD_LIMITS", LoadLimits(values=1000))
     members = eval_members()
     members[1] = Member("samples/s1_epoch_1.json", json.dumps(sample(metadata=[0] * 2000)).encode())
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
-    refused(tmp_path / "many.eval", tmp_path, "more than the 1000")
+    refused(tmp_path / "many.eval", tmp_path, "samples/s1_epoch_1.json: holds more than 1000")
 
 
 def test_log_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
@@ -410,3 +410,20 @@ def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:
     assert found is not None
     with pytest.raises(SourceError, match="the time verify allows a whole bundle"):
         untrusted.Checks(seconds=0).run(found, {"log": b"{}"}, {"claimed": {"total_samples": 1}})
+
+
+def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real 10,000-sample .eval holds millions of values across its members, each a
+    small JSON document: each member is one JSON input to the cap, as verify would read it."""
+    monkeypatch.setattr(untrusted, "LOAD_LIMITS", LoadLimits(values=1000))
+    head = header()
+    head["results"].update(total_samples=2, completed_samples=2)
+    head["eval"]["dataset"]["samples"] = 2
+    members = [Member("header.json", json.dumps(head).encode())]
+    for i in (1, 2):
+        content = sample(id=f"s{i}", metadata=[0] * 600)
+        members.append(Member(f"samples/s{i}_epoch_1.json", json.dumps(content).encode()))
+    (tmp_path / "wide.eval").write_bytes(zip_bytes(members))
+    assert import_inspect(tmp_path / "wide.eval", tmp_path / "out").claims

@@ -72,31 +72,25 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
 
 def screen(data: bytes) -> None:
     """Refuse ``data`` (a zip of JSON members, or one JSON document) past verify's caps or
-    with a zip layout that Python's and Inspect's readers would not agree on. Raises
-    SourceError naming the member and the problem."""
+    with a zip layout that Python's and Inspect's readers would not agree on. Each JSON
+    document (each member of a zip) is held to the caps of one JSON input; the members
+    together to the bytes of one input. Raises SourceError naming the member and the
+    problem."""
     if data[:4] == b"PK\x03\x04":
         documents = {n: m for n, m in zip_members(data).items() if n.endswith(".json")}
     else:
         documents = {"the log": data}
-    cap = LOAD_LIMITS.values
-    if sum(map(strictjson.bound, documents.values())) > cap:  # at least the values held
-        held = sum(map(strictjson.count_values, documents.values()))
-        if held > cap:
-            raise SourceError(
-                f"the log holds {held} JSON values, more than the {cap} verify reads from "
-                "one input: refused before parsing"
-            )
     for where, document in documents.items():
         _json(document, where)
 
 
 def _json(data: bytes, where: str) -> None:
-    """Parse one JSON document as verify would (strictly, within its depth) and refuse
-    text that cannot be written as UTF-8."""
+    """Parse one JSON document as verify parses a JSON input (its values counted first,
+    then strictly, within its depth) and refuse text that cannot be written as UTF-8."""
     try:
-        document = strictjson.loads(data, LOAD_LIMITS.depth, constants=True)
+        document = strictjson.loads(data, LOAD_LIMITS.depth, LOAD_LIMITS.values, constants=True)
     except ValueError as exc:
-        raise SourceError(f"{where}: {exc}") from None
+        raise SourceError(f"{where}: {exc} (verify's caps on one JSON input)") from None
     if _SURROGATE.search(data):
         try:
             json.dumps(document, ensure_ascii=False).encode("utf-8")
