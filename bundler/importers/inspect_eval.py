@@ -97,13 +97,21 @@ class _Plan:
         return str(case["id"])
 
     def expected_pass(
-        self, case_id: str, checker_key: str, params: dict[str, Any], what: str
+        self,
+        case_id: str,
+        checker_key: str,
+        params: dict[str, Any],
+        what: str,
+        data: bytes | None = None,
     ) -> tuple[str | None, str | None]:
         """A case of ``checker_key`` on the log that must pass, and what it says when it does
         not on this log (None when it passes): run here, so the note is made before build.
         A check that cannot decide here (an error: past a case's time or memory limit, a
-        log it cannot read) gets no case: ``what`` goes under the scope with the reason."""
-        verdict = self.run(checker_key, self.data, params)
+        log it cannot read) gets no case: ``what`` goes under the scope with the reason.
+        ``data``: what to run it on here, if not the log (a copy that gives the same
+        verdict: the log with only the scorer's scores, so the checks of S scorers do not
+        each read all S scorers' scores)."""
+        verdict = self.run(checker_key, self.data if data is None else data, params)
         if verdict.status == "error":
             self.cannot.append(f"That {what}: not checked ({verdict.message}).")
             self.notes.append(f"{case_id}: {verdict.message}; left out of the claims")
@@ -522,6 +530,9 @@ def _scorer_only(log: InspectLog, scorer: str) -> InspectLog:
     if results is not None:
         mine = [e for e in log.result_scores() if isinstance(e, dict) and e.get("name") == scorer]
         header["results"] = {**results, "scores": mine}
+    if log.spec:
+        scorers = [s for s in log.spec.get("scorers") or [] if s.get("name") == scorer]
+        header["eval"] = {**log.spec, "scorers": scorers}
     records = tuple(
         dataclasses.replace(r, scores={scorer: r.scores[scorer]} if scorer in r.scores else {})
         for r in log.records
@@ -530,11 +541,11 @@ def _scorer_only(log: InspectLog, scorer: str) -> InspectLog:
 
 
 def _controls(
-    plan: _Plan, scorer: str, needs: list[tuple[str, dict[str, Any], str]]
+    plan: _Plan, scorer: str, log: InspectLog, needs: list[tuple[str, dict[str, Any], str]]
 ) -> dict[int, str]:
-    """For each (checker, params, code) in ``needs``: a control file on which it fails.
-    Greedy over the first samples with a score: one file usually serves all."""
-    log = _scorer_only(plan.log, scorer)
+    """For each (checker, params, code) in ``needs``: a control file on which it fails,
+    made from ``log`` (the log with only ``scorer``'s scores). Greedy over the first
+    samples with a score: one file usually serves all."""
     candidates = [
         s
         for s, records in rules.by_sample(log).items()
@@ -579,8 +590,10 @@ def _figures(plan: _Plan) -> None:
         by_scorer.setdefault(str(entry.get("name")), []).append(entry)
     for scorer, entries in by_scorer.items():
         method, options = _scorer_of(log, entries[0])
-        figure_cases = _figure_cases(plan, scorer, entries)
-        rescore = _rescore_case(plan, scorer, method, options)
+        mine = _scorer_only(log, scorer)
+        own = to_json_log(mine, mine.records)
+        figure_cases = _figure_cases(plan, scorer, entries, own)
+        rescore = _rescore_case(plan, scorer, method, options, own)
         needs: list[Need] = [
             (case_id, "inspect-metric@1", params, "inspect.figure_mismatch")
             for cases in figure_cases.values()
@@ -588,7 +601,7 @@ def _figures(plan: _Plan) -> None:
         ]
         if rescore:
             needs.append((rescore[0], "inspect-rescore@1", rescore[1], "inspect.score_mismatch"))
-        control_of = _control_cases(plan, scorer, needs)
+        control_of = _control_cases(plan, scorer, mine, needs)
         if rescore and rescore[0] not in control_of:
             rescore = None
         for reducer, every in figure_cases.items():
@@ -612,9 +625,10 @@ def _figures(plan: _Plan) -> None:
 
 
 def _figure_cases(
-    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]]
+    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]], own: bytes
 ) -> dict[str | None, list[tuple[str, dict[str, Any]]]]:
-    """A case per metric of each of the scorer's result entries, by reducer."""
+    """A case per metric of each of the scorer's result entries, by reducer (``own``: the
+    log with only this scorer's scores, to run them on here)."""
     out: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
     for entry in entries:
         reducer = entry.get("reducer")
@@ -638,6 +652,7 @@ def _figure_cases(
                 "inspect-metric@1",
                 params,
                 f"the figure {what} = {value!r} follows from the samples",
+                own,
             )
             if case_id is None:
                 continue
@@ -651,7 +666,7 @@ def _figure_cases(
 
 
 def _rescore_case(
-    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None
+    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None, own: bytes
 ) -> tuple[str, dict[str, Any]] | None:
     """The case re-scoring a deterministic scorer, or None (and why, under the scope)."""
     if options is None:
@@ -674,6 +689,7 @@ def _rescore_case(
         "inspect-rescore@1",
         params,
         f"every stored {scorer} score follows from completion and target under {method}",
+        own,
     )
     if case_id is None:
         return None
@@ -682,10 +698,12 @@ def _rescore_case(
     return case_id, params
 
 
-def _control_cases(plan: _Plan, scorer: str, needs: list[Need]) -> dict[str, str]:
+def _control_cases(plan: _Plan, scorer: str, mine: InspectLog, needs: list[Need]) -> dict[str, str]:
     """A negative control per need (same checker and params, a changed copy of the log);
     returns case id -> control case id."""
-    files = _controls(plan, scorer, [(checker, params, code) for _, checker, params, code in needs])
+    files = _controls(
+        plan, scorer, mine, [(checker, params, code) for _, checker, params, code in needs]
+    )
     control_of: dict[str, str] = {}
     for i, (case_id, checker_key, params, code) in enumerate(needs):
         if i not in files:
