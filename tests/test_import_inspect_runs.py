@@ -233,6 +233,11 @@ def _check_figure_claim(found: dict[str, Any], cases: dict[str, Any], log: Inspe
         r"(\d+) of (\d+) epoch records have no", " ".join(found["limits"])
     ):
         assert (no_score, epochs) == (pool["epochs"] - pool["scored_epochs"], pool["epochs"])
+    unscored_errors = sum(1 for r in log.errored if scorer not in r.scores)
+    for (errored,) in _numbers(r"score \((\d+) of them errored\)", " ".join(found["limits"])):
+        assert errored == unscored_errors
+    if "score (errored)" in " ".join(found["limits"]):
+        assert unscored_errors == pool["epochs"] - pool["scored_epochs"]
     for p in params:
         shown = re.search(rf"{re.escape(p['metric'])} ([-\d.e]+)", found["statement"])
         assert shown and abs(float(shown.group(1)) - p["claimed"]) <= 5e-4 * max(
@@ -284,3 +289,17 @@ def test_a_cancelled_run_that_wrote_no_sample_is_refused_saying_so(
     (tmp_path / "nothing.json").write_text(json.dumps(document))
     with pytest.raises(SourceError, match="did not finish: status cancelled, and no sample"):
         import_inspect(tmp_path / "nothing.json", tmp_path / "source")
+
+
+def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document = json.loads((inspect_logs / "mixed.json").read_text())
+    unerrored = next(
+        s for s in document["samples"] if not s.get("error") and "match" in s["scores"]
+    )
+    del unerrored["scores"]["match"]
+    (tmp_path / "missing.json").write_text(json.dumps(document))
+    source, _ = imported(tmp_path, "missing.json", tmp_path)
+    limits = " ".join(claim(source, "match-mean")["limits"])
+    assert "2 of 12 epoch records have no match score (1 of them errored)" in limits

@@ -779,6 +779,8 @@ def _figure_claim(
     pool = rules.pooled(log, scorer)
     no_score = pool["epochs"] - pool["scored_epochs"]
     scored_errors = sum(1 for r in log.errored if scorer in r.scores)
+    unscored_errors = len(log.errored) - scored_errors
+    why = "errored" if unscored_errors == no_score else f"{unscored_errors} of them errored"
     reduced = reducer or "no reducer"
     statement = (
         f"{'Headline figure: the' if headline else 'The'} log's {scorer} score ({reduced}): "
@@ -798,7 +800,7 @@ def _figure_claim(
             f"Denominator, Inspect's way (errors dropped): each sample's scored epochs reduced "
             f"with {reduced}, then {first['metric']} over the {dropped['scored_samples']} samples "
             f"with a value ({dropped['unscored_samples']} left out as unscored); {no_score} of "
-            f"{pool['epochs']} epoch records have no {scorer} score (errored) and are dropped"
+            f"{pool['epochs']} epoch records have no {scorer} score ({why}) and are dropped"
             + (
                 f"; {scored_errors} errored records were scored and are counted."
                 if scored_errors
