@@ -427,3 +427,14 @@ def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
         members.append(Member(f"samples/s{i}_epoch_1.json", json.dumps(content).encode()))
     (tmp_path / "wide.eval").write_bytes(zip_bytes(members))
     assert import_inspect(tmp_path / "wide.eval", tmp_path / "out").claims
+
+
+def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bundler.container.readrules import Limits
+
+    monkeypatch.setattr(untrusted, "ARCHIVE", Limits(members=3))
+    members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
+    (tmp_path / "many.eval").write_bytes(zip_bytes(members))
+    refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")

@@ -6,7 +6,7 @@ JSON values, depth): a ``.eval`` (zip) has every member checked against its loca
 header, overlapping or repeated members refused, and each decompressed only up to its
 declared size within the byte cap; each JSON document (or member) is counted before it
 is parsed, and text that cannot be written as UTF-8 (a lone surrogate escape) is
-refused. ``bounded`` and ``check`` run the parse and the checkers under a case's time
+refused. ``bounded`` and ``Checks`` run the parse and the checkers under a case's time
 and memory limits (``runner.within``), so no log takes more at import than at verify.
 """
 
@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bundler.container.readrules import Limits
 from bundler.errors import SourceError, UsageError
 from bundler.format import strictjson
 from bundler.run.runner import (
@@ -40,6 +41,8 @@ from bundler.run.runner import (
 from checkers.api import Checker, Verdict
 
 T = TypeVar("T")
+
+ARCHIVE = Limits()  # what verify reads from one archive (members)
 
 ZSTD = 93  # the compression method Inspect writes
 _LOCAL = struct.Struct("<IHHHHHIIIHH")
@@ -111,8 +114,11 @@ def zip_members(data: bytes) -> dict[str, bytes]:
         infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError) as exc:
         raise SourceError(f"the log is not a readable zip ({exc})") from None
-    if len(infos) > LOAD_LIMITS.values:
-        raise SourceError(f"the zip lists {len(infos)} members, more than verify reads")
+    if len(infos) > ARCHIVE.members:
+        raise SourceError(
+            f"the zip lists {len(infos)} members, more than the {ARCHIVE.members} verify "
+            "reads from one archive"
+        )
     declared = sum(i.file_size for i in infos)
     if declared > LOAD_LIMITS.bytes:
         raise SourceError(
