@@ -7,23 +7,34 @@ so Inspect never fetches a tokenizer) and writes into OUT:
   pattern, exact and model_graded_qa (graded by the mock model too), reducers mean,
   pass_at_2 and max; sample s6 errors in epoch 1;
 - ``all-errored.eval``: every sample errors (Inspect still says success);
+- unfinished and partial runs of a 6-sample, 2-scorer task (match, includes):
+  ``failed.json`` (the default fail_on_error and sample s3 fails: status error, no
+  results), ``cancelled.eval`` (SIGINT to a process running it while sample s4 waits:
+  status cancelled), ``limit.json`` (--limit 3), ``retried.json`` (s3 fails its first
+  attempt, --retry-on-error 2), ``score-on-error.json`` (s3 fails, --score-on-error) and
+  ``eval-set.json`` (eval_set: the task fails, is retried, and the failed log deleted);
 - ``truth.json``: what inspect-ai's own reader finds in each log (per record: id, epoch,
   completion, score values, error), for comparing with reprobundle's reader.
 
 Run it from inside a git working tree with uncommitted changes to get a dirty revision.
-``--samples N`` writes only ``big.eval`` (N samples, one epoch), for the benchmark.
+``--samples N [--scorers K]`` writes only ``big.eval`` (N samples, one epoch, K scorers:
+match, includes, then includes again), for the benchmarks.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from inspect_ai import Epochs, Task, eval
+from inspect_ai import Epochs, Task, eval, eval_set
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -89,7 +100,7 @@ def _task(everything: bool) -> Task:
     )
 
 
-def _run(task: Task, out: Path, name: str, fmt: str) -> Path:
+def _run(task: Task, out: Path, name: str, fmt: Literal["eval", "json"]) -> Path:
     logs = eval(
         task,
         model=get_model("mockllm/model", custom_outputs=_answers()),
@@ -118,11 +129,117 @@ def _truth(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _big(out: Path, n: int) -> None:
+ATTEMPTS: dict[str | int, int] = {}
+
+
+@solver
+def planted(kind: str, marker: str = "") -> Any:
+    """``fail``: s3 raises; ``first``: s3 raises on its first attempt only; ``hang``: s4
+    writes ``marker`` and waits (for the SIGINT that cancels the run)."""
+
+    async def solve(state: TaskState, generate: Any) -> TaskState:
+        attempt = ATTEMPTS.get(state.sample_id, 0)
+        ATTEMPTS[state.sample_id] = attempt + 1
+        if state.sample_id == "s3" and (kind == "fail" or (kind == "first" and not attempt)):
+            raise RuntimeError("planted error")
+        if kind == "hang" and state.sample_id == "s4":
+            Path(marker).write_text("waiting\n")
+            await asyncio.sleep(3600)
+        return state
+
+    return solve
+
+
+def _small(kind: str, marker: str = "") -> Task:
+    return Task(
+        dataset=[Sample(input=f"question {q}", target=t, id=f"s{q}") for q, t in TARGETS.items()],
+        solver=[planted(kind, marker), generate()],
+        scorer=[match(), includes()],
+    )
+
+
+def _unfinished(out: Path) -> list[Path]:
+    """The failed, limited, retried and score-on-error runs, in this process."""
+    model = get_model("mockllm/model", custom_outputs=_answers())
+    runs: dict[str, tuple[str, dict[str, Any]]] = {
+        "failed.json": ("fail", {}),
+        "limit.json": ("none", {"limit": 3}),
+        "retried.json": ("first", {"retry_on_error": 2}),
+        "score-on-error.json": ("fail", {"fail_on_error": False, "score_on_error": True}),
+    }
+    written = []
+    for name, (kind, options) in runs.items():
+        logs = eval(
+            _small(kind),
+            model=model,
+            log_dir=str(out / "raw" / name),
+            log_format="json",
+            display="none",
+            max_samples=1,
+            **options,
+        )
+        assert logs[0].location
+        os.replace(logs[0].location, out / name)
+        written.append(out / name)
+    ATTEMPTS.clear()  # eval-set: the failed first run is retried, and its log deleted
+    done, logs = eval_set(
+        _small("first"),
+        log_dir=str(out / "raw" / "eval-set"),
+        model=model,
+        retry_attempts=2,
+        retry_wait=0.1,
+        log_format="json",
+        display="none",
+        max_samples=1,
+    )
+    assert done and logs[0].location
+    os.replace(logs[0].location.removeprefix("file://"), out / "eval-set.json")
+    return [*written, out / "eval-set.json"]
+
+
+def _cancelled(out: Path) -> Path:
+    """Run the hanging task in a child process and interrupt it (SIGINT, as Ctrl-C does)
+    once sample s4 is running: Inspect writes a log with status cancelled."""
+    marker = out / "raw" / "waiting"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen(
+        [sys.executable, __file__, str(out), "--hang", str(marker)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(3000):  # until s4 runs (s1-s3 done: max_samples 1), or 5 minutes
+            if marker.exists() or child.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert marker.exists(), "the run never reached the waiting sample"
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=300)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    logs = sorted((out / "raw" / "cancelled").glob("*.eval"))
+    assert len(logs) == 1, logs
+    os.replace(logs[0], out / "cancelled.eval")
+    return out / "cancelled.eval"
+
+
+def _hang(out: Path, marker: str) -> None:
+    eval(
+        _small("hang", marker),
+        model=get_model("mockllm/model", custom_outputs=_answers()),
+        log_dir=str(out / "raw" / "cancelled"),
+        display="none",
+        max_samples=1,
+    )
+
+
+def _big(out: Path, n: int, scorers: int) -> None:
     task = Task(
         dataset=[Sample(input=f"question {i % 6 + 1}", target="4", id=i) for i in range(n)],
         solver=[generate()],
-        scorer=[match(), includes()],
+        scorer=[match(), includes()][:scorers]
+        + [includes(ignore_case=i % 2 == 0) for i in range(max(scorers - 2, 0))],
     )
     _run(task, out, "big.eval", "eval")
 
@@ -131,15 +248,22 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--samples", type=int, default=0)
+    parser.add_argument("--scorers", type=int, default=2)
+    parser.add_argument("--hang", default="")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.hang:
+        _hang(args.out, args.hang)
+        return 0
     if args.samples:
-        _big(args.out, args.samples)
+        _big(args.out, args.samples, args.scorers)
         return 0
     written = [
         _run(_task(False), args.out, "mixed.eval", "eval"),
         _run(_task(False), args.out, "mixed.json", "json"),
         _run(_task(True), args.out, "all-errored.eval", "eval"),
+        *_unfinished(args.out),
+        _cancelled(args.out),
     ]
     truth = {p.name: _truth(p) for p in written}
     (args.out / "truth.json").write_text(json.dumps(truth, indent=1, default=str))

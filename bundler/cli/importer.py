@@ -12,7 +12,7 @@ from bundler.cli._shared import exit_help, handle_errors
 
 IMPORT_EXIT_HELP = exit_help(
     "0 the bundle source was written",
-    "2 usage error, or a log it cannot read (named in the message)",
+    "2 usage error, or a log it cannot read or that passes verify's caps (named in the message)",
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,10 +64,11 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
 
     The log is copied unchanged. Each figure of its header (per scorer, reducer and
     metric) becomes a case that re-derives it from the per-sample scores; the sample
-    counts, a success status hiding errored samples (a finding), and the deterministic
-    scorers (match, includes, exact, pattern) re-scored from completion and target
-    become cases too, each with a negative control. Claims state every denominator
-    both ways: errors dropped, and errors counted as failures.
+    counts, a success status hiding errored samples (a finding), a run that did not
+    finish (a finding: what ran, what did not, and why), and the deterministic scorers
+    (match, includes, exact, pattern) re-scored from completion and target become cases
+    too, each with a negative control. Claims state every denominator both ways: errors
+    dropped, and errors counted as failures. The log is read under verify's caps.
 
     \b
     Example:

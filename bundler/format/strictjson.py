@@ -60,6 +60,8 @@ def loads(
     ``constants``. ``huge_numbers`` reads ``1e999`` as infinity as ``json.loads`` does
     (evidence only: checker versions decide on what they were given). Raises ValueError
     naming what was wrong."""
+    if max_values is not None and bound(text) > max_values and count_values(text) > max_values:
+        raise ValueError(f"holds more than {max_values} values")
     huge = _HUGE_BYTES if isinstance(text, bytes) else _HUGE
     check = not (constants or huge_numbers) and huge.search(text) is not None  # type: ignore[arg-type]
     try:
@@ -71,7 +73,7 @@ def loads(
         )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    if _opening(text) > max_depth or (max_values is not None and _bound(text) > max_values):
+    if _opening(text) > max_depth or (max_values is not None and bound(text) > max_values):
         _check_size(value, max_depth, max_values)
     return value
 
@@ -108,6 +110,13 @@ def loads_lines(
     lines = text.split("\n") if newline_only else text.splitlines()
     if newline_only:
         lines = [line.removesuffix("\r") for line in lines]
+    documents = sum(1 for line in lines if line.strip())
+    if (
+        max_values is not None
+        and bound(text) > max_values
+        and count_values(text, documents) > max_values
+    ):
+        raise ValueError(f"1: the lines hold more than {max_values} values")
     records = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
@@ -117,7 +126,7 @@ def loads_lines(
                 )
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
-    if max_values is not None and _bound(text) > max_values:
+    if max_values is not None and bound(text) > max_values:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
         except ValueError:
@@ -131,11 +140,31 @@ def _opening(text: str | bytes) -> int:
     return text.count("[") + text.count("{")
 
 
-def _bound(text: str | bytes) -> int:
+def bound(text: str | bytes) -> int:
     """At least the number of values in a JSON text: each one opens a container, follows
     a comma, or is the first (counted in C, so nearly free)."""
     commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
     return _opening(text) + commas + 1
+
+
+# a JSON string (escapes included; one left open runs to the end, so no start is tried
+# twice: linear time whatever the text) and an empty container, found in C
+_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_STRING_BYTES = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
+_EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
+
+
+def count_values(text: str | bytes, documents: int = 1) -> int:
+    """The number of values in ``documents`` well-formed JSON texts (as ``_check_size``
+    counts them: object keys are not values), without parsing: with every string
+    blanked, each value but a document's first follows a comma or opens a non-empty
+    container. Lets a caller refuse a document before the parser builds it."""
+    if isinstance(text, bytes):
+        blank_bytes = _STRING_BYTES.sub(b'""', text)
+        return bound(blank_bytes) - 1 + documents - len(_EMPTY_BYTES.findall(blank_bytes))
+    blank = _STRING.sub('""', text)
+    return bound(blank) - 1 + documents - len(_EMPTY.findall(blank))
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

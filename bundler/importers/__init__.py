@@ -8,15 +8,19 @@ the author should know before building comes back as ``Imported.notes``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
-from bundler.errors import UsageError
+from bundler.errors import SourceError
+from bundler.importers.untrusted import Checks, read_log_file
+
+__all__ = ["Checks", "Imported", "is_count", "read_log_file", "slug", "write_source"]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -36,40 +40,35 @@ def slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-") or "x"
 
 
-def read_log_file(log_file: Path, dest: Path) -> bytes:
-    """The log's bytes, once ``dest`` is known to be new or empty (never overwritten)."""
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
-    from bundler.run import runner
-
-    cap = runner.LOAD_LIMITS.bytes  # verify's cap on one input, checked before parsing
-    try:
-        with log_file.open("rb") as stream:
-            data = stream.read(cap + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
-    if len(data) > cap:
-        raise UsageError(
-            f"{log_file} is larger than {cap} bytes, the largest input a "
-            "verifier reads; a bundle holding it could not be verified"
-        )
-    return data
+def is_count(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is a count: a whole number, at least 0 (a boolean is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def write_source(
     dest: Path, document: Mapping[str, Any], files: Mapping[str, bytes], tool: str
 ) -> list[str]:
-    """Write ``files`` (relative path -> bytes) and ``bundle.yaml``; returns the paths."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for path, content in sorted(files.items()):
-        (dest / path).parent.mkdir(parents=True, exist_ok=True)
-        (dest / path).write_bytes(content)
+    """Write ``files`` (relative path -> bytes) and ``bundle.yaml``; returns the paths.
+    Text that cannot be written as UTF-8 is refused (SourceError) before anything is."""
     head = (
         f"# Written by `reprobundle import {tool}`. Build it with: reprobundle build .\n"
         "# Each case re-derives one thing the log states from the log's own records.\n"
     )
+    try:  # PyYAML would write a lone surrogate as an escape that reads back as one
+        json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = exc.object[max(exc.start - 40, 0) : exc.end + 20]
+        raise SourceError(
+            f"the log's text {shown!a} holds a lone surrogate, which cannot be written as "
+            "UTF-8: nothing written"
+        ) from None
     body = yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=88)
-    (dest / "bundle.yaml").write_text(head + body, "utf-8")
+    text = (head + body).encode("utf-8")
+    dest.mkdir(parents=True, exist_ok=True)
+    for path, content in sorted(files.items()):
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        (dest / path).write_bytes(content)
+    (dest / "bundle.yaml").write_bytes(text)
     return sorted([*files, "bundle.yaml"])
 
 

@@ -8,16 +8,28 @@ themselves; the params only restate what the log says):
   per-sample scores, expecting the header's value, and one claim per scorer x reducer
   whose limits state the denominator both ways (errors dropped, errors counted as
   failures) and the revision (a dirty one flagged);
-- the sample counts (total, completed, errored) as a case and a claim;
-- "the run says success while N samples errored" (or another status) as a finding (a
-  case expected to fail) with its own claim; a clean run as a claim with a control
-  (one record marked errored);
+- the sample counts (total, completed, errored) as a case and a claim: the header's for
+  a finished run, the records' own for one that did not finish (its header's total is
+  the planned one);
+- "the run says success while N samples errored" as a finding (a case expected to
+  fail) with its own claim, saying what the figures do with the errored records as
+  their stored scores show it (left out, or scored under ``--score-on-error``);
+- for a run that did not finish (status error, cancelled, started): what ran, what did
+  not and why as a finding (the planned total, and no errors, each a case expected to
+  fail); every claim's limits say so, and name a ``--limit`` or ``--retry-on-error``;
+- a clean run (success, results, no errored record) as a claim with a control (one
+  record marked errored);
 - per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
   options the log records): a case re-scoring every stored score from completion and
   target; model-graded and other scores go under ``cannot_support``;
 - for every (checker, params) of a passing case, a negative control with the same
   checker and params on a copy of the log with one sample's stored score changed (or
-  one record removed, for the counts), so each check is shown able to fail.
+  one record removed, for the counts), so each check is shown able to fail. A check no
+  changed copy can make fail, or one that cannot decide here, is stated under
+  ``cannot_support`` and no claim rests on it.
+
+The log is read under verify's caps and every check runs under a case's limits
+(``bundler.importers.untrusted``).
 
 Every case is run once here, so the author learns at import time which figures do not
 follow from the samples (their claims will be contradicted, and ``build`` refuses them).
@@ -35,8 +47,9 @@ from typing import Any
 import checkers
 from bundler.errors import SourceError
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, read_log_file, slug, write_source
-from bundler.run.runner import run_checker
+from bundler.importers import Checks, Imported, is_count, read_log_file, slug, write_source
+from bundler.importers.untrusted import bounded
+from checkers.api import Verdict
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import (
     InspectLog,
@@ -50,6 +63,7 @@ from checkers.inspect_log.log import (
 )
 
 CONTROLS = "inputs/controls"
+RULES_OF = "0.3.285"  # the inspect-ai whose scorers checkers/inspect_log/rules.py re-implements
 _MAX_CONTROL_TRIES = 20  # samples tried per scorer to find one whose change shows
 
 
@@ -63,17 +77,48 @@ class _Plan:
     cannot: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     controls: dict[str, bytes] = field(default_factory=dict)
+    checks: Checks = field(default_factory=Checks)
+    case_ids: set[str] = field(default_factory=set)
+    claim_ids: set[str] = field(default_factory=set)
+
+    def run(self, checker_key: str, data: bytes, params: Mapping[str, Any]) -> Verdict:
+        """The verdict of ``checker_key`` on ``data``, under a case's limits at verify."""
+        checker = checkers.get(checker_key)
+        assert checker is not None
+        return self.checks.run(checker, {"log": data}, params)
+
+    def fails_with(
+        self, checker_key: str, data: bytes, params: Mapping[str, Any], code: str
+    ) -> bool:
+        verdict = self.run(checker_key, data, params)
+        return verdict.status == "fail" and verdict.codes == (code,)
 
     def case(self, case: dict[str, Any]) -> str:
-        case["id"] = _unique(str(case["id"]), {c["id"] for c in self.cases})
+        case["id"] = _unique(str(case["id"]), self.case_ids)
+        self.case_ids.add(case["id"])
         self.cases.append(case)
         return str(case["id"])
 
     def expected_pass(
-        self, case_id: str, checker_key: str, params: dict[str, Any]
-    ) -> tuple[str, str | None]:
+        self,
+        case_id: str,
+        checker_key: str,
+        params: dict[str, Any],
+        what: str,
+        data: bytes | None = None,
+    ) -> tuple[str | None, str | None]:
         """A case of ``checker_key`` on the log that must pass, and what it says when it does
-        not on this log (None when it passes): run here, so the note is made before build."""
+        not on this log (None when it passes): run here, so the note is made before build.
+        A check that cannot decide here (an error: past a case's time or memory limit, a
+        log it cannot read) gets no case: ``what`` goes under the scope with the reason.
+        ``data``: what to run it on here, if not the log (a copy that gives the same
+        verdict: the log with only the scorer's scores, so the checks of S scorers do not
+        each read all S scorers' scores)."""
+        verdict = self.run(checker_key, self.data if data is None else data, params)
+        if verdict.status == "error":
+            self.cannot.append(f"That {what}: not checked ({verdict.message}).")
+            self.notes.append(f"{case_id}: {verdict.message}; left out of the claims")
+            return None, verdict.message
         found = self.case(
             {
                 "id": case_id,
@@ -83,13 +128,15 @@ class _Plan:
                 "expect": "pass",
             }
         )
-        checker = checkers.get(checker_key)
-        assert checker is not None
-        verdict = run_checker(checker, {"log": self.data}, params)
         return found, None if verdict.status == "pass" else verdict.message
 
+    def drop(self, case_id: str) -> None:
+        """Take a case back (one that no control can show able to fail)."""
+        self.cases = [c for c in self.cases if c["id"] != case_id]
+
     def claim(self, claim: dict[str, Any]) -> None:
-        claim["id"] = _unique(str(claim["id"]), {c["id"] for c in self.claims})
+        claim["id"] = _unique(str(claim["id"]), self.claim_ids)
+        self.claim_ids.add(claim["id"])
         self.claims.append(claim)
 
 
@@ -108,18 +155,23 @@ def import_inspect(
     """Write a bundle source for ``log_file`` into ``dest`` (new or empty)."""
     data = read_log_file(log_file, dest)
     try:
-        log = read_log(data)
+        log = bounded(lambda: read_log(data), f"reading {log_file}")
     except LogError as exc:
         raise SourceError(f"{log_file} is not an Inspect log this tool reads: {exc}") from None
     if not log.records:
+        why = (
+            "was it written with --no-log-samples?"
+            if _finished(log)
+            else f"the run did not finish: status {log.status}, and no sample record was written"
+        )
         raise SourceError(
-            f"{log_file} holds no samples (was it written with --no-log-samples?): nothing "
-            "its header states can be re-derived"
+            f"{log_file} holds no samples ({why}): nothing its header states can be re-derived"
         )
     file_name = log_file.name if not path_problem(log_file.name) else f"log.{log.format}"
     plan = _Plan(log, f"inputs/{file_name}", data)
     _counts(plan)
     _finding(plan)
+    _unfinished(plan)
     _figures(plan)
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
@@ -131,25 +183,31 @@ def import_inspect(
 # -- what the log claims -------------------------------------------------------------------
 
 
-def _fails_with(checker_key: str, data: bytes, params: Mapping[str, Any], code: str) -> bool:
-    found = checkers.get(checker_key)
-    assert found is not None
-    verdict = run_checker(found, {"log": data}, params)
-    return verdict.status == "fail" and verdict.codes == (code,)
-
-
 def _counts(plan: _Plan) -> None:
     log = plan.log
+    observed = rules.counts(log)
     claimed, said = _claimed_counts(log)
     if not claimed:
         plan.notes.append("the header states no sample counts; none are checked")
         return
     params = {"claimed": claimed}
-    case, message = plan.expected_pass("counts", "inspect-counts@2", params)
+    counts_checker, _ = _counts_check(log)
+    case, message = plan.expected_pass(
+        "counts", counts_checker, params, "the sample counts follow from the records"
+    )
+    if case is None:
+        return
     if message is not None:
         plan.notes.append(f"counts: {message}; the claim will be contradicted")
-    cases = [case, *_counts_control(plan, params)]
-    observed = rules.counts(log)
+    controls = _counts_control(plan, params)
+    if not controls:  # a count no removed record moves: stated, never claimed
+        plan.drop(case)
+        plan.cannot.append(
+            f"That the log's sample counts are {claimed}: re-counted at import, but removing a "
+            "record does not make the check fail, so no claim rests on them."
+        )
+        return
+    cases = [case, *controls]
     shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
     plan.claim(
         {
@@ -160,6 +218,7 @@ def _counts(plan: _Plan) -> None:
             ),
             "cases": cases,
             "limits": [
+                *_run_limits(log),
                 _revision(log),
                 "Counts the records the log holds; a record the run never wrote cannot be counted.",
             ],
@@ -167,27 +226,63 @@ def _counts(plan: _Plan) -> None:
     )
 
 
-def _claimed_counts(log: InspectLog) -> tuple[dict[str, Any], str]:
-    """The sample counts the log's header states (or its plan implies), and how it says
-    them; counts that are not whole numbers are left out."""
-    results = log.results
-    if results is not None:
-        total, completed = results.get("total_samples"), results.get("completed_samples")
-        claimed: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
-        if isinstance(total, int) and isinstance(completed, int):
-            claimed["errored_samples"] = total - completed
+def _claimed_counts(log: InspectLog) -> tuple[dict[str, int], str]:
+    """The sample counts to check, and where they come from. A finished run's header (or,
+    with no results, its plan) states the records it holds; an unfinished run's header
+    total is the plan's, so the records it holds are re-counted, and only a completed
+    count the header states is taken from it. Counts that are not whole numbers (a
+    boolean is not one) are left out."""
+    results = log.results or {}
+    total, completed = results.get("total_samples"), results.get("completed_samples")
+    if not _finished(log):
+        observed = rules.counts(log)
+        claimed = {
+            "total_samples": observed["total_samples"],
+            "completed_samples": completed
+            if is_count(completed)
+            else observed["completed_samples"],
+            "errored_samples": observed["errored_samples"],
+        }
+        source = "the header's completed count and " if is_count(completed) else ""
+        return claimed, f"as {source}its records give them (the run did not finish)"
+    if log.results is not None:
+        found: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
+        if is_count(total) and is_count(completed):
+            found["errored_samples"] = total - completed
         said = "as its header states"
     else:
-        spec = log.spec
-        samples = (spec.get("dataset") or {}).get("samples")
-        epochs = (spec.get("config") or {}).get("epochs") or 1
-        claimed = {"total_samples": samples * epochs if isinstance(samples, int) else None}
+        planned, samples, epochs = _planned(log)
+        found = {"total_samples": planned}
         said = (
             f"the total its plan ({samples} samples x {epochs} epochs) implies "
             "(it states no results)"
         )
-    kept = {k: v for k, v in claimed.items() if isinstance(v, int) and not isinstance(v, bool)}
-    return kept, said
+    return {k: v for k, v in found.items() if is_count(v)}, said
+
+
+def _finished(log: InspectLog) -> bool:
+    return log.status == "success"
+
+
+def _counts_check(log: InspectLog) -> tuple[str, str]:
+    """The counts checker and its control's reason: inspect-counts@2 compares a finished
+    run's header with its records; an unfinished run's header states the planned total,
+    so its records' own counts are checked (@1) and the finding says what did not run."""
+    if _finished(log):
+        return "inspect-counts@2", "inspect.header_count_mismatch"
+    return "inspect-counts@1", "inspect.count_mismatch"
+
+
+def _planned(log: InspectLog) -> tuple[int | None, Any, Any]:
+    """The sample records the run planned (samples x epochs of its plan), and both; the
+    samples are the ids it chose (fewer than the dataset's under --limit) if it names them."""
+    dataset = log.spec.get("dataset") or {}
+    ids = dataset.get("sample_ids")
+    samples = len(ids) if isinstance(ids, list) else dataset.get("samples")
+    epochs = (log.spec.get("config") or {}).get("epochs") or 1
+    if is_count(samples) and is_count(epochs):
+        return samples * epochs, samples, epochs
+    return None, samples, epochs
 
 
 def _counts_control(plan: _Plan, params: dict[str, Any]) -> list[str]:
@@ -197,18 +292,19 @@ def _counts_control(plan: _Plan, params: dict[str, Any]) -> list[str]:
         return []
     path = f"{CONTROLS}/one-record-removed.json"
     control = to_json_log(log, log.records[:-1])
-    if not _fails_with("inspect-counts@2", control, params, "inspect.header_count_mismatch"):
+    counts_checker, counts_code = _counts_check(log)
+    if not plan.fails_with(counts_checker, control, params, counts_code):
         return []
     plan.controls[path] = control
     return [
         plan.case(
             {
                 "id": "counts-control",
-                "checker": "inspect-counts@2",
+                "checker": counts_checker,
                 "inputs": {"log": path},
                 "params": params,
                 "expect": "fail",
-                "expect_reasons": ["inspect.header_count_mismatch"],
+                "expect_reasons": [counts_code],
             }
         )
     ]
@@ -219,9 +315,7 @@ def _finding(plan: _Plan) -> None:
     results) as a finding; a clean run as a claim with its control."""
     log = plan.log
     params: dict[str, Any] = {}
-    checker = checkers.get("inspect-status@2")
-    assert checker is not None
-    verdict = run_checker(checker, {"log": plan.data}, params)
+    verdict = plan.run("inspect-status@2", plan.data, params)  # under a case's limits
     if verdict.status == "pass":
         _clean_status(plan)
         return
@@ -252,8 +346,8 @@ def _finding(plan: _Plan) -> None:
         {
             "id": finding,
             "statement": (
-                f"{said} {errored} of {len(log.records)} sample records errored{no_results}; "
-                "the errored records are left out of every figure the header states."
+                f"{said} {errored} of {len(log.records)} sample records errored"
+                f"{no_results}; {_errored_in_figures(log)}."
             ),
             "cases": [finding],
             "limits": [
@@ -282,7 +376,7 @@ def _clean_status(plan: _Plan) -> None:
     path = f"{CONTROLS}/one-record-errored.json"
     marked = (dataclasses.replace(log.records[0], error="planted by the importer"),)
     control = to_json_log(log, marked + log.records[1:])
-    if _fails_with("inspect-status@2", control, {}, "inspect.records_errored"):
+    if plan.fails_with("inspect-status@2", control, {}, "inspect.records_errored"):
         plan.controls[path] = control
         cases.append(
             plan.case(
@@ -310,6 +404,145 @@ def _clean_status(plan: _Plan) -> None:
                 _revision(log),
             ],
         }
+    )
+
+
+def _errored_in_figures(log: InspectLog) -> str:
+    """What the figures do with the errored records, as their stored scores show it: an
+    errored record with no score is left out; one scored (``--score-on-error``) counts."""
+    scored = sum(1 for r in log.errored if r.scores)
+    config = log.spec.get("config") or {}
+    if not scored:
+        return "the errored records are left out of every figure the header states"
+    if scored == len(log.errored):
+        flag = " (its config has score_on_error)" if config.get("score_on_error") is True else ""
+        return f"the errored records were scored{flag} and count in the figures like any other"
+    return (
+        f"{len(log.errored) - scored} of them have no score and are left out of every figure; "
+        f"{scored} were scored and count in the figures"
+    )
+
+
+def _unfinished(plan: _Plan) -> None:
+    """A run that did not finish (status error, cancelled, started): what ran, what did
+    not, and why, as a finding; each count it states is a case expected to fail."""
+    log = plan.log
+    if _finished(log):
+        return
+    held, errored = len(log.records), log.errored
+    planned, samples, epochs = _planned(log)
+    total = (log.results or {}).get("total_samples")
+    if is_count(total):
+        planned = total
+    cases = []
+    if planned is not None and planned != held:
+        cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
+    if errored:
+        cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
+    error = log.header.get("error")
+    why = {
+        "error": " (the run stopped on an error"
+        + (f": {_short(error.get('message'))})" if isinstance(error, dict) else ")"),
+        "cancelled": " (the run was cancelled)",
+        "started": " (the log was never finished)",
+    }.get(log.status, "")
+    said = [f"{held - len(errored)} completed"]
+    if errored:
+        first = "; ".join(f"{r.label}: {_short(r.error)}" for r in errored[:3])
+        said.append(
+            f"{len(errored)} ended with an error ({first}{'; ...' if len(errored) > 3 else ''})"
+        )
+    if planned is not None and planned > held:
+        said.append(f"{planned - held} never ran")
+    plan_said = (
+        f"It planned {planned} sample records ({samples} samples x {epochs} epochs); the log "
+        f"holds {held}: "
+        if planned is not None
+        else f"The log holds {held} sample records: "
+    )
+    statement = f"The run did not finish: its status is {log.status}{why}. {plan_said}" + (
+        ", ".join(said) + "."
+    )
+    plan.cannot.append(
+        f"That the run finished: its status is {log.status}; every figure covers only the "
+        f"{held} sample records it wrote"
+        + (f", of the {planned} it planned." if planned is not None else ".")
+    )
+    if not cases:
+        plan.notes.append(f"status {log.status}: {statement} (stated under scope, no case)")
+        return
+    plan.claim(
+        {
+            "id": "finding-unfinished-run",
+            "statement": statement,
+            "cases": cases,
+            "limits": [
+                "A finding: the counts the log's own records give, against the total its "
+                "header (or plan) names and against no errors; why a sample errored is "
+                "the log's error message, as stored.",
+                _revision(log),
+            ],
+        }
+    )
+
+
+def _finding_case(plan: _Plan, case_id: str, claimed: dict[str, int]) -> str:
+    return plan.case(
+        {
+            "id": case_id,
+            "checker": "inspect-counts@1",
+            "inputs": {"log": plan.log_path},
+            "params": {"claimed": claimed},
+            "expect": "fail",
+            "expect_reasons": ["inspect.count_mismatch"],
+        }
+    )
+
+
+def _short(text: Any, most: int = 80) -> str:
+    shown = " ".join(str(text).split())
+    return shown if len(shown) <= most else shown[: most - 3] + "..."
+
+
+def _run_limits(log: InspectLog) -> list[str]:
+    """What every figure of the run is limited by: an unfinished run, a --limit, retries."""
+    config = log.spec.get("config") or {}
+    out = []
+    if not _finished(log):
+        planned = _planned(log)[0]
+        out.append(
+            f"The run did not finish (status {log.status}): this covers the "
+            f"{len(log.records)} sample records the log holds"
+            + (f", of the {planned} the run planned." if planned is not None else ".")
+        )
+    limit = config.get("limit")
+    if limit is not None:
+        out.append(
+            f"A limited run (--limit {limit!r}): only part of the dataset "
+            f"({(log.spec.get('dataset') or {}).get('samples', '?')} samples) was run."
+        )
+    retries = config.get("retry_on_error")
+    if is_count(retries) and retries:
+        out.append(
+            f"Errored samples were retried up to {retries} times (--retry-on-error); the log "
+            "keeps each sample's last attempt, which is what is counted here."
+        )
+    return out
+
+
+def _rules_version(log: InspectLog, method: str) -> str:
+    """Which Inspect's rules re-score ``method``, beside the version that wrote the log."""
+    wrote = (log.spec.get("packages") or {}).get("inspect_ai")
+    said = (
+        f"Re-scored with reprobundle's re-implementation of {method} as of inspect-ai {RULES_OF}; "
+    )
+    if not isinstance(wrote, str):
+        return said + "the log does not say which inspect_ai wrote it."
+    if wrote == RULES_OF:
+        return said + f"the log was written by inspect_ai {wrote}, the same version."
+    return said + (
+        f"the log was written by inspect_ai {wrote}, another version: where its {method} "
+        "differs, a re-scored value can differ too."
     )
 
 
@@ -361,20 +594,34 @@ def _flip(log: InspectLog, scorer: str, sample_id: str | int) -> tuple[Record, .
     return tuple(flipped(r) for r in log.records)
 
 
+def _scorer_only(log: InspectLog, scorer: str) -> InspectLog:
+    """The log with only ``scorer``'s scores and figures: all its controls' checkers read
+    (so a control's size, and the time to make it, do not grow with the other scorers)."""
+    results = log.results
+    header = dict(log.header)
+    if results is not None:
+        mine = [e for e in log.result_scores() if isinstance(e, dict) and e.get("name") == scorer]
+        header["results"] = {**results, "scores": mine}
+    if log.spec:
+        scorers = [s for s in log.spec.get("scorers") or [] if s.get("name") == scorer]
+        header["eval"] = {**log.spec, "scorers": scorers}
+    records = tuple(
+        dataclasses.replace(r, scores={scorer: r.scores[scorer]} if scorer in r.scores else {})
+        for r in log.records
+    )
+    return InspectLog(log.format, header, records)
+
+
 def _controls(
-    plan: _Plan, scorer: str, needs: list[tuple[str, dict[str, Any], str]]
+    plan: _Plan, scorer: str, log: InspectLog, needs: list[tuple[str, dict[str, Any], str]]
 ) -> dict[int, str]:
-    """For each (checker, params, code) in ``needs``: a control file on which it fails.
-    Greedy over the first samples with a score: one file usually serves all."""
-    log = plan.log
+    """For each (checker, params, code) in ``needs``: a control file on which it fails,
+    made from ``log`` (the log with only ``scorer``'s scores). Greedy over the first
+    samples with a score: one file usually serves all."""
     candidates = [
         s
-        for s in rules.by_sample(log)
-        if any(
-            scorer in r.scores and is_scalar(r.scores[scorer].value)
-            for r in log.records
-            if r.sample_id == s
-        )
+        for s, records in rules.by_sample(log).items()
+        if any(scorer in r.scores and is_scalar(r.scores[scorer].value) for r in records)
     ][:_MAX_CONTROL_TRIES]
     chosen: dict[int, str] = {}
     pending = set(range(len(needs)))
@@ -383,7 +630,9 @@ def _controls(
         for sample_id in candidates:
             control = to_json_log(log, _flip(log, scorer, sample_id))
             covered = {
-                i for i in pending if _fails_with(needs[i][0], control, needs[i][1], needs[i][2])
+                i
+                for i in pending
+                if plan.fails_with(needs[i][0], control, needs[i][1], needs[i][2])
             }
             if covered and (best is None or len(covered) > len(best[0])):
                 best = (covered, sample_id, control)
@@ -413,8 +662,10 @@ def _figures(plan: _Plan) -> None:
         by_scorer.setdefault(str(entry.get("name")), []).append(entry)
     for scorer, entries in by_scorer.items():
         method, options = _scorer_of(log, entries[0])
-        figure_cases = _figure_cases(plan, scorer, entries)
-        rescore = _rescore_case(plan, scorer, method, options)
+        mine = _scorer_only(log, scorer)
+        own = to_json_log(mine, mine.records)
+        figure_cases = _figure_cases(plan, scorer, entries, own)
+        rescore = _rescore_case(plan, scorer, method, options, own)
         needs: list[Need] = [
             (case_id, "inspect-metric@2", params, "inspect.header_metric_mismatch")
             for cases in figure_cases.values()
@@ -422,10 +673,15 @@ def _figures(plan: _Plan) -> None:
         ]
         if rescore:
             needs.append((rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch"))
-        control_of = _control_cases(plan, scorer, needs)
-        for reducer, cases in figure_cases.items():
+        control_of = _control_cases(plan, scorer, mine, needs)
+        if rescore and rescore[0] not in control_of:
+            rescore = None
+        for reducer, every in figure_cases.items():
+            cases = [(c, p) for c, p in every if c in control_of]
+            if not cases:
+                continue
             ids = [c for c, _ in cases] + ([rescore[0]] if rescore else [])
-            ids += [control_of[c] for c in ids if c in control_of]
+            ids += [control_of[c] for c in ids]
             plan.claim(
                 _figure_claim(
                     plan,
@@ -441,9 +697,10 @@ def _figures(plan: _Plan) -> None:
 
 
 def _figure_cases(
-    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]]
+    plan: _Plan, scorer: str, entries: list[Mapping[str, Any]], own: bytes
 ) -> dict[str | None, list[tuple[str, dict[str, Any]]]]:
-    """A case per metric of each of the scorer's result entries, by reducer."""
+    """A case per metric of each of the scorer's result entries, by reducer (``own``: the
+    log with only this scorer's scores, to run them on here)."""
     out: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
     for entry in entries:
         reducer = entry.get("reducer")
@@ -464,7 +721,11 @@ def _figure_cases(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
                 "inspect-metric@2",
                 params,
+                f"the figure {what} = {value!r} follows from the samples",
+                own,
             )
+            if case_id is None:
+                continue
             if message is not None:
                 plan.notes.append(
                     f"{what}: {message}; its claim will be contradicted (build refuses "
@@ -475,7 +736,7 @@ def _figure_cases(
 
 
 def _rescore_case(
-    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None
+    plan: _Plan, scorer: str, method: str, options: Mapping[str, Any] | None, own: bytes
 ) -> tuple[str, dict[str, Any]] | None:
     """The case re-scoring a deterministic scorer, or None (and why, under the scope)."""
     if options is None:
@@ -493,20 +754,41 @@ def _rescore_case(
         )
         return None
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
-    case_id, message = plan.expected_pass(f"rescore-{slug(scorer)}", "inspect-rescore@2", params)
+    case_id, message = plan.expected_pass(
+        f"rescore-{slug(scorer)}",
+        "inspect-rescore@2",
+        params,
+        f"every stored {scorer} score follows from completion and target under {method}",
+        own,
+    )
+    if case_id is None:
+        return None
     if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params
 
 
-def _control_cases(plan: _Plan, scorer: str, needs: list[Need]) -> dict[str, str]:
+def _control_cases(plan: _Plan, scorer: str, mine: InspectLog, needs: list[Need]) -> dict[str, str]:
     """A negative control per need (same checker and params, a changed copy of the log);
     returns case id -> control case id."""
-    files = _controls(plan, scorer, [(checker, params, code) for _, checker, params, code in needs])
+    files = _controls(
+        plan, scorer, mine, [(checker, params, code) for _, checker, params, code in needs]
+    )
     control_of: dict[str, str] = {}
     for i, (case_id, checker_key, params, code) in enumerate(needs):
         if i not in files:
-            plan.notes.append(f"{case_id}: no changed sample makes it fail; it has no control")
+            plan.drop(case_id)
+            what = (
+                f"the figure {params['scorer']} / {params['reducer'] or 'no reducer'} / "
+                f"{params['metric']} = {params['claimed']!r}"
+                if "metric" in params
+                else f"every stored {params['scorer']} score"
+            )
+            plan.cannot.append(
+                f"That {what} follows from the samples: re-derived at import, but no changed "
+                "sample makes its check fail, so no claim rests on it."
+            )
+            plan.notes.append(f"{case_id}: no changed sample makes it fail; left out of the claims")
             continue
         control_of[case_id] = plan.case(
             {
@@ -565,7 +847,10 @@ def _figure_claim(
     dropped = rules.figure(log, scorer, reducer, first["metric"])
     counted = rules.figure(log, scorer, reducer, first["metric"], errors_fail=True)
     pool = rules.pooled(log, scorer)
-    errored = pool["epochs"] - pool["scored_epochs"]
+    no_score = pool["epochs"] - pool["scored_epochs"]
+    scored_errors = sum(1 for r in log.errored if scorer in r.scores)
+    unscored_errors = len(log.errored) - scored_errors
+    why = "errored" if unscored_errors == no_score else f"{unscored_errors} of them errored"
     reduced = reducer or "no reducer"
     statement = (
         f"{'Headline figure: the' if headline else 'The'} log's {scorer} score ({reduced}): "
@@ -584,8 +869,13 @@ def _figure_claim(
         (
             f"Denominator, Inspect's way (errors dropped): each sample's scored epochs reduced "
             f"with {reduced}, then {first['metric']} over the {dropped['scored_samples']} samples "
-            f"with a value ({dropped['unscored_samples']} left out as unscored); {errored} of "
-            f"{pool['epochs']} epoch records have no {scorer} score (errored) and are dropped."
+            f"with a value ({dropped['unscored_samples']} left out as unscored); {no_score} of "
+            f"{pool['epochs']} epoch records have no {scorer} score ({why}) and are dropped"
+            + (
+                f"; {scored_errors} errored records were scored and are counted."
+                if scored_errors
+                else "."
+            )
         ),
         (
             f"With errors counted as failures: {first['metric']} {counted['value']:.4g} over "
@@ -593,6 +883,7 @@ def _figure_claim(
             f"{pool['scored_epochs']} = {p_drop:.4g} with errors dropped, {pool['sum']:g}/"
             f"{pool['epochs']} = {p_all:.4g} with errors counted as failures."
         ),
+        *_run_limits(log),
         _revision(log),
         "Re-checks the arithmetic on the stored scores"
         + (" and the deterministic scoring" if rescored else "")
@@ -600,6 +891,8 @@ def _figure_claim(
     ]
     if not rescored:
         limits.append(f"The {scorer} scores themselves are taken as stored, not re-derived.")
+    else:
+        limits.append(_rules_version(log, method))
     return {
         "id": f"{slug(scorer)}-{slug(reduced)}",
         "statement": statement,
@@ -630,7 +923,8 @@ def _document(plan: _Plan, original: str, name: str | None, version: str) -> dic
         f"{spec.get('created', '?')}, inspect_ai {packages.get('inspect_ai', '?')}, status "
         f"{log.status}. {plan.log_path} is the log, unchanged. {CONTROLS}/ holds the negative "
         "controls: copies of the log's records, with one sample's stored score changed (or "
-        "one record removed), written as .json logs with only the fields the checkers read.\n"
+        "one record removed), written as .json logs with only the fields the checkers read "
+        "(a scorer's control holds only that scorer's scores).\n"
     )
     return {
         "name": bundle_name,

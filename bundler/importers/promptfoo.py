@@ -26,9 +26,9 @@ import checkers
 from bundler.errors import SourceError
 from bundler.format import documents
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, read_log_file, slug, write_source
+from bundler.importers import Checks, Imported, read_log_file, slug, write_source
+from bundler.importers.untrusted import bounded
 from bundler.run import runner
-from bundler.run.runner import LimitExceeded, case_limits, run_checker
 from checkers.api import CheckerInputError
 from checkers.promptfoo.results import (
     RULES_VERSION,
@@ -50,11 +50,7 @@ def import_promptfoo(
 ) -> Imported:
     """Write a bundle source for ``results_file`` into ``dest`` (new or empty)."""
     data = read_log_file(results_file, dest)
-    try:
-        with case_limits():
-            return _import(results_file, data, dest, name, version)
-    except LimitExceeded as exc:
-        raise SourceError(f"{results_file}: importing it {exc}") from None
+    return _import(results_file, data, dest, name, version)
 
 
 def _import(
@@ -63,10 +59,15 @@ def _import(
     limits = runner.LOAD_LIMITS  # verify's caps on one input
     caps = documents.Caps(values=limits.values, depth=limits.depth)
     try:
-        document = documents.parse(
-            documents.decode(data, results_file.name), results_file.name, "json", caps
+        document, results = bounded(  # under one case's time and memory, as at verify
+            lambda: (
+                documents.parse(
+                    documents.decode(data, results_file.name), results_file.name, "json", caps
+                ),
+                read_results(data),
+            ),
+            f"reading {results_file}",
         )
-        results = read_results(data)
     except (documents.DocumentProblem, CheckerInputError) as exc:
         raise SourceError(
             f"{results_file} is not promptfoo results this tool reads: {exc}"
@@ -74,7 +75,7 @@ def _import(
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
     plan = _Plan(f"inputs/{file_name}", data)
     _totals(plan, results, document)
-    done = rerun_all(results.rows)
+    done = bounded(lambda: rerun_all(results.rows), f"re-running {results_file}'s assertions")
     _assertions(plan, document, results, done)
     if not plan.claims:
         raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
@@ -109,6 +110,7 @@ class _Plan:
         self.cases: list[dict[str, Any]] = []
         self.claims: list[dict[str, Any]] = []
         self.notes: list[str] = []
+        self.checks = Checks()  # each check under a case's limits, as at verify
 
     def control(self, name: str, document: Mapping[str, Any]) -> str:
         path = f"{CONTROLS}/{name}"
@@ -131,7 +133,7 @@ class _Plan:
         )
         found = checkers.get(checker_key)
         assert found is not None
-        verdict = run_checker(found, {"results": self.files[path]}, params)
+        verdict = self.checks.run(found, {"results": self.files[path]}, params)
         wanted = expect.get("expect", "pass")
         reasons = expect.get("expect_reasons")
         if verdict.status != wanted or (reasons and set(reasons) != set(verdict.codes)):

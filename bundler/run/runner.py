@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import checkers
 from bundler.format import documents, strictjson
@@ -45,6 +45,7 @@ CASE_SECONDS = 120.0
 # --case-memory); a whole verification ends within VERIFY_SECONDS (--time-limit).
 CASE_MEMORY = 2 << 30
 VERIFY_SECONDS = 3600.0
+T = TypeVar("T")
 # Told (cases done, cases in all, the case about to run or "") as work goes on.
 Progress = Callable[[int, int, str], None]
 
@@ -468,31 +469,6 @@ def _memory_limit(extra: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-class LimitExceeded(Exception):
-    """Work done outside a bundle under a case's limits (an importer reading a log and
-    running checkers on it) ran past the time or the memory limit."""
-
-
-@contextmanager
-def case_limits(seconds: float | None = None, memory: int | None = None) -> Iterator[None]:
-    """The time and memory limits of one built-in case at verify (``CASE_SECONDS``,
-    ``CASE_MEMORY`` unless given), for the same work done elsewhere (``reprobundle
-    import``); raises ``LimitExceeded`` naming the limit."""
-    seconds = CASE_SECONDS if seconds is None else seconds
-    memory = CASE_MEMORY if memory is None else memory
-    try:
-        with _time_limit(seconds), _memory_limit(memory):
-            yield
-    except _OutOfTime:
-        raise LimitExceeded(
-            f"ran longer than {seconds:g} s, the verifier's limit per case"
-        ) from None
-    except MemoryError:
-        raise LimitExceeded(
-            f"needed more than {memory >> 20} MiB, the verifier's limit per case"
-        ) from None
-
-
 def run_case(
     case: Case,
     root: Path,
@@ -508,20 +484,50 @@ def run_case(
         if left <= 0:
             return out_of_time(case)
         seconds = min(seconds, left) if seconds > 0 else left
+    return limited(
+        lambda: _run_case(case, root, listed),
+        case.checker,
+        seconds,
+        memory,
+        ("--case-timeout, or the whole verification's --time-limit", "--case-memory"),
+    )
+
+
+class LimitReached(Exception):
+    """Code run ``within`` its limits went past one: ``what`` is ``time`` or ``memory``."""
+
+    def __init__(self, what: str, message: str) -> None:
+        super().__init__(message)
+        self.what = what
+
+
+def within(call: Callable[[], T], seconds: float, memory: int) -> T:
+    """``call()`` within ``seconds`` and ``memory`` bytes more than the process holds, the
+    limits of one built-in case; raises ``LimitReached`` past either."""
     try:
         with _time_limit(seconds), _memory_limit(memory):
-            return _run_case(case, root, listed)
+            return call()
     except _OutOfTime:
-        return Verdict.errored(
-            "checker.timeout",
-            f"{case.checker} ran longer than {seconds:g} s (raise with --case-timeout, "
-            "or the whole verification's --time-limit)",
-        )
+        raise LimitReached("time", f"ran longer than {seconds:g} s") from None
     except MemoryError:
-        return Verdict.errored(
-            "checker.memory",
-            f"{case.checker} needed more than {memory >> 20} MiB (raise with --case-memory)",
-        )
+        raise LimitReached("memory", f"needed more than {memory >> 20} MiB") from None
+
+
+def limited(
+    call: Callable[[], Verdict],
+    key: str,
+    seconds: float = CASE_SECONDS,
+    memory: int = CASE_MEMORY,
+    raise_with: tuple[str, str] | None = None,
+) -> Verdict:
+    """The verdict ``call`` gives within a case's limits, or the error verdict that says
+    which limit it passed (``raise_with``: the options that raise each, if any)."""
+    try:
+        return within(call, seconds, memory)
+    except LimitReached as exc:
+        code = "checker.timeout" if exc.what == "time" else "checker.memory"
+        how = raise_with[exc.what != "time"] if raise_with else None
+        return Verdict.errored(code, f"{key} {exc}" + (f" (raise with {how})" if how else ""))
 
 
 def out_of_time(case: Case) -> Verdict:

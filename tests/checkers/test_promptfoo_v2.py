@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import checkers
-from bundler.errors import SourceError, UsageError
+from bundler.errors import SourceError
 from bundler.importers.promptfoo import import_promptfoo
 from bundler.run import runner
 from bundler.run.runner import run_checker, vacuity
@@ -355,7 +355,7 @@ def test_a_results_file_larger_than_verify_reads_is_refused_before_parsing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(bytes=10_000))
-    with pytest.raises(UsageError, match="larger than 10000 bytes, the largest input"):
+    with pytest.raises(SourceError, match="more than 10000 bytes, the most verify reads"):
         import_promptfoo(V0121, tmp_path / "s")
 
 

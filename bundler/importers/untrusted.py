@@ -1,0 +1,229 @@
+"""A log read at import as verify reads an input: the same caps, before any parser runs.
+
+An importer reads a file someone else wrote. Before a parser sees it, ``read_log_file``
+applies the caps a built-in case's input has at verify (``runner.LOAD_LIMITS``: bytes,
+JSON values, depth): a ``.eval`` (zip) has every member checked against its local
+header, overlapping or repeated members refused, and each decompressed only up to its
+declared size within the byte cap; each JSON document (or member) is counted before it
+is parsed, and text that cannot be written as UTF-8 (a lone surrogate escape) is
+refused. ``bounded`` and ``Checks`` run the parse and the checkers under a case's time
+and memory limits (``runner.within``), so no log takes more at import than at verify.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import re
+import struct
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bundler.container.readrules import Limits
+from bundler.errors import SourceError, UsageError
+from bundler.format import strictjson
+from bundler.run import runner  # its limits read when used: one source, patched in tests
+from bundler.run.runner import LimitReached, limited, run_checker, within
+from checkers.api import Checker, Verdict
+
+T = TypeVar("T")
+
+ARCHIVE = Limits()  # what verify reads from one archive (members)
+
+ZSTD = 93  # the compression method Inspect writes
+_LOCAL = struct.Struct("<IHHHHHIIIHH")
+_LOCAL_SIGNATURE = 0x04034B50
+_DESCRIPTOR = 0x08  # flag bit 3: sizes and CRC follow the data, the local header has zeros
+_UTF8_NAME = 0x800
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def read_log_file(log_file: Path, dest: Path) -> bytes:
+    """The log's bytes, once ``dest`` is known to be new or empty (never overwritten) and
+    the log within verify's caps (``screen``). Raises UsageError or SourceError."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
+    cap = runner.LOAD_LIMITS.bytes
+    try:
+        with log_file.open("rb") as stream:  # a device or a pipe has no size: read to the cap
+            size = os.fstat(stream.fileno()).st_size
+            data = stream.read(cap + 1) if size <= cap else b""
+    except OSError as exc:
+        raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
+    if size > cap or len(data) > cap:
+        raise SourceError(
+            f"{log_file} is more than {cap} bytes, the most verify reads from one input "
+            "file: refused before reading further"
+        )
+    bounded(lambda: screen(data), f"reading {log_file}")
+    return data
+
+
+def screen(data: bytes) -> None:
+    """Refuse ``data`` (a zip of JSON members, or one JSON document) past verify's caps or
+    with a zip layout that Python's and Inspect's readers would not agree on. Each JSON
+    document (each member of a zip) is held to the caps of one JSON input; the members
+    together to the bytes of one input. Raises SourceError naming the member and the
+    problem."""
+    if data[:4] == b"PK\x03\x04":
+        documents = {n: m for n, m in zip_members(data).items() if n.endswith(".json")}
+    else:
+        documents = {"the log": data}
+    for where, document in documents.items():
+        _json(document, where)
+
+
+def _json(data: bytes, where: str) -> None:
+    """Parse one JSON document as verify parses a JSON input (its values counted first,
+    then strictly, within its depth) and refuse text that cannot be written as UTF-8."""
+    try:
+        document = strictjson.loads(
+            data, runner.LOAD_LIMITS.depth, runner.LOAD_LIMITS.values, constants=True
+        )
+    except ValueError as exc:
+        raise SourceError(f"{where}: {exc} (verify's caps on one JSON input)") from None
+    if _SURROGATE.search(data):
+        try:
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SourceError(
+                f"{where}: holds text that is not valid Unicode ({exc.object[exc.start]!a}, "
+                "a lone surrogate escape): it cannot be written as UTF-8 into a bundle"
+            ) from None
+
+
+def zip_members(data: bytes) -> dict[str, bytes]:
+    """Every member of the zip ``data``, decompressed, by name. Each directory entry must
+    agree with its member's local header (name, method, and sizes and CRC unless a data
+    descriptor carries them), no two entries may share a name or overlap, and the
+    declared sizes together stay within verify's byte cap before anything decompresses;
+    a member that decompresses past its declared size is refused when it does."""
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError) as exc:
+        raise SourceError(f"the log is not a readable zip ({exc})") from None
+    if len(infos) > ARCHIVE.members:
+        raise SourceError(
+            f"the zip lists {len(infos)} members, more than the {ARCHIVE.members} verify "
+            "reads from one archive"
+        )
+    declared = sum(i.file_size for i in infos)
+    if declared > runner.LOAD_LIMITS.bytes:
+        raise SourceError(
+            f"the zip's members declare {declared} bytes in all, more than "
+            f"{runner.LOAD_LIMITS.bytes} (the most verify reads from one input)"
+        )
+    seen: set[str] = set()
+    spans: list[tuple[int, int, str]] = []
+    for info in infos:
+        if info.filename in seen:
+            raise SourceError(f"{info.filename}: listed twice in the zip's directory")
+        seen.add(info.filename)
+        spans.append((info.header_offset, _data_end(data, info), info.filename))
+    spans.sort()
+    for (_, end, first), (start, _, second) in itertools.pairwise(spans):
+        if start < end:
+            raise SourceError(f"{second}: its bytes overlap those of {first} in the zip")
+    return {info.filename: _inflate(data, info) for info in infos}
+
+
+def _data_end(data: bytes, info: zipfile.ZipInfo) -> int:
+    """Where the member's compressed bytes end, once its local header is found to agree
+    with the directory entry ``info``."""
+    name, at = info.filename, info.header_offset
+    head = data[at : at + _LOCAL.size]
+    if len(head) < _LOCAL.size:
+        raise SourceError(f"{name}: its local header is past the end of the zip")
+    signature, _, flags, method, _, _, crc, packed, size, name_len, extra_len = _LOCAL.unpack(head)
+    raw_name = data[at + _LOCAL.size : at + _LOCAL.size + name_len]
+    local_name = raw_name.decode("utf-8" if flags & _UTF8_NAME else "cp437", "replace")
+    problem = None
+    if signature != _LOCAL_SIGNATURE:
+        problem = f"no local header at offset {at}"
+    elif local_name != info.orig_filename:
+        problem = f"the local header names it {local_name!r}"
+    elif method != info.compress_type:
+        problem = f"the local header says method {method}, the directory {info.compress_type}"
+    elif (
+        not flags & _DESCRIPTOR
+        and 0xFFFFFFFF not in (packed, size)
+        and ((crc, packed, size) != (info.CRC, info.compress_size, info.file_size))
+    ):
+        problem = "its local header's CRC or sizes differ from the directory's"
+    if problem:
+        raise SourceError(f"{name}: the zip's directory and the member disagree: {problem}")
+    end: int = at + _LOCAL.size + name_len + extra_len + info.compress_size
+    if end > len(data):
+        raise SourceError(f"{name}: its compressed bytes run past the end of the zip")
+    return end
+
+
+def _inflate(data: bytes, info: zipfile.ZipInfo) -> bytes:
+    """The member decompressed, never past its declared size (plus one byte, to tell)."""
+    start = _data_end(data, info) - info.compress_size
+    raw = data[start : start + info.compress_size]
+    limit = info.file_size + 1
+    try:
+        if info.compress_type == zipfile.ZIP_STORED:
+            out = raw[:limit]
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            out = zlib.decompressobj(-15).decompress(raw, limit)
+        elif info.compress_type == ZSTD:
+            import zstandard
+
+            reader = zstandard.ZstdDecompressor().stream_reader(
+                io.BytesIO(raw), read_across_frames=True
+            )
+            out = reader.read(limit)
+        else:
+            raise SourceError(f"{info.filename}: compression method {info.compress_type}")
+    except SourceError:
+        raise
+    except Exception as exc:  # zlib.error, zstandard.ZstdError
+        raise SourceError(f"{info.filename}: does not decompress ({exc})") from None
+    if len(out) != info.file_size:
+        more = "more" if len(out) > info.file_size else "fewer"
+        raise SourceError(
+            f"{info.filename}: decompresses to {more} bytes than the {info.file_size} the "
+            "zip's directory declares (refused at that size)"
+        )
+    if zlib.crc32(out) != info.CRC:
+        raise SourceError(f"{info.filename}: its CRC-32 differs from the zip directory's")
+    return out
+
+
+def bounded(call: Callable[[], T], what: str) -> T:
+    """``call()`` under one case's time and memory limits at verify; past one, SourceError."""
+    try:
+        return within(call, runner.CASE_SECONDS, runner.CASE_MEMORY)
+    except LimitReached as exc:
+        raise SourceError(f"{what}: {exc}, past the limit of one case at verify") from None
+
+
+class Checks:
+    """Checkers run at import as at verify: each under a case's time and memory limits,
+    all of them within a whole verification's time."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        limit = runner.VERIFY_SECONDS if seconds is None else seconds
+        self.deadline = time.monotonic() + limit
+
+    def run(self, found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise SourceError(
+                f"the import ran its checkers for more than {runner.VERIFY_SECONDS:g} s, the time "
+                "verify allows a whole bundle: refused"
+            )
+        return limited(
+            lambda: run_checker(found, inputs, params),
+            found.key,
+            min(runner.CASE_SECONDS, left),
+            runner.CASE_MEMORY,
+        )

@@ -1,0 +1,425 @@
+"""Import is as hard to break as verify: hostile logs, each made small in the test and
+named after its attack, are refused with a message (or bounded), never exit 5, never a
+file outside -o, never unbounded time or memory."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from click.testing import CliRunner
+
+from bundler.cli import main
+from bundler.errors import SourceError
+from bundler.importers import untrusted, write_source
+from bundler.importers.inspect_eval import import_inspect
+from bundler.run import runner
+from bundler.run.runner import LoadLimits
+
+ZSTD = 93
+
+
+def header(**changes: Any) -> dict[str, Any]:
+    """A minimal finished Inspect log header: one match scorer, one sample, accuracy 1."""
+    found: dict[str, Any] = {
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "task": "t",
+            "model": "m/m",
+            "dataset": {"samples": 1},
+            "config": {"epochs": 1},
+            "scorers": [{"name": "match", "options": {}, "metrics": []}],
+        },
+        "results": {
+            "total_samples": 1,
+            "completed_samples": 1,
+            "scores": [
+                {
+                    "name": "match",
+                    "scorer": "match",
+                    "scored_samples": 1,
+                    "metrics": {"accuracy": {"name": "accuracy", "value": 1.0}},
+                }
+            ],
+        },
+    }
+    found.update(changes)
+    return found
+
+
+def sample(**changes: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "id": "s1",
+        "epoch": 1,
+        "target": "4",
+        "output": {"completion": "4"},
+        "scores": {"match": {"value": "C", "answer": "4"}},
+    }
+    found.update(changes)
+    return found
+
+
+def json_log(path: Path, head: dict[str, Any] | None = None, *samples: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({**(head or header()), "samples": list(samples or [sample()])}))
+    return path
+
+
+class Member:
+    """One zip member: its local header and data, and what the directory says of it."""
+
+    def __init__(self, name: str, content: bytes, method: int = ZSTD) -> None:
+        self.name = name
+        self.method = method
+        self.raw = zstandard.ZstdCompressor().compress(content) if method == ZSTD else content
+        self.crc = zlib.crc32(content)
+        self.size = len(content)
+
+
+def local(m: Member) -> bytes:
+    name = m.name.encode()
+    head = struct.pack(
+        "<IHHHHHIIIHH", 0x04034B50, 20, 0, m.method, 0, 0, m.crc, len(m.raw), m.size, len(name), 0
+    )
+    return head + name + m.raw
+
+
+def zip_bytes(
+    members: list[Member], directory: list[tuple[int, dict[str, Any]]] | None = None
+) -> bytes:
+    """Local headers and data for ``members``, then a directory: by default one entry per
+    member as it is; else ``(member index, changed fields)`` per entry (``at``: bytes past
+    the member's local header where the entry points)."""
+    out = bytearray()
+    offsets = []
+    for m in members:
+        offsets.append(len(out))
+        out += local(m)
+    start = len(out)
+    entries = directory if directory is not None else [(i, {}) for i in range(len(members))]
+    for index, changed in entries:
+        m = members[index]
+        fields: dict[str, Any] = {"name": m.name, "method": m.method, "crc": m.crc}
+        fields.update(packed=len(m.raw), size=m.size, at=0)
+        fields.update(changed)
+        name = fields["name"].encode()
+        out += struct.pack(
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50,
+            20,
+            20,
+            0,
+            fields["method"],
+            0,
+            0,
+            fields["crc"],
+            fields["packed"],
+            fields["size"],
+            len(name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offsets[index] + fields["at"],
+        )
+        out += name
+    size = len(out) - start
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), size, start, 0)
+    return bytes(out)
+
+
+def eval_members(head: dict[str, Any] | None = None) -> list[Member]:
+    return [
+        Member("header.json", json.dumps(head or header()).encode()),
+        Member("samples/s1_epoch_1.json", json.dumps(sample()).encode()),
+    ]
+
+
+def refused(log: Path, tmp_path: Path, *words: str) -> str:
+    with pytest.raises(SourceError) as caught:
+        import_inspect(log, tmp_path / "out")
+    message = str(caught.value)
+    for word in words:
+        assert word in message, message
+    return message
+
+
+def test_the_small_hand_made_logs_import_when_nothing_is_wrong(tmp_path: Path) -> None:
+    """The baseline of every attack below: the same files, unchanged, import."""
+    (tmp_path / "ok.eval").write_bytes(zip_bytes(eval_members()))
+    assert import_inspect(tmp_path / "ok.eval", tmp_path / "a").claims
+    assert import_inspect(json_log(tmp_path / "ok.json"), tmp_path / "b").claims
+
+
+def test_zstd_member_that_expands_without_bound_is_refused_at_its_declared_size(
+    tmp_path: Path,
+) -> None:
+    bomb = Member("samples/s1_epoch_1.json", b"")
+    writer = zstandard.ZstdCompressor().compressobj()
+    chunk = b"\0" * (1 << 20)
+    bomb.raw = b"".join(writer.compress(chunk) for _ in range(512)) + writer.flush()  # 512 MiB
+    bomb.size, bomb.crc = 100, 0
+    assert len(bomb.raw) < 100_000
+    (tmp_path / "bomb.eval").write_bytes(zip_bytes([eval_members()[0], bomb]))
+    refused(tmp_path / "bomb.eval", tmp_path, "decompresses to more bytes than the 100")
+
+
+def test_members_that_declare_more_than_verify_reads_are_refused_before_decompressing(
+    tmp_path: Path,
+) -> None:
+    members = eval_members()
+    directory = [(0, {}), (1, {"size": 300 << 20})]
+    (tmp_path / "big.eval").write_bytes(zip_bytes(members, directory))
+    refused(tmp_path / "big.eval", tmp_path, "declare", "the most verify reads")
+
+
+def test_many_directory_entries_pointing_at_one_member_are_refused(tmp_path: Path) -> None:
+    members = eval_members()
+    directory: list[tuple[int, dict[str, Any]]] = [(0, {})]
+    directory += [(1, {"name": f"samples/s{i}_epoch_1.json"}) for i in range(40)]
+    (tmp_path / "forty.eval").write_bytes(zip_bytes(members, directory))
+    refused(tmp_path / "forty.eval", tmp_path, "disagree", "the local header names it")
+
+
+def test_directory_that_disagrees_with_the_local_header_sizes_is_refused(tmp_path: Path) -> None:
+    members = eval_members()
+    content = json.dumps(sample(output={"completion": "44"})).encode()
+    # the directory describes other content than the member holds: size and CRC differ
+    directory = [(0, {}), (1, {"crc": zlib.crc32(content), "size": len(content)})]
+    (tmp_path / "disagree.eval").write_bytes(zip_bytes(members, directory))
+    refused(tmp_path / "disagree.eval", tmp_path, "CRC or sizes differ")
+
+
+def test_member_listed_twice_in_the_directory_is_refused(tmp_path: Path) -> None:
+    members = eval_members()
+    (tmp_path / "twice.eval").write_bytes(zip_bytes(members, [(0, {}), (1, {}), (1, {})]))
+    refused(tmp_path / "twice.eval", tmp_path, "listed twice")
+
+
+def test_members_whose_bytes_overlap_are_refused(tmp_path: Path) -> None:
+    """A stored member whose data holds a whole second member (local header and all), and
+    a directory entry pointing into it: each entry agrees with its local header."""
+    head, inner = eval_members()
+    outer = Member("notes.bin", local(inner), method=0)
+    directory = [
+        (0, {}),
+        (1, {}),
+        (
+            1,
+            {
+                "name": inner.name,
+                "method": ZSTD,
+                "crc": inner.crc,
+                "packed": len(inner.raw),
+                "size": inner.size,
+                "at": 30 + len(outer.name),
+            },
+        ),
+    ]
+    (tmp_path / "overlap.eval").write_bytes(zip_bytes([head, outer], directory))
+    refused(tmp_path / "overlap.eval", tmp_path, "overlap")
+
+
+def test_json_log_with_more_values_than_verify_reads_is_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    log = json_log(tmp_path / "many.json", header(), sample(metadata={"v": list(range(2000))}))
+    parsed = []
+    monkeypatch.setattr(json, "loads", lambda *a, **k: parsed.append(1))
+    refused(log, tmp_path, "holds more than 1000 values")
+    assert parsed == []
+
+
+def test_an_eval_member_with_more_values_than_verify_reads_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    members = eval_members()
+    members[1] = Member("samples/s1_epoch_1.json", json.dumps(sample(metadata=[0] * 2000)).encode())
+    (tmp_path / "many.eval").write_bytes(zip_bytes(members))
+    refused(tmp_path / "many.eval", tmp_path, "samples/s1_epoch_1.json: holds more than 1000")
+
+
+def test_log_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    refused(json_log(tmp_path / "deep.json", header(), sample(metadata=deep)), tmp_path, "deeper")
+
+
+def test_log_larger_than_verify_reads_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(bytes=1000))
+    log = json_log(tmp_path / "big.json", header(), sample(output={"completion": "x" * 5000}))
+    refused(log, tmp_path, "more than 1000 bytes")
+
+
+def test_scorer_pattern_that_backtracks_for_ever_is_stopped_at_a_case_time_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "CASE_SECONDS", 1.0)
+    head = header()
+    head["eval"]["scorers"] = [
+        {"name": "pattern", "options": {"pattern": "(a+)+$", "ignore_case": False}, "metrics": []}
+    ]
+    head["results"]["scores"][0].update(name="pattern", scorer="pattern")
+    evil = sample(
+        output={"completion": "a" * 40 + "b"}, scores={"pattern": {"value": "I", "answer": None}}
+    )
+    head["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.0
+    done = import_inspect(json_log(tmp_path / "redos.json", head, evil), tmp_path / "out")
+    assert any("ran longer than 1 s" in n for n in done.notes), done.notes
+    assert not any(c.startswith("rescore") for c in done.claims)
+
+
+def test_reading_a_log_past_a_case_memory_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "CASE_MEMORY", 4 << 20)
+    log = json_log(
+        tmp_path / "wide.json", header(), sample(output={"completion": "x" * (64 << 20)})
+    )
+    refused(log, tmp_path, "needed more than 4 MiB")
+
+
+def test_lone_surrogate_in_a_sample_id_is_refused_with_a_message(tmp_path: Path) -> None:
+    log = tmp_path / "surrogate.json"
+    log.write_text(json.dumps({**header(), "samples": [sample(id="s\ud800")]}))
+    refused(log, tmp_path, "not valid Unicode", "\\ud800")
+
+
+def test_lone_surrogate_in_a_task_name_is_refused_by_the_shared_bundle_yaml_writer(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SourceError, match="cannot be written as UTF-8"):
+        write_source(tmp_path / "out", {"name": "t\udc80"}, {"inputs/a": b"x"}, "inspect")
+    assert not (tmp_path / "out").exists()  # refused before anything is written
+
+
+def test_boolean_counts_are_not_counts(tmp_path: Path) -> None:
+    head = header()
+    head["results"].update(total_samples=True, completed_samples=True)
+    head["results"]["scores"][0]["scored_samples"] = True
+    imported = import_inspect(json_log(tmp_path / "bools.json", head), tmp_path / "out")
+    text = (tmp_path / "out" / "bundle.yaml").read_text()
+    assert "sample-counts" not in imported.claims
+    import yaml
+
+    for case in yaml.safe_load(text)["cases"]:  # no count a case claims is a boolean
+        claimed = case.get("params", {}).get("claimed", {})
+        assert not any(v is True or v is False for v in claimed.values()), case
+        assert "scored_samples" not in case.get("params", {}), case
+
+
+def test_boolean_plan_sizes_are_not_counts(tmp_path: Path) -> None:
+    head = header(status="error", results=None)
+    head["eval"]["dataset"] = {"samples": True}
+    head["eval"]["config"] = {"epochs": True}
+    imported = import_inspect(json_log(tmp_path / "bools.json", head), tmp_path / "out")
+    assert "planned" not in (tmp_path / "out" / "bundle.yaml").read_text()
+    assert imported.claims
+
+
+HOSTILE: dict[str, Callable[[], bytes]] = {
+    "bomb.eval": lambda: zip_bytes(
+        [eval_members()[0], _bomb()],
+    ),
+    "forty.eval": lambda: zip_bytes(
+        eval_members(), [(0, {})] + [(1, {"name": f"samples/s{i}_epoch_1.json"}) for i in range(40)]
+    ),
+    "deflate-bomb.eval": lambda: zip_bytes([eval_members()[0], _bomb(zlib.DEFLATED)]),
+    "twice.eval": lambda: zip_bytes(eval_members(), [(0, {}), (1, {}), (1, {})]),
+    "surrogate.json": lambda: json.dumps({**header(), "samples": [sample(id="\ud800")]}).encode(),
+    "no-header.eval": lambda: zip_bytes([Member("_journal/start.json", b"{}")]),
+    "not-a-log.json": lambda: b"[1, 2",
+    "deep.json": lambda: b"[" * 100_000 + b"]" * 100_000,
+}
+
+
+def _bomb(method: int = ZSTD) -> Member:
+    bomb = Member("samples/s1_epoch_1.json", b"", method=method)
+    if method == ZSTD:
+        bomb.raw = zstandard.ZstdCompressor().compress(b"\0" * (64 << 20))
+    else:
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+        bomb.raw = deflate.compress(b"\0" * (64 << 20)) + deflate.flush()
+    bomb.size, bomb.crc = 10, 0
+    return bomb
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_cli_import_of_a_hostile_log_exits_2_with_a_message_and_writes_nothing(
+    tmp_path: Path, name: str
+) -> None:
+    log = tmp_path / name
+    log.write_bytes(HOSTILE[name]())
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = CliRunner().invoke(main, ["import", "inspect", str(log), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "reprobundle:" in result.output and "internal error" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # -o never even made
+
+
+def test_a_count_no_removed_record_moves_is_stated_under_scope_not_claimed(
+    tmp_path: Path,
+) -> None:
+    """Only a completed count, and the last record errored: removing it leaves the count
+    as it was, so its check has no control that fails and no claim may rest on it."""
+    from bundler.authoring.build import build
+
+    head = header()
+    del head["results"]["total_samples"]
+    errored = sample(id="s2", scores={}, error={"message": "planted"})
+    log = json_log(tmp_path / "completed-only.json", head, sample(), errored)
+    done = import_inspect(log, tmp_path / "source")
+    assert "sample-counts" not in done.claims
+    text = (tmp_path / "source" / "bundle.yaml").read_text()
+    assert "no claim rests on them" in text
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home_report["result"] == "supported"
+
+
+def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:
+    import checkers
+
+    found = checkers.get("inspect-counts@1")
+    assert found is not None
+    with pytest.raises(SourceError, match="the time verify allows a whole bundle"):
+        untrusted.Checks(seconds=0).run(found, {"log": b"{}"}, {"claimed": {"total_samples": 1}})
+
+
+def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real 10,000-sample .eval holds millions of values across its members, each a
+    small JSON document: each member is one JSON input to the cap, as verify would read it."""
+    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    head = header()
+    head["results"].update(total_samples=2, completed_samples=2)
+    head["eval"]["dataset"]["samples"] = 2
+    members = [Member("header.json", json.dumps(head).encode())]
+    for i in (1, 2):
+        content = sample(id=f"s{i}", metadata=[0] * 600)
+        members.append(Member(f"samples/s{i}_epoch_1.json", json.dumps(content).encode()))
+    (tmp_path / "wide.eval").write_bytes(zip_bytes(members))
+    assert import_inspect(tmp_path / "wide.eval", tmp_path / "out").claims
+
+
+def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bundler.container.readrules import Limits
+
+    monkeypatch.setattr(untrusted, "ARCHIVE", Limits(members=3))
+    members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
+    (tmp_path / "many.eval").write_bytes(zip_bytes(members))
+    refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")
