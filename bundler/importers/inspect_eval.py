@@ -401,6 +401,7 @@ def _clean_status(plan: _Plan) -> None:
             "limits": [
                 "Reads the log's own status and error fields; a record the run never "
                 "wrote cannot be judged.",
+                *_run_limits(log),
                 _revision(log),
             ],
         }
@@ -494,6 +495,7 @@ def _finding_case(plan: _Plan, case_id: str, claimed: dict[str, int]) -> str:
             "inputs": {"log": plan.log_path},
             "params": {"claimed": claimed},
             "expect": "fail",
+            "kind": "finding",  # the log's own records, not a planted control
             "expect_reasons": ["inspect.count_mismatch"],
         }
     )
