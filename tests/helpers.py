@@ -146,3 +146,17 @@ def copy_source(tmp: Path, source: Path = QUICKSTART) -> Path:
     target = tmp / "src"
     shutil.copytree(source, target)
     return target
+
+
+def key_files(folder: Path, *names: str) -> dict[str, Path]:
+    """An unencrypted Ed25519 key pair per name: ``NAME.key`` and ``NAME.pub`` in
+    ``folder``; each name maps to ``folder/NAME`` (add the suffix you need)."""
+    from bundler.signatures.signing import new_private_key, private_key_pem, public_of
+
+    out = {}
+    for name in names:
+        key = new_private_key()
+        (folder / f"{name}.key").write_bytes(private_key_pem(key, None))
+        (folder / f"{name}.pub").write_text(public_of(key).pem())
+        out[name] = folder / name
+    return out

@@ -18,21 +18,14 @@ from securesystemslib.signer import CryptoSigner, SSlibKey
 
 from bundler.cli import main
 from bundler.signatures import attestation as att
-from bundler.signatures.signing import new_private_key, private_key_pem, public_of
+from tests.helpers import key_files
 
 RUN = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("attest-keys")
-    out = {}
-    for name in ("reviewer", "stranger"):
-        key = new_private_key()
-        (folder / f"{name}.key").write_bytes(private_key_pem(key, None))
-        (folder / f"{name}.pub").write_text(public_of(key).pem())
-        out[name] = folder / name
-    return out
+    return key_files(tmp_path_factory.mktemp("attest-keys"), "reviewer", "stranger")
 
 
 @pytest.fixture(scope="module")

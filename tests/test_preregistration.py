@@ -20,22 +20,14 @@ from click.testing import CliRunner
 
 from bundler.cli import main
 from bundler.format import preregistration as model
-from bundler.signatures.signing import new_private_key, private_key_pem, public_of
-from tests.helpers import QUICKSTART, edit_manifest
+from tests.helpers import QUICKSTART, edit_manifest, key_files
 
 RUN = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("prereg-keys")
-    out = {}
-    for name in ("author", "stranger"):
-        key = new_private_key()
-        (folder / f"{name}.key").write_bytes(private_key_pem(key, None))
-        (folder / f"{name}.pub").write_text(public_of(key).pem())
-        out[name] = folder / name
-    return out
+    return key_files(tmp_path_factory.mktemp("prereg-keys"), "author", "stranger")
 
 
 def _source(tmp: Path) -> Path:
