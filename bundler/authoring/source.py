@@ -31,6 +31,7 @@ from bundler.format.manifest import (
     Locator,
     dotted,
     schema_errors,
+    unbuilt_environment,
 )
 from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
@@ -358,15 +359,7 @@ def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str,
     doc: dict[str, Any] = {
         "format": FORMAT,
         "bundle": {"description": "", **{k: raw[k] for k in _BUNDLE_KEYS if k in raw}},
-        "environment": {
-            "tool": "",
-            "python": "",
-            "implementation": "",
-            "platform": "",
-            "source_date_epoch": 0,
-            "checkers": {},
-            "libraries": {},
-        },
+        "environment": unbuilt_environment(),
         "files": [{"path": f, "sha256": _PLACEHOLDER_HASH, "size": 0} for f in files],
         "scope": raw.get("scope", {"cannot_support": []}),
     }

@@ -201,6 +201,20 @@ class Manifest:
         return tomli_w.dumps(self.to_dict()).encode("utf-8")
 
 
+def unbuilt_environment() -> dict[str, Any]:
+    """The environment fields of a manifest-shaped document no build has stamped yet (a
+    source being checked, a pre-registration): every field present, every value empty."""
+    return {
+        "tool": "",
+        "python": "",
+        "implementation": "",
+        "platform": "",
+        "source_date_epoch": 0,
+        "checkers": {},
+        "libraries": {},
+    }
+
+
 def identity(manifest_bytes: bytes) -> str:
     """The bundle's identity: SHA-256 of the exact manifest bytes."""
     return sha256_bytes(manifest_bytes)

@@ -24,6 +24,7 @@ from bundler.format.manifest import (
     dotted,
     from_dict,
     schema_errors,
+    unbuilt_environment,
 )
 
 PREREGISTRATION_FORMAT = "reprobundle-preregistration/1"
@@ -71,15 +72,7 @@ def _as_manifest(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "bundle": {"title": "", "description": "", **doc["bundle"]},
-        "environment": {
-            "tool": "",
-            "python": "",
-            "implementation": "",
-            "platform": "",
-            "source_date_epoch": 0,
-            "checkers": {},
-            "libraries": {},
-        },
+        "environment": unbuilt_environment(),
         "files": [{"path": p, "sha256": _PLACEHOLDER, "size": 0} for p in doc["inputs"]],
         "cases": doc["cases"],
         "claims": doc["claims"],
