@@ -501,3 +501,22 @@ def test_read_error_on_a_case_input_is_inconclusive_naming_it(
         "cannot read inputs/expected.yaml: Input/output error" in r.verdict.message for r in reading
     )
     assert result.exit_code == 4
+
+
+def test_a_signature_or_key_file_that_is_a_fifo_is_refused_not_waited_on(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "sig.json"
+    os.mkfifo(fifo)
+    for option in ("--signature", "--trust"):
+        done = subprocess.run(
+            [sys.executable, "-m", "bundler", "verify", str(quickstart_bundle), option, str(fifo)],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a safety net only: without the fix the read waits for ever
+        )
+        assert done.returncode == 2, done.stderr
+        assert "not a regular file" in done.stderr

@@ -22,7 +22,9 @@ A trust store is a TOML file::
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -309,11 +311,31 @@ def _sort_signers(
 # -- loading trust from the reviewer's files --------------------------------------------
 
 
-def _read_small(path: Path, what: str) -> str:
+def read_bounded(path: Path, max_bytes: int, what: str) -> bytes:
+    """At most ``max_bytes + 1`` bytes of the regular file ``path``: a FIFO, device or
+    folder given as a key or signature file is refused (it could hang or never end), and
+    a huge file is never read whole. Raises ``UsageError`` naming the path."""
     try:
-        data = path.read_bytes()[: MAX_KEY_FILE + 1]
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"cannot read {what} {path}: not a regular file")
+        os.set_blocking(fd, True)
+        chunks, left = [], max_bytes + 1
+        while left and (chunk := os.read(fd, min(left, 1 << 16))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_small(path: Path, what: str) -> str:
+    data = read_bounded(path, MAX_KEY_FILE, what)
     if len(data) > MAX_KEY_FILE:
         raise UsageError(f"{what} {path} is larger than {MAX_KEY_FILE} bytes")
     try:
@@ -446,8 +468,5 @@ def load_policy(
     policy = Policy(keys, require_signature, pin, allow_unsigned=allow_unsigned)
     signatures: dict[str, bytes] = {}
     for path in detached:
-        try:
-            signatures[f"{path}{DETACHED}"] = Path(path).read_bytes()[:MAX_DETACHED]
-        except OSError as exc:
-            raise UsageError(f"cannot read signature {path}: {exc.strerror}") from None
+        signatures[f"{path}{DETACHED}"] = read_bounded(Path(path), MAX_DETACHED, "signature")
     return replace(policy, detached=signatures)
