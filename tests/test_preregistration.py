@@ -71,6 +71,7 @@ def test_preregister_needs_no_input_and_holds_no_content(tmp_path: Path) -> None
     shutil.rmtree(source / "inputs")  # the evidence does not exist yet
     doc = _payload(_preregister(source, tmp_path / "p.json"))
     assert doc["format"] == model.PREREGISTRATION_FORMAT
+    assert doc["written"].endswith("Z") and doc["written"][:4].isdigit()  # stated, not attested
     assert doc["bundle"]["name"] == "quickstart"
     assert {c["id"] for c in doc["cases"]} and {c["id"] for c in doc["claims"]}
     assert all(name.startswith("inputs/") for name in doc["inputs"])
@@ -245,6 +246,7 @@ def test_every_report_format_shows_the_preregistration(
         assert "as pre-registered" in done.stdout, fmt
     done = RUN.invoke(main, ["verify", str(bundle), *trust])
     assert "Pre-registration" in done.output and "as pre-registered" in done.output
+    assert "by its author's clock (stated, not attested)" in done.output
 
 
 def test_a_source_file_named_like_the_preregistration_is_refused(tmp_path: Path) -> None:
@@ -286,3 +288,11 @@ def test_the_example_shows_one_claim_as_preregistered_and_one_changed(
     recall = pre["claims"]["grader-recall"]
     assert recall["status"] == "changed after pre-registration"
     assert {c["path"] for c in recall["changes"]} >= {"statement", "params.claimed.grader.recall"}
+
+
+def test_a_written_time_that_is_not_rfc3339_is_refused(tmp_path: Path) -> None:
+    file = _preregister(_source(tmp_path), tmp_path / "p.json")
+    doc = _payload(file)
+    doc["written"] = "yesterday"
+    with pytest.raises(ValueError, match="RFC 3339"):
+        model.parse(model.canonical(doc))

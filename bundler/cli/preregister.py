@@ -58,7 +58,10 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
         from bundler.signatures.keyfiles import read_private_key
 
         keys.append(read_private_key(key_file, lambda: ask_passphrase(confirm=False)))
-    doc = model.from_document(read_source(source, evidence=False).document)
+    import datetime as dt
+
+    written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # stated, not attested
+    doc = model.from_document(read_source(source, evidence=False).document, written)
     write_bytes(output, seal_preregistration(doc, keys), "the pre-registration")
     if not quiet:
         signed = "signed" if keys else "unsigned"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,12 +33,14 @@ PAYLOAD_TYPE = "application/vnd.reprobundle.preregistration+json"
 FILE_NAME = "preregistration.json"  # its place in a bundle, beside manifest.toml
 _BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER = "0" * 64
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 
-def from_document(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The pre-registration of a manifest-shaped document (``authoring.source``'s)."""
+def from_document(document: Mapping[str, Any], written: str | None = None) -> dict[str, Any]:
+    """The pre-registration of a manifest-shaped document (``authoring.source``'s);
+    ``written``: when, by the author's clock (RFC 3339, UTC), stated and never attested."""
     cases = [dict(c) for c in document["cases"]]
-    return {
+    return ({"written": written} if written else {}) | {
         "format": PREREGISTRATION_FORMAT,
         "bundle": {k: document["bundle"][k] for k in _BUNDLE_KEYS if k in document["bundle"]},
         "cases": cases,
@@ -94,8 +97,11 @@ def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
     expected = {"format", "bundle", "cases", "claims", "scope", "inputs"}
-    if set(doc) != expected:
-        raise ValueError(f"has keys {sorted(doc)}, expected {sorted(expected)}")
+    if set(doc) - {"written"} != expected:
+        raise ValueError(f"has keys {sorted(doc)}, expected {sorted(expected)} (and written)")
+    written = doc.get("written")
+    if written is not None and not (isinstance(written, str) and _RFC3339.fullmatch(written)):
+        raise ValueError("written must be an RFC 3339 UTC time stamp (YYYY-MM-DDTHH:MM:SSZ)")
     if doc["format"] != PREREGISTRATION_FORMAT:
         raise ValueError(
             f"format is {str(doc['format'])[:80]!r}, expected {PREREGISTRATION_FORMAT!r}"

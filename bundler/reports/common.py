@@ -236,9 +236,15 @@ def preregistration_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | N
             "no claim counts as pre-registered"
         )
     else:
+        when = (
+            f"written {pre['written']} by its author's clock (stated, not attested)"
+            if pre.get("written")
+            else "its time is not stated"
+        )
         head = (
             f"{pre['file']}, identity sha256:{pre['identity']}, for {pre['name']} "
-            f"{pre['version']}: {pre['trust']}; the bundle does not attest when it was written"
+            f"{pre['version']}: {pre['trust']}; {when}: an archive entry or an RFC 3161 "
+            "time-stamp attests when it existed"
         )
     lines = []
     for claim_id, item in pre["claims"].items():

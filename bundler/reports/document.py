@@ -160,6 +160,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
                 item["status"] = UNVERIFIED
     return out | {
         "identity": found.identity,
+        "written": found.doc.get("written"),  # by its author's clock: stated, not attested
         "name": found.view.name,
         "version": found.view.version,
         "trust": trust,
