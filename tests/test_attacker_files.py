@@ -520,3 +520,40 @@ def test_a_signature_or_key_file_that_is_a_fifo_is_refused_not_waited_on(
         )
         assert done.returncode == 2, done.stderr
         assert "not a regular file" in done.stderr
+
+
+def test_a_statement_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Pre-registrations, attestations and time-stamps are read by the same bounded,
+    regular-file-only reader as keys and signatures."""
+    import subprocess
+    import sys
+
+    from tests.helpers import QUICKSTART, REPO
+
+    fifo = tmp_path / "statement.json"
+    os.mkfifo(fifo)
+    demo = REPO / "bundles" / "demo-key" / "DEMO-ONLY-not-secret.pub"
+    archive = tmp_path / "archive"
+    subprocess.run([sys.executable, "-m", "bundler", "archive", "--archive", str(archive), "init"],
+                   check=True, capture_output=True)  # fmt: skip
+    commands = [
+        ["attestation", "verify", str(fifo), "--trust", str(demo)],
+        [
+            "build",
+            str(QUICKSTART),
+            "-o",
+            str(tmp_path / "x.bundle.tar.gz"),
+            "--preregistration",
+            str(fifo),
+        ],
+        ["archive", "--archive", str(archive), "preregister", str(fifo)],
+    ]
+    for args in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "bundler", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a safety net only: without the fix the read waits for ever
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert "not a regular file" in done.stderr, args

@@ -202,15 +202,11 @@ def members_of(
 
 def _read_bounded(path: Path) -> bytes:
     """A pre-registration file's bytes; one larger than any envelope is cut there (and so
-    refused as too large when read)."""
-    from bundler.errors import SourceError
+    refused as too large when read), and one that is not a regular file is refused."""
     from bundler.signatures.envelope import MAX_ENVELOPE
+    from bundler.signatures.trust import read_bounded
 
-    try:
-        with path.open("rb") as stream:
-            return stream.read(MAX_ENVELOPE + 1)
-    except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+    return read_bounded(path, MAX_ENVELOPE, "pre-registration")
 
 
 def _checked_preregistration(data: bytes, plan: SourcePlan) -> bytes:

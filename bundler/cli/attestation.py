@@ -62,13 +62,9 @@ def write_attestation(
 
 
 def _read(path: Path, what: str) -> bytes:
-    from bundler.errors import UsageError
+    from bundler.signatures.trust import read_bounded
 
-    try:
-        with path.open("rb") as stream:
-            return stream.read(MAX_READ + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
+    return read_bounded(path, MAX_READ, what)
 
 
 ATTESTATION_EXIT_HELP = exit_help(

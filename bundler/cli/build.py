@@ -73,14 +73,10 @@ def build(
         output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
     prereg = None
     if preregistration is not None:
-        from bundler.errors import UsageError
         from bundler.signatures.envelope import MAX_ENVELOPE
+        from bundler.signatures.trust import read_bounded
 
-        try:
-            with preregistration.open("rb") as stream:
-                prereg = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as such
-        except OSError as exc:
-            raise UsageError(f"cannot read {preregistration}: {exc.strerror}") from None
+        prereg = read_bounded(preregistration, MAX_ENVELOPE, "pre-registration")
     with ProgressDisplay(enabled=not quiet) as progress:
         result = build_bundle(
             source, output, epoch, progress=progress.step, codec=codec, preregistration=prereg

@@ -312,9 +312,10 @@ def _sort_signers(
 
 
 def read_bounded(path: Path, max_bytes: int, what: str) -> bytes:
-    """At most ``max_bytes + 1`` bytes of the regular file ``path``: a FIFO, device or
-    folder given as a key or signature file is refused (it could hang or never end), and
-    a huge file is never read whole. Raises ``UsageError`` naming the path."""
+    """At most ``max_bytes + 1`` bytes of the regular file ``path`` (a key, signature,
+    pre-registration or attestation the user names): a FIFO, device or folder is refused
+    (it could hang or never end), and a huge file is never read whole. Raises
+    ``UsageError`` naming the path."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:

@@ -45,11 +45,11 @@ class Recorded:
 
 
 def _read(file: Path) -> bytes:
-    try:
-        with Path(file).open("rb") as stream:
-            return stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as too large
-    except OSError as exc:
-        raise ArchiveError(f"cannot read {file}: {exc.strerror}") from None
+    """A regular file's bytes, one more than any envelope holds at most (a larger one is
+    refused as too large; a FIFO or device is refused, never waited on)."""
+    from bundler.signatures.trust import read_bounded
+
+    return read_bounded(Path(file), MAX_ENVELOPE, "file")
 
 
 def _refused(file: Path, exc: EnvelopeProblem, what: str) -> ArchiveRefused:
