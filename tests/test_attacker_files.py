@@ -522,9 +522,9 @@ def test_a_signature_or_key_file_that_is_a_fifo_is_refused_not_waited_on(
         assert "not a regular file" in done.stderr
 
 
-def test_a_statement_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
-    """Pre-registrations, attestations and time-stamps are read by the same bounded,
-    regular-file-only reader as keys and signatures."""
+def test_a_statement_or_log_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Pre-registrations, attestations, time-stamps and eval logs are read by the same
+    bounded, regular-file-only reader as keys and signatures."""
     import subprocess
     import sys
 
@@ -547,6 +547,9 @@ def test_a_statement_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path
             str(fifo),
         ],
         ["archive", "--archive", str(archive), "preregister", str(fifo)],
+        ["import", "inspect", str(fifo), "-o", str(tmp_path / "i")],
+        ["import", "promptfoo", str(fifo), "-o", str(tmp_path / "p")],
+        ["import", "lm-eval", str(fifo), "-o", str(tmp_path / "l")],
     ]
     for args in commands:
         done = subprocess.run(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import os
 import re
 import struct
 import time
@@ -49,13 +48,15 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
     the log within verify's caps (``screen``). Raises UsageError or SourceError."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
+    from bundler.signatures.trust import read_bounded
+
     cap = runner.LOAD_LIMITS.bytes
     try:
-        with log_file.open("rb") as stream:  # a device or a pipe has no size: read to the cap
-            size = os.fstat(stream.fileno()).st_size
-            data = stream.read(cap + 1) if size <= cap else b""
+        size = log_file.stat().st_size  # a larger file is refused unread
     except OSError as exc:
         raise UsageError(f"cannot read {log_file}: {exc.strerror}") from None
+    # a regular file only (a FIFO with no writer would wait for ever), read to the cap
+    data = read_bounded(log_file, cap, "log") if size <= cap else b""
     if size > cap or len(data) > cap:
         raise SourceError(
             f"{log_file} is more than {cap} bytes, the most verify reads from one input "
