@@ -1,6 +1,7 @@
 """reprobundle: build and verify reproducibility bundles.
 
-The public API is what this module names in ``__all__``::
+The public API is what this module names in ``__all__`` (the table ``_EXPORTS``: each
+public name and the module it lives in)::
 
     import bundler
 
@@ -39,14 +40,9 @@ _EXPORTS: dict[str, str] = {
     "KeyPair": "bundler.signatures.keyfiles",
     # results
     "Verification": "bundler.run.verify",
-    "CodeRun": "bundler.run.verify",
     "CheckedBundle": "bundler.container.extract",
-    "Manifest": "bundler.format.manifest",
     "CaseResult": "bundler.format.results",
-    "Outcome": "bundler.format.results",
     "ClaimResult": "bundler.format.claims",
-    "ClaimStatus": "bundler.format.claims",
-    "SignatureCheck": "bundler.signatures.trust",
     # limits, budgets and policies
     "Limits": "bundler.container.extract",
     "CASE_SECONDS": "bundler.run.runner",
@@ -61,56 +57,15 @@ _EXPORTS: dict[str, str] = {
     # the JSON report
     "to_json": "bundler.reports.document",
     "rejection_json": "bundler.reports.document",
-    "REPORT_FORMAT": "bundler.reports.document",
     # errors
     "BundlerError": "bundler.errors",
-    "Problem": "bundler.errors",
     "UsageError": "bundler.errors",
     "SourceError": "bundler.errors",
     "BundleRejected": "bundler.errors",
     "BuildRefused": "bundler.errors",
 }
 
-__all__ = [
-    "CASE_MEMORY",
-    "CASE_SECONDS",
-    "REPORT_FORMAT",
-    "VERIFY_SECONDS",
-    "BuildRefused",
-    "BuildResult",
-    "BundleRejected",
-    "BundlerError",
-    "CaseResult",
-    "CheckedBundle",
-    "ClaimResult",
-    "ClaimStatus",
-    "CodeLimits",
-    "CodePolicy",
-    "CodeRun",
-    "KeyPair",
-    "Limits",
-    "Manifest",
-    "Outcome",
-    "Policy",
-    "Problem",
-    "SignatureCheck",
-    "SourceError",
-    "TrustedKey",
-    "UsageError",
-    "Verification",
-    "__version__",
-    "build",
-    "check_integrity",
-    "load_policy",
-    "load_trusted_keys",
-    "read_private_key",
-    "read_source_date_epoch",
-    "rejection_json",
-    "sign",
-    "to_json",
-    "verify",
-    "write_key_pair",
-]
+__all__ = ["__version__", *_EXPORTS]  # the one list of public names: the table above
 
 
 def __getattr__(name: str) -> object:
@@ -127,30 +82,34 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:  # the same names, for type checkers and editors (a test keeps them alike)
-    from bundler.authoring.build import BuildResult, build, read_source_date_epoch
-    from bundler.container.extract import CheckedBundle, Limits
-    from bundler.errors import (
-        BuildRefused,
-        BundleRejected,
-        BundlerError,
-        Problem,
-        SourceError,
-        UsageError,
-    )
-    from bundler.format.claims import ClaimResult, ClaimStatus
-    from bundler.format.manifest import Manifest
-    from bundler.format.results import CaseResult, Outcome
-    from bundler.reports.document import REPORT_FORMAT, rejection_json, to_json
-    from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
-    from bundler.run.sandbox import CodeLimits, CodePolicy
-    from bundler.run.verify import CodeRun, Verification, check_integrity, verify
-    from bundler.signatures.keyfiles import KeyPair, read_private_key, write_key_pair
-    from bundler.signatures.signfile import sign_bundle as sign
-    from bundler.signatures.trust import (
-        Policy,
-        SignatureCheck,
-        TrustedKey,
-        load_policy,
-        load_trusted_keys,
-    )
+if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __getattr__
+    from bundler.authoring.build import BuildResult as BuildResult
+    from bundler.authoring.build import build as build
+    from bundler.authoring.build import read_source_date_epoch as read_source_date_epoch
+    from bundler.container.extract import CheckedBundle as CheckedBundle
+    from bundler.container.extract import Limits as Limits
+    from bundler.errors import BuildRefused as BuildRefused
+    from bundler.errors import BundleRejected as BundleRejected
+    from bundler.errors import BundlerError as BundlerError
+    from bundler.errors import SourceError as SourceError
+    from bundler.errors import UsageError as UsageError
+    from bundler.format.claims import ClaimResult as ClaimResult
+    from bundler.format.results import CaseResult as CaseResult
+    from bundler.reports.document import rejection_json as rejection_json
+    from bundler.reports.document import to_json as to_json
+    from bundler.run.runner import CASE_MEMORY as CASE_MEMORY
+    from bundler.run.runner import CASE_SECONDS as CASE_SECONDS
+    from bundler.run.runner import VERIFY_SECONDS as VERIFY_SECONDS
+    from bundler.run.sandbox import CodeLimits as CodeLimits
+    from bundler.run.sandbox import CodePolicy as CodePolicy
+    from bundler.run.verify import Verification as Verification
+    from bundler.run.verify import check_integrity as check_integrity
+    from bundler.run.verify import verify as verify
+    from bundler.signatures.keyfiles import KeyPair as KeyPair
+    from bundler.signatures.keyfiles import read_private_key as read_private_key
+    from bundler.signatures.keyfiles import write_key_pair as write_key_pair
+    from bundler.signatures.signfile import sign_bundle as sign  # noqa: F401 (in __all__)
+    from bundler.signatures.trust import Policy as Policy
+    from bundler.signatures.trust import TrustedKey as TrustedKey
+    from bundler.signatures.trust import load_policy as load_policy
+    from bundler.signatures.trust import load_trusted_keys as load_trusted_keys

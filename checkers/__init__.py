@@ -14,7 +14,7 @@ imports ``bundler`` (see README.md).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from types import MappingProxyType, ModuleType
 
@@ -78,23 +78,28 @@ FAMILY_OF = {
 }
 
 
+def _by_key(values: Iterable[object], where: str) -> dict[str, Checker]:
+    """The checkers among ``values`` by ``name@version``; two different checkers with
+    one key are refused, never one of them kept silently."""
+    found: dict[str, Checker] = {}
+    for value in values:
+        if isinstance(value, Checker) and found.setdefault(value.key, value) is not value:
+            raise RuntimeError(f"checker {value.key} is registered twice in {where}")
+    return found
+
+
 @cache
 def defined_in(family: str) -> Mapping[str, Checker]:
     """The checkers the package of ``family`` defines, by ``name@version``."""
     module: ModuleType = importlib.import_module(f"{__name__}.{family}")
-    return {v.key: v for v in vars(module).values() if isinstance(v, Checker)}
+    return _by_key(vars(module).values(), module.__name__)
 
 
 @cache
 def registry() -> Mapping[str, Checker]:
     """Every built-in checker by ``name@version``."""
-    found: dict[str, Checker] = {}
-    for family in FAMILIES:
-        for key, checker in defined_in(family).items():
-            if key in found and found[key] is not checker:
-                raise RuntimeError(f"checker {key} is registered twice")
-            found[key] = checker
-    return MappingProxyType(dict(sorted(found.items())))
+    every = (c for family in FAMILIES for c in defined_in(family).values())
+    return MappingProxyType(dict(sorted(_by_key(every, __name__).items())))
 
 
 def get(key: str) -> Checker | None:

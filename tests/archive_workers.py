@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import os
 
-from bundler.store.reverify import Job, Outcome, verify_one
+from bundler.store.reverify import Job, Reverification, verify_one
 
 
-def die_on_other(job: Job) -> Outcome:
+def die_on_other(job: Job) -> Reverification:
     """Kill the worker for bundles whose name says so; verify the rest normally."""
     if job.digest in os.environ.get("ARCHIVE_TEST_KILLER", ""):
         os._exit(9)
     return verify_one(job)
 
 
-def pid_of_worker(job: Job) -> Outcome:
+def pid_of_worker(job: Job) -> Reverification:
     outcome = verify_one(job)
-    return Outcome(
+    return Reverification(
         outcome.digest,
         outcome.result,
         outcome.environment,
@@ -25,7 +25,7 @@ def pid_of_worker(job: Job) -> Outcome:
     )
 
 
-def die_once(job: Job) -> Outcome:
+def die_once(job: Job) -> Reverification:
     """Kill this worker process the first time any worker meets the bundle whose digest is
     in ARCHIVE_TEST_KILLER (a marker file, made atomically, records that it happened); on
     the retry the bundle is verified normally. Deterministic: the kill does not depend on

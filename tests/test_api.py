@@ -79,8 +79,9 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_all_the_lazy_table_and_the_type_checking_imports_agree() -> None:
-    """Three lists of one API (``__all__``, the table ``__getattr__`` reads, the imports
-    type checkers read) cannot drift apart."""
+    """The public names are written once for the program (the table ``__getattr__`` reads,
+    of which ``__all__`` is made) and once for type checkers (the imports they read, each
+    an explicit re-export): the two cannot drift apart."""
     tree = ast.parse((REPO / "bundler" / "__init__.py").read_text("utf-8"))
     block = next(n for n in tree.body if isinstance(n, ast.If))
     imported = {
@@ -92,7 +93,23 @@ def test_all_the_lazy_table_and_the_type_checking_imports_agree() -> None:
     }
     table = bundler._EXPORTS
     assert imported == table
-    assert set(bundler.__all__) == {"__version__", *table}
+    assert bundler.__all__ == ["__version__", *table]
+    assert all(
+        alias.asname
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ), "each re-export is explicit (name as name), as strict type checkers want"
+
+
+def test_no_two_public_names_are_one_word_for_different_things() -> None:
+    """``bundler.X`` and ``bundler.store.X`` are the same thing when both exist (the case
+    outcome and the archive's re-verification were both called ``Outcome``)."""
+    import bundler.store
+
+    for name in set(bundler.__all__) & set(bundler.store.__all__):
+        assert getattr(bundler, name) is getattr(bundler.store, name), name
+    assert "Outcome" not in bundler.store.__all__
 
 
 def test_api_keeps_the_library_words() -> None:

@@ -442,8 +442,8 @@ def jobs_for(root: Path) -> list[reverify.Job]:
         return [reverify.Job(str(root), b.digest) for b in archive.list_bundles()]
 
 
-def failed(job: reverify.Job, why: str) -> reverify.Outcome:
-    return reverify.Outcome(job.digest, "error", {}, [], {"message": why})
+def failed(job: reverify.Job, why: str) -> reverify.Reverification:
+    return reverify.Reverification(job.digest, "error", {}, [], {"message": why})
 
 
 def test_verification_runs_the_library_verify_in_worker_processes(three: Path) -> None:

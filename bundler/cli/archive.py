@@ -66,7 +66,7 @@ EXITS = {
 
 
 if TYPE_CHECKING:
-    from bundler.store import BundleRow, Outcome
+    from bundler.store import BundleRow, Reverification
 
 
 def on_terminal() -> bool:
@@ -502,7 +502,7 @@ def verify(
             sys.exit(4)
         with Progress(total, out) as show:
 
-            def on_result(outcome: Outcome, bundle: BundleRow) -> None:
+            def on_result(outcome: Reverification, bundle: BundleRow) -> None:
                 show(result_lines(outcome, bundle))
 
             batch = store.verify(
@@ -532,7 +532,7 @@ def verify(
     sys.exit(batch.exit_code)
 
 
-def result_lines(outcome: Outcome, bundle: BundleRow) -> list[str]:
+def result_lines(outcome: Reverification, bundle: BundleRow) -> list[str]:
     """One verification's lines: the result, then each claim, then any message."""
     signed = outcome.signed
     lines = [

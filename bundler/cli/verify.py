@@ -25,19 +25,14 @@ from bundler.run.sandbox import CodeLimits
 CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 
 
-def expects_identity_option() -> bool:
-    """Whether this verifier can pin a bundle's identity (``--expect-manifest-sha256``)."""
-    return any(p.name == "expect_manifest_sha256" for p in verify.params)
-
-
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
-    """Write each requested rendering of the JSON report data."""
+    """Write each requested rendering of the JSON report data; the verify command each
+    shows pins the bundle's identity (``--expect-manifest-sha256``)."""
     from bundler.reports.formats import FORMATS, render
 
-    pin = expects_identity_option()
     for fmt, target in targets.items():
         if target:
-            text = render(fmt, report, expect_identity=pin)
+            text = render(fmt, report, expect_identity=True)
             write_text(target, text, f"the {FORMATS[fmt]} report")
 
 

@@ -37,7 +37,6 @@ BUNDLED_PREFIX = "bundle:"
 MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"
 SIGNATURES_DIR = "signatures"
-RESERVED = (MANIFEST_NAME, README_NAME, SIGNATURES_DIR)
 # The latest mtime a ustar header holds (11 octal digits): later times cannot be packed.
 MAX_EPOCH = 8**11 - 1
 MAX_DEPTH = 32

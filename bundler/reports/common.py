@@ -43,23 +43,6 @@ def is_rejection(report: Mapping[str, Any]) -> bool:
     return report.get("result") in ("rejected", "error")
 
 
-def denominators(claim: Mapping[str, Any]) -> str:
-    """``2 of 3 cases reproduced, 1 inconclusive``: every denominator, always."""
-    text = f"{claim['reproduced']} of {claim['total']} cases reproduced"
-    if claim["diverged"]:
-        text += f", {claim['diverged']} diverged"
-    if claim["inconclusive"]:
-        text += f", {claim['inconclusive']} inconclusive"
-    return text
-
-
-def case_counts(report: Mapping[str, Any]) -> dict[str, int]:
-    counts = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
-    for case in report.get("cases", []):
-        counts[case["outcome"]] = counts.get(case["outcome"], 0) + 1
-    return counts
-
-
 def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> str:
     """The exact command a reader runs to check the bundle themselves."""
     bundle = report.get("bundle", {})

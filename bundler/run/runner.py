@@ -643,14 +643,13 @@ def run_cases(
     progress: Progress | None = None,
     bundled: Callable[[Case], Verdict] | None = None,
     jobs: int = 1,
-    case_seconds: float = CASE_SECONDS,
     budget: Budget | None = None,
 ) -> list[CaseResult]:
     """Built-in checkers first (across ``jobs`` processes when there are many cases, each
-    case within ``budget``, or ``case_seconds``); bundled code last, through ``bundled``
-    (when allowed; otherwise those cases are inconclusive). A case not started by the
-    budget's deadline is inconclusive."""
-    budget = budget or Budget(seconds=case_seconds)
+    case within ``budget``, the default limits when none); bundled code last, through
+    ``bundled`` (when allowed; otherwise those cases are inconclusive). A case not started
+    by the budget's deadline is inconclusive."""
+    budget = budget or Budget()
     listed = {f.path: f.sha256 for f in manifest.files}
     built_in = [c for c in manifest.cases if not c.checker.startswith(BUNDLED_PREFIX)]
     own_code = [c for c in manifest.cases if c.checker.startswith(BUNDLED_PREFIX)]

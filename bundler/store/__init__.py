@@ -13,7 +13,7 @@ from bundler.store.checkpoint import Checkpoint
 from bundler.store.errors import ArchiveError, ArchiveRefused, ArchiveTampered
 from bundler.store.index import BundleRow, VerificationRow
 from bundler.store.query import Shown
-from bundler.store.reverify import EXIT_CODES, RESULTS, Outcome
+from bundler.store.reverify import EXIT_CODES, RESULTS, Reverification
 from bundler.store.verify import Batch
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "BundleRow",
     "Checkpoint",
     "LogReport",
-    "Outcome",
+    "Reverification",
     "Shown",
     "VerificationRow",
 ]

@@ -2,7 +2,7 @@
 
 Each worker runs the same ``reverify.verify_one`` as a local pool worker, on the stored
 object named by its digest under the archive folder (a path every worker must see), in a
-work folder under the worker's own local directory, and returns the same ``Outcome``.
+work folder under the worker's own local directory, and returns the same ``Reverification``.
 Only the coordinating process (the one that called ``Archive.verify``) writes the index
 and the log. A worker whose reprobundle version differs from the coordinator's is
 refused (it is given no bundle; a result that still comes from one is recorded as an
@@ -26,7 +26,7 @@ from typing import Any
 from bundler import __version__
 from bundler.errors import UsageError
 from bundler.store.errors import ArchiveError
-from bundler.store.reverify import Job, Outcome, verify_one
+from bundler.store.reverify import Job, Reverification, verify_one
 
 POLL_SECONDS = 2.0  # how often the coordinator looks for lost and new workers
 CONNECT_SECONDS = 30
@@ -42,8 +42,8 @@ def worker_identity() -> dict[str, str]:
 
 
 def verify_on_worker(
-    job: Job, expected: str, function: Callable[[Job], Outcome] = verify_one
-) -> tuple[Outcome, str]:
+    job: Job, expected: str, function: Callable[[Job], Reverification] = verify_one
+) -> tuple[Reverification, str]:
     """Runs in a Dask task: the worker's own reprobundle verifies the bundle, in a work
     folder under the worker's local directory. Returns the outcome and the version that
     produced it (the coordinator checks it)."""
@@ -53,10 +53,10 @@ def verify_on_worker(
 
     if version != expected:
         why = f"this worker runs reprobundle {version}, the coordinator {expected}"
-        return Outcome(job.digest, "error", {}, [], {"message": why}), version
+        return Reverification(job.digest, "error", {}, [], {"message": why}), version
     if not (Path(job.root) / "objects").is_dir():
         why = f"this worker cannot see the archive at {job.root} (every worker needs that path)"
-        return Outcome(job.digest, "error", {}, [], {"message": why}), version
+        return Reverification(job.digest, "error", {}, [], {"message": why}), version
     work = Path(get_worker().local_directory) / "reprobundle"
     work.mkdir(exist_ok=True)
     return function(dataclasses.replace(job, workdir=str(work))), version
@@ -65,10 +65,10 @@ def verify_on_worker(
 def run(
     jobs: Sequence[Job],
     address: str,
-    on_error: Callable[[Job, str], Outcome],
-    function: Callable[[Job], Outcome] = verify_one,
+    on_error: Callable[[Job, str], Reverification],
+    function: Callable[[Job], Reverification] = verify_one,
     on_note: Callable[[str], None] | None = None,
-) -> Iterator[Outcome]:
+) -> Iterator[Reverification]:
     """Yield outcomes as the cluster finishes them (in completion order)."""
     try:
         from distributed import Client
@@ -115,10 +115,10 @@ def _run(
     client: Any,
     jobs: Sequence[Job],
     address: str,
-    on_error: Callable[[Job, str], Outcome],
-    function: Callable[[Job], Outcome],
+    on_error: Callable[[Job, str], Reverification],
+    function: Callable[[Job], Reverification],
     note: Callable[[str], None],
-) -> Iterator[Outcome]:
+) -> Iterator[Reverification]:
     probed = set(client.scheduler_info()["workers"])
     good = _probe(client, sorted(probed), note)
     if not good:
@@ -200,7 +200,9 @@ def _run(
             future.cancel()
 
 
-def _outcome(future: Any, job: Job, on_error: Callable[[Job, str], Outcome]) -> Outcome:
+def _outcome(
+    future: Any, job: Job, on_error: Callable[[Job, str], Reverification]
+) -> Reverification:
     if future.status == "cancelled":
         return on_error(job, "the cluster cancelled the verification")
     # A finished task's result lives on its worker until fetched; when that worker dies
@@ -218,6 +220,6 @@ def _outcome(future: Any, job: Job, on_error: Callable[[Job, str], Outcome]) -> 
     outcome, version = future.result(timeout=POLL_SECONDS)
     if version != __version__:
         return on_error(job, f"a worker running reprobundle {version} answered; not recorded")
-    if not isinstance(outcome, Outcome) or outcome.digest != job.digest:
+    if not isinstance(outcome, Reverification) or outcome.digest != job.digest:
         return on_error(job, "a worker returned something other than this bundle's outcome")
     return outcome

@@ -143,9 +143,6 @@ class Store:
             raise ArchiveError(f"{digest!r} is not a SHA-256 digest (64 lower-case hex digits)")
         return self.objects / digest[:2] / digest
 
-    def has(self, digest: str) -> bool:
-        return self.path(digest).is_file()
-
     def reading(
         self, digest: str, size: int | None = None
     ) -> contextlib.AbstractContextManager[BinaryIO]:

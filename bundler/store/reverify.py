@@ -46,7 +46,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Reverification:
     """One re-verification's result, as recorded in the history."""
 
     digest: str
@@ -71,7 +71,7 @@ class Outcome:
         return Signed.from_dict(doc) if isinstance(doc, dict) else None
 
 
-def verify_one(job: Job) -> Outcome:
+def verify_one(job: Job) -> Reverification:
     """Runs in a worker process: re-hash the object, then verify it with the library."""
     import uuid
 
@@ -86,7 +86,7 @@ def verify_one(job: Job) -> Outcome:
     why = store.check(job.digest, job.size)
     if why is not None:
         result = "missing" if "missing" in why else "rotted"
-        return Outcome(job.digest, result, environment, [], {"message": why})
+        return Reverification(job.digest, result, environment, [], {"message": why})
     try:
         workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
         with store.reading(job.digest, job.size) as stored:  # checked as it was just now
@@ -95,15 +95,15 @@ def verify_one(job: Job) -> Outcome:
             )
     except Unreadable as exc:
         result = "missing" if exc.missing else "rotted"
-        return Outcome(job.digest, result, environment, [], {"message": exc.why})
+        return Reverification(job.digest, result, environment, [], {"message": exc.why})
     except BundleRejected as exc:
         problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
         refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}
-        return Outcome(job.digest, "rejected", environment, [], refusal)
+        return Reverification(job.digest, "rejected", environment, [], refusal)
     except BundlerError as exc:
-        return Outcome(job.digest, "error", environment, [], {"message": exc.diagnostics()})
+        return Reverification(job.digest, "error", environment, [], {"message": exc.diagnostics()})
     except Exception as exc:  # a bug in a checker or the verifier is recorded, not fatal
-        return Outcome(
+        return Reverification(
             job.digest, "error", environment, [], {"message": f"{type(exc).__name__}: {exc}"}
         )
     claims = [{"id": c.claim.id, "status": c.status, "why": c.why} for c in verification.claims]
@@ -117,7 +117,7 @@ def verify_one(job: Job) -> Outcome:
         "signature": signed.to_dict(),
         "trust": trusted_ids(job.policy),
     }
-    return Outcome(job.digest, verification.status, verification.environment, claims, detail)
+    return Reverification(job.digest, verification.status, verification.environment, claims, detail)
 
 
 WORKER_DIED = (
@@ -130,9 +130,9 @@ WORKER_DIED = (
 def run(
     jobs: Sequence[Job],
     workers: int,
-    on_error: Callable[[Job, str], Outcome],
-    function: Callable[[Job], Outcome] = verify_one,
-) -> Iterator[Outcome]:
+    on_error: Callable[[Job, str], Reverification],
+    function: Callable[[Job], Reverification] = verify_one,
+) -> Iterator[Reverification]:
     """Yield outcomes as workers finish them (in completion order).
 
     A worker that dies (killed, out of memory, a crash in native code) breaks the whole
@@ -154,9 +154,9 @@ def run(
 def _pool(
     jobs: Sequence[Job],
     workers: int,
-    function: Callable[[Job], Outcome],
-    on_error: Callable[[Job, str], Outcome],
-) -> Iterator[tuple[Job, Outcome | None]]:
+    function: Callable[[Job], Reverification],
+    on_error: Callable[[Job, str], Reverification],
+) -> Iterator[tuple[Job, Reverification | None]]:
     """(job, outcome) as they complete; outcome None when the pool broke under the job."""
     if not jobs:
         return
@@ -165,7 +165,7 @@ def _pool(
         max_workers=min(workers, len(jobs)), mp_context=context, initializer=_quiet_ctrl_c
     ) as pool:
         with _workers_born_ignoring_ctrl_c():  # (the workers are started as jobs are sent)
-            futures: dict[Future[Outcome], Job] = {
+            futures: dict[Future[Reverification], Job] = {
                 pool.submit(_in_job, function, job): job for job in jobs
             }
         try:
@@ -219,7 +219,7 @@ def _quiet_ctrl_c() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
-def _in_job(function: Callable[[Job], Outcome], job: Job) -> Outcome:
+def _in_job(function: Callable[[Job], Reverification], job: Job) -> Reverification:
     global _running
     _running = True
     try:

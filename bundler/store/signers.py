@@ -28,8 +28,6 @@ from bundler.store import index
 
 TRUST_NAME = "trust.toml"
 UNSIGNED = "unsigned"
-# Rows added before the archive checked signatures; `archive verify` replaces it.
-NOT_CHECKED = "unknown"
 _KEYID_PREFIX = re.compile(r"[0-9a-f]{8,64}")
 
 

@@ -13,7 +13,7 @@ from bundler.container.extract import Limits
 from bundler.signatures.trust import TrustedKey
 from bundler.store import audit, index, query, reverify, trust
 from bundler.store.index import BundleRow
-from bundler.store.reverify import EXIT_CODES, RESULTS, Outcome
+from bundler.store.reverify import EXIT_CODES, RESULTS, Reverification
 
 if TYPE_CHECKING:
     from bundler.store.archive import Archive
@@ -22,24 +22,24 @@ NOTHING_VERIFIED = 4  # the exit code of a batch that verified no bundle (inconc
 
 
 @dataclass(frozen=True)
-class Batch(Sequence[Outcome]):
+class Batch(Sequence[Reverification]):
     """The outcomes of one re-verification batch, in the order they were recorded, with
     the bundle each is of; the batch exits with the worst result."""
 
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[Reverification, ...]
     bundles: Mapping[str, BundleRow]  # by digest
 
     @overload
-    def __getitem__(self, i: int) -> Outcome: ...
+    def __getitem__(self, i: int) -> Reverification: ...
     @overload
-    def __getitem__(self, i: slice) -> Sequence[Outcome]: ...
-    def __getitem__(self, i: int | slice) -> Outcome | Sequence[Outcome]:
+    def __getitem__(self, i: slice) -> Sequence[Reverification]: ...
+    def __getitem__(self, i: int | slice) -> Reverification | Sequence[Reverification]:
         return self.outcomes[i]
 
     def __len__(self) -> int:
         return len(self.outcomes)
 
-    def name(self, outcome: Outcome) -> str:
+    def name(self, outcome: Reverification) -> str:
         bundle = self.bundles[outcome.digest]
         return f"{bundle.name}@{bundle.version}"
 
@@ -87,11 +87,11 @@ def verify(
     all_bundles: bool = False,
     jobs: int = 1,
     limits: Limits | None = None,
-    on_result: Callable[[Outcome, BundleRow], None] | None = None,
+    on_result: Callable[[Reverification, BundleRow], None] | None = None,
     trusted: Sequence[TrustedKey] = (),
     scheduler: str | None = None,
     on_note: Callable[[str], None] | None = None,
-    function: Callable[[reverify.Job], Outcome] = reverify.verify_one,
+    function: Callable[[reverify.Job], Reverification] = reverify.verify_one,
 ) -> Batch:
     """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
     scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
@@ -112,7 +112,7 @@ def verify(
         )
         for d in digests
     ]
-    outcomes: list[Outcome] = []
+    outcomes: list[Reverification] = []
     bundles: dict[str, BundleRow] = {}
     # closed at once if this loop is left by an exception (Ctrl-C in on_result): the
     # workers are stopped then, not when the interpreter exits
@@ -133,13 +133,13 @@ def _run(
     work: list[reverify.Job],
     jobs: int,
     scheduler: str | None,
-    function: Callable[[reverify.Job], Outcome],
+    function: Callable[[reverify.Job], Reverification],
     on_note: Callable[[str], None] | None,
-) -> Iterator[Outcome]:
+) -> Iterator[Reverification]:
     """The outcomes, in completion order, from local workers or the Dask cluster."""
 
-    def failed(job: reverify.Job, why: str) -> Outcome:
-        return Outcome(job.digest, "error", {}, [], {"message": why})
+    def failed(job: reverify.Job, why: str) -> Reverification:
+        return Reverification(job.digest, "error", {}, [], {"message": why})
 
     if scheduler is not None:
         from bundler.store import cluster
@@ -148,7 +148,7 @@ def _run(
     return reverify.run(work, jobs, failed, function)
 
 
-def record(archive: Archive, outcome: Outcome) -> None:
+def record(archive: Archive, outcome: Reverification) -> None:
     """One outcome into the history, the bundle's last result and the log, at once."""
     at = audit.now()
     conn = archive.conn
