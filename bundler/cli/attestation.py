@@ -143,16 +143,15 @@ def _check_subject(checked: Any, bundle: Path) -> None:
         digest, _ = sha256_file(bundle)
     except OSError as exc:
         raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
-    attested = checked.digest(bundle.name) or checked.digest("")
     problems = []
-    files = [s["digest"].get("sha256") for s in checked.statement["subject"]]
+    files = checked.sha256s
     if digest not in files:
         problems.append(
             Problem(
                 str(bundle),
                 "attestation.subject",
                 f"the bundle file's SHA-256 is {digest}; the attestation is about "
-                f"{attested or 'no sha256 subject'}",
+                f"{', '.join(files) or 'no sha256 subject'}",
             )
         )
     else:

@@ -104,7 +104,8 @@ def ci(
       reprobundle ci dist/*.bundle.tar.zst --trust-store trust.toml --fail-on inconclusive
     """
     from bundler.cli.attestation import write_attestation
-    from bundler.cli.verify import attest_signer, judging_options, verify_with_options
+    from bundler.cli.keys import signing_key
+    from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
     from bundler.format.hashing import HashingReader
     from bundler.output import check, encode, write_bytes
@@ -114,10 +115,11 @@ def ci(
 
     for bundle in bundles:
         must_be_file(bundle)
-    check(out_dir / "x", "--out")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file, not a folder")
     if summary is not None:
         check(summary, "--summary")
-    signer = attest_signer(bundles[0], str(out_dir / "x"), attest_key) if attest_key else None
+    signer = signing_key(attest_key) if attest_key else None  # read before any work
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

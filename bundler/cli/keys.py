@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -34,6 +35,15 @@ def ask_passphrase(confirm: bool, otherwise: str = "") -> bytes:
     except click.Abort:  # end of input or Ctrl-C at the prompt
         raise UsageError("no passphrase was given; nothing was written") from None
     return text.encode("utf-8")
+
+
+def signing_key(key_file: Path) -> Any:
+    """A private key from ``keygen``, read before any work (a wrong passphrase is found
+    before a long verification, not after); the passphrase is asked for, or read from
+    ``$REPROBUNDLE_PASSPHRASE``, only when the key is encrypted."""
+    from bundler.signatures.keyfiles import read_private_key
+
+    return read_private_key(key_file, lambda: ask_passphrase(confirm=False))
 
 
 @click.command(
@@ -133,10 +143,9 @@ def sign(
     Example:
       reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
-    from bundler.signatures.keyfiles import read_private_key
     from bundler.signatures.signfile import sign_bundle
 
-    key = read_private_key(key_file, lambda: ask_passphrase(confirm=False))
+    key = signing_key(key_file)
     target, signature = sign_bundle(
         bundle, key, out=out, detached=detached, limits=limits_from(limit_values)
     )

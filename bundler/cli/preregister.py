@@ -52,12 +52,9 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     from bundler.signatures.preregistration import seal_preregistration
 
     check(output, "-o")
-    keys = []
-    if key_file is not None:
-        from bundler.cli.keys import ask_passphrase
-        from bundler.signatures.keyfiles import read_private_key
+    from bundler.cli.keys import signing_key
 
-        keys.append(read_private_key(key_file, lambda: ask_passphrase(confirm=False)))
+    keys = [signing_key(key_file)] if key_file is not None else []
     import datetime as dt
 
     written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # stated, not attested

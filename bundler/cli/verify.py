@@ -449,7 +449,6 @@ def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> An
         raise UsageError(
             "--attest needs a bundle file and an attestation file (not - for stdin or stdout)"
         )
-    from bundler.cli.keys import ask_passphrase
-    from bundler.signatures.keyfiles import read_private_key
+    from bundler.cli.keys import signing_key
 
-    return read_private_key(key_file, lambda: ask_passphrase(confirm=False))
+    return signing_key(key_file)

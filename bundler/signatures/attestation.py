@@ -207,12 +207,11 @@ class Attestation:
             return str(predicate["result"])
         return str(predicate["verificationResult"])
 
-    def digest(self, name_suffix: str) -> str | None:
-        """The sha256 of the subject whose name ends with ``name_suffix``, if any."""
-        for item in self.statement["subject"]:
-            if item.get("name", "").endswith(name_suffix):
-                return str(item["digest"].get("sha256", "")) or None
-        return None
+    @property
+    def sha256s(self) -> list[str]:
+        """The SHA-256 of each subject that has one (the bundle file, its manifest)."""
+        found = (item["digest"].get("sha256") for item in self.statement["subject"])
+        return [d for d in found if isinstance(d, str)]
 
 
 def read(data: bytes, trusted: Sequence[PublicKey]) -> Attestation:

@@ -28,8 +28,6 @@ from bundler.store.objects import DIGEST_RE
 if TYPE_CHECKING:
     from bundler.store.archive import Archive
 
-EVENTS = ("preregister", "attest")
-
 
 @dataclass(frozen=True)
 class Recorded:
@@ -120,8 +118,8 @@ def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> 
         checked = att.read(data, _usable(trusted))
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "attestation") from None
-    subjects = [s["digest"].get("sha256") for s in checked.statement["subject"]]
-    held = [d for d in subjects if isinstance(d, str) and index.bundle(archive.conn, d)]
+    subjects = checked.sha256s
+    held = [d for d in subjects if index.bundle(archive.conn, d)]
     if not held:
         raise ArchiveRefused(
             "the attestation was not recorded",
@@ -187,22 +185,16 @@ def recorded(
 ) -> list[Recorded]:
     """The statements the log records, oldest first: pre-registrations of ``name`` and
     attestations of the bundle ``digest`` (every one when neither is given)."""
+    wanted = {"preregister": ("name", name), "attest": ("digest", digest)}
+    everything = name is None and digest is None
     out = []
     for row in index.records(archive.conn):
         value, _ = auditlog.decode(row)
-        if value is None or value["event"] not in EVENTS:
+        if value is None or value["event"] not in wanted:
             continue
-        data = value["data"]
-        if name is not None and value["event"] == "preregister" and data.get("name") != name:
-            continue
-        if digest is not None and value["event"] == "attest" and data.get("digest") != digest:
-            continue
-        if (name is not None or digest is not None) and not (
-            (value["event"] == "preregister" and name is not None)
-            or (value["event"] == "attest" and digest is not None)
-        ):
-            continue
-        out.append(Recorded(value["event"], value["seq"], value["at"], data))
+        key, match = wanted[value["event"]]
+        if everything or (match is not None and value["data"].get(key) == match):
+            out.append(Recorded(value["event"], value["seq"], value["at"], value["data"]))
     return out
 
 

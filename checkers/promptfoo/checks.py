@@ -210,11 +210,23 @@ def promptfoo_assert(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
                     )
                 )
     details = {"rerun": checked, "not_rerun": dict(sorted(skipped.items()))}
-    if checked < params["min_rerun"]:
+    return _rerun_verdict(checked, params["min_rerun"], skipped, reasons, details)
+
+
+def _rerun_verdict(
+    checked: int,
+    minimum: int,
+    skipped: Mapping[str, int],
+    reasons: list[Reason],
+    details: dict[str, Any],
+) -> Verdict:
+    """Both versions' verdict on the re-run: too few re-run results is bad input (fail
+    closed), a re-run that differs from a stored result fails, else it passes."""
+    if checked < minimum:
         raise CheckerInputError(
             "input.invalid",
-            f"only {checked} assertion result(s) could be re-run (min_rerun "
-            f"{params['min_rerun']}); not re-run: {dict(skipped)}",
+            f"only {checked} assertion result(s) could be re-run (min_rerun {minimum}); not "
+            f"re-run: {dict(skipped)}",
         )
     if reasons:
         return Verdict.failed(
@@ -496,20 +508,4 @@ def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
         "rules": f"promptfoo {RULES_VERSION}",
         "file_written_by": results.promptfoo_version,
     }
-    if checked < minimum:
-        raise CheckerInputError(
-            "input.invalid",
-            f"only {checked} assertion result(s) could be re-run (min_rerun {minimum}); not "
-            f"re-run: {dict(skipped)}",
-        )
-    if reasons:
-        return Verdict.failed(
-            f"{len(reasons)} of {checked} re-run assertion results differ from the stored ones",
-            reasons[:50],
-            **details,
-        )
-    return Verdict.passed(
-        f"all {checked} re-run assertion results match the stored ones "
-        f"({sum(skipped.values())} not re-run)",
-        **details,
-    )
+    return _rerun_verdict(checked, minimum, skipped, reasons, details)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,8 +144,13 @@ def rerun_problem(assertion: Mapping[str, Any]) -> str | None:
     return None
 
 
-def skip_reason(row: Row, component: Mapping[str, Any]) -> str | None:
-    """Why this stored assertion result is not re-run (None if it is)."""
+def skip_reason(
+    row: Row | RowV2,
+    component: Mapping[str, Any],
+    problem: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> str | None:
+    """Why this stored assertion result is not re-run (None if it is); ``problem`` is the
+    version's rule for the assertion itself (default: version 1's ``rerun_problem``)."""
     assertion = component.get("assertion")
     if not isinstance(assertion, dict):
         return "no assertion"
@@ -153,7 +158,7 @@ def skip_reason(row: Row, component: Mapping[str, Any]) -> str | None:
         return "no stored true/false result"
     if not isinstance(row.output, str):
         return "non-text output"
-    return rerun_problem(assertion)
+    return (problem or rerun_problem)(assertion)
 
 
 def kind_of(component: Mapping[str, Any]) -> str:
@@ -547,18 +552,6 @@ def _threshold_problem(threshold: Any) -> str | None:
     return None
 
 
-def skip_reason_v2(row: RowV2, component: Mapping[str, Any]) -> str | None:
-    """Why this stored assertion result is not re-run (None if it is)."""
-    assertion = component.get("assertion")
-    if not isinstance(assertion, dict):
-        return "no assertion"
-    if not isinstance(component.get("pass"), bool):
-        return "no stored true/false result"
-    if not isinstance(row.output, str):
-        return "non-text output"
-    return rerun_problem_v2(assertion)
-
-
 class NotDecided(Exception):
     """The re-run cannot decide this output exactly (too deep, too large): not re-run."""
 
@@ -675,7 +668,7 @@ def rerun_all(rows: tuple[RowV2, ...]) -> Rerun:
     done = Rerun([], Counter(), {})
     for row in rows:
         for j, component in enumerate(row.components):
-            problem = skip_reason_v2(row, component)
+            problem = skip_reason(row, component, rerun_problem_v2)
             if problem is None:
                 try:
                     done.checked.append((row, j, rerun_v2(component["assertion"], row.output)))
