@@ -4,7 +4,7 @@
 
 Builds every example source in ``bundles/`` with the checkers of this checkout (fixed
 SOURCE_DATE_EPOCH), and the sources ``reprobundle import`` writes from the kept eval logs
-(``IMPORTED``: a real Inspect AI log and a real promptfoo file), signs the quickstart with the committed demo key, verifies each file
+(``IMPORTED``: a real Inspect AI log, a real promptfoo file, a real lm-eval run), signs the quickstart with the committed demo key, verifies each file
 from an empty folder and writes, under ``manifests/golden/RELEASE/``:
 
 - ``NAME.bundle.tar.zst``: the built bundle, never to be rebuilt or changed;
@@ -34,6 +34,7 @@ DEMO = REPO / "bundles" / "demo-key"
 IMPORTED = {
     "inspect-import": ("inspect", REPO / "tests" / "data" / "inspect" / "mixed.eval"),
     "promptfoo-import": ("promptfoo", REPO / "tests" / "data" / "promptfoo" / "results.json"),
+    "lm-eval-import": ("lm-eval", REPO / "tests" / "data" / "lm_eval" / "full"),
 }
 
 
