@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (6 ms of a cold start)
+from bundler.version import __version__
 
-__version__ = "0.1.0"
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (6 ms of a cold start)
 
 # public name -> "module" (the same name there) or "module:name"
 _EXPORTS: dict[str, str] = {

@@ -198,7 +198,7 @@ def other_version(folder: Path, version: str) -> Path:
     shutil.copytree(
         REPO / "bundler", target / "bundler", ignore=shutil.ignore_patterns("__pycache__")
     )
-    init = target / "bundler" / "__init__.py"
-    text = init.read_text()
-    init.write_text(text.replace('__version__ = "', f'__version__ = "{version}"  # was "', 1))
+    source = target / "bundler" / "version.py"
+    text = source.read_text()
+    source.write_text(text.replace('__version__ = "', f'__version__ = "{version}"  # was "', 1))
     return target

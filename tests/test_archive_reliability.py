@@ -215,7 +215,7 @@ def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: l
     [
         ("bundler.store.objects:Store.stage", "after"),  # copied in, not yet checked
         ("bundler.store.objects:Store.commit", "after"),  # object in place, row not committed
-        ("bundler.store.archive:Archive._append", "after"),  # row and log, uncommitted
+        ("bundler.store.context:Context.append", "after"),  # row and log, uncommitted
     ],
 )
 def test_kill_9_at_a_known_point_of_add_leaves_the_archive_consistent(
@@ -268,15 +268,18 @@ def test_an_interrupted_add_leaves_no_row_without_its_object(
     renamed in, before the row commits. The object is an orphan; no row names it."""
     root = tmp_path / "archive"
     Archive.init(root).close()
+    commit = archive_store.Store.commit
 
-    def die(*args: object) -> None:
+    def commit_then_die(store: archive_store.Store, staged: archive_store.Staged) -> Path:
+        commit(store, staged)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Archive, "_rollback_warning", lambda *a: die())
+    monkeypatch.setattr(archive_store.Store, "commit", commit_then_die)
     with Archive.open(root) as archive, pytest.raises(KeyboardInterrupt):
         archive.add([many[0]])
     monkeypatch.undo()
     with assert_consistent(root) as archive:
+        assert len(list(archive.store.digests())) == 1  # the orphan
         assert archive.list_bundles() == []
         assert [json.loads(r)["event"] for r in archive.log_records()] == ["init"]
         assert archive.add([many[0]]).added

@@ -155,9 +155,7 @@ def test_no_import_cycle_in_bundler() -> None:
         ),
     ],
 )
-def test_a_planted_import_cycle_is_found_and_named(
-    module: str, planted: str, circle: str
-) -> None:
+def test_a_planted_import_cycle_is_found_and_named(module: str, planted: str, circle: str) -> None:
     known = bundler_sources()
     known[module] += planted
     found = described(known)

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "bundler.errors": 0,
     "bundler.codes": 0,
     "bundler.atomic": 0,
+    "bundler.version": 0,
     "bundler.output": 1,
     "bundler.format": 1,
     "bundler.container": 2,

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bundler import __version__
 from bundler.authoring.readme import bundle_readme
 from bundler.authoring.source import SourcePlan, read_source
 from bundler.container import compression
@@ -39,6 +38,7 @@ from bundler.format.manifest import (
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.output import check_distinct, staged
 from bundler.run.runner import checker_environment
+from bundler.version import __version__
 
 HOME_VERIFY_TIMEOUT = 3600
 EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"

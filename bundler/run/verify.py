@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from bundler import __version__
 from bundler.container.extract import (
     BeforePayload,
     CheckedBundle,
@@ -42,6 +41,7 @@ from bundler.run.runner import (
 )
 from bundler.run.sandbox import BundledCode, CodePolicy, isolation
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
+from bundler.version import __version__
 
 if TYPE_CHECKING:
     from bundler.signatures.preregistration import Preregistration

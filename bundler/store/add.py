@@ -11,18 +11,15 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bundler.container.extract import Extracted, Limits, extract
 from bundler.errors import BundleRejected, Problem, UsageError
 from bundler.signatures.trust import Policy, SignatureJudge, TrustedKey
-from bundler.store import audit, index, signers, trust, versions
+from bundler.store import index, query, signers, trust, versions
+from bundler.store.context import TOOL, Context, actor, now
 from bundler.store.errors import ArchiveError, ArchiveRefused, os_failure
 from bundler.store.index import BundleRow
 from bundler.store.objects import Staged
-
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
 
 @dataclass
@@ -62,7 +59,7 @@ class _Checked:
 
 
 def add(
-    archive: Archive,
+    context: Context,
     files: Iterable[Path],
     limits: Limits | None = None,
     trusted: Sequence[TrustedKey] = (),
@@ -71,16 +68,16 @@ def add(
     every refusal. Signatures are judged as ``verify`` judges them, against the
     archive's trusted keys and ``trusted``: a bad signature refuses the bundle."""
     limits = limits or Limits()
-    policy = trust.policy(archive, trusted)
+    policy = trust.policy(context, trusted)
     paths = [Path(file).absolute() for file in files]
     missing = [Problem(str(p), "add.not_a_file", "is not a file") for p in paths if not p.is_file()]
     if missing:
         raise UsageError("nothing was added: some of the files given are not files", missing)
-    archive.store.sweep()
+    context.store.sweep()
     report = AddReport()
     for path in paths:
         try:
-            _add_one(archive, path, limits, policy, report)
+            _add_one(context, path, limits, policy, report)
         except ArchiveRefused as exc:
             report.refused.extend(exc.problems)
         except ArchiveError as exc:
@@ -94,17 +91,17 @@ def add(
 
 
 def _add_one(
-    archive: Archive, file: Path, limits: Limits, policy: Policy, report: AddReport
+    context: Context, file: Path, limits: Limits, policy: Policy, report: AddReport
 ) -> None:
-    staged = archive.store.stage(file, limits.archive_bytes)
+    staged = context.store.stage(file, limits.archive_bytes)
     try:
-        _store(archive, _check(archive, file, staged, limits, policy), report)
+        _store(context, _check(context, file, staged, limits, policy), report)
     finally:
-        archive.store.discard(staged)
+        context.store.discard(staged)
 
 
 def _check(
-    archive: Archive, file: Path, staged: Staged, limits: Limits, policy: Policy
+    context: Context, file: Path, staged: Staged, limits: Limits, policy: Policy
 ) -> _Checked:
     """Read the staged copy strictly; a rejected bundle is logged and refused."""
     judge_signatures = SignatureJudge(policy)
@@ -116,7 +113,7 @@ def _check(
     except OSError as exc:
         raise os_failure(exc, "unpack the bundle to check it", tempfile.gettempdir()) from None
     except BundleRejected as exc:
-        archive._log_refusal(
+        context.log_refusal(
             {
                 "action": "add",
                 "file": str(file),
@@ -145,24 +142,24 @@ def _refusal(exc: BundleRejected, file: Path, staged: Staged) -> ArchiveRefused:
     )
 
 
-def _store(archive: Archive, checked: _Checked, report: AddReport) -> None:
+def _store(context: Context, checked: _Checked, report: AddReport) -> None:
     """Store a checked bundle: new, already there (or rotted there: repaired), or
     refused because its NAME@VERSION is stored with other bytes."""
     manifest = checked.extracted.manifest
     digest = checked.staged.digest
     refusal: Problem | None = None
-    with archive._write("add the bundle to the archive"), index.transaction(archive.conn):
-        existing = index.digest_of(archive.conn, manifest.name, manifest.version)
+    with context.transaction("add the bundle to the archive"):
+        existing = index.digest_of(context.conn, manifest.name, manifest.version)
         if existing is None:
-            _insert(archive, checked, report)
+            _insert(context, checked, report)
         elif existing != digest:
-            refusal = _refuse_reused(archive, checked, existing)
-        elif archive.store.check(digest) is not None:
-            archive.store.commit(checked.staged)  # the stored copy rotted: put back good bytes
-            archive._append("repair", {"digest": digest, "file": str(checked.file)})
-            report.repaired.append(archive._bundle(digest))
+            refusal = _refuse_reused(context, checked, existing)
+        elif context.store.check(digest) is not None:
+            context.store.commit(checked.staged)  # the stored copy rotted: put back good bytes
+            context.append("repair", {"digest": digest, "file": str(checked.file)})
+            report.repaired.append(query.bundle(context.conn, digest))
         else:
-            archive._append(
+            context.append(
                 "add.duplicate",
                 {
                     "digest": digest,
@@ -171,16 +168,16 @@ def _store(archive: Archive, checked: _Checked, report: AddReport) -> None:
                     "version": manifest.version,
                 },
             )
-            report.already.append(archive._bundle(digest))
+            report.already.append(query.bundle(context.conn, digest))
     if refusal is not None:
         raise ArchiveRefused("a bundle was refused", [refusal])
 
 
-def _refuse_reused(archive: Archive, checked: _Checked, stored: str) -> Problem:
+def _refuse_reused(context: Context, checked: _Checked, stored: str) -> Problem:
     """Log the refusal of a NAME@VERSION already stored with other bytes."""
     name, version = checked.extracted.manifest.name, checked.extracted.manifest.version
     digest = checked.staged.digest
-    archive._append(
+    context.append(
         "refuse",
         {
             "action": "add",
@@ -200,10 +197,10 @@ def _refuse_reused(archive: Archive, checked: _Checked, stored: str) -> Problem:
     )
 
 
-def _insert(archive: Archive, checked: _Checked, report: AddReport) -> None:
+def _insert(context: Context, checked: _Checked, report: AddReport) -> None:
     """A new bundle: its object, its rows and its ``add`` record."""
     manifest, staged, signed = checked.extracted.manifest, checked.staged, checked.signed
-    warnings = archive._rollback_warning(checked.file, manifest.name, manifest.version)
+    warnings = _rollback_warning(context, checked.file, manifest.name, manifest.version)
     row = BundleRow(
         staged.digest,
         checked.extracted.identity,
@@ -212,17 +209,17 @@ def _insert(archive: Archive, checked: _Checked, report: AddReport) -> None:
         manifest.title,
         signed.text,
         staged.size,
-        audit.now(),
-        audit.actor(),
-        audit.TOOL,
+        now(),
+        actor(),
+        TOOL,
         "unverified",
         None,
     )
-    archive.store.commit(staged)
-    index.insert_bundle(archive.conn, row, checked.extracted.manifest_bytes)
-    index.insert_claims(archive.conn, row.digest, [(c.id, c.statement) for c in manifest.claims])
-    index.set_signer(archive.conn, row.digest, signed.text, signed.keys)
-    archive._append(
+    context.store.commit(staged)
+    index.insert_bundle(context.conn, row, checked.extracted.manifest_bytes)
+    index.insert_claims(context.conn, row.digest, [(c.id, c.statement) for c in manifest.claims])
+    index.set_signer(context.conn, row.digest, signed.text, signed.keys)
+    context.append(
         "add",
         {
             "digest": row.digest,
@@ -241,12 +238,12 @@ def _insert(archive: Archive, checked: _Checked, report: AddReport) -> None:
         row.added_at,
     )
     report.warnings.extend(warnings)
-    report.added.append(archive._bundle(row.digest))
+    report.added.append(query.bundle(context.conn, row.digest))
 
 
-def rollback_warning(archive: Archive, file: Path, name: str, version: str) -> list[Problem]:
+def _rollback_warning(context: Context, file: Path, name: str, version: str) -> list[Problem]:
     """A warning when ``version`` is lower than the highest stored version of ``name``."""
-    seen = index.versions_of(archive.conn, name)
+    seen = index.versions_of(context.conn, name)
     if not seen:
         return []
     highest = max(seen, key=versions.key)

@@ -1,21 +1,22 @@
 """The archive: a store of bundles, their index and history, and the audit log over both.
 
-``Archive`` is the open archive (its folder, object store and index connection) and the
-API over it; each operation lives in a module named after it (``add``, ``verify``,
-``export``, ``query``, ``trust``, ``audit``, ``rebuild``), and every statement on the
-index in ``index``. Every change is one index transaction that also appends the audit
-record describing it, so the log and the state it describes cannot drift apart, even
-when a process is killed.
+``Archive`` is the open archive and the API over it. Each operation lives in a module
+named after it (``add``, ``verify``, ``export``, ``query``, ``trust``, ``audit``,
+``statements``, ``rebuild``) and is handed the archive's ``Context`` (its folder, index
+connection and object store, and the one audit-log append); every statement on the
+index is in ``index``. Every change is one index transaction that also appends, through
+``Context.append``, the audit record describing it, so the log and the state it
+describes cannot drift apart, even when a process is killed.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from bundler.errors import Problem
 from bundler.signatures.trust import Policy, TrustedKey
@@ -25,6 +26,7 @@ from bundler.store import export as exporting
 from bundler.store import verify as verifying
 from bundler.store.add import AddReport
 from bundler.store.audit import LogReport
+from bundler.store.context import INDEX_NAME, KEY_NAME, Context, now
 from bundler.store.errors import ArchiveError, db_failure, os_failure
 from bundler.store.index import BundleRow, VerificationRow
 from bundler.store.objects import Store
@@ -35,8 +37,6 @@ from bundler.store.verify import Batch
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-INDEX_NAME = "index.sqlite"
-KEY_NAME = "archive-ed25519.key"
 ENV_VAR = "REPROBUNDLE_ARCHIVE"
 
 __all__ = [
@@ -53,17 +53,43 @@ __all__ = [
     "VerificationRow",
 ]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _operation(
+    function: Callable[Concatenate[Context, P], R],
+) -> Callable[Concatenate[Archive, P], R]:
+    """An operation module's function as a method: the archive hands it its context."""
+
+    def method(archive: Archive, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return function(archive.context, *args, **kwargs)
+
+    method.__name__, method.__doc__ = function.__name__, function.__doc__
+    return method
+
 
 class Archive:
     """An open archive. Use ``Archive.init`` or ``Archive.open``; close it (or use ``with``)."""
 
     def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
-        self.root = root
-        self.store = Store(root)
-        self.conn = conn
-        self.index_path = root / INDEX_NAME
-        self.key_path = root / "keys" / KEY_NAME
-        self.checkpoints = root / "checkpoints"
+        self.context = Context(root, conn, Store(root))
+
+    @property
+    def root(self) -> Path:
+        return self.context.root
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.context.conn
+
+    @property
+    def store(self) -> Store:
+        return self.context.store
+
+    @property
+    def key_path(self) -> Path:
+        return self.context.key_path
 
     # -- opening ---------------------------------------------------------------------
 
@@ -77,7 +103,7 @@ class Archive:
         try:
             index.migrate(archive.conn)
             with index.transaction(archive.conn):
-                created = audit.now()
+                created = now()
                 archive_id = str(uuid.uuid4())
                 index.set_meta(archive.conn, "archive", archive_id)
                 index.set_meta(archive.conn, "created", created)
@@ -88,7 +114,7 @@ class Archive:
                     "trust": signers.trusted_ids(Policy(tuple(trusted))),
                     "keys": signers.state(trusted),
                 }
-                archive._append("init", record, created)
+                archive.context.append("init", record, created)
         except sqlite3.Error as exc:
             archive.close()
             raise db_failure(exc, "create the archive index", root / INDEX_NAME) from None
@@ -110,10 +136,10 @@ class Archive:
             if read_only:
                 index.check_schema(conn)
             else:
-                with archive._write("upgrade the archive index"):
+                with archive.context.writing("upgrade the archive index"):
                     index.migrate(
                         conn,
-                        record=lambda old, new: archive._append(
+                        record=lambda old, new: archive.context.append(
                             "migrate", {"from": old, "to": new}
                         ),
                     )
@@ -135,42 +161,14 @@ class Archive:
 
     @property
     def archive_id(self) -> str:
-        return index.meta(self.conn, "archive") or ""
-
-    # -- what every operation shares ----------------------------------------------------
-
-    @contextlib.contextmanager
-    def _write(self, what: str) -> Iterator[None]:
-        """Turn SQLite and OS failures of a write into clear archive errors."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise db_failure(exc, what, self.index_path) from None
-        except OSError as exc:
-            raise os_failure(exc, what, self.root) from None
-
-    def _append(self, event: str, data: dict[str, Any], at: str | None = None) -> int:
-        """Append one audit record (inside a write transaction); every operation's
-        records go through here."""
-        return audit.append(self.conn, event, data, at)
-
-    def _log_refusal(self, data: dict[str, Any]) -> None:
-        with self._write("record the refusal in the audit log"), index.transaction(self.conn):
-            self._append("refuse", data)
-
-    def _bundle(self, digest: str) -> BundleRow:
-        return query.bundle(self.conn, digest)
-
-    def _rollback_warning(self, file: Path, name: str, version: str) -> list[Problem]:
-        """The step of add between the object's rename into the store and its row."""
-        return adding.rollback_warning(self, file, name, version)
+        return self.context.archive_id
 
     # -- the operations -----------------------------------------------------------------
 
-    # each is the operation's own function, the archive its first argument
-    add = adding.add
-    verify = verifying.verify
-    export = exporting.export
+    # each is the operation's own function, handed the archive's context
+    add = _operation(adding.add)
+    verify = _operation(verifying.verify)
+    export = _operation(exporting.export)
 
     def list_bundles(
         self,
@@ -210,37 +208,37 @@ class Archive:
         """Store a pre-registration and log it: the log's checkpoints then show it existed
         no later than that entry (and an RFC 3161 ``timestamp``, checked against
         ``tsa_roots``, shows when on a third party's clock)."""
-        return statements.preregister(self, file, tuple(given), timestamp, tuple(tsa_roots))
+        return statements.preregister(self.context, file, tuple(given), timestamp, tuple(tsa_roots))
 
     def attest(self, file: Path, given: Sequence[TrustedKey] = ()) -> Recorded:
         """Store an attestation of a verification of a bundle the archive holds (signed by
         a trusted key) and log it."""
-        return statements.attest(self, file, tuple(given))
+        return statements.attest(self.context, file, tuple(given))
 
     def statements(self, name: str | None = None, digest: str | None = None) -> list[Recorded]:
         """Pre-registrations of ``name`` and attestations of the bundle ``digest`` the log
         records, oldest first."""
-        return statements.recorded(self, name, digest)
+        return statements.recorded(self.context, name, digest)
 
     # -- trust --------------------------------------------------------------------------
 
     def trust(self, given: Sequence[TrustedKey] = ()) -> Policy:
         """The keys trusted for one command: the archive's trust store and ``given``.
         Refuses a trust store that differs from what the log says it is."""
-        return trust.policy(self, given)
+        return trust.policy(self.context, given)
 
     def trust_keys(self) -> tuple[TrustedKey, ...]:
         """The archive's trusted keys, after checking them against the log."""
-        return trust.keys(self)
+        return trust.keys(self.context)
 
     def change_trust(self, change: str, key: TrustedKey | None = None, name: str = "") -> None:
         """Add a key (``change`` = ``add``), or revoke or remove the key named ``name``,
         logging the change with every key's permissions after it."""
-        trust.change(self, change, key, name)
+        trust.change(self.context, change, key, name)
 
     def restore_trust(self) -> tuple[TrustedKey, ...]:
         """Write the trust store back as the log says it is."""
-        return trust.restore(self)
+        return trust.restore(self.context)
 
     # -- the audit log ------------------------------------------------------------------
 
@@ -251,24 +249,24 @@ class Archive:
     def checkpoint(self) -> checkpoint.Checkpoint:
         """Sign the log's current size and head hash; remember it, keep a copy in
         ``checkpoints/``, and log that it was issued."""
-        return audit.issue(self)
+        return audit.issue(self.context)
 
     def verify_log(self, extra: Sequence[Path] = ()) -> LogReport:
         """Walk the whole chain, check it against every checkpoint (the ones this archive
         kept and any given), and cross-check the index and the trust store against the
         log. Collects every problem; never raises for what it finds."""
-        report = audit.verify_log(self, extra)
-        report.problems.extend(statements.damaged(self))  # the statements kept beside
+        report = audit.verify_log(self.context, extra)
+        report.problems.extend(statements.damaged(self.context))  # the statements kept beside
         return report
 
     def audit(self) -> None:
         """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
         trust store is not what the log says."""
-        audit.refuse_unless_consistent(self)
+        audit.refuse_unless_consistent(self.context)
 
     def consistency(self) -> list[Problem]:
         """Store against index: every row's object is present and intact."""
-        return audit.consistency(self)
+        return audit.consistency(self.context)
 
     def rebuild(self) -> tuple[int, int]:
         """Replace the index by one rebuilt from the audit log and the store (the old
@@ -276,7 +274,11 @@ class Archive:
         whose chain is broken, and a rebuild that cannot restore every row. Returns the
         number of bundles and verifications rebuilt. Run it while no other archive
         command runs."""
-        return rebuild.rebuild(self)
+        counts = rebuild.rebuild(self.context)
+        self.context = dataclasses.replace(
+            self.context, conn=index.connect(self.context.index_path)
+        )
+        return counts
 
 
 def _make_folder(root: Path, trusted: Sequence[TrustedKey]) -> Ed25519PublicKey:

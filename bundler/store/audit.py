@@ -1,45 +1,23 @@
-"""The audit log as the archive keeps it: appending, checkpoints, and the checks of the
+"""The audit log as the archive keeps it: reading it, checkpoints, and the checks of the
 index and the trust store against the log. (``auditlog`` holds the pure rules of the
-record chain; ``reconcile`` what the log says the index holds.)
+record chain; ``reconcile`` what the log says the index holds; ``context`` appends.)
 """
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
-import socket
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bundler import __version__
 from bundler.atomic import write_atomic
 from bundler.errors import Problem
 from bundler.store import auditlog, checkpoint, index, reconcile, trust
+from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.objects import DIGEST_RE, Unreadable, read_regular
-
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
-
-TOOL = f"reprobundle {__version__}"
-
-
-def now() -> str:
-    """The local clock, in UTC, to the microsecond. Not a trusted time source."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def actor() -> str:
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = f"uid {os.getuid()}"
-    return f"{user}@{socket.gethostname()}"
 
 
 @dataclass(frozen=True)
@@ -73,36 +51,7 @@ class LogReport:
         return ArchiveTampered(self.summary, self.problems) if self.problems else None
 
 
-# -- appending -------------------------------------------------------------------------------
-
-
-def head(conn: sqlite3.Connection) -> tuple[int, str]:
-    """The log's size and head hash, after checking the head record's own hash."""
-    row = index.last_record(conn)
-    if row is None:
-        return 0, auditlog.GENESIS
-    actual = auditlog.record_hash(row.record)
-    if actual != row.hash:
-        raise ArchiveTampered(
-            "the audit log's last record was edited; refusing to extend it",
-            [
-                Problem(
-                    f"audit log record {row.seq}",
-                    "log.edited",
-                    f"hashes to {actual}, stored {row.hash}",
-                )
-            ],
-        )
-    return row.seq, actual
-
-
-def append(conn: sqlite3.Connection, event: str, data: dict[str, Any], at: str | None) -> int:
-    """Append one record (at ``at``, the time the index rows it describes carry; default
-    now). Call inside a write transaction."""
-    seq, prev = head(conn)
-    record = auditlog.make_record(seq + 1, prev, at or now(), event, actor(), TOOL, data)
-    index.insert_records(conn, [auditlog.Row(seq + 1, record, auditlog.record_hash(record))])
-    return seq + 1
+# -- reading ---------------------------------------------------------------------------------
 
 
 def records(conn: sqlite3.Connection, tail: int | None = None) -> list[bytes]:
@@ -154,32 +103,32 @@ def check_last_checkpoint(conn: sqlite3.Connection) -> None:
         )
 
 
-def issue(archive: Archive) -> checkpoint.Checkpoint:
+def issue(context: Context) -> checkpoint.Checkpoint:
     """Sign the log's current size and head hash; remember it, keep a copy in
     ``checkpoints/``, and log that it was issued."""
-    key = checkpoint.load_private(archive.key_path)
-    with archive._write("issue a checkpoint"), index.transaction(archive.conn):
-        size, last = head(archive.conn)
-        issued = checkpoint.issue(key, archive.archive_id, size, last, now())
-        index.set_meta(archive.conn, "last_checkpoint", json.dumps({"size": size, "head": last}))
-        archive._append("checkpoint", {"size": size, "head": last})
-        archive.checkpoints.mkdir(exist_ok=True)
+    key = checkpoint.load_private(context.key_path)
+    with context.transaction("issue a checkpoint"):
+        size, last = context.head()
+        issued = checkpoint.issue(key, context.archive_id, size, last, now())
+        index.set_meta(context.conn, "last_checkpoint", json.dumps({"size": size, "head": last}))
+        context.append("checkpoint", {"size": size, "head": last})
+        context.checkpoints.mkdir(exist_ok=True)
         write_atomic(
-            archive.checkpoints / f"{size:010d}-{last[:16]}.json", issued.to_json().encode()
+            context.checkpoints / f"{size:010d}-{last[:16]}.json", issued.to_json().encode()
         )
     return issued
 
 
 def _pinned(
-    archive: Archive, extra: Sequence[Path], problems: list[Problem]
+    context: Context, extra: Sequence[Path], problems: list[Problem]
 ) -> list[tuple[str, checkpoint.Checkpoint]]:
     """The checkpoints the archive kept and those given, each checked against the
     archive's key (the ones that cannot be read are problems, not checkpoints); one given
     that the archive also kept (a copy of the same bytes) is one checkpoint, not two."""
-    public = checkpoint.load_public(archive.key_path.with_suffix(".pub"))
+    public = checkpoint.load_public(context.key_path.with_suffix(".pub"))
     pinned = []
     seen: set[bytes] = set()
-    kept = sorted(archive.checkpoints.glob("*.json")) if archive.checkpoints.is_dir() else []
+    kept = sorted(context.checkpoints.glob("*.json")) if context.checkpoints.is_dir() else []
     for path in [*kept, *extra]:
         where = f"checkpoint {path}"
         try:  # a regular file, bounded, parsed strictly: the archive folder is untrusted
@@ -197,7 +146,7 @@ def _pinned(
         except ArchiveTampered as exc:
             problems.extend(exc.problems)
             continue
-        problems.extend(checkpoint.check(issued, public, archive.archive_id, where))
+        problems.extend(checkpoint.check(issued, public, context.archive_id, where))
         pinned.append((where, issued))
     return pinned
 
@@ -205,20 +154,20 @@ def _pinned(
 # -- the checks ------------------------------------------------------------------------------
 
 
-def verify_log(archive: Archive, extra: Sequence[Path] = ()) -> LogReport:
+def verify_log(context: Context, extra: Sequence[Path] = ()) -> LogReport:
     """Walk the whole chain, check it against every checkpoint (the ones this archive
     kept and any given), and cross-check the index against the log. Collects every
     problem; never raises for what it finds."""
     problems: list[Problem] = []
-    pinned = _pinned(archive, extra, problems)
-    with index.snapshot(archive.conn):  # the log and the rows as of one moment
+    pinned = _pinned(context, extra, problems)
+    with index.snapshot(context.conn):  # the log and the rows as of one moment
         try:
-            remembered = last_checkpoint(archive.conn)
+            remembered = last_checkpoint(context.conn)
         except ArchiveTampered as exc:
             problems.extend(exc.problems)
             remembered = None
         sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
-        state = auditlog.walk(index.records(archive.conn), sizes)
+        state = auditlog.walk(index.records(context.conn), sizes)
         problems.extend(state.problems)
         for where, issued in pinned:
             problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
@@ -226,24 +175,24 @@ def verify_log(archive: Archive, extra: Sequence[Path] = ()) -> LogReport:
             problems.extend(
                 auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
             )
-        problems.extend(against_log(archive, state.records))
+        problems.extend(against_log(context, state.records))
     return LogReport(state.size, state.head, len(pinned), problems)
 
 
-def against_log(archive: Archive, records: list[dict[str, Any]]) -> list[Problem]:
+def against_log(context: Context, records: list[dict[str, Any]]) -> list[Problem]:
     """Every index row and the trust store, checked against what the log says."""
     derived = reconcile.replay(records)
-    problems = reconcile.compare(archive.conn, derived)
-    problems.extend(trust.differences(archive, derived.trust, derived.trust_ids))
+    problems = reconcile.compare(context.conn, derived)
+    problems.extend(trust.differences(context, derived.trust, derived.trust_ids))
     return problems
 
 
-def refuse_unless_consistent(archive: Archive) -> None:
+def refuse_unless_consistent(context: Context) -> None:
     """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
     trust store is not what the log says: run before trusting either."""
-    with index.snapshot(archive.conn):
-        state = auditlog.walk(index.records(archive.conn))
-        problems = state.problems + against_log(archive, state.records)
+    with index.snapshot(context.conn):
+        state = auditlog.walk(index.records(context.conn))
+        problems = state.problems + against_log(context, state.records)
     if problems:
         raise ArchiveTampered(
             "the archive's index or trust store does not match its audit log; nothing "
@@ -253,16 +202,16 @@ def refuse_unless_consistent(archive: Archive) -> None:
         )
 
 
-def consistency(archive: Archive) -> list[Problem]:
+def consistency(context: Context) -> list[Problem]:
     """Store against index: every row's object is present and intact, and no
     half-written object is visible. (Objects no row names are leftovers of an
     interrupted add: harmless, not problems.)"""
     problems = []
-    for digest in index.digests(archive.conn):
-        why = archive.store.check(digest)
+    for digest in index.digests(context.conn):
+        why = context.store.check(digest)
         if why:
             problems.append(Problem(f"bundle {digest}", "store.object", why))
-    for name in archive.store.digests():
+    for name in context.store.digests():
         if not DIGEST_RE.match(name):
             problems.append(Problem(name, "store.partial", "a non-object file in the store"))
     return problems

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from bundler import __version__
 from bundler.errors import UsageError
 from bundler.store.errors import ArchiveError
 from bundler.store.reverify import Job, Reverification, verify_one
+from bundler.version import __version__
 
 POLL_SECONDS = 2.0  # how often the coordinator looks for lost and new workers
 CONNECT_SECONDS = 30
@@ -36,7 +36,7 @@ def worker_identity() -> dict[str, str]:
     """Runs on each worker (``Client.run``): what it would verify with."""
     import platform
 
-    from bundler import __version__ as version
+    from bundler.version import __version__ as version
 
     return {"reprobundle": version, "python": platform.python_version()}
 
@@ -49,7 +49,7 @@ def verify_on_worker(
     produced it (the coordinator checks it)."""
     from distributed import get_worker
 
-    from bundler import __version__ as version
+    from bundler.version import __version__ as version
 
     if version != expected:
         why = f"this worker runs reprobundle {version}, the coordinator {expected}"

@@ -5,39 +5,37 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from bundler.errors import Problem
 from bundler.format.hashing import CHUNK
 from bundler.output import staged as staged_output
-from bundler.store import index, query
+from bundler.store import query
+from bundler.store.context import Context
 from bundler.store.errors import ArchiveError, ArchiveTampered, os_failure
 from bundler.store.index import BundleRow
 from bundler.store.objects import Unreadable
 from bundler.store.reconcile import logged_bundle
 
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
-
-def export(archive: Archive, selector: str, out: Path) -> BundleRow:
+def export(context: Context, selector: str, out: Path) -> BundleRow:
     """Copy a stored bundle to ``out`` atomically, checking its row against the log
     first and its digest on the way."""
-    bundle = logged_bundle(archive.conn, query.resolve_one(archive.conn, selector))
+    bundle = logged_bundle(context.conn, query.resolve_one(context.conn, selector))
     out = Path(out).absolute()
     if out.is_dir():
         raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
-    source = archive.store.path(bundle.digest)
+    source = context.store.path(bundle.digest)
     refused = f"refusing to export {bundle.name}@{bundle.version}"
     try:
         with (
-            archive.store.reading(bundle.digest, bundle.size) as stored,
+            context.store.reading(bundle.digest, bundle.size) as stored,
             staged_output(out, "the exported bundle") as tmp,
         ):
             observed = _copy(stored, tmp)
             if observed != bundle.digest:
                 why = f"bit rot: the stored bytes hash to {observed}, expected {bundle.digest}"
-                archive._log_refusal(
+                context.log_refusal(
                     {
                         "action": "export",
                         "digest": bundle.digest,
@@ -51,8 +49,8 @@ def export(archive: Archive, selector: str, out: Path) -> BundleRow:
         raise ArchiveTampered(refused, [Problem(str(source), code, exc.why)]) from None
     except OSError as exc:
         raise os_failure(exc, "write the exported bundle", out) from None
-    with archive._write("record the export"), index.transaction(archive.conn):
-        archive._append("export", {"digest": bundle.digest, "to": str(out)})
+    with context.transaction("record the export"):
+        context.append("export", {"digest": bundle.digest, "to": str(out)})
     return bundle
 
 

@@ -11,6 +11,7 @@ index where that row agrees with the log, and left empty otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -18,16 +19,14 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from bundler.errors import BundleRejected, Problem
-from bundler.store import audit, auditlog, index, reconcile, signers
+from bundler.store import auditlog, index, reconcile, signers
+from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.index import BundleRow
 from bundler.store.objects import Unreadable, open_object
-
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
 T = TypeVar("T")
 
@@ -58,25 +57,26 @@ def _old(old: sqlite3.Connection | None, read: Callable[[sqlite3.Connection], T]
         return None
 
 
-def rebuild(archive: Archive) -> tuple[int, int]:
+def rebuild(context: Context) -> tuple[int, int]:
     """See ``Archive.rebuild``: the new index is filled beside the old one, then renamed
-    over it; the old one is kept as ``index.sqlite.before-rebuild-TIME``."""
-    state = auditlog.walk(index.records(archive.conn))
+    over it; the old one is kept as ``index.sqlite.before-rebuild-TIME``. Closes
+    ``context.conn`` once the new index is complete: the caller opens the new one."""
+    state = auditlog.walk(index.records(context.conn))
     if state.problems:
         raise ArchiveTampered(
             "the audit log's chain is broken; an index cannot be rebuilt from it",
             state.problems,
         )
-    rows = list(index.records(archive.conn))
-    fresh = archive.index_path.with_name(f"{archive.index_path.name}.rebuild")
+    rows = list(index.records(context.conn))
+    fresh = context.index_path.with_name(f"{context.index_path.name}.rebuild")
     for leftover in (fresh, *(fresh.with_name(fresh.name + s) for s in ("-wal", "-shm"))):
         leftover.unlink(missing_ok=True)
-    conn = index.create(fresh)
+    rebuilt = dataclasses.replace(context, conn=index.create(fresh))  # appends to the new log
     try:
-        with archive._write("rebuild the index"):
-            index.migrate(conn)
-            with index.transaction(conn):
-                problems = fill(conn, rows, state.records, archive.conn, archive.store.path)
+        with context.writing("rebuild the index"):
+            index.migrate(rebuilt.conn)
+            with index.transaction(rebuilt.conn):
+                problems = fill(rebuilt.conn, rows, state.records, context.conn, context.store.path)
                 if problems:
                     raise ArchiveError(
                         "the index was not rebuilt: some rows cannot be restored "
@@ -85,27 +85,24 @@ def rebuild(archive: Archive) -> tuple[int, int]:
                     )
                 derived = reconcile.replay(state.records)
                 counts = len(derived.bundles), len(derived.verifications)
-                audit.append(
-                    conn, "rebuild", {"bundles": counts[0], "verifications": counts[1]}, None
-                )
+                rebuilt.append("rebuild", {"bundles": counts[0], "verifications": counts[1]})
     except BaseException:
-        conn.close()
+        rebuilt.conn.close()
         fresh.unlink(missing_ok=True)
         raise
-    conn.close()
-    _replace(archive, fresh)
+    rebuilt.conn.close()
+    _replace(context, fresh)
     return counts
 
 
-def _replace(archive: Archive, fresh: Path) -> None:
+def _replace(context: Context, fresh: Path) -> None:
     """Put the rebuilt index in place of the old one, which is kept beside it."""
-    archive.conn.close()
-    stamp = audit.now().replace(":", "").replace("-", "")
-    kept = archive.index_path.with_name(f"{archive.index_path.name}.before-rebuild-{stamp}")
-    with archive._write("put the rebuilt index in place"):
-        os.replace(archive.index_path, kept)
-        os.replace(fresh, archive.index_path)
-    archive.conn = index.connect(archive.index_path)
+    context.conn.close()
+    stamp = now().replace(":", "").replace("-", "")
+    kept = context.index_path.with_name(f"{context.index_path.name}.before-rebuild-{stamp}")
+    with context.writing("put the rebuilt index in place"):
+        os.replace(context.index_path, kept)
+        os.replace(fresh, context.index_path)
 
 
 def fill(

@@ -16,17 +16,15 @@ import hashlib
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bundler.errors import Problem
 from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
 from bundler.signatures.trust import TrustedKey
-from bundler.store import audit, auditlog, index, query
+from bundler.store import auditlog, index, query, trust
+from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveRefused, os_failure
 from bundler.store.objects import DIGEST_RE
-
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def _usable(trusted: tuple[TrustedKey, ...]) -> list[Any]:
 
 
 def preregister(
-    archive: Archive,
+    context: Context,
     file: Path,
     given: tuple[TrustedKey, ...] = (),
     timestamp: Path | None = None,
@@ -74,14 +72,14 @@ def preregister(
     from bundler.signatures.preregistration import open_preregistration
 
     data = _read(file)
-    trusted = archive.trust(given).trusted
+    trusted = trust.policy(context, given).trusted
     try:
         found = open_preregistration(data, _usable(trusted))
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "pre-registration") from None
     stamp = _stamp(data, timestamp, tsa_roots) if timestamp is not None else None
     record: dict[str, Any] = {
-        "sha256": _store(archive, file, data),
+        "sha256": _store(context, file, data),
         "payload_type": PAYLOAD_TYPE,
         "identity": found.identity,
         "name": found.view.name,
@@ -90,8 +88,8 @@ def preregister(
         "signers": list(found.signers),
     }
     if stamp is not None and timestamp is not None:
-        record["timestamp"] = {**stamp, "sha256": _store(archive, timestamp, _read(timestamp))}
-    return _log(archive, "preregister", record)
+        record["timestamp"] = {**stamp, "sha256": _store(context, timestamp, _read(timestamp))}
+    return _log(context, "preregister", record)
 
 
 def _stamp(data: bytes, token: Path, roots: tuple[Path, ...]) -> dict[str, Any]:
@@ -108,18 +106,18 @@ def _stamp(data: bytes, token: Path, roots: tuple[Path, ...]) -> dict[str, Any]:
     return {"time": stamp.time, "authority": stamp.authority, "serial": stamp.serial}
 
 
-def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> Recorded:
+def attest(context: Context, file: Path, given: tuple[TrustedKey, ...] = ()) -> Recorded:
     """Store and log an attestation of a verification of a bundle the archive holds."""
     from bundler.signatures import attestation as att
 
     data = _read(file)
-    trusted = archive.trust(given).trusted
+    trusted = trust.policy(context, given).trusted
     try:
         checked = att.read(data, _usable(trusted))
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "attestation") from None
     subjects = checked.sha256s
-    held = [d for d in subjects if index.bundle(archive.conn, d)]
+    held = [d for d in subjects if index.bundle(context.conn, d)]
     if not held:
         raise ArchiveRefused(
             "the attestation was not recorded",
@@ -132,7 +130,7 @@ def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> 
                 )
             ],
         )
-    row = query.bundle(archive.conn, held[0])
+    row = query.bundle(context.conn, held[0])
     if row.identity not in subjects:
         raise ArchiveRefused(
             "the attestation was not recorded",
@@ -145,7 +143,7 @@ def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> 
             ],
         )
     record = {
-        "sha256": _store(archive, file, data),
+        "sha256": _store(context, file, data),
         "digest": row.digest,
         "name": row.name,
         "version": row.version,
@@ -153,42 +151,42 @@ def attest(archive: Archive, file: Path, given: tuple[TrustedKey, ...] = ()) -> 
         "result": checked.result,
         "signers": list(checked.signers),
     }
-    return _log(archive, "attest", record)
+    return _log(context, "attest", record)
 
 
-def _store(archive: Archive, file: Path, data: bytes) -> str:
-    staged = archive.store.stage(Path(file), MAX_ENVELOPE)
+def _store(context: Context, file: Path, data: bytes) -> str:
+    staged = context.store.stage(Path(file), MAX_ENVELOPE)
     try:
         if staged.digest != hashlib.sha256(data).hexdigest():
             raise ArchiveError(f"{file} changed while it was read; try again")
-        archive.store.commit(staged)
+        context.store.commit(staged)
     except BaseException:
-        archive.store.discard(staged)
+        context.store.discard(staged)
         raise
     return staged.digest
 
 
-def _log(archive: Archive, event: str, record: dict[str, Any]) -> Recorded:
-    at = audit.now()
+def _log(context: Context, event: str, record: dict[str, Any]) -> Recorded:
+    at = now()
     try:
-        with index.transaction(archive.conn):
-            seq = audit.append(archive.conn, event, record, at)
+        with index.transaction(context.conn):
+            seq = context.append(event, record, at)
     except sqlite3.Error as exc:
         raise ArchiveError(f"cannot record the {event} in the archive log: {exc}") from None
     except OSError as exc:
-        raise os_failure(exc, f"record the {event}", archive.root) from None
+        raise os_failure(exc, f"record the {event}", context.root) from None
     return Recorded(event, seq, at, record)
 
 
 def recorded(
-    archive: Archive, name: str | None = None, digest: str | None = None
+    context: Context, name: str | None = None, digest: str | None = None
 ) -> list[Recorded]:
     """The statements the log records, oldest first: pre-registrations of ``name`` and
     attestations of the bundle ``digest`` (every one when neither is given)."""
     wanted = {"preregister": ("name", name), "attest": ("digest", digest)}
     everything = name is None and digest is None
     out = []
-    for row in index.records(archive.conn):
+    for row in index.records(context.conn):
         value, _ = auditlog.decode(row)
         if value is None or value["event"] not in wanted:
             continue
@@ -198,13 +196,13 @@ def recorded(
     return out
 
 
-def damaged(archive: Archive) -> list[Problem]:
+def damaged(context: Context) -> list[Problem]:
     """Every logged statement whose stored copy is missing or no longer its bytes."""
     problems = []
-    for kept in recorded(archive):
+    for kept in recorded(context):
         digest = kept.data.get("sha256")
         why = (
-            archive.store.check(digest)
+            context.store.check(digest)
             if isinstance(digest, str) and DIGEST_RE.match(digest)
             else "its record names no SHA-256"
         )

@@ -7,25 +7,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bundler.errors import Problem, UsageError
 from bundler.signatures.trust import Policy, TrustedKey
 from bundler.store import auditlog, index, reconcile, signers
+from bundler.store.context import Context
 from bundler.store.errors import ArchiveError, ArchiveTampered
 
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
-
-def policy(archive: Archive, given: Sequence[TrustedKey] = ()) -> Policy:
+def policy(context: Context, given: Sequence[TrustedKey] = ()) -> Policy:
     """The keys trusted for one command: the archive's trust store and ``given``.
     Refuses a trust store that differs from what the log says it is."""
-    archive_keys = signers.load(archive.root)  # a damaged store is a usage error (exit 2)
-    problems = differences(archive, *logged(archive))
+    archive_keys = signers.load(context.root)  # a damaged store is a usage error (exit 2)
+    problems = differences(context, *logged(context))
     if problems:
         raise ArchiveTampered(
-            f"the archive's trust store ({archive.root / signers.TRUST_NAME}) is not what its "
+            f"the archive's trust store ({context.root / signers.TRUST_NAME}) is not what its "
             "audit log says; nothing was run (undo the edit, or change trust with "
             "'reprobundle archive trust', which logs it)",
             problems,
@@ -33,27 +31,27 @@ def policy(archive: Archive, given: Sequence[TrustedKey] = ()) -> Policy:
     return signers.merged(archive_keys, given)
 
 
-def keys(archive: Archive) -> tuple[TrustedKey, ...]:
+def keys(context: Context) -> tuple[TrustedKey, ...]:
     """The archive's trusted keys, after checking them against the log."""
-    policy(archive)
-    return signers.load(archive.root)
+    policy(context)
+    return signers.load(context.root)
 
 
 def differences(
-    archive: Archive, logged: list[dict[str, Any]] | None, ids: list[str]
+    context: Context, logged: list[dict[str, Any]] | None, ids: list[str]
 ) -> list[Problem]:
     """How the trust store on disk differs from ``logged`` (see ``signers.differences``)."""
-    where = str(archive.root / signers.TRUST_NAME)
+    where = str(context.root / signers.TRUST_NAME)
     try:
-        found = signers.state(signers.load(archive.root))
+        found = signers.state(signers.load(context.root))
     except UsageError as exc:
         return [Problem(where, "trust.format", exc.headline)]
     return signers.differences(found, logged, ids, where)
 
 
-def logged(archive: Archive) -> tuple[list[dict[str, Any]] | None, list[str]]:
+def logged(context: Context) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """The trusted keys as the last init or trust record says (None: ids only)."""
-    for row in index.trust_records(archive.conn):
+    for row in index.trust_records(context.conn):
         value, _ = auditlog.decode(row)
         if value is not None and value["event"] in ("init", "trust"):
             derived = reconcile.replay([value])
@@ -61,10 +59,10 @@ def logged(archive: Archive) -> tuple[list[dict[str, Any]] | None, list[str]]:
     return [], []
 
 
-def change(archive: Archive, how: str, key: TrustedKey | None = None, name: str = "") -> None:
+def change(context: Context, how: str, key: TrustedKey | None = None, name: str = "") -> None:
     """Add a key (``how`` = ``add``), or revoke or remove the key named ``name``, in the
     trust store, logging the change with every key's permissions after it."""
-    current = list(keys(archive))
+    current = list(keys(context))
     if how == "add":
         assert key is not None
         after, name = _added(current, key), key.name
@@ -77,7 +75,7 @@ def change(archive: Archive, how: str, key: TrustedKey | None = None, name: str 
         after = [dataclasses.replace(k, revoked=True) if k.name == name else k for k in current]
     else:
         after = [k for k in current if k.name != name]
-    _write(archive, {"change": how, "name": name}, after, "change the archive's trust store")
+    _write(context, {"change": how, "name": name}, after, "change the archive's trust store")
 
 
 def _added(current: list[TrustedKey], key: TrustedKey) -> list[TrustedKey]:
@@ -89,10 +87,10 @@ def _added(current: list[TrustedKey], key: TrustedKey) -> list[TrustedKey]:
     return [*current, key]
 
 
-def restore(archive: Archive) -> tuple[TrustedKey, ...]:
+def restore(context: Context) -> tuple[TrustedKey, ...]:
     """Write the trust store back as the log says it is (after an edit behind the
     log's back, or a crash between writing it and logging the change)."""
-    entries, _ = logged(archive)
+    entries, _ = logged(context)
     if entries is None:
         raise ArchiveError(
             "this archive's log names its trusted keys by id only (it predates trust "
@@ -101,15 +99,15 @@ def restore(archive: Archive) -> tuple[TrustedKey, ...]:
         )
     restored = tuple(signers.from_state(entry) for entry in entries)
     _write(
-        archive, {"change": "restore", "name": ""}, restored, "restore the archive's trust store"
+        context, {"change": "restore", "name": ""}, restored, "restore the archive's trust store"
     )
     return restored
 
 
 def _write(
-    archive: Archive, change: dict[str, str], after: Sequence[TrustedKey], what: str
+    context: Context, change: dict[str, str], after: Sequence[TrustedKey], what: str
 ) -> None:
     """Log a trust event and write the trust store it describes, in one transaction."""
-    with archive._write(what), index.transaction(archive.conn):
-        archive._append("trust", {**change, "keys": signers.state(after)})
-        signers.write(archive.root, after)
+    with context.transaction(what):
+        context.append("trust", {**change, "keys": signers.state(after)})
+        signers.write(context.root, after)

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from bundler.container.extract import Limits
 from bundler.signatures.trust import TrustedKey
 from bundler.store import audit, index, query, reverify, trust
+from bundler.store.context import TOOL, Context, now
 from bundler.store.index import BundleRow
 from bundler.store.reverify import EXIT_CODES, RESULTS, Reverification
-
-if TYPE_CHECKING:
-    from bundler.store.archive import Archive
 
 NOTHING_VERIFIED = 4  # the exit code of a batch that verified no bundle (inconclusive)
 
@@ -82,7 +80,7 @@ class Batch(Sequence[Reverification]):
 
 
 def verify(
-    archive: Archive,
+    context: Context,
     selectors: Sequence[str] = (),
     all_bundles: bool = False,
     jobs: int = 1,
@@ -99,16 +97,16 @@ def verify(
     archive's trusted keys and ``trusted``; a verification that judged them records
     the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
     Refuses first when the index or the trust store does not match the log."""
-    audit.refuse_unless_consistent(archive)
-    digests = query.select(archive.conn, selectors, all_bundles)
-    policy = trust.policy(archive, trusted)
+    audit.refuse_unless_consistent(context)
+    digests = query.select(context.conn, selectors, all_bundles)
+    policy = trust.policy(context, trusted)
     work = [
         reverify.Job(
-            str(archive.root),
+            str(context.root),
             d,
             limits or Limits(),
             policy,
-            size=query.bundle(archive.conn, d).size,
+            size=query.bundle(context.conn, d).size,
         )
         for d in digests
     ]
@@ -119,9 +117,9 @@ def verify(
     results = _run(work, jobs, scheduler, function, on_note)
     try:
         for outcome in results:
-            record(archive, outcome)
+            record(context, outcome)
             outcomes.append(outcome)
-            bundles[outcome.digest] = archive._bundle(outcome.digest)
+            bundles[outcome.digest] = query.bundle(context.conn, outcome.digest)
             if on_result is not None:
                 on_result(outcome, bundles[outcome.digest])
     finally:
@@ -148,17 +146,17 @@ def _run(
     return reverify.run(work, jobs, failed, function)
 
 
-def record(archive: Archive, outcome: Reverification) -> None:
+def record(context: Context, outcome: Reverification) -> None:
     """One outcome into the history, the bundle's last result and the log, at once."""
-    at = audit.now()
-    conn = archive.conn
-    with archive._write("record the verification"), index.transaction(conn):
+    at = now()
+    conn = context.conn
+    with context.transaction("record the verification"):
         claims = [(c["id"], c["status"], c["why"]) for c in outcome.claims]
         vid = index.insert_verification(
             conn,
             outcome.digest,
             at,
-            audit.TOOL,
+            TOOL,
             outcome.result,
             outcome.exit_code,
             outcome.environment,
@@ -183,4 +181,4 @@ def record(archive: Archive, outcome: Reverification) -> None:
             data["signer"] = signed.text
             data["keys"] = [{"keyid": k, "trusted": n} for k, n in signed.keys]
             data["trust"] = outcome.detail.get("trust", [])
-        archive._append("verify", data, at)
+        context.append("verify", data, at)
