@@ -88,8 +88,16 @@ class Archive:
         return self.context.store
 
     @property
+    def index_path(self) -> Path:
+        return self.context.index_path
+
+    @property
     def key_path(self) -> Path:
         return self.context.key_path
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.context.checkpoints
 
     # -- opening ---------------------------------------------------------------------
 
