@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 def distribution_version(root: Path) -> str:
     """The version setuptools gives the distribution built from ``root`` (its own reading
     of ``pyproject.toml``, as ``pip install`` and ``python -m build`` do)."""
-    from setuptools.config.pyprojecttoml import read_configuration
+    from setuptools.config.pyprojecttoml import read_configuration  # type: ignore[import-untyped]
 
     with warnings.catch_warnings():  # "[tool.setuptools] is still beta": not ours to fix
         warnings.simplefilter("ignore")
