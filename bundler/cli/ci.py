@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
-from bundler.cli.report import _with_verify_options
+from bundler.cli.report import with_verify_options
 
 CI_EXIT_HELP = exit_help(
     "0 every bundle passed the --fail-on policy",
@@ -46,7 +46,7 @@ def fails(result: str, fail_on: str) -> bool:
     return result == "inconclusive" and fail_on == "inconclusive"
 
 
-@_with_verify_options
+@with_verify_options
 @click.command(epilog=CI_EXIT_HELP)
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(

@@ -21,7 +21,7 @@ from bundler.reports.formats import FORMATS
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
-def _with_verify_options(command: click.Command) -> click.Command:
+def with_verify_options(command: click.Command) -> click.Command:
     """Give ``report`` verify's trust, code and case options (the same objects, so the
     two commands cannot drift apart)."""
     from bundler.cli.verify import judging_params
@@ -43,7 +43,7 @@ def _is_json(file: Path) -> bool:
     return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
 
 
-@_with_verify_options
+@with_verify_options
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
