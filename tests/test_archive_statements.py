@@ -8,13 +8,15 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from bundler.cli import main
 from bundler.store import Archive
-from tests.archive_support import cli
+from bundler.store.context import Context
+from tests.archive_support import cli, rebadge
 from tests.helpers import QUICKSTART, key_files
 
 RUN = CliRunner()
@@ -264,3 +266,58 @@ def test_a_time_stamp_that_does_not_hold_refuses_the_record(
     assert code == 3, err
     assert "[timestamp." in err
     assert len(_log(root)) == before
+
+
+def test_every_audit_record_is_appended_through_the_one_append(
+    root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    quickstart_bundle: Path,
+    prereg: Path,
+    attestation: Path,
+    keys: dict[str, Path],
+) -> None:
+    """Every event the archive logs (these statements, the rebuild's own record, a refusal,
+    ...) is appended by ``Context.append``: what it appended is the whole log."""
+    appended: list[str] = []
+    append = Context.append
+
+    def counted(self: Context, event: str, data: dict[str, Any], at: str | None = None) -> int:
+        appended.append(event)
+        return append(self, event, data, at)
+
+    monkeypatch.setattr(Context, "append", counted)
+    trust = ["--trust", f"{keys['reviewer']}.pub"]
+    other = rebadge(quickstart_bundle, tmp_path / "other.tar.gz", edit=_retitled)
+    for expected, *args in [
+        (0, "add", str(quickstart_bundle), "--attestation", str(attestation), *trust),
+        (0, "add", str(quickstart_bundle)),
+        (3, "add", str(other)),
+        (0, "verify", "--all"),
+        (0, "export", "quickstart@1.0.0", "-o", str(tmp_path / "out.tar.gz")),
+        (0, "preregister", str(prereg), *trust),
+        (0, "trust", "add", f"{keys['stranger']}.pub", "--name", "stranger"),
+        (0, "checkpoint"),
+        (0, "rebuild"),
+    ]:
+        code, _, err = cli(root, *args)
+        assert code == expected, (args, err)
+    logged = [str(record["event"]) for record in _log(root)]
+    assert logged[0] == "init"  # before the patch
+    assert appended == logged[1:]
+    assert set(appended) == {
+        "add",
+        "attest",
+        "add.duplicate",
+        "refuse",
+        "verify",
+        "export",
+        "preregister",
+        "trust",
+        "checkpoint",
+        "rebuild",
+    }
+
+
+def _retitled(manifest: dict[str, Any]) -> None:
+    manifest["bundle"]["title"] = "other bytes under the same name and version"

@@ -3,9 +3,10 @@ object store, and the one way to append to its audit log.
 
 ``Archive`` makes a ``Context`` and gives it to each operation module (``add``,
 ``verify``, ``export``, ...); they import this module, never ``archive``, so the
-store's imports point one way. Every audit record, of every operation, is appended by
-``Context.append`` (``rebuild`` too: it appends its record to the new index through a
-context over that index).
+store's imports point one way. Every new audit record, of every operation, is appended
+by ``Context.append``: ``rebuild`` too, which copies the old log into the new index
+byte for byte (``index.insert_records``: records already made, not new ones) and then
+appends its own record through a context over that index.
 """
 
 from __future__ import annotations
