@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bundler import __version__
+from bundler.codes import EXIT_CODES
 from bundler.container.extract import (
     BeforePayload,
     CheckedBundle,
@@ -45,8 +46,6 @@ from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, Tru
 
 if TYPE_CHECKING:
     from bundler.signatures.preregistration import Preregistration
-
-EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
 
 @dataclass(frozen=True)
