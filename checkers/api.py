@@ -64,6 +64,11 @@ class Role:
 
 _REQUIRED: Any = object()
 
+# The widest tolerance a fraction may be compared with (exclusive): a wider one would admit
+# a claim and its opposite (a pass rate of 1.0 within 0.99 of 0.01). Every checker
+# comparing fractions caps its ``tolerance`` with ``Param(..., below=MAX_TOLERANCE)``.
+MAX_TOLERANCE = 0.05
+
 
 @dataclass(frozen=True)
 class Param:
