@@ -2,7 +2,7 @@
 
 Codes are part of the format: bundles name them in ``expect_reasons``, scripts match on
 them, reports print them. This table is the one place they are listed; the reference in
-``manifests/CODES.md`` is generated from it (``python -m bundler.codes``), and a test fails
+``manifests/CODES.md`` is generated from it (``python -m bundler.generate``), and a test fails
 on a code the code base uses that is not here, or one listed here that nothing uses.
 A checker's own reason codes are declared beside the checker (``reprobundle checkers``).
 """
@@ -12,18 +12,41 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from checkers.api import COMMON_ERRORS
+
 
 class Ends(enum.Enum):
-    """How a problem with this code ends the command that meets it."""
+    """How a problem with this code ends the command that meets it: the exit code (None
+    where the command goes on, or where it depends on the command) and what follows.
+    The error types (``bundler/errors.py``, ``bundler/store/errors.py``) and the results
+    of a run (``EXIT_CODES``) take their exit codes from here."""
 
-    USAGE = "exit 2: the command, its arguments or the bundle source are refused"
-    REJECTED = "exit 3: the bundle (or archive record) is rejected; nothing ran"
-    CASE = "the case is inconclusive (exit 4 unless a claim is contradicted)"
-    CLAIM = "the claim is not supported (build refuses it; verify reports it)"
-    BUILD = "exit 1: build keeps no file, the bundle is not supported at home"
-    ARCHIVE = "exit 2: the archive could not do what was asked; nothing was changed"
-    TAMPERED = "exit 3: the archive's index, log or store does not reconcile"
-    NOTE = "a note or warning; the command goes on"
+    USAGE = (2, "the command, its arguments or the bundle source are refused")
+    REJECTED = (3, "the bundle (or archive record) is rejected; nothing ran")
+    CASE = (4, "the case is inconclusive, unless a claim is contradicted")
+    CLAIM = (None, "the claim is not supported (build refuses it; verify reports it)")
+    BUILD = (1, "build keeps no file, the bundle is not supported at home")
+    ARCHIVE = (2, "the archive could not do what was asked; nothing was changed")
+    TAMPERED = (3, "the archive's index, log or store does not reconcile")
+    NOTE = (None, "a note or warning; the command goes on")
+
+    def __init__(self, exit: int | None, follows: str) -> None:
+        self.exit = exit
+        self.follows = follows
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code; raises for a way of ending that has none of its own."""
+        if self.exit is None:
+            raise ValueError(f"{self.name} does not end a command with an exit code")
+        return self.exit
+
+    @property
+    def words(self) -> str:
+        """What follows, with the exit code where the command ends with one of its own."""
+        if self.exit is None:
+            return self.follows
+        return f"exit {self.exit}: {self.follows}"
 
 
 @dataclass(frozen=True)
@@ -159,18 +182,8 @@ CODES: dict[str, Code] = {
     "build.home_verify": Code("the new bundle could not be verified at home", _B),
     "build.rejected": Code("the new bundle was rejected at home", _B),
     # -- running cases -----------------------------------------------------------------
-    "input.unreadable": Code("an input cannot be read or parsed as its role needs", _C),
-    "input.invalid": Code("an input parsed but does not have the documented shape", _C),
-    "input.tampered": Code("bundled code changed an input while it ran", _C),
-    "params.invalid": Code("a param is missing, unknown or of the wrong type", _C),
-    "params.vacuous": Code("params under which the checker cannot fail (no counterexample)", _C),
-    "params.out_of_range": Code("a number param outside the range its checker documents", _C),
-    "input.same_file": Code("one file given to two roles the checker compares", _C),
-    "checker.raised": Code("the checker raised (a bug, never a verdict)", _C),
-    "checker.bad_verdict": Code("the checker returned something that is not a verdict", _C),
-    "checker.unavailable": Code("this verifier has no checker of that name and version", _C),
-    "checker.timeout": Code("the checker ran past --case-timeout or --time-limit", _C),
-    "checker.memory": Code("the case grew past --case-memory", _C),
+    # the errors every checker may return, as checkers/api.py words them
+    **{code: Code(meaning, _C) for code, meaning in COMMON_ERRORS.items()},
     "code.not_allowed": Code("bundled code was not allowed to run (no --allow-code)", _C),
     "code.timeout": Code("the bundled checker did not answer in time", _C),
     "code.processes": Code("the bundled checker ran more processes than --code-processes", _C),
@@ -224,6 +237,27 @@ CODES: dict[str, Code] = {
 }
 
 
+# What the sandbox may answer for bundled code, besides COMMON_ERRORS.
+CODE_ERRORS = {
+    code: entry.meaning
+    for code, entry in CODES.items()
+    if code.startswith("code.") and entry.ends is Ends.CASE
+}
+
+
+# The exit code a run ends with, by its result: verify's overall status, or what a
+# re-verification of a stored bundle recorded (archive verify ends with the worst one).
+EXIT_CODES: dict[str, int] = {
+    "supported": 0,
+    "contradicted": 1,
+    "inconclusive": Ends.CASE.exit_code,
+    "rejected": Ends.REJECTED.exit_code,
+    "missing": CODES["store.missing"].ends.exit_code,
+    "rotted": CODES["store.rotted"].ends.exit_code,
+    "error": 5,  # the verifier failed: an internal error
+}
+
+
 def lookup(code: str) -> Code | None:
     """The table's entry for ``code``, also for codes with a variable part."""
     if code in CODES:
@@ -236,16 +270,12 @@ def reference() -> str:
     lines = [
         "# Problem codes",
         "",
-        "Generated from `bundler/codes.py` by `python -m bundler.codes`; do not edit by hand.",
+        "Generated from `bundler/codes.py` by `python -m bundler.generate`; do not edit by hand.",
         "A checker's own reason codes are listed by `reprobundle checkers NAME`.",
         "",
         "| code | meaning | what follows |",
         "| --- | --- | --- |",
     ]
     rows = sorted(CODES.items()) + sorted((f"{p}*", c) for p, c in PREFIXES.items())
-    lines += [f"| `{code}` | {entry.meaning} | {entry.ends.value} |" for code, entry in rows]
+    lines += [f"| `{code}` | {entry.meaning} | {entry.ends.words} |" for code, entry in rows]
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(reference(), end="")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
+
+from bundler.codes import Ends
 
 # What text from a bundle may never carry into any report format or terminal: control
 # characters (C0, DEL, C1: line breaks, escape sequences), the line and paragraph
@@ -58,10 +61,17 @@ class Problem:
 
 
 class BundlerError(Exception):
-    """Base of every refusal. ``problems`` lists each thing wrong, all at once."""
+    """Base of every refusal. ``problems`` lists each thing wrong, all at once. How it
+    ends a command is the codes table's (``bundler/codes.py``): ``exit_code`` follows
+    from ``ends``."""
 
-    exit_code = 2
+    ends: ClassVar[Ends] = Ends.USAGE
+    exit_code: ClassVar[int] = Ends.USAGE.exit_code
     headline = "error"
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.exit_code = cls.ends.exit_code
 
     def __init__(self, headline: str, problems: list[Problem] | None = None) -> None:
         super().__init__(headline)
@@ -79,22 +89,22 @@ class BundlerError(Exception):
 class UsageError(BundlerError):
     """The caller asked for something impossible (a non-empty work directory, ...)."""
 
-    exit_code = 2
+    ends = Ends.USAGE
 
 
 class SourceError(BundlerError):
     """A bundle source (bundle.yaml and its files) cannot be built."""
 
-    exit_code = 2
+    ends = Ends.USAGE
 
 
 class BundleRejected(BundlerError):
     """The bundle failed integrity, format, signature or trust checks; nothing ran."""
 
-    exit_code = 3
+    ends = Ends.REJECTED
 
 
 class BuildRefused(BundlerError):
     """The new bundle did not verify at home; no file was left behind."""
 
-    exit_code = 1
+    ends = Ends.BUILD

@@ -64,6 +64,11 @@ class Role:
 
 _REQUIRED: Any = object()
 
+# The widest tolerance a fraction may be compared with (exclusive): a wider one would admit
+# a claim and its opposite (a pass rate of 1.0 within 0.99 of 0.01). Every checker
+# comparing fractions caps its ``tolerance`` with ``Param(..., below=MAX_TOLERANCE)``.
+MAX_TOLERANCE = 0.05
+
 
 @dataclass(frozen=True)
 class Param:
@@ -226,6 +231,42 @@ def first_failing(
 
 
 @dataclass(frozen=True)
+class Bound:
+    """A checker with the params of one case: checked against its declared params once,
+    defaults filled in. The runner calls it; the claim rules compare ``params`` (``{}``
+    and the defaults written out are one check)."""
+
+    checker: Checker
+    given: Mapping[str, Any]
+    params: Mapping[str, Any]  # the given params over the declared defaults
+    problems: tuple[str, ...]  # a param missing, unknown or of the wrong type
+    outside: tuple[str, ...]  # a number outside its declared range
+
+    @property
+    def refused(self) -> Verdict | None:
+        """The error verdict of params the checker does not take (``params.invalid``) or
+        whose numbers are outside their declared range (``params.out_of_range``)."""
+        if self.problems:
+            return Verdict.errored("params.invalid", "; ".join(self.problems))
+        if self.outside:
+            return Verdict.errored("params.out_of_range", "; ".join(self.outside))
+        return None
+
+    def __call__(self, inputs: Mapping[str, Any]) -> Verdict:
+        """The checker's function on ``inputs`` with these params (refused ones never:
+        ask ``refused`` first)."""
+        if self.problems or self.outside:
+            raise ValueError(f"{self.checker.key}: params refused; ask refused first")
+        return self.checker.function(inputs, self.params)
+
+
+def _fits(value: Any, param: Param) -> bool:
+    if isinstance(value, bool) and bool not in param.types:
+        return False  # True is an int in Python, never in a param
+    return isinstance(value, param.types)
+
+
+@dataclass(frozen=True)
 class Checker:
     """A registered built-in checker: ``name@version`` plus its documentation."""
 
@@ -250,6 +291,37 @@ class Checker:
     @property
     def all_reasons(self) -> Mapping[str, str]:
         return {**self.reasons, **COMMON_ERRORS}
+
+    @property
+    def module(self) -> str:
+        """The module that declares it: the registry's index names it."""
+        return self.function.__module__
+
+    def bind(self, params: Mapping[str, Any]) -> Bound:
+        """``params`` checked against the declared ones, defaults filled in: the one
+        place both happen, for the runner, the build and the claim rules alike."""
+        declared = {p.name: p for p in self.params}
+        problems = []
+        for name in params:
+            if name not in declared:
+                known = ", ".join(declared) or "none"
+                problems.append(f"{self.key} has no param {name!r} (it takes: {known})")
+        for param in self.params:
+            if param.name not in params:
+                if param.required:
+                    problems.append(f"{self.key} needs param {param.name!r}: {param.doc}")
+            elif not _fits(params[param.name], param):
+                wanted = " or ".join(t.__name__ for t in param.types)
+                observed = type(params[param.name]).__name__
+                problems.append(f"param {param.name!r} must be {wanted}, observed {observed}")
+        outside = []
+        for param in self.params:
+            why = param.out_of_range(params[param.name]) if param.name in params else None
+            if why:
+                outside.append(f"{self.key}: {why}")
+        full = {p.name: p.default for p in self.params if not p.required}
+        full.update(params)
+        return Bound(self, params, full, tuple(problems), tuple(outside))
 
 
 def checker(

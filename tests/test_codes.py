@@ -7,7 +7,10 @@ import ast
 import re
 from pathlib import Path
 
-from bundler.codes import CODES, FILE_LIKE, lookup, reference
+import pytest
+
+from bundler.codes import CODES, EXIT_CODES, FILE_LIKE, Ends, lookup, reference
+from bundler.errors import UsageError
 from checkers import registry
 from checkers.api import COMMON_ERRORS
 
@@ -32,7 +35,9 @@ def codes_made_in(source: str) -> set[str]:
         ):
             found.add(node.value)
 
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    tree.body = [n for n in tree.body if not _declares_meanings(n)]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call) and not _imports_a_module(node):
             for arg in node.args:
                 take(arg)
@@ -51,6 +56,12 @@ def codes_made_in(source: str) -> set[str]:
     return found
 
 
+def _declares_meanings(node: ast.stmt) -> bool:
+    """``COMMON_ERRORS = {...}`` (checkers/api.py) says what codes mean; it makes none."""
+    target = node.target if isinstance(node, ast.AnnAssign) else None
+    return isinstance(target, ast.Name) and target.id == "COMMON_ERRORS"
+
+
 def _imports_a_module(call: ast.Call) -> bool:
     """``importlib.import_module("compression.zstd")``: a module name, not a code."""
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
@@ -59,7 +70,8 @@ def _imports_a_module(call: ast.Call) -> bool:
 
 def used_codes() -> dict[str, str]:
     out: dict[str, str] = {}
-    for path in sorted((REPO / "bundler").rglob("*.py")):
+    # the runner's codes, and checkers/api.py, where a checker's params are checked
+    for path in [*sorted((REPO / "bundler").rglob("*.py")), REPO / "checkers" / "api.py"]:
         if path.name == "codes.py":
             continue
         for code in codes_made_in(path.read_text(encoding="utf-8")):
@@ -79,7 +91,7 @@ def test_every_code_the_tool_makes_is_in_the_table() -> None:
         for code, where in used_codes().items()
         if lookup(code) is None and code not in declared
     }
-    assert missing == {}, "add these to bundler/codes.py, then run python -m bundler.codes"
+    assert missing == {}, "add these to bundler/codes.py, then run python -m bundler.generate"
 
 
 def test_every_code_in_the_table_is_made_somewhere() -> None:
@@ -111,4 +123,62 @@ def test_the_scan_finds_a_code_in_each_form_and_the_table_catches_a_new_one() ->
 
 def test_the_codes_reference_is_generated_from_the_table() -> None:
     committed = (REPO / "manifests" / "CODES.md").read_text(encoding="utf-8")
-    assert committed == reference(), "run: python -m bundler.codes > manifests/CODES.md"
+    assert committed == reference(), "manifests/CODES.md is stale: run python -m bundler.generate"
+
+
+def test_each_golden_run_ends_as_the_table_says() -> None:
+    """The exit code of each golden ``verify`` is the one the table gives the code it
+    names (or, for a run that ends with a claim status, the one ``EXIT_CODES`` gives
+    that status): the table is what decides, and a run that did otherwise fails here."""
+    import json
+
+    from tests.golden.regenerate_cli import CLI, GOLDENS
+
+    for name, spec in GOLDENS.items():
+        observed = json.loads((CLI / f"{name}.json").read_text(encoding="utf-8"))["exit_code"]
+        status = name.split("-", 1)[1]
+        if spec.code is not None:
+            entry = lookup(spec.code)
+            assert entry is not None and entry.ends.exit == observed, (name, entry)
+        elif status in EXIT_CODES:
+            assert EXIT_CODES[status] == observed, name
+        else:
+            assert observed == UsageError.exit_code == Ends.USAGE.exit, name
+
+
+def test_the_error_types_and_results_take_their_exit_codes_from_the_table() -> None:
+    from bundler.errors import BuildRefused, BundleRejected
+    from bundler.store.errors import ArchiveError, ArchiveRefused, ArchiveTampered
+    from bundler.store.reverify import Reverification
+
+    assert [e.exit_code for e in (BundleRejected, BuildRefused, ArchiveError)] == [3, 1, 2]
+    assert (ArchiveRefused.exit_code, ArchiveTampered.exit_code) == (3, 3)
+    for error in (UsageError, BundleRejected, BuildRefused, ArchiveRefused, ArchiveTampered):
+        assert error.exit_code == error.ends.exit
+    by_result = {r: Reverification("x", r, {}, [], {}).exit_code for r in EXIT_CODES}
+    assert by_result == {
+        "supported": 0,
+        "contradicted": 1,
+        "inconclusive": 4,
+        "rejected": 3,
+        "missing": 3,
+        "rotted": 3,
+        "error": 5,
+    }
+    assert by_result["missing"] == CODES["store.missing"].ends.exit
+    assert by_result["inconclusive"] == CODES["input.unreadable"].ends.exit
+    with pytest.raises(ValueError, match="NOTE does not end a command"):
+        _ = Ends.NOTE.exit_code
+
+
+def test_the_meanings_of_the_errors_every_checker_may_return_are_written_once() -> None:
+    from bundler.codes import CODE_ERRORS
+
+    assert {c: CODES[c].meaning for c in COMMON_ERRORS} == dict(COMMON_ERRORS)
+    assert set(CODE_ERRORS) == {
+        "code.not_allowed",
+        "code.timeout",
+        "code.crashed",
+        "code.raised",
+        "code.processes",
+    }

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "bundler.store": 6,
     "bundler.cli": 7,
     "bundler.__main__": 8,
+    "bundler.generate": 8,
 }
 
 PURE = (

@@ -37,7 +37,7 @@ from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.preregistration import input_names
-from bundler.run.runner import params_problems, range_problems, same_file, vacuity
+from bundler.run.runner import same_file, vacuity
 from checkers import yamlfile
 
 SOURCE_NAME = "bundle.yaml"
@@ -494,10 +494,11 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
                     "case.role_shape",
                     f"input {role_name!r} of {found.key} takes {want}",
                 )
-        wrong = params_problems(found, case["params"])
+        bound = found.bind(case["params"])
+        wrong = bound.problems
         for message in wrong:
             out.add(("cases", i, "params"), "case.params", message)
-        outside = [] if wrong else range_problems(found, case["params"])
+        outside = () if wrong else bound.outside
         for message in outside:
             out.add(("cases", i, "params"), "case.params_out_of_range", message)
         refused = None if wrong or outside else vacuity(found, case["params"])

@@ -62,9 +62,7 @@ def effective_params(case: Case) -> dict[str, Any]:
     """The params a case's checker is called with: a built-in's defaults filled in, so
     ``{}`` and the defaults written out are the same check."""
     found = None if case.checker.startswith(BUNDLED_PREFIX) else checkers.get(case.checker)
-    full = {p.name: p.default for p in found.params if not p.required} if found else {}
-    full.update(case.params)
-    return full
+    return dict(found.bind(case.params).params) if found else dict(case.params)
 
 
 def check_of(case: Case) -> str:

@@ -22,10 +22,10 @@ import checkers
 from bundler.format import documents, strictjson
 from checkers.api import (
     STRICT,
+    Bound,
     Checker,
     CheckerInputError,
     InputKind,
-    Param,
     Reading,
     Verdict,
     failed_substantively,
@@ -75,54 +75,6 @@ def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str,
         "checkers": {key: origin(key) for key in used},
         "libraries": dict(sorted(libraries.items())),
     }
-
-
-def params_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
-    """Why ``params`` do not fit the checker's declared params (empty if they do)."""
-    problems = []
-    declared = {p.name: p for p in found.params}
-    for name in params:
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            problems.append(f"{found.key} has no param {name!r} (it takes: {known})")
-    for param in found.params:
-        if param.name not in params:
-            if param.required:
-                problems.append(f"{found.key} needs param {param.name!r}: {param.doc}")
-        elif not _fits(params[param.name], param):
-            wanted = " or ".join(t.__name__ for t in param.types)
-            observed = type(params[param.name]).__name__
-            problems.append(f"param {param.name!r} must be {wanted}, observed {observed}")
-    return problems
-
-
-def range_problems(found: Checker, params: Mapping[str, Any]) -> list[str]:
-    """Why a number in ``params`` is outside its param's documented range (empty if none
-    is); the message names the param, the value and the range."""
-    problems = []
-    for param in found.params:
-        why = param.out_of_range(params[param.name]) if param.name in params else None
-        if why:
-            problems.append(f"{found.key}: {why}")
-    return problems
-
-
-def params_refused(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
-    """The error verdict of params the checker does not take (``params.invalid``) or whose
-    numbers are outside their documented range (``params.out_of_range``); else None."""
-    problems = params_problems(found, params)
-    if problems:
-        return Verdict.errored("params.invalid", "; ".join(problems))
-    outside = range_problems(found, params)
-    if outside:
-        return Verdict.errored("params.out_of_range", "; ".join(outside))
-    return None
-
-
-def _fits(value: Any, param: Param) -> bool:
-    if isinstance(value, bool) and bool not in param.types:
-        return False  # True is an int in Python, never in a param
-    return isinstance(value, param.types)
 
 
 class _LoadError(Exception):
@@ -342,11 +294,11 @@ def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
     admit an input that fails with a reason saying that statement is wrong: a check that
     can fail on one claimed figure, or for a reason no figure causes, says nothing of the
     others."""
-    refused = params_refused(found, params) or _can_fail(found, params)
+    bound = found.bind(params)
+    refused = bound.refused or _can_fail(bound)
     if refused is not None:
         return refused
-    full = {p.name: p.default for p in found.params if not p.required}
-    full.update(params)
+    full = bound.params
     for param in found.params:
         value = full.get(param.name)
         if not param.states or value is None:
@@ -358,23 +310,20 @@ def _vacuity(found: Checker, params: Mapping[str, Any]) -> Verdict | None:
         else:
             parts = [(param.name, dict(params))]
         for what, part in parts:
-            refused = _can_fail(found, part, param.states, what)
+            refused = _can_fail(found.bind(part), param.states, what)
             if refused is not None:
                 return refused
     return None
 
 
-def _can_fail(
-    found: Checker, params: Mapping[str, Any], codes: tuple[str, ...] = (), what: str = ""
-) -> Verdict | None:
-    """None when the counterexample of ``params`` fails the checker for one of its own
-    reasons (one of ``codes``, when given: the reasons that say ``what`` is wrong)."""
+def _can_fail(bound: Bound, codes: tuple[str, ...] = (), what: str = "") -> Verdict | None:
+    """None when the counterexample of the bound params fails the checker for one of its
+    own reasons (one of ``codes``, when given: the reasons that say ``what`` is wrong)."""
+    found = bound.checker
     if found.counterexample is None:
         return _vacuous(found, "it declares no counterexample, so nothing shows it can fail")
-    full = {p.name: p.default for p in found.params if not p.required}
-    full.update(params)
     try:
-        inputs = found.counterexample(full)
+        inputs = found.counterexample(bound.params)
     except CheckerInputError as exc:
         code = exc.code if exc.code in found.all_reasons else "params.invalid"
         return Verdict.errored(code, exc.message)
@@ -387,7 +336,7 @@ def _can_fail(
     about = f"{what}: " if what else ""
     if inputs is None:
         return _vacuous(found, f"{about}no input fails it")
-    verdict = run_checker(found, inputs, params)
+    verdict = call(bound, inputs)
     if failed_substantively(verdict) and (not codes or set(codes) & set(verdict.codes)):
         return None
     if verdict.status == "error" and {"params.invalid", "params.out_of_range"} & set(verdict.codes):
@@ -399,13 +348,18 @@ def _can_fail(
 
 def run_checker(found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Call a checker and police what comes back."""
-    refused = params_refused(found, params)
+    return call(found.bind(params), inputs)
+
+
+def call(bound: Bound, inputs: Mapping[str, Any]) -> Verdict:
+    """Call a checker with its bound params and police what comes back: refused params,
+    an input error or an exception become an error verdict."""
+    found = bound.checker
+    refused = bound.refused
     if refused is not None:
         return refused
-    full = {p.name: p.default for p in found.params if not p.required}
-    full.update(params)
     try:
-        verdict = found.function(inputs, full)
+        verdict = bound(inputs)
     except CheckerInputError as exc:
         code = exc.code if exc.code in found.all_reasons else "input.invalid"
         return Verdict.errored(code, exc.message)
@@ -544,7 +498,8 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
         return Verdict.errored(
             "checker.unavailable", f"this verifier has no checker {case.checker}"
         )
-    refused = params_refused(found, case.params)
+    bound = found.bind(case.params)
+    refused = bound.refused
     if refused is not None:
         return refused
     twice = same_file(found, case.inputs)
@@ -559,7 +514,7 @@ def _run_case(case: Case, root: Path, listed: Mapping[str, str]) -> Verdict:
         return Verdict.errored(exc.code, str(exc))
     except OSError as exc:
         return Verdict.errored("input.unreadable", f"cannot read an input: {exc.strerror}")
-    return run_checker(found, inputs, case.params)
+    return call(bound, inputs)
 
 
 def not_allowed(manifest: Manifest, case: Case) -> Verdict:

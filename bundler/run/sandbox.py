@@ -27,11 +27,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bundler.codes import CODE_ERRORS
 from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker, Case, Manifest
 from bundler.format.results import bad_verdict, police
@@ -39,14 +39,6 @@ from checkers.api import COMMON_ERRORS, Reason, Verdict
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
 MARKER = b"\n\0reprobundle-end-"
-CODE_ERRORS: Mapping[str, str] = {
-    "code.not_allowed": "bundled code was not allowed to run here",
-    "code.timeout": "the bundled checker did not answer in time; its processes were killed",
-    "code.crashed": "the bundled checker's process died",
-    "code.raised": "the bundled checker raised an exception",
-    "input.tampered": "the bundled checker changed its inputs",
-    "code.processes": "the bundled checker ran more processes than allowed; they were killed",
-}
 
 
 @dataclass(frozen=True)

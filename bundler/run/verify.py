@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from bundler.codes import EXIT_CODES
 from bundler.container.extract import (
     BeforePayload,
     CheckedBundle,
@@ -45,8 +46,6 @@ from bundler.version import __version__
 
 if TYPE_CHECKING:
     from bundler.signatures.preregistration import Preregistration
-
-EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
 
 
 @dataclass(frozen=True)

@@ -12,25 +12,26 @@ import errno
 import sqlite3
 from pathlib import Path
 
+from bundler.codes import Ends
 from bundler.errors import BundlerError, Problem
 
 
 class ArchiveError(BundlerError):
     """The archive cannot do what was asked (missing, not writable, full, busy, ...)."""
 
-    exit_code = 2
+    ends = Ends.ARCHIVE
 
 
 class ArchiveRefused(BundlerError):
     """A bundle was refused (integrity, a reused name and version); the refusal is logged."""
 
-    exit_code = 3
+    ends = Ends.REJECTED
 
 
 class ArchiveTampered(BundlerError):
     """The audit log or the store does not match its own hashes or a checkpoint."""
 
-    exit_code = 3
+    ends = Ends.TAMPERED
 
 
 _OS_HINTS = {

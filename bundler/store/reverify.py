@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bundler.codes import EXIT_CODES as EXIT_CODES  # one map, re-exported for the store
 from bundler.container.extract import Limits
 from bundler.signatures.trust import Policy
 from bundler.store.signers import Signed
@@ -24,15 +25,6 @@ from bundler.store.signers import Signed
 # Overall results a verification can record, worst first (the batch exit code follows it).
 RESULTS = ("missing", "rotted", "rejected", "error", "contradicted", "inconclusive", "supported")
 BIT_ROT = ("missing", "rotted")
-EXIT_CODES = {
-    "missing": 3,
-    "rotted": 3,
-    "rejected": 3,
-    "error": 5,
-    "contradicted": 1,
-    "inconclusive": 4,
-    "supported": 0,
-}
 
 
 @dataclass(frozen=True)

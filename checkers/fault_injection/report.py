@@ -169,7 +169,6 @@ def _fault_judgement(fault: str, any_failed: bool, known: set[str]) -> Judgement
 
 _LENIENT = Reading(yaml_aliases=True, json_constants=True)
 _SHOWN = 20  # names listed in a message or in details before "(+N more)"
-MAX_TOLERANCE = 0.05
 
 
 def _few(names: Sequence[str]) -> str:

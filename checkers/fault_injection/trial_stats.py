@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..api import (
+    MAX_TOLERANCE,
     CheckerInputError,
     InputKind,
     Param,
@@ -17,7 +18,7 @@ from ..api import (
     checker,
     first_failing,
 )
-from .report import _LENIENT, _SHOWN, MAX_TOLERANCE, _few, _show
+from .report import _LENIENT, _SHOWN, _few, _show
 from .trials import (
     _RULE_TEXT,
     DEFAULT_FIELDS,

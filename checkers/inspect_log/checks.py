@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..api import MAX_TOLERANCE, CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
 from .log import (
     InspectLog,
     LogError,
@@ -58,8 +58,6 @@ LOG_ROLE = Role(
     InputKind.BYTES,
     "an Inspect AI log as Inspect wrote it: a .eval file (zip of zstd JSON) or a .json log",
 )
-
-MAX_TOLERANCE = 0.05
 
 
 def load(inputs: Mapping[str, Any]) -> InspectLog:

@@ -7,21 +7,3 @@ Intent-Router repository's own format, judged as its grader does, for @2),
 (intent-expectations and suite-threshold, @1 and @2), ``contamination.py``
 (contamination@1), ``group_rates.py`` (group-rates@1).
 """
-
-from .contamination import contamination
-from .expectations import (
-    intent_expectations,
-    intent_expectations_v2,
-    suite_threshold,
-    suite_threshold_v2,
-)
-from .group_rates import group_rates
-
-__all__ = [
-    "contamination",
-    "group_rates",
-    "intent_expectations",
-    "intent_expectations_v2",
-    "suite_threshold",
-    "suite_threshold_v2",
-]

@@ -4,7 +4,3 @@ from the run's own samples.
 Model: ``run.py`` (the results and samples files, and lm-eval's rules). Checks:
 ``checks.py`` (lm-eval-metric@1, lm-eval-counts@1, lm-eval-hashes@1).
 """
-
-from .checks import lm_eval_counts, lm_eval_hashes, lm_eval_metric
-
-__all__ = ["lm_eval_counts", "lm_eval_hashes", "lm_eval_metric"]

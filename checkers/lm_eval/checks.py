@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import (
+    MAX_TOLERANCE,
     CheckerInputError,
     InputKind,
     Param,
@@ -56,7 +57,6 @@ SAMPLES_ROLE = Role(
     "the task's samples_<task>_<time>.jsonl (written with --log_samples)",
     reading=Reading(json_constants=True, lines_at_newline=True),
 )
-MAX_TOLERANCE = 0.05
 _TASK = Param("task", "the task's name, as the results file's `results` names it", (str,))
 
 

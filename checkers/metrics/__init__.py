@@ -4,7 +4,3 @@ F1 recomputed from a labelled table.
 Model: ``model.py`` (confusion matrices, figures, a claim judged). Checks: ``checks.py``
 (classification-metrics@1, @2).
 """
-
-from .checks import classification_metrics, classification_metrics_v2
-
-__all__ = ["classification_metrics", "classification_metrics_v2"]

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import (
+    MAX_TOLERANCE,
     CheckerInputError,
     InputKind,
     Param,
@@ -24,7 +25,7 @@ from ..api import (
     checker,
     first_failing,
 )
-from .model import MAX_TOLERANCE, ConfusionV2, confusions, judge_claimed
+from .model import ConfusionV2, confusions, judge_claimed
 
 
 def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:

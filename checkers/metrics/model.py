@@ -20,7 +20,6 @@ from ..api import (
 FIGURES = ("accuracy", "precision", "recall", "f1")
 COUNTS = ("tp", "fp", "fn", "tn", "n")
 UNDEFINED = "undefined"
-MAX_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)

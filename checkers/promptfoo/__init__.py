@@ -4,7 +4,3 @@ Model: ``results.py`` (the results file and promptfoo's assertion rules). Checks
 ``checks.py`` (promptfoo-stats@1/@2, promptfoo-assert@1/@2); ``jsregex.py`` (the subset of
 JavaScript regular expressions re-run in Python).
 """
-
-from .checks import promptfoo_assert, promptfoo_assert_v2, promptfoo_stats, promptfoo_stats_v2
-
-__all__ = ["promptfoo_assert", "promptfoo_assert_v2", "promptfoo_stats", "promptfoo_stats_v2"]

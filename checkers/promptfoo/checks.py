@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import (
+    MAX_TOLERANCE,
     CheckerInputError,
     InputKind,
     Param,
@@ -49,9 +50,6 @@ from .results import (
     skip_reason,
     tokens_v2,
 )
-
-# A wider tolerance on a pass rate would admit a claim and its opposite (1.0 +- 0.99).
-MAX_TOLERANCE = 0.05
 
 RESULTS_ROLE = Role(
     "results",

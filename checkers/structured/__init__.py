@@ -3,7 +3,3 @@
 The comparison itself (``checkers/compare.py``) is shared with the families that compare
 documents; this package only declares the checkers.
 """
-
-from .checks import structured_equal, structured_equal_v2
-
-__all__ = ["structured_equal", "structured_equal_v2"]

@@ -4,7 +4,3 @@ reference traces.
 Model: ``skeleton.py`` (traces, learning, matching, model formats 1 and 2), ``draw.py``
 (drawings and summaries of a model). Checks: ``checks.py`` (trajectory-skeleton@1, @2).
 """
-
-from .checks import trajectory_skeleton, trajectory_skeleton_v2
-
-__all__ = ["trajectory_skeleton", "trajectory_skeleton_v2"]

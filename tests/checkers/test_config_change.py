@@ -27,14 +27,11 @@ from checkers.api import (
     Verdict,
     checker,
 )
-from checkers.config_change import (
-    call_args_schema,
-    merge_reconstruct,
-    no_write_attempts,
-    review_matches_submission,
-    state_unchanged,
-)
-from checkers.config_change.merge import reconstruct
+from checkers.config_change.call_args import call_args_schema
+from checkers.config_change.merge import merge_reconstruct, reconstruct
+from checkers.config_change.review import review_matches_submission
+from checkers.config_change.state import state_unchanged
+from checkers.config_change.writes import no_write_attempts
 
 
 def run(check: Checker, inputs: Mapping[str, Any], **params: Any) -> Verdict:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import checkers
-from bundler.run.runner import params_refused, run_checker, vacuity
+from bundler.run.runner import run_checker, vacuity
 from checkers import yamlfile
 from checkers.api import Checker, failed_substantively
 from checkers.witness import example
@@ -128,7 +128,7 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 def check_property(key: str, params: dict[str, Any]) -> bool | None:
     found = checkers.registry()[key]
-    if params_refused(found, params) is not None:
+    if found.bind(params).refused is not None:
         return None
     refused = vacuity(found, params)
     if refused is not None and "params.invalid" in refused.codes:
@@ -367,7 +367,7 @@ def test_accepted_params_admit_an_input_that_fails_across_each_range(
         refused = vacuity(found, given_params)
         assert refused is not None and "params.out_of_range" in refused.codes
         return
-    if params_refused(found, given_params) is not None:
+    if found.bind(given_params).refused is not None:
         return
     refused = vacuity(found, given_params)
     if refused is not None:  # refused params are never run: the property is about accepted ones

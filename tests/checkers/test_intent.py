@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 
 from checkers import registry
 from checkers.api import Checker, CheckerInputError, Verdict
-from checkers.intent import contamination, group_rates, intent_expectations, suite_threshold
 from checkers.intent.cases import classify_pointer, judge_suite
+from checkers.intent.contamination import contamination
+from checkers.intent.expectations import intent_expectations, suite_threshold
+from checkers.intent.group_rates import group_rates
 
 # --------------------------------------------------------------------------- helpers
 

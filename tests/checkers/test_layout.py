@@ -10,14 +10,12 @@ of its check modules.
 from __future__ import annotations
 
 import ast
-import importlib
-import pkgutil
 from pathlib import Path
 
 import pytest
 
 import checkers
-from checkers.api import Checker
+from bundler import generate
 
 ROOT = Path(checkers.__file__).parent
 
@@ -88,17 +86,11 @@ FAMILY_DIRS = sorted(p.parent for p in ROOT.glob("*/__init__.py"))
 
 def check_modules() -> set[str]:
     """The modules that declare a checker (a ``Checker`` whose function they define)."""
-    found = set()
-    for info in pkgutil.walk_packages([str(ROOT)], prefix="checkers."):
-        module = importlib.import_module(info.name)
-        for value in vars(module).values():
-            if isinstance(value, Checker) and value.function.__module__ == info.name:
-                found.add(info.name)
-    return found
+    return set(generate.declared().values())
 
 
-def test_every_family_in_the_registry_is_a_package_of_its_own() -> None:
-    assert sorted(checkers.FAMILIES) == sorted(p.name for p in FAMILY_DIRS)
+def test_every_checker_is_declared_in_a_family_package() -> None:
+    assert {family_of(m) for m in checkers.MODULE_OF.values()} == {p.name for p in FAMILY_DIRS}
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))

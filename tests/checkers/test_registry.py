@@ -1,4 +1,6 @@
-"""The table that says which module holds each checker matches what the modules define."""
+"""A checker is declared once, in its module; the index that says where each lives, the
+README's reference and the codes reference are generated from the declarations, and a
+stale one fails here naming the command that regenerates it."""
 
 from __future__ import annotations
 
@@ -11,48 +13,85 @@ from typing import Any
 import pytest
 
 import checkers
+from bundler import generate
 
 
-def test_every_checker_is_found_in_the_family_the_table_names() -> None:
-    defined = {key: family for family in checkers.FAMILIES for key in checkers.defined_in(family)}
-    assert defined == checkers.FAMILY_OF
-    for key in checkers.FAMILY_OF:
+def test_the_index_names_the_module_that_declares_each_checker() -> None:
+    committed = generate.INDEX.read_text(encoding="utf-8")
+    assert committed == generate.index_source(generate.declared()), (
+        f"checkers/_index.py is stale: run {generate.COMMAND}"
+    )
+    for key, module in checkers.MODULE_OF.items():
         found = checkers.get(key)
-        assert found is not None and found.key == key
+        assert found is not None and found.key == key and found.module == module
     assert checkers.get("no-such-checker@1") is None
     assert checkers.get("structured-equal@9") is None
 
 
-def test_asking_for_one_checker_loads_only_its_family() -> None:
+def test_the_readme_reference_is_generated_from_the_declarations() -> None:
+    assert generate.README.read_text(encoding="utf-8") == generate.generated()[generate.README], (
+        f"checkers/README.md's reference is stale: run {generate.COMMAND}"
+    )
+
+
+def test_a_new_checker_module_is_found_by_the_scan_and_stales_the_index(monkeypatch: Any) -> None:
+    """Adding a checker is writing its module: the scan finds it and the committed
+    index no longer matches, until it is regenerated."""
+    one = checkers.get("structured-equal@1")
+    assert one is not None
+    module = types.ModuleType("checkers.structured.extra")
+
+    def extra(inputs: Any, params: Any) -> Any:
+        """Extra."""
+
+    extra.__module__ = module.__name__
+    module.extra = dataclasses.replace(one, version=99, function=extra)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    found = generate.declared([*generate.modules(), module.__name__])
+    assert found["structured-equal@99"] == "checkers.structured.extra"
+    assert generate.index_source(found) != generate.INDEX.read_text(encoding="utf-8")
+
+
+def test_asking_for_one_checker_loads_only_its_module() -> None:
     code = (
         "import sys, checkers; checkers.get('structured-equal@1'); "
         "print(sorted(m for m in sys.modules if m.startswith('checkers.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "checkers.structured" in out.stdout
+    assert "checkers.structured.checks" in out.stdout
     assert "checkers.config_change" not in out.stdout
+    code = code.replace("structured-equal@1", "merge-reconstruct@1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "checkers.config_change.merge" in out.stdout
+    assert "checkers.config_change.writes" not in out.stdout
 
 
-def test_two_checkers_with_one_key_in_a_family_are_refused(monkeypatch: Any) -> None:
+def test_two_checkers_with_one_key_in_a_module_are_refused(monkeypatch: Any) -> None:
     one = checkers.get("structured-equal@1")
     assert one is not None
-    family = types.ModuleType("checkers.twice")
-    family.first = one  # type: ignore[attr-defined]
-    family.alias = one  # type: ignore[attr-defined]  # one checker under two names is fine
-    monkeypatch.setitem(sys.modules, "checkers.twice", family)
-    assert checkers.defined_in("twice") == {one.key: one}
+    module = types.ModuleType("checkers.twice")
+    module.first = one  # type: ignore[attr-defined]
+    module.alias = one  # type: ignore[attr-defined]  # one checker under two names is fine
+    monkeypatch.setitem(sys.modules, "checkers.twice", module)
+    assert checkers.defined_in("checkers.twice") == {one.key: one}
     checkers.defined_in.cache_clear()
-    family.second = dataclasses.replace(one, summary="another")  # type: ignore[attr-defined]
+    module.second = dataclasses.replace(one, summary="another")  # type: ignore[attr-defined]
     with pytest.raises(RuntimeError, match="structured-equal@1 is registered twice"):
-        checkers.defined_in("twice")
+        checkers.defined_in("checkers.twice")
+    checkers.defined_in.cache_clear()
 
 
-def test_one_key_defined_by_two_families_is_refused(monkeypatch: Any) -> None:
+def test_one_key_declared_by_two_modules_is_refused(monkeypatch: Any) -> None:
     one = checkers.get("structured-equal@1")
     assert one is not None
-    family = types.ModuleType("checkers.twice")
-    family.copy = dataclasses.replace(one, summary="another")  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "checkers.twice", family)
-    monkeypatch.setattr(checkers, "FAMILIES", (*checkers.FAMILIES, "twice"))
+    module = types.ModuleType("checkers.structured.copy")
+
+    def copy(inputs: Any, params: Any) -> Any:
+        """Copy."""
+
+    copy.__module__ = module.__name__
+    module.copy = dataclasses.replace(one, function=copy)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
     with pytest.raises(RuntimeError, match="structured-equal@1 is registered twice"):
-        checkers.registry.__wrapped__()
+        generate.declared([*generate.modules(), module.__name__])
+    checkers.defined_in.cache_clear()

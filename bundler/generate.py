@@ -1,0 +1,165 @@
+"""The files generated from the declarations, and the command that writes them.
+
+Each declaration is written once and the files that repeat it are generated:
+``checkers/_index.py`` (which module declares each checker) and the reference section of
+``checkers/README.md`` from the ``@checker`` declarations, ``manifests/CODES.md`` from
+``bundler/codes.py``. ``python -m bundler.generate`` rewrites all three; tests fail when
+one is stale and name that command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import checkers
+from bundler import codes
+from checkers.api import Checker, Param, Role
+
+REPO = Path(checkers.__file__).resolve().parent.parent
+INDEX = REPO / "checkers" / "_index.py"
+README = REPO / "checkers" / "README.md"
+CODES = REPO / "manifests" / "CODES.md"
+COMMAND = "python -m bundler.generate"
+BEGIN = "<!-- generated from the @checker declarations by python -m bundler.generate -->"
+END = "<!-- end of the generated reference -->"
+
+
+def modules() -> list[str]:
+    """Every module under ``checkers/``."""
+    return [info.name for info in pkgutil.walk_packages(checkers.__path__, prefix="checkers.")]
+
+
+def declared(names: Iterable[str] | None = None) -> dict[str, str]:
+    """Every checker the modules ``names`` (all of ``checkers/`` by default) declare (a
+    ``Checker`` whose function the module defines), ``name@version`` -> that module.
+    Imports them; a key declared twice is refused."""
+    found: dict[str, str] = {}
+    for name in modules() if names is None else names:
+        for value in vars(importlib.import_module(name)).values():
+            if not isinstance(value, Checker) or value.module != name:
+                continue
+            if found.setdefault(value.key, name) != name:
+                raise RuntimeError(f"checker {value.key} is registered twice")
+        checkers.defined_in(name)  # two checkers with one key in a module: refused
+    return dict(sorted(found.items()))
+
+
+def index_source(modules: Mapping[str, str]) -> str:
+    """The text of ``checkers/_index.py`` for ``modules`` (``name@version`` -> module)."""
+    lines = [
+        '"""Which module declares each built-in checker, by ``name@version``.',
+        "",
+        f"Generated from the ``@checker`` declarations by ``{COMMAND}``; do not",
+        'edit by hand (tests/checkers/test_registry.py fails when it is stale)."""',
+        "",
+        "MODULE_OF = {",
+        *(f'    "{key}": "{module}",' for key, module in sorted(modules.items())),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _takes(role: Role) -> str:
+    shape = "list of paths" if role.many else ("folder" if role.kind.value == "tree" else "path")
+    words = [
+        shape,
+        "optional" if role.optional else "",
+        "YAML aliases expanded" if role.reading.yaml_aliases else "",
+        "NaN/Infinity read" if role.reading.json_constants else "",
+        "lines end at \\n only" if role.reading.lines_at_newline else "",
+        "compared with the other compared roles" if role.compared else "",
+    ]
+    return ", ".join(w for w in words if w)
+
+
+def _param_row(param: Param) -> str:
+    types = " or ".join(t.__name__ for t in param.types)
+    default = "required" if param.required else f"`{json.dumps(param.default)}`"
+    doc = param.doc + (
+        f" (a wrong value fails with {', '.join(param.states)})" if param.states else ""
+    )
+    return f"| `{param.name}` | {types} | {_cell(default)} | {param.range} | {_cell(doc)} |"
+
+
+def describe(found: Checker) -> list[str]:
+    """One checker's reference, in Markdown: all of it read from its declaration."""
+    where = found.module.replace(".", "/") + ".py"
+    lines = [f"### `{found.key}`: {found.summary}", "", f"Declared in `{where}`."]
+    if found.libraries:
+        lines[-1] += f" Relies on: {', '.join(found.libraries)}."
+    lines += ["", "| input | kind | takes | content |", "| --- | --- | --- | --- |"]
+    lines += [
+        f"| `{r.name}` | {r.kind.value} | {_takes(r)} | {_cell(r.doc)} |" for r in found.roles
+    ]
+    lines.append("")
+    if found.params:
+        lines += ["| param | type | default | range | meaning |", "| --- | --- | --- | --- | --- |"]
+        lines += [_param_row(p) for p in found.params]
+    else:
+        lines.append("No params.")
+    lines += ["", "| reason (verdict fail) | meaning |", "| --- | --- |"]
+    lines += [f"| `{code}` | {_cell(meaning)} |" for code, meaning in found.reasons.items()]
+    if found.doc:
+        lines += ["", found.doc]
+    return [*lines, ""]
+
+
+def checkers_reference(registry: Mapping[str, Checker]) -> str:
+    """The generated section of ``checkers/README.md``, markers included."""
+    lines = [
+        BEGIN,
+        "## Reference",
+        "",
+        "Per checker, from its declaration: its inputs, params (type, default, range), the",
+        "reason codes it fails with, and its docstring (what it reads, compares and cannot",
+        "decide). Every checker may also return the error codes of `checkers/api.py`'s",
+        "`COMMON_ERRORS` (verdict error: the case is inconclusive), listed in",
+        "`manifests/CODES.md`.",
+        "",
+    ]
+    for found in registry.values():
+        lines += describe(found)
+    return "\n".join([*lines, END]) + "\n"
+
+
+def readme_with_reference(readme: str, reference: str) -> str:
+    """``readme`` with its generated section replaced by ``reference`` (appended when it
+    has none)."""
+    head, found, rest = readme.partition(BEGIN)
+    if not found:
+        return readme.rstrip("\n") + "\n\n" + reference
+    _, ended, tail = rest.partition(END + "\n")
+    if not ended:
+        raise ValueError(f"{README}: {BEGIN!r} without {END!r}")
+    return head + reference + tail
+
+
+def generated() -> dict[Path, str]:
+    """Each generated file and the text it must hold."""
+    readme = README.read_text(encoding="utf-8")
+    modules = declared()
+    every = {key: checkers.defined_in(module)[key] for key, module in modules.items()}
+    return {
+        INDEX: index_source(modules),
+        README: readme_with_reference(readme, checkers_reference(every)),
+        CODES: codes.reference(),
+    }
+
+
+def main() -> None:
+    for path, text in generated().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
