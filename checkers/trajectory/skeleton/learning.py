@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ..api import CheckerInputError
+from ...api import CheckerInputError
 
 MODEL_FORMAT = "trajectory-model/1"
 MODEL_FORMAT_2 = "trajectory-model/2"
