@@ -40,10 +40,10 @@ from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
-from ..api import Reason
-from ..jsonschemas import check_schema
-from ..plain import plain
-from .cases import input_invalid
+from ...api import Reason
+from ...jsonschemas import check_schema
+from ...plain import plain
+from ..cases import input_invalid
 
 # --------------------------------------------------------------------------- the format
 
