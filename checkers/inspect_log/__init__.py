@@ -5,7 +5,7 @@ reducers, metrics and deterministic scorers). Checks: ``checks.py`` (inspect-met
 inspect-counts, inspect-status, inspect-rescore: @1 trusts the params, @2 reads the header).
 """
 
-from .checks import (
+from .metric import (
     inspect_counts,
     inspect_counts_v2,
     inspect_metric,
