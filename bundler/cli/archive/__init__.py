@@ -9,12 +9,12 @@ from pathlib import Path
 
 import click
 
-from .audit import checkpoint, log, rebuild
-from .common import ARCHIVE_EXIT_HELP
-from .reading import export, list_bundles, show
-from .storing import add, init, preregister
-from .trusted_keys import trust
-from .verifying import verify
+from bundler.cli.archive.audit import checkpoint, log, rebuild
+from bundler.cli.archive.common import ARCHIVE_EXIT_HELP
+from bundler.cli.archive.reading import export, list_bundles, show
+from bundler.cli.archive.storing import add, init, preregister
+from bundler.cli.archive.trusted_keys import trust
+from bundler.cli.archive.verifying import verify
 
 
 @click.group(epilog=ARCHIVE_EXIT_HELP)

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from bundler.cli._shared import handle_errors
-
-from .common import ARCHIVE_EXIT_HELP, EXITS, opened
+from bundler.cli.archive.common import ARCHIVE_EXIT_HELP, EXITS, opened
 
 
 @click.command("checkpoint", epilog=EXITS["checkpoint"])

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from bundler.cli._shared import handle_errors, write_json
-
-from .common import EXITS, opened
+from bundler.cli.archive.common import EXITS, opened
 
 
 @click.command("list", epilog=EXITS["list"])

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from bundler.cli._shared import handle_errors, limit_options, limits_from, trust_options
-
-from .common import EXITS, given, opened
+from bundler.cli.archive.common import EXITS, given, opened
 
 if TYPE_CHECKING:
     from bundler.store import BundleRow

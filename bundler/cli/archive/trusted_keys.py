@@ -9,8 +9,7 @@ from typing import Any
 import click
 
 from bundler.cli._shared import handle_errors
-
-from .common import ARCHIVE_EXIT_HELP, opened
+from bundler.cli.archive.common import ARCHIVE_EXIT_HELP, opened
 
 
 @click.group("trust", epilog=ARCHIVE_EXIT_HELP)

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from bundler.cli._shared import handle_errors, limit_options, limits_from, trust_options, write_json
-
-from .common import EXITS, opened
+from bundler.cli.archive.common import EXITS, opened
 
 if TYPE_CHECKING:
     from bundler.store import BundleRow, Reverification
