@@ -465,11 +465,11 @@ def test_a_worker_that_dies_costs_only_its_own_bundle(
 
 
 def test_progress_bar_only_on_a_terminal(three: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bundler.cli import archive as archive_command
+    from bundler.cli.archive import verifying as archive_verify
 
     code, out, err = cli(three, "verify", "--all")
     assert code == 1 and "verifying" not in err
-    monkeypatch.setattr(archive_command, "on_terminal", lambda: True)
+    monkeypatch.setattr(archive_verify, "on_terminal", lambda: True)
     code, out, err = cli(three, "verify", "--all")
     assert code == 1 and "verifying" in err
     assert "3 bundle(s) verified" in out  # the lines are printed after the bar

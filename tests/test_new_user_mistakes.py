@@ -250,7 +250,7 @@ def test_ctrl_c_during_archive_verify_with_jobs_prints_no_worker_traceback(
     assert archive_cli(root, "add", *two)[0] == 0
     done = signalled(
         tmp_path,
-        "bundler.cli.archive:result_lines",
+        "bundler.cli.archive.verifying:result_lines",
         ["--signal", "INT", "--group"],
         ["archive", "--archive", str(root), "verify", "--all", "--jobs", "2"],
         session=True,

@@ -30,15 +30,8 @@ from bundler.importers import Checks, Imported, read_log_file, slug, write_sourc
 from bundler.importers.untrusted import bounded
 from bundler.run import runner
 from checkers.api import CheckerInputError
-from checkers.promptfoo.results import (
-    RULES_VERSION,
-    STAT_COUNTS,
-    Rerun,
-    ResultsV2,
-    read_results,
-    rerun_all,
-    tokens_v2,
-)
+from checkers.promptfoo.assertions import RULES_VERSION, Rerun, rerun_all
+from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tokens_v2
 
 CONTROLS = "inputs/controls"
 STATS = "promptfoo-stats@2"

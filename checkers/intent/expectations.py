@@ -23,7 +23,7 @@ Three rules from the seed are built in and cannot be switched off by a param:
 
 ``intent-expectations@2`` and ``suite-threshold@2`` take the Intent-Router repository's
 own ``evals/cases.yaml`` unchanged and judge runs recorded by its runner as its grader
-``evals/run.py`` does (model in ``checkers/intent/repo.py``): where the grader and the
+``evals/run.py`` does (model in ``checkers/intent/repo/``): where the grader and the
 article above disagree (a timeout is not a pass; the threshold is ceil(0.8 x cases), not a
 fixed 14/17; which pointers are legal), ``@2`` follows the grader. ``@1`` is unchanged.
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from .cases import input_invalid
 from .repo import (
-    CaseResult,
     Record,
+    RepoCaseResult,
     check_run,
-    parse_cases,
-    parse_outputs,
+    parse_records,
+    parse_repo_cases,
     runner_rule,
     schema_validator,
     workspace_files,
@@ -31,7 +31,7 @@ def judge(
     *,
     only: str = "",
     transcripts: Any = None,
-) -> list[CaseResult]:
+) -> list[RepoCaseResult]:
     """Parse the inputs and judge every case of the file (or only the case ``only``).
 
     The runs come from the records (``outputs_doc``) or from the runner's persisted
@@ -40,7 +40,7 @@ def judge(
     a silent not-run. With transcripts, as ``--rescore``, a case with no transcript was
     not run.
     """
-    cases = parse_cases(cases_doc)
+    cases = parse_repo_cases(cases_doc)
     validator = schema_validator(schema)
     if (outputs_doc is None) == (transcripts is None):
         raise input_invalid("give the runs either as outputs (records) or as transcripts, not both")
@@ -54,7 +54,7 @@ def judge(
                 for i, turns in enumerate(runs)
             ]
     else:
-        outputs = parse_outputs(outputs_doc, cases)
+        outputs = parse_records(outputs_doc, cases)
     if only:
         cases = [c for c in cases if c.id == only]
         if not cases:
@@ -66,8 +66,10 @@ def judge(
     for case in cases:
         records = outputs[case.id]
         if records is None:
-            results.append(CaseResult(case, None))
+            results.append(RepoCaseResult(case, None))
             continue
         files = workspace_files(tree, case.fixture)
-        results.append(CaseResult(case, [check_run(case, r, validator, files) for r in records]))
+        results.append(
+            RepoCaseResult(case, [check_run(case, r, validator, files) for r in records])
+        )
     return results

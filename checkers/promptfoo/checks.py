@@ -31,11 +31,11 @@ from ..api import (
     checker,
     first_failing,
 )
+from .assertions import RULES_VERSION, rerun, rerun_all, skip_reason
 from .results import (
     COUNTS,
     ERROR,
     PROMPT_COUNTS,
-    RULES_VERSION,
     STAT_COUNTS,
     TOKEN_FIGURES,
     count_problem,
@@ -45,9 +45,6 @@ from .results import (
     prompt_counts,
     read_results,
     read_rows,
-    rerun,
-    rerun_all,
-    skip_reason,
     tokens_v2,
 )
 

@@ -22,7 +22,7 @@ from bundler.errors import BuildRefused
 from bundler.importers.promptfoo import import_promptfoo
 from bundler.run.runner import run_checker
 from checkers.api import COMMON_ERRORS, Verdict
-from checkers.promptfoo.results import rerun_problem
+from checkers.promptfoo.assertions import rerun_problem
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo"
 RESULTS = DATA / "results.json"

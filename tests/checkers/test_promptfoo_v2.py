@@ -557,7 +557,7 @@ DOCUMENTED_0123 = [
 
 
 def test_every_type_promptfoo_documents_is_rerun_or_not_rerun_by_name() -> None:
-    from checkers.promptfoo.results import RERUN_V2, category
+    from checkers.promptfoo.assertions import RERUN_V2, category
 
     for kind in DOCUMENTED_0123:
         for name in (kind, f"not-{kind}"):

@@ -1,0 +1,167 @@
+"""Matching a trace against a skeleton: the essential states as an ordered subsequence
+of the trace's states, every problem collected."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Model
+from .traces import Trace, canonical
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a trace does not match the skeleton."""
+
+    code: str  # trajectory.missing | trajectory.order
+    state: str
+    message: str
+    details: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Match:
+    """The result of matching a trace against a skeleton."""
+
+    trace: str
+    skeleton: tuple[tuple[str, str], ...]  # (state id, label), in skeleton order
+    positions: Mapping[str, int | None]  # essential state -> step number (1-based)
+    problems: tuple[Problem, ...]
+    steps: int
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def matched(self) -> int:
+        return sum(1 for p in self.positions.values() if p is not None)
+
+    @property
+    def coverage(self) -> float:
+        return self.matched / len(self.skeleton) if self.skeleton else 1.0
+
+    def explain(self) -> str:
+        """One sentence a tester understands."""
+        total = len(self.skeleton)
+        if self.passed:
+            reached = sorted(self.skeleton, key=lambda item: self.positions[item[0]] or 0)
+            path = " → ".join(f"{label} (step {self.positions[s]})" for s, label in reached)
+            noise = self.steps - total
+            return (
+                f"trace '{self.trace}' passes: all {total} essential states reached in order: "
+                f"{path}; {noise} other step(s) are allowed noise."
+            )
+        reasons = "; ".join(p.message for p in self.problems)
+        return (
+            f"trace '{self.trace}' fails: {reasons} "
+            f"(coverage {self.matched} of {total} essential states)."
+        )
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "trace": self.trace,
+            "coverage": {
+                "matched": self.matched,
+                "essential": len(self.skeleton),
+                "share": round(self.coverage, 6),
+            },
+            "positions": [
+                {"state": s, "label": label, "step": self.positions[s]}
+                for s, label in self.skeleton
+            ],
+        }
+
+
+def match(model: Model, trace: Trace) -> Match:
+    """Find the essential states of ``model`` in ``trace`` as an ordered subsequence.
+
+    Each essential state is matched at its first occurrence after every state that must
+    precede it (greedy; this finds a match whenever one exists). Steps that match no
+    essential state are noise. Every problem is collected, not just the first.
+    """
+    by_key = {canonical(dict(s.identity)): s.id for s in model.states}
+    occurrences: dict[str, list[int]] = {}
+    for step in trace.steps:
+        state = by_key.get(canonical(model.equivalence.identify(step)))
+        if state is not None:
+            occurrences.setdefault(state, []).append(step.number)
+    before = model.predecessors()
+    positions: dict[str, int | None] = {}
+    problems: list[Problem] = []
+    for state in model.skeleton:
+        bound, anchor = 0, None  # the latest-placed state that must precede this one
+        for p in before[state]:
+            placed = positions.get(p)
+            if placed is not None and placed > bound:
+                bound, anchor = placed, p
+        seen = occurrences.get(state, [])
+        after = [n for n in seen if n > bound]
+        if after:
+            positions[state] = after[0]
+            continue
+        positions[state] = None
+        label = model.label(state)
+        if not seen:
+            where = f" after '{model.label(anchor)}'" if anchor else ""
+            problems.append(
+                Problem(
+                    "trajectory.missing",
+                    state,
+                    f"state '{label}' never reached{where}",
+                    {"state": state, "label": label, "after": anchor, "after_step": bound or None},
+                )
+            )
+        else:
+            assert anchor is not None  # seen but not after the bound: bound > 0
+            problems.append(
+                Problem(
+                    "trajectory.order",
+                    state,
+                    f"state '{label}' came only before '{model.label(anchor)}', which must "
+                    f"precede it ('{label}' at step(s) {', '.join(map(str, seen))}, "
+                    f"'{model.label(anchor)}' at step {bound})",
+                    {
+                        "state": state,
+                        "label": label,
+                        "steps": seen,
+                        "must_follow": anchor,
+                        "must_follow_step": bound,
+                    },
+                )
+            )
+    problems.extend(_repeat_problems(model, positions, occurrences))
+    return Match(
+        trace=trace.name,
+        skeleton=tuple((s, model.label(s)) for s in model.skeleton),
+        positions=positions,
+        problems=tuple(problems),
+        steps=len(trace.steps),
+    )
+
+
+def _repeat_problems(
+    model: Model, positions: Mapping[str, int | None], occurrences: Mapping[str, list[int]]
+) -> list[Problem]:
+    """``trajectory.repeat_missing`` for each recorded repeat the trace lacks. Positions
+    are the earliest possible, so "q after p" is checked where it is easiest to meet."""
+    problems = []
+    for p, q in model.repeats:
+        at = positions.get(p)
+        if at is None or positions.get(q) is None:
+            continue  # p or q is already reported missing or misordered
+        if any(n > at for n in occurrences.get(q, [])):
+            continue
+        label, after = model.label(q), model.label(p)
+        problems.append(
+            Problem(
+                "trajectory.repeat_missing",
+                q,
+                f"state '{label}' not reached again after '{after}' (step {at}); every "
+                f"reference reaches '{label}' after '{after}'",
+                {"state": q, "label": label, "after": p, "after_step": at},
+            )
+        )
+    return problems
