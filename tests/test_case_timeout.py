@@ -54,10 +54,9 @@ def case(key: str) -> Case:
 
 @pytest.mark.usefixtures("registered")
 def test_a_checker_that_never_returns_is_stopped(tmp_path: Path) -> None:
+    """spin@1 cannot return by itself: that run_case returns at all is the stop."""
     before = signal.getsignal(signal.SIGALRM)
-    started = time.monotonic()
     verdict = run_case(case("spin@1"), tmp_path, {}, seconds=0.3)
-    assert time.monotonic() - started < 5
     assert verdict.status == "error"
     assert verdict.codes == ("checker.timeout",)
     assert "ran longer than 0.3 s" in verdict.message
@@ -67,10 +66,12 @@ def test_a_checker_that_never_returns_is_stopped(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("registered")
 def test_a_quick_checker_is_untouched_and_no_timer_is_left(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGALRM)
     verdict = run_case(case("quick@1"), tmp_path, {}, seconds=0.3)
     assert verdict.status == "pass"
-    time.sleep(0.5)  # an alarm left armed would fire here and fail the test
+    # an armed timer shows here as a remaining time, whatever the machine's speed
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
 
 
 def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
@@ -102,11 +103,10 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
     bundle = tmp_path / "redos.bundle.tar.zst"
     with bundle.open("wb") as out:
         write_tar(out, members_of(manifest, manifest.to_bytes(), readme, plan.root), 0)
-    started = time.monotonic()
+    # the marker backtracks for hours on this line: returning at all is the stop
     result = CliRunner().invoke(
         main, ["verify", str(bundle), "--case-timeout", "1", "--json", "-", "-q"]
     )
-    assert time.monotonic() - started < 30
     assert result.exit_code == 4, result.output
     cases = {c["id"]: c for c in json.loads(result.stdout)["cases"]}
     assert cases["clean"]["outcome"] == "inconclusive"
