@@ -1,4 +1,4 @@
-"""The archive under stress: concurrent writers, kill -9 at random points, a full disk,
+"""The archive under stress: concurrent writers, kill -9 at known points, a full disk,
 a read-only index. Each test checks that nothing is lost, nothing is corrupt, and the
 user gets a message instead of a traceback."""
 
@@ -7,13 +7,11 @@ from __future__ import annotations
 import errno
 import json
 import os
-import random
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -139,49 +137,17 @@ def test_the_log_and_the_index_are_read_as_of_one_moment(
         assert len(archive.list_bundles()) == 2
 
 
-def kill_at_random_points(
-    make: Callable[[int], tuple[Path, list[str]]], seed: int, runs: int, window: float
-) -> list[tuple[float, int]]:
-    """For each run, ``make(run)`` gives an archive and a command; the command is killed with
-    SIGKILL (its whole process group, workers too) after a random delay within ``window``
-    seconds, and the archive is checked. Returns (delay, bundles stored) per run."""
-    chosen = random.Random(seed)
-    seen = []
-    for run in range(runs):
-        root, command = make(run)
-        delay = chosen.uniform(0.05, window)
-        process = subprocess.Popen(
-            command,
-            env=environment(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        time.sleep(delay)
-        killed: set[Path] = set()
-        if process.poll() is None:
-            killed = _mapped_semaphores(group=process.pid)
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
-        for leftover in killed - _mapped_semaphores():
-            leftover.unlink(missing_ok=True)  # the killed pool's, never unlinked
-        with assert_consistent(root) as archive:
-            seen.append((delay, len(archive.list_bundles())))
-    return seen
+def _semaphores() -> set[Path]:
+    """multiprocessing's named semaphores (Linux) that exist now."""
+    return set(Path("/dev/shm").glob("sem.mp-*"))
 
 
-def _mapped_semaphores(group: int | None = None) -> set[Path]:
-    """multiprocessing's named semaphores (Linux) that live processes have open (mapped);
-    with ``group``, only those of that process group's members. Only the killed command's
-    own are ever removed: another program's (another test run's) must never be."""
+def _mapped_semaphores() -> set[Path]:
+    """multiprocessing's named semaphores (Linux) that live processes have open (mapped):
+    another program's (another test run's) must never be removed."""
     mapped = set()
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if (
-                group is not None
-                and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2]) != group
-            ):
-                continue
             text = (proc / "maps").read_text()
         except (OSError, ValueError, IndexError):
             continue
@@ -189,32 +155,14 @@ def _mapped_semaphores(group: int | None = None) -> set[Path]:
     return mapped
 
 
-def test_kill_9_during_add_leaves_the_archive_consistent(tmp_path: Path, many: list[Path]) -> None:
-    def make(run: int) -> tuple[Path, list[str]]:
-        root = tmp_path / f"archive-{run}"  # a new archive each time: every add is a new one
-        Archive.init(root).close()
-        return root, archive_cmd(root, "add", *map(str, many))
-
-    # where each kill lands depends on the machine's speed: this only checks consistency;
-    # the kills at known points below are what make sure some land mid-add
-    kill_at_random_points(make, seed=8, runs=6, window=1.4)
-    root = tmp_path / "archive-5"
-    done = subprocess.run(
-        archive_cmd(root, "add", *map(str, many)),
-        env=environment(),
-        capture_output=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    with assert_consistent(root) as archive:
-        assert len(archive.list_bundles()) == len(many)
-
-
 @pytest.mark.parametrize(
     ("point", "when"),
     [
+        ("bundler.store.objects:Store.stage", "before"),  # nothing of it yet
         ("bundler.store.objects:Store.stage", "after"),  # copied in, not yet checked
+        ("bundler.store.objects:Store.commit", "before"),  # checked, not yet in place
         ("bundler.store.objects:Store.commit", "after"),  # object in place, row not committed
+        ("bundler.store.context:Context.append", "before"),  # row written, no log record
         ("bundler.store.context:Context.append", "after"),  # row and log, uncommitted
     ],
 )
@@ -247,18 +195,47 @@ def test_kill_9_at_a_known_point_of_add_leaves_the_archive_consistent(
         assert len(archive.list_bundles()) == len(many)
 
 
+@pytest.mark.parametrize("when", ["before", "after"])
 def test_kill_9_during_verify_leaves_the_archive_consistent(
-    tmp_path: Path, many: list[Path]
+    tmp_path: Path, many: list[Path], when: str
 ) -> None:
+    """``archive verify --all --jobs 2`` killed (its workers too) at its third record: two
+    verifications recorded, each with its log record, and verify runs again to the end."""
     root = tmp_path / "archive"
     with Archive.init(root) as archive:
         archive.add(many[:6])
-    command = archive_cmd(root, "verify", "--all", "--jobs", "2")
-    kill_at_random_points(lambda run: (root, command), seed=9, runs=4, window=2.0)
+    args = archive_cmd(root, "verify", "--all", "--jobs", "2")[3:]
+    point = "bundler.store.context:Context.append"
+    before = _semaphores()
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.kill_at", point, when, "3", "--group", "--", *args],
+        env=environment(),
+        cwd=REPO,
+        capture_output=True,
+        timeout=300,
+        start_new_session=True,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    for leftover in _semaphores() - before - _mapped_semaphores():
+        leftover.unlink(missing_ok=True)  # the killed pool's: new, and no live process has it
+
+    def recorded(archive: Archive) -> int:
+        rows = archive.conn.execute("SELECT count(*) FROM verifications").fetchone()[0]
+        logged = sum(json.loads(r)["event"] == "verify" for r in archive.log_records())
+        assert rows == logged
+        return int(rows)
+
     with assert_consistent(root) as archive:
-        recorded = archive.conn.execute("SELECT count(*) FROM verifications").fetchone()[0]
-        assert all(len(archive.show(b.digest).history) <= 4 for b in archive.list_bundles())
-        assert recorded == sum(json.loads(r)["event"] == "verify" for r in archive.log_records())
+        assert recorded(archive) == 2
+    done = subprocess.run(
+        archive_cmd(root, "verify", "--all", "--jobs", "2"),
+        env=environment(),
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    with assert_consistent(root) as archive:
+        assert recorded(archive) == 2 + 6
 
 
 def test_an_interrupted_add_leaves_no_row_without_its_object(
