@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 
 import click
 
+from bundler.codes import EXIT_CODES
 from bundler.container.extract import Limits
 from bundler.errors import BundlerError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_INTERNAL = 5
+EXIT_INTERNAL = EXIT_CODES["error"]  # the verifier itself failed
 
 
 # what any command can end with besides its own codes (handle_errors gives them)
