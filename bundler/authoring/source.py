@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -583,6 +583,13 @@ def _unnamed_reasons(root: Path, document: Mapping[str, Any], out: _Collector) -
         )
 
 
+def expect_reasons_hint(codes: Sequence[str]) -> str:
+    """The line that pins the reasons an expected failure failed with, for a case that
+    names none (refused when the source is read) or others (refused at home)."""
+    line = f"expect_reasons: [{', '.join(codes)}]"
+    return f"if that is the failure it is meant to show, give the case this line: {line}"
+
+
 def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
     """``add this line ...`` with the codes the case fails with here, or why not."""
     from bundler.format.hashing import sha256_files
@@ -603,10 +610,7 @@ def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
     listed = {path: hashed[0] for path, hashed in zip(used, hashes, strict=True)}
     verdict = run_case(case, root, listed)
     if verdict.status == "fail":
-        return (
-            f"it fails here with {', '.join(verdict.codes)}; if that is what it shows, add this "
-            f"line to the case: expect_reasons: [{', '.join(verdict.codes)}]"
-        )
+        return f"it fails here with {', '.join(verdict.codes)}; {expect_reasons_hint(verdict.codes)}"
     observed = "passes" if verdict.status == "pass" else f"errors ({verdict.message})"
     return (
         f"it {observed} here; name the reasons it must fail with (see `reprobundle checkers "
