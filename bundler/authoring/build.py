@@ -152,9 +152,7 @@ def build(
         step("verifying at home from a fresh folder")
         home = verify_at_home(tmp, allow_code=bool(manifest.code))
         size = tmp.stat().st_size
-    return BuildResult(
-        out.absolute(), manifest, identity(manifest_bytes), size, home, plan.skipped
-    )
+    return BuildResult(out.absolute(), manifest, identity(manifest_bytes), size, home, plan.skipped)
 
 
 def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = ()) -> None:

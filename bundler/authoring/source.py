@@ -610,7 +610,8 @@ def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
     listed = {path: hashed[0] for path, hashed in zip(used, hashes, strict=True)}
     verdict = run_case(case, root, listed)
     if verdict.status == "fail":
-        return f"it fails here with {', '.join(verdict.codes)}; {expect_reasons_hint(verdict.codes)}"
+        codes = verdict.codes
+        return f"it fails here with {', '.join(codes)}; {expect_reasons_hint(codes)}"
     observed = "passes" if verdict.status == "pass" else f"errors ({verdict.message})"
     return (
         f"it {observed} here; name the reasons it must fail with (see `reprobundle checkers "
