@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,12 +123,18 @@ def test_build_verifies_at_home_without_starting_a_process(
     reviewer's ``verify`` runs built-in checkers in its own), not the command line in a
     child process."""
     import subprocess
+    import sys
 
-    def no_process(*args: object, **kwargs: object) -> None:
-        raise AssertionError(f"build started a process: {args}")
+    started = []
 
-    monkeypatch.setattr(subprocess, "Popen", no_process)
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+            started.append(args)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
     result = build(QUICKSTART, tmp_path / "q.bundle.tar.zst", 0)
+    assert [a for a in started if sys.executable in a] == []  # (uname -p may run: platform)
     assert isinstance(result.home, Verification)
     assert result.home.status == "supported"
     assert result.home.extracted.identity == result.identity
@@ -147,6 +154,7 @@ def test_the_verification_at_home_is_a_reviewers(tmp_path: Path) -> None:
         ]
 
     assert seen(result.home) == seen(reviewer)
+    assert result.home.bundle_file == reviewer.bundle_file == result.path
 
 
 def test_build_and_verify_record_the_same_machine(tmp_path: Path) -> None:

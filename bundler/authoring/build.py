@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +134,8 @@ def build(
         out = Path.cwd() / default_name(plan, codec or compression.DEFAULT)
     _refuse_source_file_as_output(source, out, plan.files)
     extra = {}
-    if isinstance(preregistration, Path):
-        preregistration = _read_bounded(preregistration)
+    if preregistration is not None and not isinstance(preregistration, bytes):
+        preregistration = _read_bounded(Path(preregistration))  # (a library caller: str)
     elif preregistration is None and plan.preregistration is not None:
         preregistration = _read_bounded(plan.root / plan.preregistration)
     if preregistration is not None:
@@ -152,7 +152,9 @@ def build(
         step("verifying at home from a fresh folder")
         home = verify_at_home(tmp, allow_code=bool(manifest.code))
         size = tmp.stat().st_size
-    return BuildResult(out.absolute(), manifest, identity(manifest_bytes), size, home, plan.skipped)
+    path = out.absolute()
+    home = replace(home, bundle_file=path)  # (it verified the file under its temporary name)
+    return BuildResult(path, manifest, identity(manifest_bytes), size, home, plan.skipped)
 
 
 def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = ()) -> None:
