@@ -63,15 +63,12 @@ def build(
       SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.zst
     """
     from bundler.authoring.build import build as build_bundle
-    from bundler.authoring.build import read_source_date_epoch
     from bundler.container.compression import CODECS
 
-    epoch = read_source_date_epoch()
-    with ProgressDisplay(enabled=not quiet) as progress:
+    with ProgressDisplay(enabled=not quiet) as progress:  # ($SOURCE_DATE_EPOCH read first)
         result = build_bundle(
             source,
             output,
-            epoch,
             progress=progress.step,
             codec=CODECS[compression] if compression else None,
             preregistration=preregistration,
