@@ -156,7 +156,6 @@ CODES: dict[str, Code] = {
     "claim.nothing_claimed": Code(
         "a claim names only planted controls: no passing case, no finding", _L
     ),
-    "build.home_verify": Code("the new bundle could not be verified at home", _B),
     "build.rejected": Code("the new bundle was rejected at home", _B),
     # -- running cases -----------------------------------------------------------------
     "input.unreadable": Code("an input cannot be read or parsed as its role needs", _C),
