@@ -591,7 +591,7 @@ def expect_reasons_hint(codes: Sequence[str]) -> str:
 
 
 def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
-    """``add this line ...`` with the codes the case fails with here, or why not."""
+    """The ``expect_reasons`` line with the codes the case fails with here, or why not."""
     from bundler.format.hashing import sha256_files
     from bundler.run.runner import run_case
 
