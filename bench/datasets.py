@@ -25,6 +25,7 @@ cases:
     checker: structured-equal@1
     inputs: {{actual: checks/b.yaml, expected: checks/a.yaml}}
     expect: fail
+    expect_reasons: [content.changed]
 claims:
   - id: bench
     statement: The benchmark bundle verifies.
@@ -122,6 +123,7 @@ def make_cases(root: Path, cases: int, claims: int = 1) -> Path:
             "    checker: structured-equal@1",
             f"    inputs: {{actual: {rel}/a{i}.yaml, expected: {rel}/e{i}.yaml}}",
             f"    expect: {'fail' if negative else 'pass'}",
+            *(["    expect_reasons: [content.added, content.removed]"] if negative else []),
         ]
         ids.append(f"c{i}")
     lines.append("claims:")

@@ -179,7 +179,6 @@ CODES: dict[str, Code] = {
     "claim.nothing_claimed": Code(
         "a claim names only planted controls: no passing case, no finding", _L
     ),
-    "build.home_verify": Code("the new bundle could not be verified at home", _B),
     "build.rejected": Code("the new bundle was rejected at home", _B),
     # -- running cases -----------------------------------------------------------------
     # the errors every checker may return, as checkers/api.py words them

@@ -3,40 +3,25 @@ function, just before or just after it runs. This is the deterministic twin of a
 random moment, which on a fast machine may land only after the work is done.
 
     python -m tests.kill_at MODULE:QUALNAME before|after N [--signal NAME] [--group]
-        [--child] -- CLI ARGS...
+        -- CLI ARGS...
 
 The signal is SIGKILL unless ``--signal`` names another (TERM, INT, HUP). With ``--group``
 it goes to the whole process group, as a terminal sends Ctrl-C (start the command in a
-session of its own, so that the group is only it and its children). With ``--child``
-the point is armed not in this process but in the reprobundle process it starts (build's
-verification at home), and that child sends the signal to this, its parent, then waits
-to be stopped: the signal reaches the parent while the child holds its work folder.
-(The child finds the point through ``tests/child_hook/sitecustomize.py``.)
+session of its own, so that the group is only it and its children).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import json
 import os
 import signal
 import sys
-import time
-from pathlib import Path
 from typing import Any
-
-CHILD_VARIABLE = "REPROBUNDLE_TEST_KILL_AT"
-HOOK_FOLDER = Path(__file__).resolve().parent / "child_hook"
 
 
 def arm(
-    target: str,
-    when: str,
-    nth: int,
-    signum: int = signal.SIGKILL,
-    parent: bool = False,
-    group: bool = False,
+    target: str, when: str, nth: int, signum: int = signal.SIGKILL, group: bool = False
 ) -> None:
     module_name, _, qualname = target.partition(":")
     owner: Any = importlib.import_module(module_name)
@@ -50,12 +35,7 @@ def arm(
         if group:
             os.killpg(os.getpgid(0), signum)
             return
-        if not parent:
-            os.kill(os.getpid(), signum)
-            return
-        os.kill(os.getppid(), signum)
-        while True:  # until the parent stops this process (its handler raises)
-            time.sleep(3600)
+        os.kill(os.getpid(), signum)
 
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -71,13 +51,6 @@ def arm(
     setattr(owner, attribute, wrapper)
 
 
-def arm_in_child() -> None:
-    """In a process started by the one ``--child`` armed: arm the point it named."""
-    spec = json.loads(os.environ[CHILD_VARIABLE])
-    if os.getppid() == spec["parent"]:
-        arm(spec["target"], spec["when"], spec["nth"], spec["signal"], parent=True)
-
-
 def main() -> None:
     target, when, nth, *rest = sys.argv[1:]
     separator = rest.index("--") if "--" in rest else -1
@@ -87,13 +60,7 @@ def main() -> None:
     signum = signal.SIGKILL
     if "--signal" in options:
         signum = signal.Signals[f"SIG{options[options.index('--signal') + 1]}"]
-    if "--child" in options:
-        spec = {"target": target, "when": when, "nth": int(nth), "signal": int(signum)}
-        os.environ[CHILD_VARIABLE] = json.dumps({**spec, "parent": os.getpid()})
-        paths = [str(HOOK_FOLDER), os.environ.get("PYTHONPATH", "")]
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    else:
-        arm(target, when, int(nth), signum, group="--group" in options)
+    arm(target, when, int(nth), signum, group="--group" in options)
     from bundler.cli import main as cli_main
 
     sys.argv = ["reprobundle", *args]

@@ -3,13 +3,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import bundler.authoring.build
 from bundler.authoring.build import build
 from bundler.errors import BuildRefused, BundleRejected, Problem, SourceError
-from bundler.reports.document import rejection_json
+from bundler.run.verify import Verification, verify
 from tests.helpers import QUICKSTART, copy_source
 
 
@@ -65,11 +66,11 @@ def test_a_rejection_at_home_is_refused_with_its_problems(
         "the bundle was rejected",
         [Problem("(work directory)", "archive.write", "cannot write: Too many open files")],
     )
-    monkeypatch.setattr(
-        bundler.authoring.build,
-        "verify_at_home",
-        lambda *args, **kwargs: rejection_json(rejected, 3),
-    )
+
+    def rejecting(*args: object, **kwargs: object) -> Verification:
+        raise rejected
+
+    monkeypatch.setattr(bundler.authoring.build, "verify", rejecting)
     out = tmp_path / "x.bundle.tar.gz"
     with pytest.raises(BuildRefused) as caught:
         build(QUICKSTART, out, 0)
@@ -113,3 +114,78 @@ def test_built_bundle_is_readable_by_others_per_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_build_verifies_at_home_without_starting_a_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verification at home is the library's ``verify``, called in this process (as a
+    reviewer's ``verify`` runs built-in checkers in its own), not the command line in a
+    child process."""
+    import subprocess
+    import sys
+
+    started = []
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+            started.append(args)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    result = build(QUICKSTART, tmp_path / "q.bundle.tar.zst", 0)
+    assert [a for a in started if sys.executable in a] == []  # (uname -p may run: platform)
+    assert isinstance(result.home, Verification)
+    assert result.home.status == "supported"
+    assert result.home.extracted.identity == result.identity
+    assert result.home.workdir is None  # its work folder is gone
+
+
+def test_the_verification_at_home_is_a_reviewers(tmp_path: Path) -> None:
+    result = build(QUICKSTART, tmp_path / "q.bundle.tar.zst", 0)
+    reviewer = verify(result.path)
+
+    def seen(v: Verification) -> list[object]:
+        return [
+            *[(r.case.id, r.verdict, r.outcome, r.explanation) for r in v.cases],
+            *[(c.claim.id, c.status, c.why) for c in v.claims],
+            v.status,
+            v.environment,
+        ]
+
+    assert seen(result.home) == seen(reviewer)
+    assert result.home.bundle_file == reviewer.bundle_file == result.path
+
+
+def test_build_and_verify_record_the_same_machine(tmp_path: Path) -> None:
+    result = build(QUICKSTART, tmp_path / "q.bundle.tar.zst", 0)
+    machine = ("tool", "python", "implementation", "platform")
+    built, here = result.manifest.environment, result.home.environment
+    assert [built[k] for k in machine] == [here[k] for k in machine]
+    assert built["checkers"] == here["checkers"] and built["libraries"] == here["libraries"]
+
+
+def test_without_an_output_the_bundle_is_named_from_the_source_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``build SOURCE`` names its file NAME-VERSION.bundle.tar.zst in the current folder,
+    from the source the library read: the source is read once."""
+    from click.testing import CliRunner
+
+    import bundler.authoring.source
+    from bundler.cli import main
+
+    reads = []
+    original = bundler.authoring.source.read_source
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(args)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bundler.authoring.source, "read_source", counted)
+    monkeypatch.setattr(bundler.authoring.build, "read_source", counted)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["build", str(QUICKSTART), "-q"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip() == str(tmp_path / "quickstart-1.0.0.bundle.tar.zst")
+    assert len(reads) == 1

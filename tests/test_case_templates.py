@@ -115,7 +115,7 @@ def test_expanded_templates_build_and_verify(tmp_path: Path) -> None:
 
     built = build(source(tmp_path, TEMPLATE), tmp_path / "t.bundle.tar.zst")
     assert [c.id for c in built.manifest.cases] == ["run-1", "run-2", "bad"]
-    assert built.home_report["result"] == "supported"
+    assert built.home.status == "supported"
 
 
 # --- messages that name the real problem and the fix ----------------------------------

@@ -128,7 +128,7 @@ def test_build_refuses_a_control_without_expect_reasons_printing_the_line_to_add
         build(source, tmp_path / "out.bundle.tar.gz")
     found = [p for p in caught.value.problems if p.code == "case.no_expect_reasons"]
     assert found, caught.value.problems
-    assert "add this line to the case: expect_reasons: [content.removed]" in found[0].message
+    assert "give the case this line: expect_reasons: [content.removed]" in found[0].message
     assert "'dropped-rule-is-caught'" in found[0].message
 
 

@@ -185,7 +185,7 @@ def test_build_names_the_expect_reasons_to_add(tmp_path: Path) -> None:
     assert code == 2  # a control that does not say what it shows is refused, with the line
     assert (
         "case 'dropped-rule-is-caught' expects fail but names no expect_reasons" in err
-        and "add this line to the case: expect_reasons: [content.removed]" in err
+        and "give the case this line: expect_reasons: [content.removed]" in err
     )
     assert not (tmp_path / "q.bundle.tar.zst").exists()
 
@@ -198,7 +198,7 @@ def test_a_refused_build_names_the_reasons_the_control_gave(tmp_path: Path) -> N
     )
     code, _, err = run("build", str(source), "-o", str(tmp_path / "q.bundle.tar.zst"))
     assert code == 1
-    assert "set expect_reasons: [content.removed]" in err
+    assert "give the case this line: expect_reasons: [content.removed]" in err
 
 
 # --- the verify environment --------------------------------------------------------

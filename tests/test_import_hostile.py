@@ -385,7 +385,7 @@ def test_a_count_no_removed_record_moves_is_stated_under_scope_not_claimed(
     text = (tmp_path / "source" / "bundle.yaml").read_text()
     assert "no claim rests on them" in text
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:

@@ -29,10 +29,6 @@ def source_of(path: Path) -> dict[str, Any]:
     return document
 
 
-def claims_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for c in report["claims"]}
-
-
 @pytest.fixture(scope="module")
 def mixed_bundle(inspect_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("mixed")
@@ -43,9 +39,8 @@ def mixed_bundle(inspect_logs: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 def test_import_then_build_supports_every_claim(mixed_bundle: tuple[Path, Any]) -> None:
     _, (imported, result) = mixed_bundle
-    report = result.home_report
-    assert report["result"] == "supported"
-    claims = claims_of(report)
+    assert result.home.status == "supported"
+    claims = {c.claim.id for c in result.home.claims}
     assert {
         "sample-counts",
         "finding-errors-under-success",
@@ -56,7 +51,7 @@ def test_import_then_build_supports_every_claim(mixed_bundle: tuple[Path, Any]) 
     } <= set(claims)
     assert len(claims) == 2 + 5 * 3  # counts, finding, 5 scorers x 3 reducers
     assert imported.notes == []
-    assert all(case["outcome"] == "reproduced" for case in report["cases"])
+    assert all(r.outcome == "reproduced" for r in result.home.cases)
 
 
 def test_the_log_is_kept_unchanged(inspect_logs: Path, mixed_bundle: tuple[Path, Any]) -> None:
@@ -129,7 +124,7 @@ def test_every_passing_case_has_a_control_with_its_checker_and_params(
 def test_json_log_gives_the_same_claims(inspect_logs: Path, tmp_path: Path) -> None:
     imported = import_inspect(inspect_logs / "mixed.json", tmp_path / "source")
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
     assert len(imported.claims) == 17
 
 
@@ -143,7 +138,7 @@ def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path) -> N
     statement = document["claims"][1]["statement"]
     assert "12 of 12 sample records errored and states no results at all" in statement
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_header_figure_that_disagrees_with_its_samples_contradicts_that_claim(
@@ -270,7 +265,7 @@ def test_a_figure_of_a_score_no_sample_stores_is_out_of_scope_not_a_broken_case(
     assert "exact / mean / mean = 0.25: its scores are not scalar values" in cannot
     assert "includes / mean / accuracy" in cannot and "no sample stores a score" in cannot
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_imported_cases_use_the_v2_checkers_and_controls_fail_for_the_header(
@@ -349,9 +344,8 @@ def test_a_clean_run_is_claimed_with_a_control_that_has_an_errored_record(tmp_pa
     assert cases["status"]["checker"] == "inspect-status@2" and cases["status"]["expect"] == "pass"
     assert cases["status-control"]["expect_reasons"] == ["inspect.records_errored"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    report = result.home_report
-    assert report["result"] == "supported"
-    assert all(case["outcome"] == "reproduced" for case in report["cases"])
+    assert result.home.status == "supported"
+    assert all(r.outcome == "reproduced" for r in result.home.cases)
 
 
 def test_a_header_count_that_disagrees_with_its_records_contradicts_the_counts_claim(

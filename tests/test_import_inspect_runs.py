@@ -49,7 +49,7 @@ def test_every_unfinished_or_partial_run_imports_and_builds_with_every_claim_sup
 ) -> None:
     import_inspect(inspect_logs / name, tmp_path / "source")
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
@@ -133,7 +133,7 @@ def test_a_figure_no_changed_sample_can_move_is_stated_under_scope_not_claimed(
         for s in source["scope"]["cannot_support"]
     )
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 # -- every sentence against its log --------------------------------------------------------

@@ -68,12 +68,12 @@ def full_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, An
 def test_full_run_imports_builds_and_verifies(full_bundle: tuple[Path, Any, Any]) -> None:
     _, imported, result = full_bundle
     assert imported.notes == []
-    report = result.home_report
-    assert report["result"] == "supported"
-    assert {c["id"] for c in report["claims"]} == {
+    home = result.home
+    assert home.status == "supported"
+    assert {c.claim.id for c in home.claims} == {
         f"{t}-{w}" for t in ("tiny-mc", "tiny-gen") for w in ("counts", "hashes", "figures")
     }
-    assert all(case["outcome"] == "reproduced" for case in report["cases"])
+    assert all(r.outcome == "reproduced" for r in home.cases)
 
 
 @pytest.mark.parametrize("run", ["full", "limit", "nosamples", "unicode"])
@@ -147,7 +147,7 @@ def test_a_limit_run_says_so_in_every_claims_limits(tmp_path: Path) -> None:
     counts = {c["id"]: c for c in document["claims"]}["tiny-mc-counts"]
     assert "3 of its 7 documents were evaluated (--limit 3)" in counts["statement"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_a_run_without_samples_lists_its_figures_as_cannot_support(tmp_path: Path) -> None:
@@ -159,7 +159,7 @@ def test_a_run_without_samples_lists_its_figures_as_cannot_support(tmp_path: Pat
         assert figure in cannot
     assert cannot.count("without --log_samples") == 2
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_header_accuracy_disagreeing_with_samples_contradicts_that_claim(
@@ -349,7 +349,7 @@ def test_a_nan_headline_is_listed_not_checked(tmp_path: Path) -> None:
     cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
     assert "tiny_mc acc,none = nan: not a finite number" in cannot
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_a_bool_metric_value_is_listed_not_averaged(tmp_path: Path) -> None:
@@ -397,7 +397,7 @@ def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
     controls = sorted(p.name for p in (tmp_path / "source" / "inputs" / "controls").iterdir())
     assert len(controls) == 6 and "tiny-mc-2-one-record-changed.jsonl" in controls
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) -> None:
@@ -409,7 +409,7 @@ def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) ->
     assert imported.notes == []
     assert imported.claims == ["tiny-text-counts", "tiny-text-hashes", "tiny-text-figures"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
-    assert result.home_report["result"] == "supported"
+    assert result.home.status == "supported"
 
 
 def mutants(document: Any) -> Any:

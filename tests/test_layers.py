@@ -7,7 +7,9 @@ Read from the code's own imports (an AST scan: nothing is imported or run):
   <- cli;
 - a pure module (the manifest and claims rules, the read rules, the diff, the renderers
   of the JSON report) reaches, through every import it makes (in functions too), no
-  module that spawns a process or writes a file.
+  module that spawns a process or writes a file;
+- no module below the CLI runs the command line either, as a process (``python -m
+  bundler ...``): the library calls the library.
 
 Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not followed;
 neither are the package ``__init__`` files that Python runs on the way to a module (they
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -211,6 +214,22 @@ def purity_problems(known: Mapping[str, str]) -> list[str]:
     return problems
 
 
+def cli_runs(known: Mapping[str, str]) -> list[str]:
+    """Every module below the CLI that names ``-m bundler...`` in a sequence it builds (the
+    arguments of a process that would run reprobundle's command line)."""
+    problems = []
+    for name, source in sorted(known.items()):
+        if (layer_of(name) or 0) >= LAYERS["bundler.cli"]:
+            continue
+        for node in _runtime_nodes(_parse(source)):
+            if isinstance(node, ast.List | ast.Tuple):
+                words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+                for flag, module in itertools.pairwise(words):
+                    if flag == "-m" and isinstance(module, str) and module.startswith("bundler"):
+                        problems.append(f"{name} runs `-m {module}` (line {node.lineno})")
+    return problems
+
+
 def test_no_lower_layer_imports_a_higher_one() -> None:
     assert layer_problems(sources()) == []
 
@@ -273,3 +292,24 @@ def test_an_import_only_the_type_checker_sees_is_not_followed() -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from bundler.run import verify\n"
     )
     assert purity_problems(known) == [] and layer_problems(known) == []
+
+
+def test_no_module_below_the_cli_runs_the_command_line() -> None:
+    """``build`` verifies at home through the library, never ``python -m bundler verify``."""
+    known = sources()
+    assert cli_runs(known) == []
+    assert not any(
+        target.startswith("bundler.cli")
+        for name, targets in import_graph(known).items()
+        if name.startswith("bundler.authoring")
+        for target in targets
+    )
+
+
+def test_a_planted_run_of_the_command_line_is_found() -> None:
+    known = sources()
+    known["bundler.authoring.build"] += (
+        "def f(path):\n    return [sys.executable, '-P', '-m', 'bundler', 'verify', path]\n"
+    )
+    found = [p.partition(" (line")[0] for p in cli_runs(known)]
+    assert found == ["bundler.authoring.build runs `-m bundler`"]

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -196,14 +197,14 @@ def signalled(
 
 
 def interrupted_build(
-    tmp_path: Path, point: str, name: str, *flags: str
+    tmp_path: Path, point: str, name: str, source: Path = QUICKSTART
 ) -> subprocess.CompletedProcess[str]:
-    """``build`` with signal ``name`` sent at ``point``; the output is
+    """``build`` of ``source`` with signal ``name`` sent at ``point``; the output is
     ``tmp_path/out/q.bundle.tar.zst``."""
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "q.bundle.tar.zst"
-    build = ["build", str(QUICKSTART), "-o", str(out)]
-    return signalled(tmp_path, point, ["--signal", name, *flags], build)
+    build = ["build", str(source), "-o", str(out)]
+    return signalled(tmp_path, point, ["--signal", name], build)
 
 
 def stopped_cleanly(tmp_path: Path, done: subprocess.CompletedProcess[str], name: str) -> None:
@@ -229,13 +230,45 @@ def test_build_interrupted_while_packing_leaves_no_partial_output(
 
 
 @pytest.mark.parametrize("name", list(SIGNALS))
-def test_build_interrupted_while_verifying_at_home_stops_its_child_and_leaves_nothing(
+def test_build_interrupted_while_verifying_at_home_leaves_nothing(
     tmp_path: Path, name: str
 ) -> None:
-    """The child verification sends the signal to the build once it has unpacked the
-    bundle into its work folder, then waits: the build must stop it, and it must clean up."""
-    done = interrupted_build(tmp_path, "bundler.run.verify:extract", name, "--child")
+    """The signal comes once the verification at home has unpacked the bundle into its
+    work folder: the folder and the partial output are removed."""
+    done = interrupted_build(tmp_path, "bundler.run.verify:extract", name)
     stopped_cleanly(tmp_path, done, name)
+
+
+def _processes_gone(marker: str, seconds: float = 120.0) -> list[int]:
+    """The processes naming ``marker`` still running once none is, or ``seconds`` have
+    passed (a process whose parent died ends on its own, not at once)."""
+    deadline = time.monotonic() + seconds
+    left = list(_left_processes(marker))
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = list(_left_processes(marker))
+    for pid in left:  # so that a failure leaves nothing running
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+@pytest.mark.parametrize(
+    ("source", "point"),
+    [
+        (QUICKSTART, "bundler.run.verify:extract"),
+        # its first case done, the bundled checker's worker waits for the next one
+        (REPO / "tests" / "sources" / "own-code", "bundler.run.verify:BundledCode.__call__"),
+    ],
+    ids=["built-in", "bundled-code"],
+)
+def test_build_killed_while_verifying_at_home_leaves_no_process_running(
+    tmp_path: Path, source: Path, point: str
+) -> None:
+    """SIGKILL cannot be caught: whatever the verification at home runs must end with
+    the build (the verification once ran in a child process that SIGKILL left running)."""
+    done = interrupted_build(tmp_path, point, "KILL", source)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert _processes_gone(str(tmp_path)) == [], "a process outlived the killed build"
 
 
 def test_ctrl_c_during_archive_verify_with_jobs_prints_no_worker_traceback(

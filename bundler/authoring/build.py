@@ -1,30 +1,26 @@
 """Build a bundle from a source folder, then prove it verifies at home before keeping it.
 
-The new file is written beside its destination under a temporary name, verified in a
-separate process started in a fresh empty folder (so nothing can lean on the source
-folder or the current directory), and only then renamed into place. A bundle whose
+The new file is written beside its destination under a temporary name, verified by the
+library's ``verify`` exactly as a reviewer's ``reprobundle verify`` does (unpacked into a
+new empty folder, nothing read from the source folder or the current directory, bundled
+code in its own limited workers), and only then renamed into place. A bundle whose
 claims are not all supported at home is refused and removed.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import platform
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from bundler.authoring.readme import bundle_readme
-from bundler.authoring.source import SourcePlan, read_source
+from bundler.authoring.source import SourcePlan, expect_reasons_hint, read_source
 from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
-from bundler.errors import BuildRefused, Problem, SourceError, UsageError
+from bundler.errors import BuildRefused, BundlerError, Problem, SourceError, UsageError
 from bundler.format.hashing import sha256_files
 from bundler.format.manifest import (
     MANIFEST_NAME,
@@ -38,9 +34,9 @@ from bundler.format.manifest import (
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.output import check_distinct, staged
 from bundler.run.runner import checker_environment
-from bundler.version import __version__
+from bundler.run.sandbox import CodePolicy
+from bundler.run.verify import Verification, machine_environment, verify
 
-HOME_VERIFY_TIMEOUT = 3600
 EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"
 
 
@@ -62,29 +58,19 @@ class BuildResult:
     manifest: Manifest
     identity: str
     size: int
-    home_report: dict[str, Any]
+    home: Verification  # the verification at home, every claim supported
     skipped: tuple[str, ...] = ()  # bundle files in the source, not packed
 
 
-def default_name(
-    manifest_or_plan: Manifest | SourcePlan, codec: Codec = compression.DEFAULT
-) -> str:
-    if isinstance(manifest_or_plan, Manifest):
-        return f"{manifest_or_plan.top}{codec.suffix}"
-    bundle = manifest_or_plan.document["bundle"]
+def default_name(plan: SourcePlan, codec: Codec = compression.DEFAULT) -> str:
+    """``NAME-VERSION.bundle.tar.zst`` (or the ``codec``'s suffix)."""
+    bundle = plan.document["bundle"]
     return f"{bundle['name']}-{bundle['version']}{codec.suffix}"
 
 
 def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any]:
     used = checker_environment(c["checker"] for c in plan.document["cases"])
-    return {
-        "tool": f"reprobundle {__version__}",
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-        "platform": platform.platform(),
-        "source_date_epoch": source_date_epoch,
-        **used,
-    }
+    return {**machine_environment(), "source_date_epoch": source_date_epoch, **used}
 
 
 def make_manifest(
@@ -121,28 +107,36 @@ def _digest(data: bytes) -> tuple[str, int]:
 
 def build(
     source: Path,
-    out: Path,
+    out: Path | None = None,
     source_date_epoch: int | None = None,
     progress: Callable[[str], None] | None = None,
     codec: Codec | None = None,
-    preregistration: bytes | None = None,
+    preregistration: bytes | Path | None = None,
 ) -> BuildResult:
-    """Build ``source`` into ``out`` (a file path). Raises SourceError or BuildRefused.
+    """Build ``source`` into ``out`` (a file path; by default ``NAME-VERSION`` and the
+    compression's suffix in the current folder). Raises SourceError or BuildRefused.
     Every member is stamped ``source_date_epoch`` (default: ``$SOURCE_DATE_EPOCH``, else
     0), so two builds with the same one are byte-identical. ``progress`` is told the name
     of each step as it starts. The compression is ``codec``, else the one the file name
     asks for (``.zst`` or ``.gz``), else zstd. ``preregistration`` (a file ``reprobundle
-    preregister`` wrote for this bundle's name) is packed as ``preregistration.json``."""
-    source, out = Path(source), Path(out)  # (a library caller may give str)
+    preregister`` wrote for this bundle's name, or its bytes) is packed as
+    ``preregistration.json``."""
+    source = Path(source)  # (a library caller may give str)
     if source_date_epoch is None:
         source_date_epoch = read_source_date_epoch()
     step = progress or (lambda _name: None)
     step("reading the source")
-    _refuse_source_file_as_output(source, out)
+    if out is not None:
+        out = Path(out)
+        _refuse_source_file_as_output(source, out)
     plan = read_source(source, out)
+    if out is None:  # a bundle file's name: never one of the source's files
+        out = Path.cwd() / default_name(plan, codec or compression.DEFAULT)
     _refuse_source_file_as_output(source, out, plan.files)
     extra = {}
-    if preregistration is None and plan.preregistration is not None:
+    if preregistration is not None and not isinstance(preregistration, bytes):
+        preregistration = _read_bounded(Path(preregistration))  # (a library caller: str)
+    elif preregistration is None and plan.preregistration is not None:
         preregistration = _read_bounded(plan.root / plan.preregistration)
     if preregistration is not None:
         extra[PREREGISTRATION_FILE] = _checked_preregistration(preregistration, plan)
@@ -156,12 +150,11 @@ def build(
         with tmp.open("wb") as stream:
             write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
         step("verifying at home from a fresh folder")
-        report = verify_at_home(tmp, allow_code=bool(manifest.code))
-        _refuse_unless_supported(report)
+        home = verify_at_home(tmp, allow_code=bool(manifest.code))
         size = tmp.stat().st_size
-    return BuildResult(
-        out.absolute(), manifest, identity(manifest_bytes), size, report, plan.skipped
-    )
+    path = out.absolute()
+    home = replace(home, bundle_file=path)  # (it verified the file under its temporary name)
+    return BuildResult(path, manifest, identity(manifest_bytes), size, home, plan.skipped)
 
 
 def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = ()) -> None:
@@ -237,99 +230,47 @@ def _codec_of(name: str) -> Codec:
     return compression.ZSTD if name.endswith(".zst") else compression.DEFAULT
 
 
-def verify_at_home(bundle_file: Path, allow_code: bool = False) -> dict[str, Any]:
-    """Verify in a separate process whose working directory is a new empty folder.
+def verify_at_home(bundle_file: Path, allow_code: bool = False) -> Verification:
+    """``bundle_file`` verified as a reviewer's ``reprobundle verify`` does by default (the
+    same library call, in this process: built-in checkers run here for the reviewer
+    too, bundled code in its own limited workers), with every claim supported. Raises
+    ``BuildRefused`` naming every case and claim that was not, or why it was rejected.
 
-    The author's own bundled code (if any) is allowed to run here: it is theirs. The
-    process never outlives this call: interrupted (Ctrl-C, or SIGTERM/SIGHUP under
-    ``exiting_on_signals``), it is stopped with SIGTERM, so that it removes its own work
-    folder, and waited for."""
-    with tempfile.TemporaryDirectory(prefix="reprobundle-home-") as home:
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                "-P",
-                "-m",
-                "bundler",
-                "verify",
-                str(bundle_file),
-                "--json",
-                "-",
-                "--quiet",
-                *(["--allow-code"] if allow_code else []),
-            ],
-            cwd=home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            stdout, stderr = _collect(child)
-        except subprocess.TimeoutExpired:
-            stop_child(child)
-            raise BuildRefused(
-                "the new bundle did not verify at home within the time limit"
-            ) from None
-        except BaseException:
-            stop_child(child)
-            raise
+    The author's own bundled code (if any) is allowed to run here: it is theirs. Its
+    work folder is new and empty and is removed before this returns, interrupted or not
+    (Ctrl-C, or SIGTERM/SIGHUP under ``exiting_on_signals``), as ``verify``'s always is."""
     try:
-        report: dict[str, Any] = json.loads(stdout)
-    except ValueError:
-        detail = stderr.decode("utf-8", "replace").strip()[-2000:]
-        raise BuildRefused(
-            f"the new bundle could not be verified at home (exit {child.returncode})",
-            [Problem("verify", "build.home_verify", detail or "no output")],
-        ) from None
-    return report
+        home = verify(bundle_file, code=CodePolicy(allow=allow_code), jobs=os.cpu_count() or 1)
+    except BundlerError as exc:  # rejected before any case ran
+        result = "rejected" if exc.exit_code == 3 else "error"
+        why = exc.problems or [Problem("", "build.rejected", exc.headline)]
+        raise _refused(result, why) from None
+    if home.status != "supported":
+        raise _refused(home.status, _not_supported(home))
+    return home
 
 
-def _collect(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """The home verification's output, once it has ended."""
-    return child.communicate(timeout=HOME_VERIFY_TIMEOUT)
-
-
-STOP_SECONDS = 30  # how long a stopped child may take to clean up before it is killed
-
-
-def stop_child(child: subprocess.Popen[bytes]) -> None:
-    """End ``child`` and wait for it: SIGTERM first (it removes its work folder), SIGKILL
-    if it has not ended within ``STOP_SECONDS``. Signals wait until it is done."""
-    from bundler.container.workfolder import signals_wait
-
-    with signals_wait():
-        if child.poll() is None:
-            child.terminate()
-        try:
-            child.communicate(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
-
-
-def _refuse_unless_supported(report: dict[str, Any]) -> None:
-    if report.get("result") == "supported":
-        return
-    problems = []
-    for case in report.get("cases", []):
-        if case["outcome"] != "reproduced":
-            why = case["explanation"]
-            if case["expect"] == "fail" and case["verdict"] == "fail":
-                codes = ", ".join(sorted({r["code"] for r in case["reasons"]}))
-                why += (
-                    f"; if that is the failure this case is meant to show, set "
-                    f"expect_reasons: [{codes}]"
-                )
-            problems.append(Problem(f"case {case['id']}", f"case.{case['outcome']}", why))
-    for claim in report.get("claims", []):
-        if claim["status"] != "supported":
-            problems.append(
-                Problem(f"claim {claim['id']}", f"claim.{claim['status']}", claim["why"])
-            )
-    for problem in report.get("problems", []):  # rejected (or failed) before any case ran
-        problems.append(Problem(problem["where"], problem["code"], problem["message"]))
-    raise BuildRefused(
+def _refused(result: str, problems: list[Problem]) -> BuildRefused:
+    return BuildRefused(
         f"refusing to build: the bundle's claims are not all supported at home "
-        f"(result: {report.get('result')}); no file was written",
-        problems or [Problem("", "build.rejected", str(report.get("message", "")))],
+        f"(result: {result}); no file was written",
+        problems,
     )
+
+
+def _not_supported(home: Verification) -> list[Problem]:
+    """Each case that did not reproduce (with the reasons to pin, for an expected failure
+    that failed otherwise) and each claim not supported."""
+    problems = []
+    for result in home.cases:
+        if result.outcome != "reproduced":
+            why = result.explanation
+            if result.case.expect == "fail" and result.verdict.status == "fail":
+                why += f"; {expect_reasons_hint(result.verdict.codes)}"
+            where = f"case {result.case.id}"
+            problems.append(Problem(where, f"case.{result.outcome}", why))
+    for claim in home.claims:
+        if claim.status != "supported":
+            where = f"claim {claim.claim.id}"
+            problems.append(Problem(where, f"claim.{claim.status}", claim.why))
+    return problems

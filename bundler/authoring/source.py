@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -584,8 +584,15 @@ def _unnamed_reasons(root: Path, document: Mapping[str, Any], out: _Collector) -
         )
 
 
+def expect_reasons_hint(codes: Sequence[str]) -> str:
+    """The line that pins the reasons an expected failure failed with, for a case that
+    names none (refused when the source is read) or others (refused at home)."""
+    line = f"expect_reasons: [{', '.join(codes)}]"
+    return f"if that is the failure it is meant to show, give the case this line: {line}"
+
+
 def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
-    """``add this line ...`` with the codes the case fails with here, or why not."""
+    """The ``expect_reasons`` line with the codes the case fails with here, or why not."""
     from bundler.format.hashing import sha256_files
     from bundler.run.runner import run_case
 
@@ -604,10 +611,8 @@ def _reasons_line(root: Path, case: Case, document: Mapping[str, Any]) -> str:
     listed = {path: hashed[0] for path, hashed in zip(used, hashes, strict=True)}
     verdict = run_case(case, root, listed)
     if verdict.status == "fail":
-        return (
-            f"it fails here with {', '.join(verdict.codes)}; if that is what it shows, add this "
-            f"line to the case: expect_reasons: [{', '.join(verdict.codes)}]"
-        )
+        codes = verdict.codes
+        return f"it fails here with {', '.join(codes)}; {expect_reasons_hint(codes)}"
     observed = "passes" if verdict.status == "pass" else f"errors ({verdict.message})"
     return (
         f"it {observed} here; name the reasons it must fail with (see `reprobundle checkers "

@@ -63,23 +63,15 @@ def build(
       SOURCE_DATE_EPOCH=1700000000 reprobundle build bundles/quickstart -o out/qs.bundle.tar.zst
     """
     from bundler.authoring.build import build as build_bundle
-    from bundler.authoring.build import default_name, read_source_date_epoch
-    from bundler.authoring.source import read_source
-    from bundler.container.compression import CODECS, DEFAULT
+    from bundler.container.compression import CODECS
 
-    codec = CODECS[compression] if compression else None
-    epoch = read_source_date_epoch()
-    if output is None:
-        output = Path.cwd() / default_name(read_source(source), codec or DEFAULT)
-    prereg = None
-    if preregistration is not None:
-        from bundler.signatures.envelope import MAX_ENVELOPE
-        from bundler.signatures.trust import read_bounded
-
-        prereg = read_bounded(preregistration, MAX_ENVELOPE, "pre-registration")
-    with ProgressDisplay(enabled=not quiet) as progress:
+    with ProgressDisplay(enabled=not quiet) as progress:  # ($SOURCE_DATE_EPOCH read first)
         result = build_bundle(
-            source, output, epoch, progress=progress.step, codec=codec, preregistration=prereg
+            source,
+            output,
+            progress=progress.step,
+            codec=CODECS[compression] if compression else None,
+            preregistration=preregistration,
         )
     if result.skipped:
         click.echo(
@@ -90,17 +82,20 @@ def build(
     if quiet:
         click.echo(str(result.path))
         return
-    claims = result.home_report.get("claims", [])
+    from bundler.reports.document import to_json
+
+    home = to_json(result.home)
+    claims = home["claims"]
     click.echo(f"built {result.path} ({result.size} bytes)")
     click.echo(f"identity sha256:{result.identity}")
     from bundler.reports.common import verdicts_text
 
     click.echo(
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
-        f"{verdicts_text(result.home_report.get('cases', []))}"
+        f"{verdicts_text(home['cases'])}"
     )
     if verbose:
-        for case in result.home_report.get("cases", []):
+        for case in home["cases"]:
             from bundler.errors import one_line as t
 
             click.echo(f"  [{case['outcome']}] {t(case['id'])}: {t(case['explanation'])}")

@@ -126,15 +126,21 @@ def check_preregistration(
     return PreregistrationCheck(found, names)
 
 
-def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
-    """This machine, and (given the manifest) the checkers and library versions its cases
-    used here, beside which the build's are recorded."""
-    here: dict[str, Any] = {
+def machine_environment() -> dict[str, Any]:
+    """This tool, Python and platform: what a build records of the machine it ran on and a
+    verification of its own, beside the checkers and libraries each used."""
+    return {
         "tool": f"reprobundle {__version__}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
     }
+
+
+def verifier_environment(manifest: Manifest | None = None, code_ran: bool = True) -> dict[str, Any]:
+    """This machine, and (given the manifest) the checkers and library versions its cases
+    used here, beside which the build's are recorded."""
+    here = machine_environment()
     if manifest is not None:
         here.update(checker_environment((c.checker for c in manifest.cases), code_ran))
     return here

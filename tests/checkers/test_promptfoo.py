@@ -147,12 +147,11 @@ def test_import_then_build_supports_both_claims(tmp_path: Path) -> None:
     assert imported.claims == ["pass-rate", "assertions"] and imported.notes == []
     assert (tmp_path / "source" / "inputs" / "results.json").read_bytes() == RESULTS.read_bytes()
     result = build(tmp_path / "source", tmp_path / "pf.bundle.tar.gz", 1700000000)
-    report = result.home_report
-    assert report["result"] == "supported"
-    claims = {c["id"]: c for c in report["claims"]}
-    assert claims["pass-rate"]["statement"].startswith("3 of 6 tests passed (50.0%)")
-    assert any("3/5 = 60.0%" in limit for limit in claims["pass-rate"]["limits"])
-    assert any("javascript x1" in limit for limit in claims["assertions"]["limits"])
+    assert result.home.status == "supported"
+    claims = {c.claim.id: c.claim for c in result.home.claims}
+    assert claims["pass-rate"].statement.startswith("3 of 6 tests passed (50.0%)")
+    assert any("3/5 = 60.0%" in limit for limit in claims["pass-rate"].limits)
+    assert any("javascript x1" in limit for limit in claims["assertions"].limits)
 
 
 def test_stated_totals_that_disagree_with_the_rows_contradict_the_claim(tmp_path: Path) -> None:

@@ -441,7 +441,7 @@ def test_a_hand_written_bundle_on_forged_stats_is_supported_by_v1_and_refused_wi
     from bundler.errors import BuildRefused
 
     old = hand_written(tmp_path, "promptfoo-stats@1", "promptfoo.count_mismatch")
-    assert build(old, tmp_path / "old.tar.gz", 1700000000).home_report["result"] == "supported"
+    assert build(old, tmp_path / "old.tar.gz", 1700000000).home.status == "supported"
     new = hand_written(tmp_path, "promptfoo-stats@2", "promptfoo.stats.successes")
     with pytest.raises(BuildRefused) as refused:
         build(new, tmp_path / "new.tar.gz", 1700000000)
