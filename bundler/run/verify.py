@@ -40,10 +40,11 @@ from bundler.run.runner import (
     checker_environment,
     run_cases,
 )
-from bundler.run.sandbox import BundledCode, CodePolicy, isolation
+from bundler.run.isolation import CodePolicy, isolation
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
 
 if TYPE_CHECKING:
+    from bundler.run.sandbox import BundledCode
     from bundler.signatures.preregistration import Preregistration
 
 EXIT_CODES: dict[ClaimStatus, int] = {"supported": 0, "contradicted": 1, "inconclusive": 4}
@@ -295,9 +296,13 @@ def _code(
     else:
         why = "not allowed: give --allow-code, or trust the signer with allow_code"
     allowed = policy.allow or signature.allow_code
-    run = CodeRun(allowed, why, entries, isolation(policy.limits))
+    # probed (by running unshare) only for a bundle that holds code: the report shows it
+    # only then
+    run = CodeRun(allowed, why, entries, isolation(policy.limits) if manifest.code else {})
     if not manifest.code or not allowed:
         return run, None
+    from bundler.run.sandbox import BundledCode  # the worker protocol: only to run code
+
     return run, BundledCode(manifest, extracted.root, policy.limits)
 
 
