@@ -19,8 +19,8 @@ from bundler.cli._shared import (
     trust_options,
     write_text,
 )
-from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 from bundler.run.isolation import CodeLimits
+from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 
 CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 

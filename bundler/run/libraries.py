@@ -57,9 +57,9 @@ def _read(name: str) -> str | None:
             continue
         for child in children:
             low = child.lower()
-            if low.endswith((".dist-info", ".egg-info")):
-                if _normalize(low.rpartition(".")[0].partition("-")[0]) == wanted:
-                    return _version_header(os.path.join(entry, child))
+            stem = low.rpartition(".")[0].partition("-")[0]
+            if low.endswith((".dist-info", ".egg-info")) and _normalize(stem) == wanted:
+                return _version_header(os.path.join(entry, child))
     return None
 
 

@@ -31,6 +31,7 @@ from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overal
 from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
+from bundler.run.isolation import CodePolicy, isolation
 from bundler.run.runner import (
     CASE_MEMORY,
     CASE_SECONDS,
@@ -40,7 +41,6 @@ from bundler.run.runner import (
     checker_environment,
     run_cases,
 )
-from bundler.run.isolation import CodePolicy, isolation
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
 
 if TYPE_CHECKING:
