@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import bundler.run.sandbox as sandbox  # noqa: E402
+import bundler.run.isolation as isolation  # noqa: E402
 from bundler.authoring.build import build  # noqa: E402
 from bundler.run.verify import verify  # noqa: E402
 from tests.helpers import edit_manifest  # noqa: E402
@@ -46,14 +46,14 @@ def main() -> None:
                 )
 
         bundle = edit_manifest(own, Path(tmp) / "many.tgz", add)
-        available = sandbox.namespaces_available()
+        available = isolation.namespaces_available()
         print(f"namespaces available here: {available}")
         for per_worker in (1000, 1):
             for namespaces in (True, False) if available else (False,):
-                sandbox.namespaces_available = lambda v=namespaces: v  # type: ignore[misc]
-                limits = sandbox.CodeLimits(timeout=30, cases_per_worker=per_worker)
+                isolation.namespaces_available = lambda v=namespaces: v  # type: ignore[misc]
+                limits = isolation.CodeLimits(timeout=30, cases_per_worker=per_worker)
                 start = time.perf_counter()
-                result = verify(bundle, code=sandbox.CodePolicy(True, limits))
+                result = verify(bundle, code=isolation.CodePolicy(True, limits))
                 took = time.perf_counter() - start
                 assert result.code is not None
                 total = len(result.cases)

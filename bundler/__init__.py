@@ -48,8 +48,8 @@ _EXPORTS: dict[str, str] = {
     "CASE_SECONDS": "bundler.run.runner",
     "CASE_MEMORY": "bundler.run.runner",
     "VERIFY_SECONDS": "bundler.run.runner",
-    "CodeLimits": "bundler.run.sandbox",
-    "CodePolicy": "bundler.run.sandbox",
+    "CodeLimits": "bundler.run.isolation",
+    "CodePolicy": "bundler.run.isolation",
     "Policy": "bundler.signatures.trust",
     "TrustedKey": "bundler.signatures.trust",
     "load_policy": "bundler.signatures.trust",
@@ -97,11 +97,11 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.format.results import CaseResult as CaseResult
     from bundler.reports.document import rejection_json as rejection_json
     from bundler.reports.document import to_json as to_json
+    from bundler.run.isolation import CodeLimits as CodeLimits
+    from bundler.run.isolation import CodePolicy as CodePolicy
     from bundler.run.runner import CASE_MEMORY as CASE_MEMORY
     from bundler.run.runner import CASE_SECONDS as CASE_SECONDS
     from bundler.run.runner import VERIFY_SECONDS as VERIFY_SECONDS
-    from bundler.run.sandbox import CodeLimits as CodeLimits
-    from bundler.run.sandbox import CodePolicy as CodePolicy
     from bundler.run.verify import Verification as Verification
     from bundler.run.verify import check_integrity as check_integrity
     from bundler.run.verify import verify as verify

@@ -54,7 +54,7 @@ def compare_documents(actual: Any, expected: Any, *, deepest: bool = False) -> l
     # 0.33 is deepdiff 8's default, written out so structured-equal@1's reason paths do
     # not move with a deepdiff release; 0 always diffs deeper.
     threshold = 0.0 if deepest else 0.33
-    from deepdiff import DeepDiff  # imported here: it is slow to import (numpy, pydantic)
+    from .diffing import DeepDiff  # imported here: only a difference needs it
 
     diff = DeepDiff(
         expected, actual, view="tree", verbose_level=2, threshold_to_diff_deeper=threshold

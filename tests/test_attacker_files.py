@@ -30,7 +30,7 @@ from bundler.reports.document import to_json
 from bundler.reports.formats import FORMATS, json_text, render
 from bundler.reports.terminal import render as render_terminal
 from bundler.reports.text import to_text
-from bundler.run.sandbox import CodeLimits, CodePolicy
+from bundler.run.isolation import CodeLimits, CodePolicy
 from bundler.run.verify import check_integrity, verify
 from bundler.store.archive import Archive
 from checkers.api import Reason, Verdict

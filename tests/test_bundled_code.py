@@ -15,11 +15,11 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 
-import bundler.run.sandbox
+import bundler.run.isolation
 from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.reports.document import to_json
-from bundler.run.sandbox import CodeLimits, CodePolicy, namespaces_available
+from bundler.run.isolation import CodeLimits, CodePolicy, namespaces_available
 from bundler.run.verify import Verification, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import new_private_key, public_of
@@ -123,9 +123,9 @@ def test_timeout_kills_the_checker_and_its_grandchild(
     if namespaces and not namespaces_available():
         pytest.skip("no user/network/PID namespaces on this system")
     if not namespaces:
-        monkeypatch.setattr(bundler.run.sandbox, "namespaces_available", lambda: False)
+        monkeypatch.setattr(bundler.run.isolation, "namespaces_available", lambda: False)
     # the grandchild tells its host pid through a file of the test's: no file-system jail
-    monkeypatch.setattr(bundler.run.sandbox, "jail_available", lambda: False)
+    monkeypatch.setattr(bundler.run.isolation, "jail_available", lambda: False)
     pidfile = tmp_path / "grandchild.pid"
     bundle = with_cases(
         own_code,

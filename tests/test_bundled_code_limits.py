@@ -13,7 +13,7 @@ import pytest
 
 from bundler.authoring.build import build
 from bundler.reports.document import to_json
-from bundler.run.sandbox import CodeLimits, CodePolicy, jail_available
+from bundler.run.isolation import CodeLimits, CodePolicy, jail_available
 from bundler.run.verify import Verification, verify
 from tests.helpers import REPO, edit_manifest
 
@@ -80,10 +80,10 @@ def test_bundled_code_total_bytes_written_is_capped(own_code: Path, tmp_path: Pa
 def test_bundled_code_forking_300_processes_is_stopped(
     own_code: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namespaces: bool
 ) -> None:
-    import bundler.run.sandbox
+    import bundler.run.isolation
 
     if not namespaces:
-        monkeypatch.setattr(bundler.run.sandbox, "namespaces_available", lambda: False)
+        monkeypatch.setattr(bundler.run.isolation, "namespaces_available", lambda: False)
     result = run(own_code, tmp_path, {"mode": "fork", "count": 300}, processes=16)
     forked = probe(result)
     assert forked.outcome == "inconclusive"
@@ -125,9 +125,9 @@ def test_bundled_code_sees_no_path_outside_its_folder_nor_another_bundle(
 def test_isolation_says_plainly_when_there_is_no_jail(
     own_code: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bundler.run.sandbox
+    import bundler.run.isolation
 
-    monkeypatch.setattr(bundler.run.sandbox, "jail_available", lambda: False)
+    monkeypatch.setattr(bundler.run.isolation, "jail_available", lambda: False)
     result = verify(own_code, code=CodePolicy(True, CodeLimits(timeout=30)))
     assert result.code is not None
     isolation = result.code.isolation

@@ -16,7 +16,7 @@ import bundler.run.verify as verify_module
 from bundler.authoring.build import build
 from bundler.errors import BundleRejected
 from bundler.reports.document import to_json
-from bundler.run.sandbox import CodeLimits, CodePolicy
+from bundler.run.isolation import CodeLimits, CodePolicy
 from bundler.run.verify import check_integrity, read_by_cases, verify
 from tests.helpers import REPO, copy_source, read_entries, write_entries
 

@@ -19,8 +19,8 @@ from bundler.cli._shared import (
     trust_options,
     write_text,
 )
+from bundler.run.isolation import CodeLimits
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
-from bundler.run.sandbox import CodeLimits
 
 CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 
@@ -112,7 +112,7 @@ def verify_with_options(
     progress: Progress | None = None,
 ) -> Verification:
     """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
-    from bundler.run.sandbox import CodePolicy
+    from bundler.run.isolation import CodePolicy
     from bundler.run.verify import verify as run_verify
     from bundler.signatures.trust import load_policy
 

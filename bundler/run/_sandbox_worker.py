@@ -1,4 +1,4 @@
-"""The process that runs one bundled checker's cases (started by ``bundler.run.sandbox``).
+"""The process that runs one bundled checker's cases (started by ``bundler.run.worker``).
 
 Run as ``python -I _sandbox_worker.py CONFIG_JSON`` with a scrubbed environment: it
 imports only the standard library, applies its resource limits before any bundle code

@@ -9,405 +9,27 @@ in a fresh folder holding a copy of its declared inputs and nothing else; the in
 re-hashed afterwards; output is capped; a timeout kills the worker's whole process tree,
 and the next case gets a new worker. The verifier itself never imports bundle code,
 never puts the bundle on ``sys.path`` and never runs in the bundle's folder.
+
+The policy and the isolation are in ``bundler.run.isolation``, the worker process and
+its protocol in ``bundler.run.worker``; this module runs the cases.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
-import json
 import os
 import secrets
-import select
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bundler.codes import CODE_ERRORS
-from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker, Case, Manifest
 from bundler.format.results import bad_verdict, police
+from bundler.run.isolation import CodeLimits
+from bundler.run.worker import BadAnswer, TooManyProcesses, Worker, WorkerDied
 from checkers.api import COMMON_ERRORS, Reason, Verdict
-
-WORKER = Path(__file__).with_name("_sandbox_worker.py")
-MARKER = b"\n\0reprobundle-end-"
-
-
-@dataclass(frozen=True)
-class CodeLimits:
-    """Per-case limits for bundled code; the defaults are ``verify``'s (its flags and
-    ``--help`` read them from here)."""
-
-    timeout: float = 60.0  # wall clock seconds per case
-    memory_bytes: int = 1 << 30
-    file_bytes: int = 64 << 20
-    open_files: int = 64
-    output_bytes: int = 64 << 10
-    cases_per_worker: int = 100
-    processes: int = 64  # processes a worker may have running at once, itself included
-    written_bytes: int = 256 << 20  # all files it writes (the size of its tmpfs)
-
-    @property
-    def cpu_seconds(self) -> int:
-        """CPU seconds per case: one past the timeout, so that a busy case is stopped by
-        the clock (``code.timeout``) before the CPU limit kills it."""
-        return max(1, int(self.timeout) + 1)
-
-
-@dataclass(frozen=True)
-class CodePolicy:
-    allow: bool = False  # --allow-code
-    limits: CodeLimits = field(default_factory=CodeLimits)
-
-
-def namespaces_available() -> bool:
-    """Whether new user, network and PID namespaces can be made here (Linux ``unshare``)."""
-    return _unshare_works()
-
-
-_UNSHARE_ARGS = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]
-
-
-def jail_available() -> bool:
-    """Whether a mount namespace can be made too (for the worker's own root on a tmpfs:
-    see ``_sandbox_worker._jail``)."""
-    return namespaces_available() and _unshare_works("--mount")
-
-
-@functools.cache
-def _unshare_works(*extra: str) -> bool:
-    """Whether ``unshare`` with the worker's namespaces (and ``extra`` ones) runs here."""
-    unshare = shutil.which("unshare")
-    if unshare is None or not sys.platform.startswith("linux"):
-        return False
-    try:
-        done = subprocess.run(
-            [unshare, *extra, *_UNSHARE_ARGS, "true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env={"PATH": "/usr/bin:/bin"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _read_only_paths() -> list[str]:
-    """What a jailed worker sees (read-only) besides its own folder: the system's programs
-    and libraries and this Python; not /etc, /home, /root, /tmp, /run, /proc or /sys."""
-    paths = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}
-    paths |= {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    return sorted(p for p in paths if os.path.lexists(p))
-
-
-def isolation(limits: CodeLimits) -> dict[str, Any]:
-    """What is in force around bundled code on this machine, for the report."""
-    ns = namespaces_available()
-    return {
-        "separate_process": True,
-        "python_isolated_mode": True,
-        "scrubbed_environment": True,
-        "fresh_home_and_workdir": True,
-        "inputs_copied_and_rehashed": True,
-        "new_session_killed_as_group": True,
-        "network_namespace": ns,
-        "pid_namespace": ns,
-        "file_system_jail": jail_available(),
-        "processes": limits.processes,
-        "written_bytes": limits.written_bytes if jail_available() else None,
-        "timeout_seconds": limits.timeout,
-        "cpu_seconds": limits.cpu_seconds,
-        "memory_bytes": limits.memory_bytes,
-        "file_bytes": limits.file_bytes,
-        "open_files": limits.open_files,
-        "output_bytes": limits.output_bytes,
-        "not_a_sandbox": (
-            "in a file-system jail the code sees only the system's programs and libraries, "
-            "Python and its own inputs, and writes only to a tmpfs of written_bytes"
-            if jail_available()
-            else "no file-system jail here: the code runs as your user and can read and "
-            "write what you can (written_bytes is not limited, only each file's size)"
-        ),
-    }
-
-
-class _Output(threading.Thread):
-    """Drains a worker's stdout+stderr, keeping at most ``cap`` bytes per case."""
-
-    def __init__(self, fd: int, cap: int) -> None:
-        super().__init__(daemon=True)
-        self._fd = fd
-        self._cap = cap
-        self._lock = threading.Lock()
-        self._pending = bytearray()  # not yet attributed to a case (bounded)
-        self._kept = bytearray()
-        self._total = 0
-        self._done: dict[bytes, tuple[bytes, int]] = {}
-        self._event = threading.Event()
-
-    def run(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self._fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._event.set()
-                return
-            with self._lock:
-                self._pending += chunk
-                self._split()
-
-    def _split(self) -> None:
-        while True:
-            at = self._pending.find(MARKER)
-            if at < 0:
-                keep = len(self._pending) - len(MARKER) - 64  # a marker may straddle chunks
-                if keep > 0:
-                    self._take(bytes(self._pending[:keep]))
-                    del self._pending[:keep]
-                return
-            end = self._pending.find(b"\0\n", at + len(MARKER))
-            if end < 0:
-                return
-            nonce = bytes(self._pending[at + len(MARKER) : end])
-            self._take(bytes(self._pending[:at]))
-            if len(self._done) > 16:  # markers forged by the checker's own output
-                self._done.clear()
-            self._done[nonce] = (bytes(self._kept), self._total)
-            self._kept = bytearray()
-            self._total = 0
-            del self._pending[: end + 2]
-            self._event.set()
-
-    def _take(self, data: bytes) -> None:
-        self._total += len(data)
-        room = self._cap - len(self._kept)
-        if room > 0:
-            self._kept += data[:room]
-
-    def collect(self, nonce: str, wait: float) -> tuple[bytes, int]:
-        key = nonce.encode()
-        deadline = time.monotonic() + wait
-        while True:
-            with self._lock:
-                if key in self._done:
-                    return self._done.pop(key)
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.is_alive():
-                with self._lock:
-                    self._take(bytes(self._pending))
-                    self._pending.clear()
-                    out = (bytes(self._kept), self._total)
-                    self._kept, self._total = bytearray(), 0
-                    return out
-            self._event.wait(min(left, 0.05))
-            self._event.clear()
-
-
-class _WorkerDied(Exception):
-    pass
-
-
-class _BadAnswer(Exception):
-    """The worker's result line broke the protocol (bundle code can write to it)."""
-
-
-class _TooManyProcesses(Exception):
-    pass
-
-
-class Worker:
-    """One persistent process serving the cases of one bundled checker."""
-
-    def __init__(self, checker: BundledChecker, code_root: Path, base: Path, limits: CodeLimits):
-        self.checker = checker
-        self.limits = limits
-        self.served = 0
-        self.home = Path(tempfile.mkdtemp(prefix="home-", dir=base))
-        config = {
-            "code_root": str(code_root),
-            "entry_path": checker.path,
-            "function": checker.function,
-            "memory_bytes": limits.memory_bytes,
-            "file_bytes": limits.file_bytes,
-            "open_files": limits.open_files,
-            "cpu_seconds": limits.cpu_seconds,
-            "cases_per_worker": limits.cases_per_worker,
-        }
-        req_read, self._req = os.pipe()
-        os.set_blocking(self._req, False)
-        self._res, res_write = os.pipe()
-        out_read, out_write = os.pipe()
-        config["request_fd"], config["result_fd"] = req_read, res_write
-        if jail_available():
-            config["jail"] = {
-                "root": str(self.home),
-                "own": str(base),
-                "read_only": _read_only_paths(),
-                "bytes": limits.written_bytes,
-            }
-        command = [sys.executable, "-I", str(WORKER), json.dumps(config)]
-        self._own = 0 if namespaces_available() else 1  # is proc the worker itself?
-        if namespaces_available():
-            mount = ["--mount"] if jail_available() else []
-            command = [str(shutil.which("unshare")), *mount, *_UNSHARE_ARGS, *command]
-        self._closed = False
-
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(self.home),
-            "TMPDIR": str(self.home),
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-        }
-        self.proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=out_write,
-            stderr=out_write,
-            cwd=self.home,
-            env=env,
-            start_new_session=True,
-            pass_fds=(req_read, res_write),
-            close_fds=True,
-        )
-        for fd in (req_read, res_write, out_write):
-            os.close(fd)
-        self._output = _Output(out_read, limits.output_bytes)
-        self._output.start()
-        self._buffer = b""
-        try:
-            ready = self._read_line(timeout=max(limits.timeout, 30.0))
-        except BaseException:
-            self.kill()  # never leave a half-started worker behind
-            raise
-        self.limits_applied: dict[str, bool] = ready.get("limits", {})
-        self.jailed = ready.get("jail") is True
-        self.limits_applied["file_system_jail"] = self.jailed
-        # the jailed worker's own view of its files (its root is a tmpfs only it mounts)
-        inner = _descendants(self.proc.pid)[:1] if namespaces_available() else [self.proc.pid]
-        self.view = Path(f"/proc/{inner[0]}/root") if inner and self.jailed else None
-
-    def _read_line(self, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self._res], [], [], min(left, 0.1))
-            if not ready:
-                # counted, not RLIMIT_NPROC: that counts every process of the user (and
-                # none of root's), not this worker's; below unshare, the worker is one
-                if len(_descendants(self.proc.pid)) + self._own > self.limits.processes:
-                    raise _TooManyProcesses
-                continue
-            chunk = os.read(self._res, 1 << 16)
-            if not chunk:
-                raise _WorkerDied
-            self._buffer += chunk
-            if len(self._buffer) > 16 << 20:
-                raise _WorkerDied
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        try:  # strictly: a NaN must not reach the report, nor nesting a RecursionError
-            value = strictjson.loads(line)
-        except ValueError as exc:
-            raise _BadAnswer(f"wrote a result line that is not strict JSON ({exc})") from None
-        if not isinstance(value, dict):
-            raise _BadAnswer("wrote a result line that is not a JSON object")
-        return value
-
-    def ask(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes, int]:
-        """Send one case; returns (answer, output kept, output total). Raises on timeout/death."""
-        self.served += 1
-        deadline = time.monotonic() + self.limits.timeout
-        self._send((json.dumps(request, default=str) + "\n").encode(), deadline)
-        answer = self._read_line(max(0.0, deadline - time.monotonic()))
-        output, total = self._output.collect(request["nonce"], wait=2.0)
-        if answer.get("nonce") != request["nonce"]:
-            raise _WorkerDied
-        return answer, output, total
-
-    def _send(self, data: bytes, deadline: float) -> None:
-        """Write a request without ever blocking past the deadline."""
-        view = memoryview(data)
-        while view:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            _, ready, _ = select.select([], [self._req], [], left)
-            if not ready:
-                raise TimeoutError
-            try:
-                view = view[os.write(self._req, view[: 1 << 16]) :]
-            except BlockingIOError:
-                continue
-            except OSError:
-                raise _WorkerDied from None
-
-    def exit_description(self) -> str:
-        code = self.proc.poll()
-        if code is None:
-            return "it stopped answering"
-        if code < 0:
-            return f"it was killed by {signal.Signals(-code).name}"
-        return f"it exited with status {code}"
-
-    def kill(self) -> None:
-        """Kill the worker and every process it started (once)."""
-        if self._closed:
-            return
-        self._closed = True
-        victims = _descendants(self.proc.pid)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        for pid in victims:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        for fd in (self._req, self._res):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._output.join(timeout=2)
-
-    def close(self) -> None:
-        self.kill()
-
-
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root`` (by parent id), read from /proc when there is one."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        for child in children.get(pid, []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _copy_checked(source: Path, target: Path, sha256: str) -> bool:
@@ -513,7 +135,7 @@ class BundledCode:
         try:
             worker = self._worker(checker)
             answer, output, total = worker.ask(request)
-        except (TimeoutError, _TooManyProcesses, _BadAnswer, _WorkerDied, OSError) as exc:
+        except (TimeoutError, TooManyProcesses, BadAnswer, WorkerDied, OSError) as exc:
             return self._failed(checker, case, exc)
         finally:
             # the copies the checker read: in a jail, on its own tmpfs, seen through /proc
@@ -564,13 +186,13 @@ class BundledCode:
                 f"{case.checker} gave no verdict within {self.limits.timeout:g} s; "
                 "its processes were killed",
             )
-        if isinstance(exc, _TooManyProcesses):
+        if isinstance(exc, TooManyProcesses):
             return Verdict.errored(
                 "code.processes",
                 f"{case.checker} ran more than {self.limits.processes} processes at once; "
                 "they were killed",
             )
-        if isinstance(exc, _BadAnswer):
+        if isinstance(exc, BadAnswer):
             return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")
         return Verdict.errored("code.crashed", f"{case.checker}'s process died: {why}")
 

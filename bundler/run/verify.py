@@ -31,6 +31,7 @@ from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overal
 from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
+from bundler.run.isolation import CodePolicy, isolation
 from bundler.run.runner import (
     CASE_MEMORY,
     CASE_SECONDS,
@@ -40,11 +41,11 @@ from bundler.run.runner import (
     checker_environment,
     run_cases,
 )
-from bundler.run.sandbox import BundledCode, CodePolicy, isolation
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
 from bundler.version import __version__
 
 if TYPE_CHECKING:
+    from bundler.run.sandbox import BundledCode
     from bundler.signatures.preregistration import Preregistration
 
 
@@ -300,9 +301,13 @@ def _code(
     else:
         why = "not allowed: give --allow-code, or trust the signer with allow_code"
     allowed = policy.allow or signature.allow_code
-    run = CodeRun(allowed, why, entries, isolation(policy.limits))
+    # probed (by running unshare) only for a bundle that holds code: the report shows it
+    # only then
+    run = CodeRun(allowed, why, entries, isolation(policy.limits) if manifest.code else {})
     if not manifest.code or not allowed:
         return run, None
+    from bundler.run.sandbox import BundledCode  # the worker protocol: only to run code
+
     return run, BundledCode(manifest, extracted.root, policy.limits)
 
 
