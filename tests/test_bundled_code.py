@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -292,3 +294,50 @@ def test_reports_with_code_and_signatures_follow_the_report_schema(
         report = json.loads(json.dumps(to_json(result)))
         assert schema_problems(report) == []
         assert report["report_format"] == "reprobundle-report/1.3"
+
+
+def _processes_naming(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (proc / "cmdline").read_bytes().decode(errors="replace") and _alive(
+                int(proc.name)
+            ):
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_verify_killed_inside_a_case_leaves_no_process_running(
+    own_code: Path, tmp_path: Path
+) -> None:
+    """SIGKILL cannot be caught, so verify can stop nothing itself: the bundled checker's
+    worker (and unshare above it) must end with it even in the middle of a case, where the
+    worker does not read its request pipe. The kill comes just after the third case (the
+    one that sleeps) is sent to the worker: its first read is the worker's ready line."""
+    bundle = with_cases(
+        own_code, tmp_path / "b.bundle.tar.gz", ("sleeps", {"mode": "sleep", "seconds": 600})
+    )
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    point = ["bundler.run.worker:Worker._read_line", "before", "4"]
+    command = ["verify", str(bundle), "--allow-code"]
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.kill_at", *point, "--", *command],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(temp)},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = _processes_naming(str(temp))
+    for _ in range(2400):  # a process whose parent died ends on its own, not at once
+        if not left:
+            break
+        time.sleep(0.05)
+        left = _processes_naming(str(temp))
+    for pid in left:  # so that a failure leaves nothing running
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "a process outlived the killed verification"

@@ -33,8 +33,8 @@ from bundler.format.manifest import (
 )
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.output import check_distinct, staged
+from bundler.run.isolation import CodePolicy
 from bundler.run.runner import checker_environment
-from bundler.run.sandbox import CodePolicy
 from bundler.run.verify import Verification, machine_environment, verify
 
 EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"

@@ -150,6 +150,7 @@ class Worker:
         if isolation.namespaces_available():
             mount = ["--mount"] if isolation.jail_available() else []
             command = [str(shutil.which("unshare")), *mount, *isolation.UNSHARE_ARGS, *command]
+        command = _dies_with_parent(command)
         self._closed = False
 
         env = {
@@ -273,6 +274,17 @@ class Worker:
 
     def close(self) -> None:
         self.kill()
+
+
+def _dies_with_parent(command: list[str]) -> list[str]:
+    """``command`` made to receive SIGKILL when this process dies (Linux: util-linux's
+    ``setpriv --pdeathsig``, which then runs it in its place). A verification killed with
+    SIGKILL can stop nothing itself: without this, a worker in the middle of a case (or
+    ``unshare`` above it, whose ``--kill-child`` then ends the whole namespace) would run
+    on. Where ``setpriv`` is missing the command is unchanged: a worker waiting for work
+    still ends when its request pipe closes, but one inside a case runs to its end."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "KILL", *command] if setpriv else command
 
 
 def _descendants(root: int) -> list[int]:

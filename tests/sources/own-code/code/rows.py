@@ -54,6 +54,9 @@ def check(inputs, params):
         return ok(token=TOKEN)
     if mode == "crash":
         os._exit(3)
+    if mode == "sleep":  # inside a case, using no CPU, for as long as it is let
+        time.sleep(params["seconds"])
+        return ok("slept")
     if mode == "network":
         import socket
 
