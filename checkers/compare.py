@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from itertools import chain, zip_longest
+import marshal
+from collections.abc import Iterable
+from itertools import chain, compress, count, zip_longest
+from operator import eq, not_
 from typing import Any
 
 from .api import Reason
@@ -44,6 +47,7 @@ _KINDS = {
 _Found = tuple[str, list[Any], Any, Any]
 _ABSENT: Any = object()
 _SCALARS = (str, int, float, bool, type(None))
+_PLAIN = {*_SCALARS, dict, list}
 _TEXT = json.JSONEncoder(sort_keys=True, check_circular=False, allow_nan=True).encode
 
 
@@ -104,15 +108,33 @@ def _describe(kind: str, path: str, t1: Any, t2: Any) -> tuple[str, Reason]:
 
 def _same(t1: Any, t2: Any) -> bool:
     """Whether two values are equal with every type alike (1, 1.0 and true differ), as
-    far as ``==`` and JSON text can tell; False when they cannot (other types)."""
-    if t1 is t2:
-        return True
-    if t1 != t2:
-        return False
+    far as ``==`` and their serialised forms can tell; False when they cannot."""
+    return t1 is t2 or (t1 == t2 and _alike(t1, t2))
+
+
+def _alike(t1: Any, t2: Any) -> bool:
+    """Whether two values that are ``==`` have the same types throughout. ``marshal``
+    writes each type its own way, in C (its text may differ for alike values: mapping
+    keys in another order, an object shared in one of them); then sorted JSON, which
+    tells 1, 1.0 and true apart too. False when neither can tell."""
+    try:
+        if marshal.dumps(t1) == marshal.dumps(t2):
+            return True
+    except ValueError:  # a type marshal does not write (a date), or too deep
+        pass
     try:
         return bool(_TEXT(t1) == _TEXT(t2))
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+def _differing(xs: list[Any], ys: list[Any]) -> Iterable[int]:
+    """The positions at which two lists of one length may differ: those not ``==``, when
+    the rest are alike (found in C); every position otherwise."""
+    equal = list(map(eq, xs, ys))
+    if _alike(list(compress(xs, equal)), list(compress(ys, equal))):
+        return compress(count(), map(not_, equal))
+    return range(len(xs))
 
 
 class _Walk:
@@ -163,19 +185,17 @@ class _Walk:
         for key in t1:
             if key not in t2:
                 out.append(("dictionary_item_removed", [*parts, key], t1[key], _ABSENT))
-        for key in common:
-            self._child(t1[key], t2[key], [*parts, key], out)
+        values1 = list(map(t1.__getitem__, common))
+        values2 = list(map(t2.__getitem__, common))
+        for n in _differing(values1, values2):
+            self._child(values1[n], values2[n], [*parts, common[n]], out)
 
     def _list(self, t1: list[Any], t2: list[Any], parts: list[Any], out: list[_Found]) -> None:
-        basic = True
-        for item in chain(t1, t2):
-            kind = type(item)
-            if kind in (dict, list):
-                basic = False
-            elif kind not in _SCALARS:
-                self._deepdiff(t1, t2, parts, out)
-                return
-        if not basic:
+        kinds = set(map(type, chain(t1, t2)))
+        if not kinds <= _PLAIN:
+            self._deepdiff(t1, t2, parts, out)
+            return
+        if dict in kinds or list in kinds:
             self._pairs(t1, t2, parts, 0, 0, len(t1), len(t2), out)
             return
         # deepdiff aligns lists of plain values with difflib, and keeps the alignment
@@ -210,8 +230,13 @@ class _Walk:
         j2: int,
         out: list[_Found],
     ) -> None:
-        pairs = zip_longest(t1[i1:i2], t2[j1:j2], fillvalue=_ABSENT)
-        for n, (x, y) in enumerate(pairs):
+        xs, ys = t1[i1:i2], t2[j1:j2]
+        if i1 == j1:  # by position: no item can have moved; look only where they differ
+            both = min(len(xs), len(ys))
+            for n in _differing(xs[:both], ys[:both]):
+                self._child(xs[n], ys[n], [*parts, n + i1], out)
+            xs, ys, i1, j1 = xs[both:], ys[both:], i1 + both, j1 + both
+        for n, (x, y) in enumerate(zip_longest(xs, ys, fillvalue=_ABSENT)):
             i, j = n + i1, n + j1
             if y is _ABSENT:
                 out.append(("iterable_item_removed", [*parts, i], x, _ABSENT))
