@@ -167,3 +167,39 @@ def test_numbers_equal_in_python_but_of_another_type_differ() -> None:
         "content.type_changed"
     ]
     assert [r.code for r in compare_documents({"a": True}, {"a": 1})] == ["content.type_changed"]
+
+
+def _plain_before(value: Any, **options: Any) -> Any:
+    """checkers.plain.plain as it was (commit 743d49a), the reference for its fast path."""
+    non_finite_as_text = options.get("non_finite_as_text", True)
+    key = options.get("key", str)
+    other = options.get("other", str)
+    sequences = options.get("sequences", (list, tuple))
+    if non_finite_as_text and isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {key(k): _plain_before(v, **options) for k, v in value.items()}
+    if isinstance(value, sequences):
+        return [_plain_before(v, **options) for v in value]
+    return other(value)
+
+
+_OPTIONS = st.fixed_dictionaries(
+    {},
+    optional={
+        "non_finite_as_text": st.booleans(),
+        "key": st.sampled_from([str, repr]),
+        "other": st.sampled_from([str, repr]),
+        "sequences": st.sampled_from([(list, tuple), (list,), (tuple,)]),
+    },
+)
+
+
+@settings(max_examples=500)
+@given(_YAML | st.tuples(_YAML, _YAML) | st.sampled_from([math.inf, -math.inf]), _OPTIONS)
+def test_plain_copies_as_it_did(value: Any, options: dict[str, Any]) -> None:
+    from checkers.plain import plain
+
+    assert repr(plain(value, **options)) == repr(_plain_before(value, **options))
