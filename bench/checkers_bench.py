@@ -2,6 +2,8 @@
 
     python bench/checkers_bench.py --runs 3 --work /dev/shm/rb-checkers
     python bench/checkers_bench.py --runs 1 --work /tmp/rb-checkers --quick   # 1 MB rows only
+    git archive 743d49a bundler checkers | tar -x -C /tmp/before   # the code before
+    python bench/checkers_bench.py --runs 1 --work /tmp/rb-checkers --quick --code /tmp/before
 
 Each row runs one checker the way ``verify`` runs a built-in case: ``runner.run_case``
 on files listed with their SHA-256 (read and re-hashed, parsed strictly under verify's
@@ -180,7 +182,7 @@ def child(argv: list[str]) -> None:
     global CHECKER
     mode, folder, checker, names, params = argv
     CHECKER = checker
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("CHECKERS_BENCH_CODE") or str(ROOT))
     import checkers  # noqa: F401  (imported before timing, as verify has by then)
     from bundler.run import runner  # noqa: F401
 
@@ -203,11 +205,25 @@ def _run(mode: str, folder: Path, spec: Spec, names: dict[str, str], params: Any
         json.dumps(names),
         json.dumps(params),
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = os.environ.get("CHECKERS_BENCH_CODE") if mode == "checker" else None
+    env = {**os.environ, "PYTHONPATH": code or str(ROOT)}
+    if not code:
+        env.pop("CHECKERS_BENCH_CODE", None)
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{spec.label} {mode} failed:\n{done.stderr[-2000:]}")
     return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _written(spec: Spec, work: Path) -> tuple[dict[str, str], dict[str, Any], str]:
+    """``_write`` in a process of its own: a child started from this process after it held
+    the documents would report this process's peak as its own (Linux keeps ``ru_maxrss``
+    across ``exec``)."""
+    fields = json.dumps(list(spec.__dict__.values()))
+    command = [sys.executable, __file__, "--write", fields, str(work)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    names, params, expect = json.loads(done.stdout)
+    return names, params, expect
 
 
 def specs(quick: bool, most: int) -> list[Spec]:
@@ -258,10 +274,18 @@ def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         child(sys.argv[2:])
         return 0
+    if sys.argv[1:2] == ["--write"]:
+        family, checker, kind, roles, size, differing = json.loads(sys.argv[2])
+        spec = Spec(family, checker, kind, tuple(roles), size, differing)
+        print(json.dumps(_write(spec, Path(sys.argv[3]))))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--quick", action="store_true", help="1 MB rows only")
+    parser.add_argument(
+        "--code", type=Path, help="run the checkers from this copy of the code (a before column)"
+    )
     parser.add_argument("--max-mb", type=int, default=100, help="leave out larger rows")
     parser.add_argument(
         "--cpu",
@@ -269,6 +293,8 @@ def main() -> int:
         help="time by CPU seconds of the process instead of wall time (a busy machine)",
     )
     args = parser.parse_args()
+    if args.code:
+        os.environ["CHECKERS_BENCH_CODE"] = str(args.code.resolve())
     if args.cpu:
         os.environ["CHECKERS_BENCH_CLOCK"] = "cpu"
     lines = [
@@ -278,7 +304,7 @@ def main() -> int:
     ]
     print("\n".join(lines), flush=True)
     for spec in specs(args.quick, args.max_mb):
-        names, params, expect = _write(spec, args.work)
+        names, params, expect = _written(spec, args.work)
         folder = (
             args.work
             / f"{spec.checker.replace('@', '-')}-{spec.kind}-{spec.size}-{int(spec.differing)}"
