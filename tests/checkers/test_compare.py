@@ -66,7 +66,7 @@ def _words(reasons: list[Reason]) -> list[tuple[str, str, str]]:
 def _both(actual: Any, expected: Any, deepest: bool) -> tuple[Any, Any]:
     """What the comparison and the reference say (or raise: a mapping of text and number
     keys cannot be shown as sorted JSON, then and now)."""
-    said = []
+    said: list[Any] = []
     for compare in (compare_documents, _deepdiff):
         try:
             said.append(_words(compare(actual, expected, deepest=deepest)))
@@ -102,16 +102,16 @@ _YAML = _documents(
 def _mutated(draw: Any, value: Any) -> Any:
     """``value`` with a few random edits: a changed, added, removed or moved item."""
     if isinstance(value, dict) and value and draw(st.booleans()):
-        out = dict(value)
-        key = draw(st.sampled_from(sorted(out, key=repr)))
+        mapping = dict(value)
+        key = draw(st.sampled_from(sorted(mapping, key=repr)))
         choice = draw(st.integers(0, 2))
         if choice == 0:
-            del out[key]
+            del mapping[key]
         elif choice == 1:
-            out[key] = _mutated(draw, out[key])
+            mapping[key] = _mutated(draw, mapping[key])
         else:
-            out[draw(_KEY)] = draw(_JSON)
-        return out
+            mapping[draw(_KEY)] = draw(_JSON)
+        return mapping
     if isinstance(value, list) and value and draw(st.booleans()):
         out = list(value)
         index = draw(st.integers(0, len(out) - 1))
