@@ -310,19 +310,21 @@ def main() -> int:
             / f"{spec.checker.replace('@', '-')}-{spec.kind}-{spec.size}-{int(spec.differing)}"
         )
         ours, yard, ratios, rss = [], [], [], []
+        wrong = ""
         for _ in range(args.runs):
             a = _run("checker", folder, spec, names, params)
             b = _run("parse", folder, spec, names, params)
-            if a["status"] != expect:
-                raise SystemExit(f"{spec.label}: {a['status']} ({a['message']}), expected {expect}")
+            wrong = "" if a["status"] == expect else f"{a['status']}: {a['message']}"
             ours.append(a["seconds"])
             yard.append(b["seconds"])
             ratios.append(a["seconds"] / b["seconds"])
             rss.append(a["rss_mib"])
         ratio = statistics.median(ratios)
-        note = (
-            "refused (over the YAML cap)" if expect == "error" else ("yes" if ratio <= 3 else "no")
-        )
+        note = "yes" if ratio <= 3 else "no"
+        if expect == "error":
+            note = "refused (over the YAML cap)"
+        if wrong:  # not the verdict the row is about (a case limit reached): said, not timed
+            note = f"not the expected {expect}: {wrong}"
         which = "differing" if spec.differing else "equal"
         line = (
             f"| {spec.label} | {spec.size / MB:g} MB | {which} | {statistics.median(ours):.2f} "

@@ -512,8 +512,9 @@ def _mixed_configs_v2(samples: Sequence[Sample]) -> list[Reason]:
     """``stats.config_mixed`` when the samples ran with more than one configuration."""
     configs: dict[str, tuple[Any, list[int]]] = {}
     for sample in samples:
-        key = json.dumps(_finite(sample.config), sort_keys=True, default=str)
-        configs.setdefault(key, (_finite(sample.config), []))[1].append(sample.line)
+        config = _finite(sample.config)  # once a sample: setdefault's default is always built
+        key = json.dumps(config, sort_keys=True, default=str)
+        configs.setdefault(key, (config, []))[1].append(sample.line)
     if len(configs) <= 1:
         return []
     shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5])
