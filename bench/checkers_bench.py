@@ -287,6 +287,8 @@ def main() -> int:
     parser.add_argument(
         "--code", type=Path, help="run the checkers from this copy of the code (a before column)"
     )
+    parser.add_argument("--only", default="", help="rows whose checker name contains this")
+    parser.add_argument("--min-mb", type=int, default=0, help="leave out smaller rows")
     parser.add_argument("--max-mb", type=int, default=100, help="leave out larger rows")
     parser.add_argument(
         "--cpu",
@@ -305,6 +307,8 @@ def main() -> int:
     ]
     print("\n".join(lines), flush=True)
     for spec in specs(args.quick, args.max_mb):
+        if args.only not in spec.checker or spec.size < args.min_mb * MB:
+            continue
         names, params, expect = _written(spec, args.work)
         folder = (
             args.work
