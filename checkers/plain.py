@@ -36,21 +36,30 @@ def plain(
     hold them); ``key`` is applied to mapping keys, ``other`` to anything that is neither
     a scalar, a mapping nor one of ``sequences`` (which become lists).
     """
-    if non_finite_as_text and isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    options: dict[str, Any] = {
-        "non_finite_as_text": non_finite_as_text,
-        "key": key,
-        "other": other,
-        "sequences": sequences,
-    }
-    if isinstance(value, Mapping):
-        return {key(k): plain(v, **options) for k, v in value.items()}
-    if isinstance(value, sequences):
-        return [plain(v, **options) for v in cast("Iterable[Any]", value)]
-    return other(value)
+    lists = issubclass(list, sequences)
+
+    def copy(value: Any) -> Any:
+        kind = type(value)
+        # the values JSON builds first, by their exact type (the rules below, faster)
+        if kind is str or kind is int or kind is bool or value is None:
+            return value
+        if kind is float:
+            return str(value) if non_finite_as_text and not math.isfinite(value) else value
+        if kind is dict:
+            return {key(k): copy(v) for k, v in value.items()}
+        if kind is list and lists:
+            return [copy(v) for v in value]
+        if non_finite_as_text and isinstance(value, float) and not math.isfinite(value):
+            return str(value)
+        if isinstance(value, bool | int | float | str):
+            return value
+        if isinstance(value, Mapping):
+            return {key(k): copy(v) for k, v in value.items()}
+        if isinstance(value, sequences):
+            return [copy(v) for v in cast("Iterable[Any]", value)]
+        return other(value)
+
+    return copy(value)
 
 
 def via_json(value: Any) -> Any:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 from typing import Any
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
+    out = dict(pairs)  # built in C; the keys are looked at one by one only when one repeats
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
+        seen.add(key)
+    raise AssertionError("unreachable: a repeated key was counted")
 
 
 def _no_constant(name: str) -> Any:
@@ -73,9 +77,35 @@ def loads(
         )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    if _opening(text) > max_depth or (max_values is not None and bound(text) > max_values):
+    if (_opening(text) > max_depth and _deepest(text) >= max_depth) or (
+        max_values is not None and bound(text) > max_values
+    ):
         _check_size(value, max_depth, max_values)
     return value
+
+
+# a byte outside the strings of a JSON text -> how it moves the nesting depth
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+_NOT_BRACKET = bytes(b for b in range(256) if not _STEP[b])
+_NOT_BRACKET_OR_QUOTE = _NOT_BRACKET.replace(b'"', b"")
+
+
+def _deepest(text: str | bytes) -> int:
+    """How many containers are open at most at once in a well-formed JSON text (a value
+    inside the deepest one is one level deeper), found in C without walking the parsed
+    value: only a text that may be too deep is then walked exactly. With the escaped
+    backslashes and quotes taken out, every quote left opens or closes a string."""
+    if isinstance(text, bytes) and b"\0" in text:
+        return len(text)  # UTF-16 or UTF-32, which json.loads also reads: walked exactly
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # two quotes side by side enclose nothing, inside a string or between two: taking
+    # them out keeps every other quote's side, and leaves few strings to split at
+    kept = data.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"")
+    brackets = b"".join(kept.split(b'"')[::2])
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:

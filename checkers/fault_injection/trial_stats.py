@@ -511,10 +511,24 @@ def _sample_verdict(
 
 def _mixed_configs_v2(samples: Sequence[Sample]) -> list[Reason]:
     """``stats.config_mixed`` when the samples ran with more than one configuration."""
-    configs: dict[str, tuple[Any, list[int]]] = {}
+    # grouped first by the configuration's own JSON text (in C), then each group made
+    # plain once: alike texts make alike plain copies, and groups whose copies agree
+    # (NaN and "nan") are one configuration, their lines in sample order
+    written: dict[str, tuple[Any, list[int]]] = {}
     for sample in samples:
-        key = json.dumps(_finite(sample.config), sort_keys=True, default=str)
-        configs.setdefault(key, (_finite(sample.config), []))[1].append(sample.line)
+        try:
+            text = json.dumps(sample.config, sort_keys=True, default=str)
+        except (TypeError, ValueError):  # keys JSON cannot sort: grouped by the plain copy
+            text = "plain " + json.dumps(_finite(sample.config), sort_keys=True, default=str)
+        written.setdefault(text, (sample.config, []))[1].append(sample.line)
+    configs: dict[str, tuple[Any, list[int]]] = {}
+    for first, lines in written.values():
+        config = _finite(first)
+        configs.setdefault(json.dumps(config, sort_keys=True, default=str), (config, []))[1].extend(
+            lines
+        )
+    for _, lines in configs.values():
+        lines.sort()  # samples come in line order
     if len(configs) <= 1:
         return []
     shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5])
