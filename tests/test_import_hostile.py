@@ -197,6 +197,15 @@ def test_directory_that_disagrees_with_the_local_header_sizes_is_refused(tmp_pat
     refused(tmp_path / "disagree.eval", tmp_path, "CRC or sizes differ")
 
 
+def test_a_member_no_reader_parses_is_still_held_to_its_crc(tmp_path: Path) -> None:
+    """Members are screened one at a time; one that is not JSON is decompressed and its
+    CRC checked all the same (the directory and local header agree on the wrong CRC)."""
+    notes = Member("notes.bin", b"not json, and not what the directory says")
+    notes.crc ^= 1
+    (tmp_path / "crc.eval").write_bytes(zip_bytes([*eval_members(), notes]))
+    refused(tmp_path / "crc.eval", tmp_path, "notes.bin", "CRC-32 differs")
+
+
 def test_member_listed_twice_in_the_directory_is_refused(tmp_path: Path) -> None:
     members = eval_members()
     (tmp_path / "twice.eval").write_bytes(zip_bytes(members, [(0, {}), (1, {}), (1, {})]))

@@ -14,7 +14,8 @@ import yaml
 
 from bundler.authoring.build import build
 from bundler.errors import SourceError
-from bundler.importers.inspect_eval import RULES_OF, import_inspect
+from bundler.importers.inspect_eval import import_inspect
+from bundler.importers.inspect_figures import RULES_OF
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
 from tests.inspect_support import inspect_logs

@@ -17,15 +17,14 @@ from typing import Any
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)  # built in C; the keys are looked at one by one only when one repeats
-    if len(out) == len(pairs):
-        return out
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!r}")
-        seen.add(key)
-    raise AssertionError("unreachable: a repeated key was counted")
+    out = dict(pairs)  # built in C; a key given twice leaves it shorter than the pairs
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
+    return out
 
 
 def _no_constant(name: str) -> Any:

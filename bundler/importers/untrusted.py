@@ -72,12 +72,13 @@ def screen(data: bytes) -> None:
     document (each member of a zip) is held to the caps of one JSON input; the members
     together to the bytes of one input. Raises SourceError naming the member and the
     problem."""
-    if data[:4] == b"PK\x03\x04":
-        documents = {n: m for n, m in zip_members(data).items() if n.endswith(".json")}
-    else:
-        documents = {"the log": data}
-    for where, document in documents.items():
-        _json(document, where)
+    if data[:4] != b"PK\x03\x04":
+        _json(data, "the log")
+        return
+    for info, start in zip_layout(data):  # each checked, one decompressed at a time
+        member = _inflate(data, info, start)
+        if info.filename.endswith(".json"):
+            _json(member, info.filename)
 
 
 def _json(data: bytes, where: str) -> None:
@@ -99,12 +100,12 @@ def _json(data: bytes, where: str) -> None:
             ) from None
 
 
-def zip_members(data: bytes) -> dict[str, bytes]:
-    """Every member of the zip ``data``, decompressed, by name. Each directory entry must
-    agree with its member's local header (name, method, and sizes and CRC unless a data
-    descriptor carries them), no two entries may share a name or overlap, and the
-    declared sizes together stay within verify's byte cap before anything decompresses;
-    a member that decompresses past its declared size is refused when it does."""
+def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
+    """Every member of the zip ``data`` and where its compressed bytes start, once the
+    layout is known sound: each directory entry agrees with its member's local header
+    (name, method, and sizes and CRC unless a data descriptor carries them), no two
+    entries share a name or overlap, and the declared sizes together stay within
+    verify's byte cap, all before anything decompresses."""
     try:
         infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError) as exc:
@@ -122,16 +123,19 @@ def zip_members(data: bytes) -> dict[str, bytes]:
         )
     seen: set[str] = set()
     spans: list[tuple[int, int, str]] = []
+    layout = []
     for info in infos:
         if info.filename in seen:
             raise SourceError(f"{info.filename}: listed twice in the zip's directory")
         seen.add(info.filename)
-        spans.append((info.header_offset, _data_end(data, info), info.filename))
+        end = _data_end(data, info)
+        spans.append((info.header_offset, end, info.filename))
+        layout.append((info, end - info.compress_size))
     spans.sort()
     for (_, end, first), (start, _, second) in itertools.pairwise(spans):
         if start < end:
             raise SourceError(f"{second}: its bytes overlap those of {first} in the zip")
-    return {info.filename: _inflate(data, info) for info in infos}
+    return layout
 
 
 def _data_end(data: bytes, info: zipfile.ZipInfo) -> int:
@@ -165,9 +169,9 @@ def _data_end(data: bytes, info: zipfile.ZipInfo) -> int:
     return end
 
 
-def _inflate(data: bytes, info: zipfile.ZipInfo) -> bytes:
-    """The member decompressed, never past its declared size (plus one byte, to tell)."""
-    start = _data_end(data, info) - info.compress_size
+def _inflate(data: bytes, info: zipfile.ZipInfo, start: int) -> bytes:
+    """The member (its compressed bytes at ``start``) decompressed, never past its
+    declared size (plus one byte, to tell)."""
     raw = data[start : start + info.compress_size]
     limit = info.file_size + 1
     try:

@@ -384,8 +384,9 @@ def unscored(value: Any) -> bool:
 
 def to_json_log(log: InspectLog, records: tuple[Record, ...]) -> bytes:
     """A ``.json`` log holding ``log``'s header and ``records`` with only the fields this
-    reader uses (how the importer writes its negative controls: small and readable)."""
-    samples = []
+    reader uses (how the importer writes its negative controls: small and readable, the
+    header indented and one sample a line, each line written by the C encoder)."""
+    lines = []
     for r in records:
         sample: dict[str, Any] = {
             "id": r.sample_id,
@@ -399,7 +400,12 @@ def to_json_log(log: InspectLog, records: tuple[Record, ...]) -> bytes:
         }
         if r.error is not None:
             sample["error"] = {"message": r.error}
-        samples.append(sample)
+        lines.append(_ONE_LINE.encode(sample))
     header = {k: log.header[k] for k in _HEADER_KEYS if k in log.header}
-    text = json.dumps({**header, "samples": samples}, indent=1, ensure_ascii=False)
+    text = json.dumps({**header, "samples": []}, indent=1, ensure_ascii=False)
+    if lines:  # "samples" is the last key: its empty list closes the text
+        text = text.removesuffix("[]\n}") + "[\n  " + ",\n  ".join(lines) + "\n ]\n}"
     return (text + "\n").encode("utf-8")
+
+
+_ONE_LINE = json.JSONEncoder(ensure_ascii=False)

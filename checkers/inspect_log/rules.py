@@ -44,16 +44,19 @@ def known_reducer(name: str | None) -> bool:
 def reduce(values: list[Any], reducer: str | None) -> Any:
     """One sample's epochs -> one value, as Inspect's reducer of that name does.
     NaN means unscored (no reducible value, or fewer epochs than pass@k needs)."""
-    kept = [v for v in values if not unscored(v) and not unscored(to_float(v))]
+    kept, floats = [], []
+    for v in values:
+        if not unscored(v) and not unscored(f := to_float(v)):
+            kept.append(v)
+            floats.append(f)
     if not kept:
         return math.nan
     name = reducer or "mean"
     found = _REDUCER.match(name)
     if found is None:
         raise CheckerInputError("params.invalid", f"reducer {name!r} is not one this checker knows")
-    floats = [to_float(v) for v in kept]
     if name == "mean":
-        return statistics.mean(floats)
+        return _mean(floats)
     if name == "median":
         return statistics.median(floats)
     if name == "mode":
@@ -73,6 +76,18 @@ def reduce(values: list[Any], reducer: str | None) -> Any:
         return 1.0 - product
     k = int(found.group(3))
     return 1 if sum(1 for f in floats if f >= 1.0) >= k else 0
+
+
+def _mean(floats: list[float]) -> float:
+    """``statistics.mean(floats)``, the same float, without its exact sum of fractions
+    where plain arithmetic is exact too: one finite value, or fewer than 2**20 whole
+    numbers each below 2**32 (every partial sum exact, then one correctly rounded
+    division, as ``statistics`` rounds its exact quotient once)."""
+    if (len(floats) == 1 and math.isfinite(floats[0])) or (
+        len(floats) < 1 << 20 and all(f.is_integer() and abs(f) < 1 << 32 for f in floats)
+    ):
+        return sum(floats) / len(floats)  # sum starts at 0: -0.0 gives 0.0, as there
+    return statistics.mean(floats)
 
 
 def metric(values: list[float], name: str) -> float:
@@ -124,10 +139,10 @@ def figure(
         if not values:
             continue  # no epoch of this sample was scored: Inspect leaves it out
         value = reduce(values, reducer)
-        if unscored(value) or unscored(to_float(value)):
+        if unscored(value) or unscored(number := to_float(value)):
             unscored_samples += 1
         else:
-            reduced.append(to_float(value))
+            reduced.append(number)
     return {
         "value": metric(reduced, name),
         "scored_samples": len(reduced),

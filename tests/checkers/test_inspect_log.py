@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 import struct
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import checkers
 from bundler.run.runner import run_checker
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.inspect_log import log as inspect_format
 from checkers.inspect_log.log import InspectLog, LogError, Record, Score, read_log, to_json_log
-from checkers.inspect_log.rules import figure
+from checkers.inspect_log.rules import figure, reduce
 from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
@@ -416,3 +419,20 @@ def test_rescoring_a_score_that_holds_several_values_is_an_error_not_a_mismatch(
     data = log_of(rec("s1", 1, {"a": "C"}, completion="4"))
     verdict = run("inspect-rescore@1", data, scorer="match", method="match", options={})
     assert verdict.status == "error" and "it was not made by match" in verdict.message
+
+
+_EPOCH_VALUES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 0.5, 2.0**31, -(2.0**32) + 1, 2.0**32, 2.0**53, 1e308]),
+    st.integers(-(2**40), 2**40).map(float),
+    st.floats(allow_nan=False),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_EPOCH_VALUES, min_size=1, max_size=8))
+def test_the_mean_reducer_gives_statistics_mean_to_the_last_bit(values: list[float]) -> None:
+    """The mean reducer skips ``statistics.mean``'s exact fractions only where plain
+    arithmetic gives the same float (and the same sign of zero): whatever the epochs."""
+    expected = statistics.mean(values)
+    found = reduce(values, "mean")
+    assert repr(found) == repr(expected) and type(found) is type(expected)

@@ -1,0 +1,323 @@
+"""What an Inspect log says of its run, re-derived at import: the sample counts (a case
+and a claim with its control), the status as a finding (errored samples under success, a
+run that did not finish), or a clean run as a claim with its control."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from bundler.importers import is_count
+from bundler.importers.inspect_plan import (
+    CONTROLS,
+    Plan,
+    finished,
+    plan_size,
+    revision_limit,
+    run_limits,
+    short,
+)
+from checkers.inspect_log import rules
+from checkers.inspect_log.log import InspectLog, to_json_log
+
+
+def counts_claim(plan: Plan) -> None:
+    log = plan.log
+    observed = rules.counts(log)
+    claimed, said = _claimed_counts(log)
+    if not claimed:
+        plan.notes.append("the header states no sample counts; none are checked")
+        return
+    params = {"claimed": claimed}
+    counts_checker, _ = _counts_check(log)
+    case, message = plan.expected_pass(
+        "counts", counts_checker, params, "the sample counts follow from the records"
+    )
+    if case is None:
+        return
+    if message is not None:
+        plan.notes.append(f"counts: {message}; the claim will be contradicted")
+    controls = _counts_control(plan, params)
+    if not controls:  # a count no removed record moves: stated, never claimed
+        plan.drop(case)
+        plan.cannot.append(
+            f"That the log's sample counts are {claimed}: re-counted at import, but removing a "
+            "record does not make the check fail, so no claim rests on them."
+        )
+        return
+    cases = [case, *controls]
+    shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
+    plan.claim(
+        {
+            "id": "sample-counts",
+            "statement": (
+                f"The log holds {observed['total_samples']} sample records "
+                f"({observed['samples']} samples x {observed['epochs']} epochs), {said}: {shown}."
+            ),
+            "cases": cases,
+            "limits": [
+                *run_limits(log),
+                revision_limit(log),
+                "Counts the records the log holds; a record the run never wrote cannot be counted.",
+            ],
+        }
+    )
+
+
+def _claimed_counts(log: InspectLog) -> tuple[dict[str, int], str]:
+    """The sample counts to check, and where they come from. A finished run's header (or,
+    with no results, its plan) states the records it holds; an unfinished run's header
+    total is the plan's, so the records it holds are re-counted, and only a completed
+    count the header states is taken from it. Counts that are not whole numbers (a
+    boolean is not one) are left out."""
+    results = log.results or {}
+    total, completed = results.get("total_samples"), results.get("completed_samples")
+    if not finished(log):
+        observed = rules.counts(log)
+        claimed = {
+            "total_samples": observed["total_samples"],
+            "completed_samples": completed
+            if is_count(completed)
+            else observed["completed_samples"],
+            "errored_samples": observed["errored_samples"],
+        }
+        source = "the header's completed count and " if is_count(completed) else ""
+        return claimed, f"as {source}its records give them (the run did not finish)"
+    if log.results is not None:
+        found: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
+        if is_count(total) and is_count(completed):
+            found["errored_samples"] = total - completed
+        said = "as its header states"
+    else:
+        planned, samples, epochs = plan_size(log)
+        found = {"total_samples": planned}
+        said = (
+            f"the total its plan ({samples} samples x {epochs} epochs) implies "
+            "(it states no results)"
+        )
+    return {k: v for k, v in found.items() if is_count(v)}, said
+
+
+def _counts_check(log: InspectLog) -> tuple[str, str]:
+    """The counts checker and its control's reason: inspect-counts@2 compares a finished
+    run's header with its records; an unfinished run's header states the planned total,
+    so its records' own counts are checked (@1) and the finding says what did not run."""
+    if finished(log):
+        return "inspect-counts@2", "inspect.header_count_mismatch"
+    return "inspect-counts@1", "inspect.count_mismatch"
+
+
+def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
+    """The log with its last record removed, if the counts check fails on it."""
+    log = plan.log
+    if not log.records:
+        return []
+    path = f"{CONTROLS}/one-record-removed.json"
+    control = to_json_log(log, log.records[:-1])
+    counts_checker, counts_code = _counts_check(log)
+    if not plan.fails_with(counts_checker, control, params, counts_code):
+        return []
+    plan.controls[path] = control
+    return [
+        plan.case(
+            {
+                "id": "counts-control",
+                "checker": counts_checker,
+                "inputs": {"log": path},
+                "params": params,
+                "expect": "fail",
+                "expect_reasons": [counts_code],
+            }
+        )
+    ]
+
+
+def status_claim(plan: Plan) -> None:
+    """What ``inspect-status@2`` finds (errored records, a status other than success, no
+    results) as a finding; a clean run as a claim with its control."""
+    log = plan.log
+    params: dict[str, Any] = {}
+    verdict = plan.run("inspect-status@2", plan.data, params)  # under a case's limits
+    if verdict.status == "pass":
+        _clean_status(plan)
+        return
+    if verdict.status != "fail":
+        plan.notes.append(f"status: {verdict.message}; not checked")
+        return
+    codes = list(verdict.codes)
+    finding = "finding-errors-under-success" if log.status == "success" else "finding-status"
+    plan.case(
+        {
+            "id": finding,
+            "checker": "inspect-status@2",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "fail",
+            "kind": "finding",  # the log's own fields, not a planted control
+            "expect_reasons": sorted(codes),
+        }
+    )
+    errored = len(log.errored)
+    no_results = " and states no results at all" if "inspect.no_results" in codes else ""
+    said = (
+        f"The run says {log.status} while"
+        if log.status == "success"
+        else f"The run says {log.status}, not success, and"
+    )
+    plan.claim(
+        {
+            "id": finding,
+            "statement": (
+                f"{said} {errored} of {len(log.records)} sample records errored"
+                f"{no_results}; {_errored_in_figures(log)}."
+            ),
+            "cases": [finding],
+            "limits": [
+                "A finding: the log's own status and error fields, re-read; that a "
+                "success status with errored samples misleads is the author's judgement.",
+                revision_limit(log),
+            ],
+        }
+    )
+
+
+def _clean_status(plan: Plan) -> None:
+    """The run ended with success, results and no errored record; its control is the log
+    with its first record marked errored."""
+    log = plan.log
+    case = plan.case(
+        {
+            "id": "status",
+            "checker": "inspect-status@2",
+            "inputs": {"log": plan.log_path},
+            "params": {},
+            "expect": "pass",
+        }
+    )
+    cases = [case]
+    path = f"{CONTROLS}/one-record-errored.json"
+    marked = (dataclasses.replace(log.records[0], error="planted by the importer"),)
+    control = to_json_log(log, marked + log.records[1:])
+    if plan.fails_with("inspect-status@2", control, {}, "inspect.records_errored"):
+        plan.controls[path] = control
+        cases.append(
+            plan.case(
+                {
+                    "id": "status-control",
+                    "checker": "inspect-status@2",
+                    "inputs": {"log": path},
+                    "params": {},
+                    "expect": "fail",
+                    "expect_reasons": ["inspect.records_errored"],
+                }
+            )
+        )
+    plan.claim(
+        {
+            "id": "status",
+            "statement": (
+                f"The run says success, states results, and none of its {len(log.records)} "
+                "sample records errored."
+            ),
+            "cases": cases,
+            "limits": [
+                "Reads the log's own status and error fields; a record the run never "
+                "wrote cannot be judged.",
+                *run_limits(log),
+                revision_limit(log),
+            ],
+        }
+    )
+
+
+def _errored_in_figures(log: InspectLog) -> str:
+    """What the figures do with the errored records, as their stored scores show it: an
+    errored record with no score is left out; one scored (``--score-on-error``) counts."""
+    scored = sum(1 for r in log.errored if r.scores)
+    config = log.spec.get("config") or {}
+    if not scored:
+        return "the errored records are left out of every figure the header states"
+    if scored == len(log.errored):
+        flag = " (its config has score_on_error)" if config.get("score_on_error") is True else ""
+        return f"the errored records were scored{flag} and count in the figures like any other"
+    return (
+        f"{len(log.errored) - scored} of them have no score and are left out of every figure; "
+        f"{scored} were scored and count in the figures"
+    )
+
+
+def unfinished_finding(plan: Plan) -> None:
+    """A run that did not finish (status error, cancelled, started): what ran, what did
+    not, and why, as a finding; each count it states is a case expected to fail."""
+    log = plan.log
+    if finished(log):
+        return
+    held, errored = len(log.records), log.errored
+    planned, samples, epochs = plan_size(log)
+    total = (log.results or {}).get("total_samples")
+    if is_count(total):
+        planned = total
+    cases = []
+    if planned is not None and planned != held:
+        cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
+    if errored:
+        cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
+    error = log.header.get("error")
+    why = {
+        "error": " (the run stopped on an error"
+        + (f": {short(error.get('message'))})" if isinstance(error, dict) else ")"),
+        "cancelled": " (the run was cancelled)",
+        "started": " (the log was never finished)",
+    }.get(log.status, "")
+    said = [f"{held - len(errored)} completed"]
+    if errored:
+        first = "; ".join(f"{r.label}: {short(r.error)}" for r in errored[:3])
+        said.append(
+            f"{len(errored)} ended with an error ({first}{'; ...' if len(errored) > 3 else ''})"
+        )
+    if planned is not None and planned > held:
+        said.append(f"{planned - held} never ran")
+    plan_said = (
+        f"It planned {planned} sample records ({samples} samples x {epochs} epochs); the log "
+        f"holds {held}: "
+        if planned is not None
+        else f"The log holds {held} sample records: "
+    )
+    statement = f"The run did not finish: its status is {log.status}{why}. {plan_said}" + (
+        ", ".join(said) + "."
+    )
+    plan.cannot.append(
+        f"That the run finished: its status is {log.status}; every figure covers only the "
+        f"{held} sample records it wrote"
+        + (f", of the {planned} it planned." if planned is not None else ".")
+    )
+    if not cases:
+        plan.notes.append(f"status {log.status}: {statement} (stated under scope, no case)")
+        return
+    plan.claim(
+        {
+            "id": "finding-unfinished-run",
+            "statement": statement,
+            "cases": cases,
+            "limits": [
+                "A finding: the counts the log's own records give, against the total its "
+                "header (or plan) names and against no errors; why a sample errored is "
+                "the log's error message, as stored.",
+                revision_limit(log),
+            ],
+        }
+    )
+
+
+def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str:
+    return plan.case(
+        {
+            "id": case_id,
+            "checker": "inspect-counts@1",
+            "inputs": {"log": plan.log_path},
+            "params": {"claimed": claimed},
+            "expect": "fail",
+            "kind": "finding",  # the log's own records, not a planted control
+            "expect_reasons": ["inspect.count_mismatch"],
+        }
+    )
