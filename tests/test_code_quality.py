@@ -43,10 +43,7 @@ def test_benchmark_scripts_still_import_what_they_use(script: Path) -> None:
 # checks): split it along its seams (CONTRIBUTING.md, "Code layout").
 MAX_MODULE_LINES = 700
 # the modules allowed to stay longer, each with the reason; none is better
-LONG_MODULES: dict[str, str] = {
-    "bundler/importers/inspect_eval.py": "being split along its seams on the branch that "
-    "owns the Inspect importer (issue 34 item 3); remove this entry when that lands",
-}
+LONG_MODULES: dict[str, str] = {}
 
 
 def module_lengths(root: Path = REPO) -> dict[str, int]:
