@@ -14,35 +14,17 @@ package that re-exports its modules would be a circle).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 
 import pytest
 
-from tests.test_layers import sources
-
-
-def imports_everywhere(name: str, source: str, known: Mapping[str, str]) -> set[str]:
-    """The modules of ``known`` that ``name`` imports anywhere in ``source``."""
-    is_package = any(other.startswith(name + ".") for other in known)
-    package = name if is_package else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                found.add(full if full in known else base)
-    return {m for m in found if m in known and m != name}
+from tests.test_layers import import_graph, sources
 
 
 def graph_of(known: Mapping[str, str]) -> dict[str, set[str]]:
-    return {name: imports_everywhere(name, source, known) for name, source in known.items()}
+    """Every import counts here, those for the type checker and in functions included."""
+    graph = import_graph(known, everywhere=True)
+    return {name: {m for m in found if m in known and m != name} for name, found in graph.items()}
 
 
 def groups(graph: Mapping[str, set[str]]) -> list[set[str]]:

@@ -11,10 +11,10 @@ Read from the code's own imports (an AST scan: nothing is imported or run):
 - no module below the CLI runs the command line either, as a process (``python -m
   bundler ...``): the library calls the library.
 
-Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not followed;
-neither are the package ``__init__`` files that Python runs on the way to a module (they
-only describe their package, or are the public face over all of it) nor ``from bundler
-import __version__``.
+Imports under ``if TYPE_CHECKING:`` are for the type checker only and are not followed
+here (``tests/test_import_cycles.py`` counts them); neither are the package ``__init__``
+files that Python runs on the way to a module (they only describe their package, or are
+the public face over all of it).
 """
 
 from __future__ import annotations
@@ -109,17 +109,23 @@ def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
             todo.append(child)
 
 
-def import_graph(known: Mapping[str, str]) -> dict[str, set[str]]:
+def import_graph(known: Mapping[str, str], everywhere: bool = False) -> dict[str, set[str]]:
     """Each module of the tree -> the modules (the tree's and the standard library's) it
-    imports."""
+    imports; with ``everywhere``, also those under ``if TYPE_CHECKING:``."""
     packages = {name.rpartition(".")[0] for name in known if "." in name}
-    return {name: imports(name, source, known, name in packages) for name, source in known.items()}
+    return {
+        name: imports(name, source, known, name in packages, everywhere)
+        for name, source in known.items()
+    }
 
 
-def imports(name: str, source: str, known: Mapping[str, str], is_package: bool) -> set[str]:
+def imports(
+    name: str, source: str, known: Mapping[str, str], is_package: bool, everywhere: bool = False
+) -> set[str]:
     found: set[str] = set()
     package = name if is_package else name.rpartition(".")[0]
-    for node in _runtime_nodes(_parse(source)):
+    tree = _parse(source)
+    for node in ast.walk(tree) if everywhere else _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -127,8 +133,6 @@ def imports(name: str, source: str, known: Mapping[str, str], is_package: bool) 
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            if base == "bundler" and all(a.name == "__version__" for a in node.names):
-                continue
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 found.add(full if full in known else base)

@@ -11,7 +11,7 @@ import importlib
 
 import click
 
-from bundler import __version__
+from bundler.version import __version__
 
 # command name -> "module:function" in this package, imported only when it runs
 COMMANDS = {
