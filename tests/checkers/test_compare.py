@@ -70,8 +70,11 @@ def _both(actual: Any, expected: Any, deepest: bool) -> tuple[Any, Any]:
     for compare in (compare_documents, _deepdiff):
         try:
             said.append(_words(compare(actual, expected, deepest=deepest)))
-        except TypeError as exc:
-            said.append(f"TypeError: {exc}")
+        except TypeError:
+            # which of two such mappings was described first (and so the order of the
+            # types in the message) followed deepdiff's report kinds, a set of text:
+            # with some PYTHONHASHSEED values one order, with others the other
+            said.append("TypeError")
     return said[0], said[1]
 
 
