@@ -25,6 +25,7 @@ cases:
     checker: structured-equal@1
     inputs: {{actual: checks/b.yaml, expected: checks/a.yaml}}
     expect: fail
+    expect_reasons: [content.changed]
 claims:
   - id: bench
     statement: The benchmark bundle verifies.
