@@ -78,6 +78,30 @@ def test_a_header_with_a_bad_checksum_is_not_tar() -> None:
     assert caught.value.code == "archive.not_tar"
 
 
+@pytest.mark.parametrize("fill", [0x00, 0x41, 0x7F, 0x80, 0xFF])
+def test_header_checksum_is_the_sum_of_every_byte_however_large(fill: int) -> None:
+    """The checksum covers all 512 bytes (up to 255 each, also the signed sum old tars
+    wrote): a right one is read whatever the bytes, one off by one is refused."""
+    block = bytearray(archive([("top/a", b"x")])[:512])
+    block[100:124] = bytes([fill]) * 24  # mode, uid, gid: unread, but summed
+    block[265:500] = bytes([fill]) * 235  # user and group names, device fields, prefix
+    block[263:265] = b"00"
+    block[345] = 0  # no prefix, so the name stays top/a
+    block[148:156] = b" " * 8
+    for total in (sum(block), sum(b - 256 if b > 127 else b for b in block)):
+        if total < 0:
+            continue
+        good = bytearray(block)
+        good[148:156] = b"%06o\0 " % total
+        tail = bytes(1) + bytes(511) + end_of_archive(1024)
+        reader = TarReader(iter([bytes(good) + b"x" + tail[1:], b""]).__next__)
+        assert reader.next().name == "top/a"  # type: ignore[union-attr]
+        good[148:156] = b"%06o\0 " % (total + 1)
+        reader = TarReader(iter([bytes(good), b""]).__next__)
+        with pytest.raises(TarError):
+            reader.next()
+
+
 def test_a_file_that_changes_size_while_packing_is_refused(tmp_path: Path) -> None:
     source = tmp_path / "grows.txt"
     source.write_text("now longer than declared")
