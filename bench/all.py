@@ -3,6 +3,7 @@
     python bench/all.py                       # the sizes (about an hour on 2 cores)
     python bench/all.py --quick               # a quarter of each size, one run: minutes
     python bench/all.py --runs 5 --work /tmp/rb-all
+    python bench/all.py --quick --skip inspect_import_bench.py   # leave a script out
 
 Prints the machine (cores, Python, OS, the file system of the work folder and of the
 default temporary folder), the command, then one Markdown table: per row the work,
@@ -150,6 +151,9 @@ def main() -> int:
     parser.add_argument(
         "--work", type=Path, default=Path(tempfile.gettempdir()) / "reprobundle-bench-all"
     )
+    parser.add_argument(
+        "--skip", nargs="*", default=[], metavar="SCRIPT", help="other scripts not to run"
+    )
     args = parser.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     work: Path = args.work.absolute()
@@ -163,6 +167,9 @@ def main() -> int:
     )
     after: list[str] = []
     for script, item in SCRIPTS:
+        if script in args.skip:
+            after.append(f"- `bench/{script}` ({item}): skipped (--skip)")
+            continue
         merged, shown = run_script(script, runs, work)
         rows += merged
         after += [line.replace(f"`bench/{script}`", f"`bench/{script}` ({item})") for line in shown]
