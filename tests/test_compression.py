@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import tarfile
 import threading
 from pathlib import Path
@@ -284,3 +285,20 @@ def test_read_ahead_runs_at_most_a_few_pieces_ahead_and_stops_on_close() -> None
     reader.close()
     assert not reader._thread.is_alive()
     assert source.made <= 1 + 2 + 1  # the one read, the queue, the one waiting to be put
+
+
+def test_only_a_regular_file_is_read_ahead(tmp_path: Path) -> None:
+    """A pipe is read only as far as the reader needs: a rejected bundle must not wait
+    for a producer that has not written its next bytes."""
+    from bundler.container.extract import _regular_file
+    from bundler.format.hashing import HashingReader
+
+    path = tmp_path / "b.bundle.tar.zst"
+    path.write_bytes(b"x")
+    read, write = os.pipe()
+    with open(path, "rb") as file, open(read, "rb") as pipe:
+        assert _regular_file(file)
+        assert _regular_file(HashingReader(file))  # what verify reads a named file through
+        assert not _regular_file(pipe)
+        assert not _regular_file(io.BytesIO(b"x"))
+    os.close(write)
