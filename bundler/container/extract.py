@@ -9,7 +9,9 @@ are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to directory descriptors
 here (``writer``), so no name or link can lead a write outside the work folder.
 
 Every payload file is hashed as it streams; only the ones ``wanted`` are written (all of
-them by default). Every problem is collected before the bundle is rejected.
+them by default). Every problem is collected before the bundle is rejected. From a
+regular file, a second thread decompresses at most two pieces ahead of the read loop
+(``compression.ReadAhead``); it decides nothing.
 """
 
 from __future__ import annotations
