@@ -17,6 +17,7 @@ from bundler.container.tarstream import (
     file_header,
 )
 from bundler.errors import SourceError
+from bundler.format.hashing import CHUNK
 
 NAMES = [
     "top/a.txt",
@@ -107,6 +108,44 @@ def test_a_file_that_changes_size_while_packing_is_refused(tmp_path: Path) -> No
     source.write_text("now longer than declared")
     with pytest.raises(SourceError, match="changed size"):
         write_tar(io.BytesIO(), [Member("top/grows.txt", source=source, size=3)], 0)
+
+
+@pytest.mark.parametrize(
+    ("declared", "actual"),
+    [
+        (d, a)
+        for d in (4, CHUNK, 2 * CHUNK + 6)
+        for a in (0, 3, 5, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7)
+        if a != d
+    ],
+)
+def test_a_file_not_of_its_declared_size_is_refused_small_or_large(
+    tmp_path: Path, declared: int, actual: int
+) -> None:
+    """Grown or shrunk since it was hashed, read whole or in pieces: refused."""
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"x" * actual)
+    member = Member("top/f.bin", source=source, size=declared)
+    with pytest.raises(SourceError, match="changed size"):
+        write_tar(io.BytesIO(), [member], 0)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, CHUNK - 1, CHUNK, CHUNK + 1])
+def test_a_packed_file_holds_exactly_its_bytes(tmp_path: Path, size: int) -> None:
+    source = tmp_path / "f.bin"
+    data = bytes((i * 7) % 251 for i in range(size))
+    source.write_bytes(data)
+    out = io.BytesIO()
+    write_tar(out, [Member("top/f.bin", source=source, size=size)], 0)
+    with tarfile.open(fileobj=io.BytesIO(zstandard_decompress(out.getvalue()))) as tar:
+        member = tar.extractfile("top/f.bin")
+        assert member is not None and member.read() == data
+
+
+def zstandard_decompress(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
 
 
 def with_checksum(block: bytearray) -> bytes:
