@@ -1,17 +1,21 @@
 """Benchmark reprobundle against the real baselines, on the same data, in the same run.
 
     python bench/bench.py                  # quick sizes, a few minutes on 2 cores
-    python bench/bench.py --full           # the issue's sizes (1 GiB, 20,000 and 100,000 files)
+    python bench/bench.py --full           # issue 33's sizes (1 GiB; 5,000 and 20,000 files)
     python bench/bench.py --runs 5 --work /dev/shm/rb-bench --only files cases
-    python bench/bench.py --full --largest --work /tmp/rb-bench   # the issue's targets, on disk
+    python bench/bench.py --full --largest --targets-only --work /tmp/rb-bench  # the targets
 
 Each data set is measured at two sizes (to show cost growing linearly; --largest: only
 the larger). Rows give the median wall time of --runs runs, the peak RSS of the command
 and its children, and the median over the rounds of each run's ratio to the first row
 of its group: for verify, decompressing and hashing every byte (``zstd -dc FILE |
-openssl dgst -sha256``); for build, ``tar --zstd -cf`` followed by that pipeline.
+openssl dgst -sha256``); for build, ``tar --zstd -cf`` followed by that pipeline. A row
+issue 33 sets a target for also gives its ratio to the yardstick the issue names (verify:
+that pipeline, or for the tiny files ``tar --zstd -xf`` into tmpfs; build: ``tar --zstd
+-cf`` followed by ``reprobundle verify`` of the result) and whether it is met.
 ``reprobundle verify`` runs as a reviewer runs it, in a new temporary folder (TMPDIR is
---work), writing only the files its cases read; the ``--workdir`` row writes every file.
+--work; for the tiny files also on tmpfs), writing only the files its cases read; the
+``--workdir`` row writes every file.
 The commands of a group take turns, one run of each per round, so a slow spell of the
 machine does not fall on one tool alone.
 Every command writes and reads in the same folder (--work), so all see the same file
@@ -62,6 +66,13 @@ class Row:
     seconds: float
     rss_mib: float
     ratio: float  # the median of the per-round ratios to the group's first row
+    yardstick: str = ""  # the row an issue target compares this one with, if any
+    versus: float = 0.0  # the median of the per-round ratios to the yardstick
+    target: float = 0.0  # the largest ratio to the yardstick the issue allows
+
+    @property
+    def met(self) -> bool:
+        return self.versus <= self.target
 
 
 @dataclass
@@ -73,6 +84,8 @@ class Task:
     prepare: Callable[[], None] | None = None
     ok: tuple[int, ...] = (0,)  # exit codes of a run that worked (diff: 1 = different)
     env: dict[str, str] | None = None  # the environment, if not ENV
+    yardstick: str = ""  # the label of the task of the group an issue target names
+    target: float = 0.0  # the ratio to it the issue allows
 
 
 # --before: (label, environment) of the code to compare with; --targets-only
@@ -83,16 +96,26 @@ TARGETS_ONLY: list[bool] = [False]
 def before(task: Task) -> list[Task]:
     """``task`` run again with the code of --before first on the path (the same run)."""
     return [
-        Task(f"{task.label} [{label}]", task.command, task.prepare, task.ok, env)
+        Task(
+            f"{task.label} [{label}]",
+            task.command,
+            task.prepare,
+            task.ok,
+            {**(task.env or ENV), "PYTHONPATH": env["PYTHONPATH"]},
+            task.yardstick,
+            task.target,
+        )
         for label, env in BEFORE
     ]
 
 
-def keep(tasks: list[Task], targets: set[str]) -> list[Task]:
-    """With --targets-only, only the rows the issue's targets compare."""
+def keep(tasks: list[Task]) -> list[Task]:
+    """With --targets-only, only the rows the issue's targets compare: the first, those
+    with a target, and their yardsticks."""
     if not TARGETS_ONLY[0]:
         return tasks
-    return [t for t in tasks if t.label.split(" [")[0] in targets]
+    yardsticks = {t.yardstick for t in tasks if t.target}
+    return [t for n, t in enumerate(tasks) if n == 0 or t.target or t.label in yardsticks]
 
 
 def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
@@ -123,14 +146,21 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
                     f"failed: {' '.join(task.command)}\n{done.stderr.decode(errors='replace')}"
                 )
             peaks[task.label].append(int(rss_file.read_text().split()[-1]) / 1024)
-    base = times[tasks[0].label]
+
+    def ratio(label: str, base: str) -> float:
+        pairs = zip(times[label], times[base], strict=True)
+        return statistics.median(t / b for t, b in pairs)
+
     return [
         Row(
             group,
             task.label,
             statistics.median(times[task.label]),
             max(peaks[task.label]),
-            statistics.median(t / b for t, b in zip(times[task.label], base, strict=True)),
+            ratio(task.label, tasks[0].label),
+            task.yardstick if task.target else "",
+            ratio(task.label, task.yardstick) if task.target else 0.0,
+            task.target,
         )
         for task in tasks
     ]
@@ -144,21 +174,47 @@ def empty(path: Path) -> Callable[[], None]:
     return clear
 
 
-def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
+# What issue 33 asks of each kind of data set: verify's yardstick and largest ratio
+# ("tmpfs": ``tar --zstd -xf`` writing every file into tmpfs), and build's largest
+# ratio to ``tar --zstd -cf`` followed by ``reprobundle verify`` of the result.
+VERIFY_TARGETS = {"big": ("pipeline", 1.3), "files": ("pipeline", 1.5), "tiny": ("tmpfs", 1.0)}
+BUILD_TARGET = 1.5
+TMPFS = Path("/dev/shm")
+PIPELINE = "zstd -dc \\| openssl dgst -sha256"
+TAR_CF_VERIFY = "tar --zstd -cf + reprobundle verify of the result"
+TAR_XF_TMPFS = "tar --zstd -xf into tmpfs"
+
+
+def bench_files(ds: Dataset, work: Path, runs: int, kind: str = "files") -> list[Row]:
     source = make(ds, work / "src")
     out, unpack, bag = work / "out", work / "unpack", work / "bag"
     out.mkdir()
     bagit = shutil.which("bagit.py")
+    shm = TMPFS / f"rb-bench-{os.getpid()}" if TMPFS.is_dir() and kind == "tiny" else None
+    if shm is not None:
+        shm.mkdir(exist_ok=True)
 
     def fresh_bag() -> None:
         shutil.rmtree(bag, ignore_errors=True)
         shutil.copytree(source / "data", bag)
 
     pipeline = f"zstd -dc {out / 't.tar.zst'} | openssl dgst -sha256 > /dev/null"
+    ref = out / "ref.bundle.tar.zst"  # built once, outside the timing: what the yardstick verifies
+    subprocess.run(
+        [*RB, "build", str(source), "-o", str(ref), "-q"],
+        env=ENV,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    rb_verify_ref = f"{' '.join(RB)} verify {ref} -q > /dev/null"
     build = [
         Task(
-            "tar --zstd -cf + zstd -dc \\| openssl dgst -sha256",
+            f"tar --zstd -cf + {PIPELINE}",
             ["sh", "-c", f"tar --zstd -cf {out / 't.tar.zst'} -C {source} . && {pipeline}"],
+        ),
+        Task(
+            TAR_CF_VERIFY,
+            ["sh", "-c", f"tar --zstd -cf {out / 't.tar.zst'} -C {source} . && {rb_verify_ref}"],
         ),
         Task(
             "tar --zstd -cf",
@@ -173,6 +229,7 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
         rb_build = Task(
             f"reprobundle build ({codec}, with verify at home)",
             [*RB, "build", str(source), "-o", str(out / f"b.bundle.tar.{suffix}"), "-q"],
+            **({"yardstick": TAR_CF_VERIFY, "target": BUILD_TARGET} if codec == "zstd" else {}),
         )
         build += [
             Task(
@@ -190,8 +247,7 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
                 fresh_bag,
             )
         )
-    build_targets = {build[0].label, "reprobundle build (zstd, with verify at home)"}
-    rows = measure(f"{ds.name}: build", keep(build, build_targets), runs)
+    rows = measure(f"{ds.name}: build", keep(build), runs)
 
     sums = work / "SHA256SUMS"
     subprocess.run(
@@ -201,7 +257,7 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
     )
     check = [
         Task(
-            "zstd -dc \\| openssl dgst -sha256",
+            PIPELINE,
             ["sh", "-c", f"zstd -dc {out / 'b.bundle.tar.zst'} | openssl dgst -sha256 > /dev/null"],
         ),
         Task(
@@ -209,6 +265,16 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
             ["tar", "--zstd", "-xf", str(out / "t.tar.zst"), "-C", str(unpack)],
             empty(unpack),
         ),
+    ]
+    if shm is not None:
+        check.append(
+            Task(
+                TAR_XF_TMPFS,
+                ["tar", "--zstd", "-xf", str(out / "t.tar.zst"), "-C", str(shm / "unpack")],
+                empty(shm / "unpack"),
+            )
+        )
+    check.append(
         Task(
             "tar --zstd -xf + sha256sum -c",
             [
@@ -218,20 +284,34 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
                 f"sha256sum --quiet -c {sums}",
             ],
             empty(unpack),
-        ),
-    ]
+        )
+    )
     if len(CODECS) > 1:
         check.append(
             Task(
                 "tar -xzf", ["tar", "-xzf", str(out / "t.tar.gz"), "-C", str(unpack)], empty(unpack)
             )
         )
+    yardstick, target = VERIFY_TARGETS.get(kind, ("pipeline", 0.0))
+    yardstick = TAR_XF_TMPFS if yardstick == "tmpfs" else PIPELINE
+    if yardstick == TAR_XF_TMPFS and shm is None:
+        target = 0.0  # no tmpfs here: no yardstick, so no target
+    aim = {"yardstick": yardstick, "target": target}
     for codec, suffix in CODECS:
         rb_verify = Task(
-            f"reprobundle verify ({codec})",
+            f"reprobundle verify ({codec}, temporary folder in --work)",
             [*RB, "verify", str(out / f"b.bundle.tar.{suffix}"), "-q"],
+            **(aim if codec == "zstd" else {}),
         )
         check += [rb_verify, *before(rb_verify)]
+        if shm is not None and codec == "zstd":
+            on_tmpfs = Task(
+                "reprobundle verify (zstd, temporary folder on tmpfs)",
+                rb_verify.command,
+                env={**ENV, "TMPDIR": str(shm)},
+                **aim,
+            )
+            check += [on_tmpfs, *before(on_tmpfs)]
     check.append(
         Task(
             "reprobundle verify --workdir (zstd, writes every file)",
@@ -246,8 +326,11 @@ def bench_files(ds: Dataset, work: Path, runs: int) -> list[Row]:
                 ["bagit.py", "--quiet", "--validate", "--processes", "1", str(bag)],
             )
         )
-    check_targets = {check[0].label, "reprobundle verify (zstd)"}
-    return rows + measure(f"{ds.name}: verify", keep(check, check_targets), runs)
+    try:
+        return rows + measure(f"{ds.name}: verify", keep(check), runs)
+    finally:
+        if shm is not None:
+            shutil.rmtree(shm, ignore_errors=True)
 
 
 def bench_cases(cases: int, work: Path, runs: int) -> list[Row]:
@@ -338,15 +421,61 @@ def read_manifest(bundle: Path) -> bytes:
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| data set: task | tool | median s | peak RSS MiB | ratio to first row of group |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| data set: task | tool | median s | peak RSS MiB | ratio to first row of group "
+        "| ratio to the target's yardstick | target |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
+        aim = (
+            f"{row.versus:.2f}x | {'met' if row.met else 'missed'}: <= {row.target}x"
+            if row.target
+            else " | "
+        )
         lines.append(
             f"| {row.group} | {row.label} | {row.seconds:.2f} | {row.rss_mib:.0f} | "
-            f"{row.ratio:.2f}x |"
+            f"{row.ratio:.2f}x | {aim} |"
         )
     return "\n".join(lines)
+
+
+def run(
+    kinds: list[str] | None,
+    full: bool,
+    runs: int,
+    work: Path,
+    largest: bool = False,
+    zstd_only: bool = False,
+    before_code: list[Path] | None = None,
+) -> list[Row]:
+    """Every group of ``kinds`` (None: all), measured under ``work``; the table so far is
+    printed to stderr after each data set, so a later failure keeps it."""
+    work.mkdir(parents=True, exist_ok=True)
+    ENV["TMPDIR"] = str(work)  # temporary folders (build's verify at home) on the same disk
+    for old in before_code or []:
+        path = os.pathsep.join(filter(None, [str(old.absolute()), ENV.get("PYTHONPATH")]))
+        BEFORE.append((f"before: {old.name}", {**ENV, "PYTHONPATH": path}))
+    if zstd_only:
+        CODECS[:] = [("zstd", "zst")]
+    rows: list[Row] = []
+    every = list(datasets(full))
+    for n, (kind, ds) in enumerate(every):
+        if kinds and kind not in kinds:
+            continue
+        if largest and n + 1 < len(every) and every[n + 1][0] == kind:
+            continue
+        print(f"running {ds.name} ...", file=sys.stderr, flush=True)
+        folder = work / ds.name
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        if kind == "claims":
+            rows += bench_claims(ds.files, folder, runs)
+        elif kind == "cases":
+            rows += bench_cases(ds.files, folder, runs)
+        else:
+            rows += bench_files(ds, folder, runs, kind)
+        shutil.rmtree(folder, ignore_errors=True)
+        print(table(rows), file=sys.stderr, flush=True)
+    return rows
 
 
 def main() -> int:
@@ -375,32 +504,9 @@ def main() -> int:
     )
     args = parser.parse_args()
     TARGETS_ONLY[0] = args.targets_only
-    args.work.mkdir(parents=True, exist_ok=True)
-    ENV["TMPDIR"] = str(args.work)  # temporary folders (build's verify at home) on the same disk
-    for old in args.before:
-        path = os.pathsep.join(filter(None, [str(old.absolute()), ENV.get("PYTHONPATH")]))
-        BEFORE.append((f"before: {old.name}", {**ENV, "PYTHONPATH": path}))
-    rows: list[Row] = []
-    every = list(datasets(args.full))
-    for n, (kind, ds) in enumerate(every):
-        if args.only and kind not in args.only:
-            continue
-        if args.largest and n + 1 < len(every) and every[n + 1][0] == kind:
-            continue
-        print(f"running {ds.name} ...", file=sys.stderr, flush=True)
-        if args.zstd_only:
-            CODECS[:] = [("zstd", "zst")]
-        work = args.work / ds.name
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        if kind == "claims":
-            rows += bench_claims(ds.files, work, args.runs)
-        elif kind == "cases":
-            rows += bench_cases(ds.files, work, args.runs)
-        else:
-            rows += bench_files(ds, work, args.runs)
-        shutil.rmtree(work, ignore_errors=True)
-        print(table(rows), file=sys.stderr, flush=True)  # so far: a later failure keeps it
+    rows = run(
+        args.only, args.full, args.runs, args.work, args.largest, args.zstd_only, args.before
+    )
     print(
         f"\nreprobundle benchmark: {'full' if args.full else 'quick'} sizes, median of "
         f"{args.runs} runs, {os.cpu_count()} cores, work folder {args.work}\n"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,89 @@ def test_a_zstd_stream_cut_inside_its_checksum_is_truncated(
     bad = tmp_path / "bad.bundle.tar.zst"
     bad.write_bytes(zst_bundle.read_bytes()[:-2])  # the last 4 bytes are the checksum
     assert rejected_code(bad) == "archive.truncated"
+
+
+class _Pieces(compression.Inflater):
+    """An inflater that hands out ``pieces`` (then, if given, raises ``error``), counting
+    each piece's length as compressed bytes; ``made`` counts the pieces made."""
+
+    def __init__(self, pieces: list[bytes], error: Exception | None = None) -> None:
+        super().__init__(io.BytesIO(), 1 << 40)
+        self._pieces = pieces
+        self._error = error
+        self.made = 0
+
+    def next(self) -> bytes:
+        if self.made == len(self._pieces):
+            if self._error is not None:
+                raise self._error
+            return b""
+        piece = self._pieces[self.made]
+        self.made += 1
+        self.compressed += len(piece)
+        return piece
+
+
+def drained(reader: compression.ReadAhead) -> list[tuple[bytes, int]]:
+    out = []
+    while chunk := reader.next():
+        out.append((chunk, reader.compressed))
+    return out
+
+
+def test_read_ahead_hands_out_every_piece_with_its_compressed_count_in_order() -> None:
+    pieces = [bytes([i]) * (i + 1) for i in range(50)]
+    reader = compression.ReadAhead(_Pieces(pieces))
+    try:
+        got = drained(reader)
+    finally:
+        reader.close()
+    assert [chunk for chunk, _ in got] == pieces
+    assert [count for _, count in got] == [sum(range(1, i + 2)) for i in range(50)]
+    assert reader.next() == b""
+
+
+def test_read_ahead_raises_the_inflaters_error_in_the_reader_after_its_pieces() -> None:
+    error = StreamError("archive.corrupt", "the zstd stream is corrupt")
+    reader = compression.ReadAhead(_Pieces([b"a", b"b"], error))
+    try:
+        assert reader.next() == b"a"
+        assert reader.next() == b"b"
+        with pytest.raises(StreamError) as caught:
+            reader.next()
+        assert caught.value is error
+        assert reader.next() == b""  # nothing after the error
+    finally:
+        reader.close()
+
+
+def test_read_ahead_runs_at_most_a_few_pieces_ahead_and_stops_on_close() -> None:
+    """A reader that stops early (a rejected bundle) leaves no thread decompressing on:
+    bounded memory and time whatever the stream."""
+    source = _Pieces([b"x" * 1024] * 10_000)
+    reader = compression.ReadAhead(source, depth=2)
+    assert reader.next() == b"x" * 1024
+    for _ in range(100):  # give the thread time to fill its queue
+        if source.made >= 4:
+            break
+        threading.Event().wait(0.01)
+    reader.close()
+    assert not reader._thread.is_alive()
+    assert source.made <= 1 + 2 + 1  # the one read, the queue, the one waiting to be put
+
+
+def test_only_a_regular_file_is_read_ahead(tmp_path: Path) -> None:
+    """A pipe is read only as far as the reader needs: a rejected bundle must not wait
+    for a producer that has not written its next bytes."""
+    from bundler.container.extract import _regular_file
+    from bundler.format.hashing import HashingReader
+
+    path = tmp_path / "b.bundle.tar.zst"
+    path.write_bytes(b"x")
+    read, write = os.pipe()
+    with open(path, "rb") as file, open(read, "rb") as pipe:
+        assert _regular_file(file)
+        assert _regular_file(HashingReader(file))  # what verify reads a named file through
+        assert not _regular_file(pipe)
+        assert not _regular_file(io.BytesIO(b"x"))
+    os.close(write)

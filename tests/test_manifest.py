@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 import tomli_w
 
 from bundler.errors import BundleRejected
-from bundler.format.manifest import MAX_DEPTH, identity, parse
+from bundler.format.manifest import MAX_DEPTH, FileEntry, identity, parse
 from tests.helpers import read_entries
 
 
@@ -36,6 +37,29 @@ def test_built_manifest_round_trips_exactly(good: bytes) -> None:
     assert manifest.to_bytes() == good
     assert good.startswith(b'format = "reprobundle/1"\n')
     assert identity(good) == identity(manifest.to_bytes())
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["a.txt"],
+        ["a.txt", "b/c.txt", "b/d e.txt"],
+        ["a.txt", 'quote".txt', "b.txt"],  # escaped by tomli_w
+        ['quote".txt', "a.txt"],
+        ["a.txt", "back\\slash.txt"],
+        ["a.txt", "tab\there.txt", "caf\u00e9.txt"],
+        ["size = 1", "[[files]]", "a"],  # text of the tables, as a name
+    ],
+)
+def test_manifest_bytes_are_tomli_w_bytes_for_any_file_list(good: bytes, paths: list[str]) -> None:
+    """``to_bytes`` writes the [[files]] tables itself; the bytes stay exactly tomli_w's,
+    whatever the names (the ones it must escape included), hashes and sizes."""
+    manifest = parse(good)
+    entries = tuple(FileEntry(p, f"{i:064x}", i * 1000) for i, p in enumerate(paths))
+    short = FileEntry("short-hash", "x", 0)  # fits on one line: tomli_w may write it inline
+    for files in (entries, (*entries, short), (short, *entries)):
+        changed = dataclasses.replace(manifest, files=files)
+        assert changed.to_bytes() == tomli_w.dumps(changed.to_dict()).encode()
 
 
 def test_unknown_top_level_key(good: bytes) -> None:

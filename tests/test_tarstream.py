@@ -17,6 +17,7 @@ from bundler.container.tarstream import (
     file_header,
 )
 from bundler.errors import SourceError
+from bundler.format.hashing import CHUNK
 
 NAMES = [
     "top/a.txt",
@@ -78,11 +79,73 @@ def test_a_header_with_a_bad_checksum_is_not_tar() -> None:
     assert caught.value.code == "archive.not_tar"
 
 
+@pytest.mark.parametrize("fill", [0x00, 0x41, 0x7F, 0x80, 0xFF])
+def test_header_checksum_is_the_sum_of_every_byte_however_large(fill: int) -> None:
+    """The checksum covers all 512 bytes (up to 255 each, also the signed sum old tars
+    wrote): a right one is read whatever the bytes, one off by one is refused."""
+    block = bytearray(archive([("top/a", b"x")])[:512])
+    block[100:124] = bytes([fill]) * 24  # mode, uid, gid: unread, but summed
+    block[265:500] = bytes([fill]) * 235  # user and group names, device fields, prefix
+    block[263:265] = b"00"
+    block[345] = 0  # no prefix, so the name stays top/a
+    block[148:156] = b" " * 8
+    for total in (sum(block), sum(b - 256 if b > 127 else b for b in block)):
+        if total < 0:
+            continue
+        good = bytearray(block)
+        good[148:156] = b"%06o\0 " % total
+        tail = bytes(1) + bytes(511) + end_of_archive(1024)
+        reader = TarReader(iter([bytes(good) + b"x" + tail[1:], b""]).__next__)
+        assert reader.next().name == "top/a"  # type: ignore[union-attr]
+        good[148:156] = b"%06o\0 " % (total + 1)
+        reader = TarReader(iter([bytes(good), b""]).__next__)
+        with pytest.raises(TarError):
+            reader.next()
+
+
 def test_a_file_that_changes_size_while_packing_is_refused(tmp_path: Path) -> None:
     source = tmp_path / "grows.txt"
     source.write_text("now longer than declared")
     with pytest.raises(SourceError, match="changed size"):
         write_tar(io.BytesIO(), [Member("top/grows.txt", source=source, size=3)], 0)
+
+
+@pytest.mark.parametrize(
+    ("declared", "actual"),
+    [
+        (d, a)
+        for d in (4, CHUNK, 2 * CHUNK + 6)
+        for a in (0, 3, 5, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7)
+        if a != d
+    ],
+)
+def test_a_file_not_of_its_declared_size_is_refused_small_or_large(
+    tmp_path: Path, declared: int, actual: int
+) -> None:
+    """Grown or shrunk since it was hashed, read whole or in pieces: refused."""
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"x" * actual)
+    member = Member("top/f.bin", source=source, size=declared)
+    with pytest.raises(SourceError, match="changed size"):
+        write_tar(io.BytesIO(), [member], 0)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, CHUNK - 1, CHUNK, CHUNK + 1])
+def test_a_packed_file_holds_exactly_its_bytes(tmp_path: Path, size: int) -> None:
+    source = tmp_path / "f.bin"
+    data = bytes((i * 7) % 251 for i in range(size))
+    source.write_bytes(data)
+    out = io.BytesIO()
+    write_tar(out, [Member("top/f.bin", source=source, size=size)], 0)
+    with tarfile.open(fileobj=io.BytesIO(zstandard_decompress(out.getvalue()))) as tar:
+        member = tar.extractfile("top/f.bin")
+        assert member is not None and member.read() == data
+
+
+def zstandard_decompress(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
 
 
 def with_checksum(block: bytearray) -> bytes:

@@ -18,6 +18,8 @@ decompressor (``compression.zstd``, or the ``backports.zstd`` package before Pyt
 from __future__ import annotations
 
 import gzip
+import queue
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -210,3 +212,51 @@ def _zstd() -> Any:
 
 def inflater(codec: Codec, raw: Readable, archive_limit: int) -> Inflater:
     return (GzipInflater if codec is GZIP else ZstdInflater)(raw, archive_limit)
+
+
+class ReadAhead:
+    """An inflater's pieces, decompressed on a second thread at most ``depth`` pieces
+    ahead of the reader: libzstd and zlib release the GIL, so decompressing overlaps with
+    hashing (which does too) and the reader's checks. The reader sees exactly what the
+    inflater gives, each piece with the compressed count it had then (``compressed``),
+    and any exception the inflater raises, in order. ``close`` stops the thread."""
+
+    def __init__(self, inflater: Inflater, depth: int = 2) -> None:
+        self._inflater = inflater
+        self._queue: queue.Queue[tuple[bytes, int] | BaseException] = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._over = False
+        self.compressed = 0
+        self._thread = threading.Thread(target=self._run, name="reprobundle-inflate", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                chunk = self._inflater.next()
+                item: tuple[bytes, int] | BaseException = (chunk, self._inflater.compressed)
+            except BaseException as exc:  # handed to the reader, raised there
+                item, chunk = exc, b""
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.05)
+                    break
+                except queue.Full:
+                    continue
+            if not chunk or self._stop.is_set():
+                return
+
+    def next(self) -> bytes:
+        if self._over:
+            return b""
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            self._over = True
+            raise item
+        chunk, self.compressed = item
+        self._over = not chunk
+        return chunk
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()

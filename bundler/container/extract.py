@@ -9,12 +9,16 @@ are created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to directory descriptors
 here (``writer``), so no name or link can lead a write outside the work folder.
 
 Every payload file is hashed as it streams; only the ones ``wanted`` are written (all of
-them by default). Every problem is collected before the bundle is rejected.
+them by default). Every problem is collected before the bundle is rejected. From a
+regular file, a second thread decompresses at most two pieces ahead of the read loop
+(``compression.ReadAhead``); it decides nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -91,6 +95,7 @@ def extract(
             ) from None
     writer = Writer(workdir)
     source = _Unreadable(stream, str(bundle))
+    inflater: compression.ReadAhead | None = None
     try:
         head = _read_up_to(source, 4)
         codec = compression.detect(head)
@@ -108,11 +113,17 @@ def extract(
                 f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
             )
         raw = _Prefixed(head, source)
-        inflater = compression.inflater(codec, raw, rules.limits.archive_bytes)
-        written = _read(rules, inflater, writer, before_payload, wanted)
+        plain = compression.inflater(codec, raw, rules.limits.archive_bytes)
+        # From a file, decompress ahead on a thread; a pipe is read only as far as needed
+        # (a rejected bundle must not wait for a producer that has not written yet).
+        if _regular_file(stream):
+            inflater = compression.ReadAhead(plain)
+        written = _read(rules, inflater or plain, writer, before_payload, wanted)
     except Stop as exc:
         raise BundleRejected("the bundle was rejected", [exc.problem]) from None
     finally:
+        if inflater is not None:
+            inflater.close()  # before the file it reads is closed
         writer.close()
         with contextlib.suppress(OSError):
             source.close()
@@ -141,7 +152,7 @@ def extract(
 
 def _read(
     rules: ReadRules,
-    inflater: compression.Inflater,
+    inflater: compression.Inflater | compression.ReadAhead,
     writer: Writer,
     before_payload: BeforePayload | None,
     wanted: Wanted | None,
@@ -195,6 +206,14 @@ def _read(
     except OSError as exc:
         raise Stop("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
     return write
+
+
+def _regular_file(stream: object) -> bool:
+    """Whether ``stream`` reads a regular file (never blocks for a writer)."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
 
 
 def _read_up_to(stream: _Unreadable, size: int) -> bytes:

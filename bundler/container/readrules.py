@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from bundler.container.tarstream import REGULAR, TYPE_NAMES, Header
 from bundler.errors import Problem
@@ -56,10 +57,11 @@ class Action(Enum):
     FILE = "file"  # hash it (and write it when wanted), then hand the digest to ``hashed``
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """The answer to one header: the action, the path below the top folder, and whether the
-    payload starts here (signatures are judged, and the files to write chosen, first)."""
+    payload starts here (signatures are judged, and the files to write chosen, first).
+    A tuple: one is made per member, and a tuple is made several times faster than a
+    frozen dataclass."""
 
     action: Action
     rel: str = ""

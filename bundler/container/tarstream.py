@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from zlib import adler32
 
 BLOCK = 512
 MAX_HEADER_DATA = 1 << 20  # pax and GNU long-name data are read into memory whole
@@ -94,13 +95,18 @@ def _number(raw: bytes, what: str) -> int:
     raise TarError("archive.corrupt", "(archive)", f"a tar header has an invalid {what} {raw!r}")
 
 
+def _byte_sum(block: bytes) -> int:
+    """The sum of a header block's bytes, in C: Adler-32's low half is 1 + the sum of the
+    bytes modulo 65,521, exact for 256 bytes (at most 65,280)."""
+    return (adler32(block[:256]) & 0xFFFF) + (adler32(block[256:]) & 0xFFFF) - 2
+
+
 def _checksum_ok(block: bytes) -> bool:
     stored = block[148:156].split(b"\0", 1)[0].strip(b" ")
     if not stored or stored.strip(b"01234567"):
         return False
     want = int(stored, 8)
-    # the field itself counts as spaces; zero bytes add nothing, and most bytes are zero
-    unsigned = sum(block.translate(None, b"\0")) - sum(block[148:156]) + 256
+    unsigned = _byte_sum(block) - sum(block[148:156]) + 256  # the field counts as spaces
     if want == unsigned:
         return True
     return want == unsigned - 256 * sum(1 for b in block[:148] + block[156:] if b > 127)
@@ -326,7 +332,7 @@ def _ustar(name: bytes, kind: bytes, size: int, mtime: int, mode: int) -> bytes:
             bytes(32 + 32 + 8 + 8 + 155 + 12),  # user, group, device numbers, prefix, pad
         )
     )
-    checksum = b"%06o\0 " % sum(block)
+    checksum = b"%06o\0 " % _byte_sum(block)
     return block[:148] + checksum + block[156:]
 
 

@@ -40,6 +40,10 @@ class HashingReader:
     def close(self) -> None:
         self._raw.close()
 
+    def fileno(self) -> int:
+        """The descriptor read (what it is tells a file from a pipe)."""
+        return self._raw.fileno()
+
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
 
