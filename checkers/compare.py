@@ -249,7 +249,7 @@ class _Walk:
 
     def _deepdiff(self, t1: Any, t2: Any, parts: list[Any], out: list[_Found]) -> None:
         """What deepdiff says of values the walk does not know, their paths under ``parts``."""
-        from .diffing import DeepDiff  # imported here: only values JSON cannot hold need it
+        from deepdiff import DeepDiff  # imported here: only values JSON cannot hold need it
 
         diff = DeepDiff(
             t1, t2, view="tree", verbose_level=2, threshold_to_diff_deeper=self.threshold
