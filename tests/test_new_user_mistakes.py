@@ -257,7 +257,7 @@ def _processes_gone(marker: str, seconds: float = 120.0) -> list[int]:
     [
         (QUICKSTART, "bundler.run.verify:extract"),
         # its first case done, the bundled checker's worker waits for the next one
-        (REPO / "tests" / "sources" / "own-code", "bundler.run.verify:BundledCode.__call__"),
+        (REPO / "tests" / "sources" / "own-code", "bundler.run.sandbox:BundledCode.__call__"),
     ],
     ids=["built-in", "bundled-code"],
 )
