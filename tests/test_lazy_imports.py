@@ -7,6 +7,7 @@ which modules and programs a run of that bundle needed.
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import subprocess
@@ -122,5 +123,8 @@ def test_a_library_version_read_as_importlib_metadata_reads_it(
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    # as in a fresh interpreter: other tests of the same process may add finders of
+    # distributions, and then this reading leaves every name to importlib.metadata
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder])
     assert libraries._read("lib") == version
     assert libraries.version("lib") == metadata.version("lib")
