@@ -1,5 +1,5 @@
 """lm-eval-metric@1, lm-eval-counts@1, lm-eval-hashes@1 on small runs written here, each
-in lm-eval 0.4.13's own shape (the real outputs are in tests/test_import_lm_eval.py)."""
+in lm-eval 0.4.13's own shape (the real outputs are in tests/importers/test_import_lm_eval.py)."""
 
 from __future__ import annotations
 

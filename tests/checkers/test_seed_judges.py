@@ -23,11 +23,11 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from v2_support import run
 
 from bundler.format.manifest import Case
 from bundler.run.runner import run_case
 from checkers.api import Verdict
+from tests.checkers.checker_calls import run
 
 # --------------------------------------------------------------------------- seed 001: reports
 

@@ -1,7 +1,7 @@
 """Golden reports of the example bundles: what ``verify`` writes for each, in JSON,
 Markdown and JUnit, with the volatile fields normalised.
 
-The test ``tests/test_golden.py`` compares fresh output with the files in
+The test ``tests/reports/test_golden_reports.py`` compares fresh output with the files in
 ``tests/golden/<bundle>/``. After an intended change (a new example bundle, a checker
 that words a reason differently, a new report field), regenerate and review the diff:
 

@@ -2,7 +2,7 @@
 class, and the main kinds of rejection), ``tests/golden/cli/NAME.json`` holds the
 arguments, the exit code, stdout and stderr of running the command a user runs.
 
-``tests/test_golden_cli.py`` runs each again and compares. After an intended change (a
+``tests/cli/test_golden_cli.py`` runs each again and compares. After an intended change (a
 message worded differently, a new line in the report), regenerate and review the diff:
 
     python tests/golden/regenerate_cli.py             # every golden file
@@ -12,7 +12,7 @@ Each golden runs in a new empty folder (its working directory) holding only the 
 its recipe made from the quickstart bundle (built in zstd, the default), named in the
 arguments relative to it. The command runs in-process through click's runner with the
 program name ``reprobundle``, which is what the ``reprobundle`` script runs
-(``tests/test_golden_cli.py`` checks a real process gives the same).
+(``tests/cli/test_golden_cli.py`` checks a real process gives the same).
 
 Volatile text, each replaced by exact value, nothing by pattern: the folder's path
 (``<folder>``), the identity of each bundle in it (``<identity>``: the manifest records

@@ -1,0 +1,504 @@
+"""`reprobundle import lm-eval`: from real lm-evaluation-harness output to a verified bundle.
+
+The runs under tests/data/lm_eval/ were made by lm-eval 0.4.13 itself (tests/data/lm_eval/
+make.sh, with the task configs beside it): full/ (every document, --log_samples), limit/
+(--limit 3) and nosamples/ (no --log_samples).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bundler.authoring.build import build
+from bundler.cli import main
+from bundler.errors import BuildRefused, SourceError, UsageError
+from bundler.importers.lm_eval import import_lm_eval
+from bundler.run import runner
+from bundler.run.verify import verify
+from tests.inspect_support import WRONG, paths_of
+
+DATA = Path(__file__).parents[1] / "data" / "lm_eval"
+EPOCH = 1700000000
+
+
+def results_of(run: str) -> Path:
+    (found,) = (DATA / run).glob("*/results_*.json")
+    return found
+
+
+def source_of(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((path / "bundle.yaml").read_text("utf-8"))
+    return document
+
+
+def copy_run(run: str, tmp_path: Path) -> Path:
+    """A copy of a run's folder (results and samples side by side) to edit."""
+    folder = tmp_path / run
+    shutil.copytree(results_of(run).parent, folder)
+    return folder
+
+
+def only(folder: Path, pattern: str) -> Path:
+    (found,) = folder.glob(pattern)
+    return found
+
+
+def edit_lines(path: Path, change: Any) -> None:
+    records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    change(records)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+
+
+@pytest.fixture(scope="module")
+def full_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Any]:
+    root = tmp_path_factory.mktemp("full")
+    imported = import_lm_eval(DATA / "full", root / "source")
+    result = build(root / "source", root / "full.bundle.tar.gz", EPOCH)
+    return root / "source", imported, result
+
+
+def test_full_run_imports_builds_and_verifies(full_bundle: tuple[Path, Any, Any]) -> None:
+    _, imported, result = full_bundle
+    assert imported.notes == []
+    home = result.home
+    assert home.status == "supported"
+    assert {c.claim.id for c in home.claims} == {
+        f"{t}-{w}" for t in ("tiny-mc", "tiny-gen") for w in ("counts", "hashes", "figures")
+    }
+    assert all(r.outcome == "reproduced" for r in home.cases)
+
+
+@pytest.mark.parametrize("run", ["full", "limit", "nosamples", "unicode"])
+def test_each_real_run_verifies_from_its_built_bundle(run: str, tmp_path: Path) -> None:
+    import_lm_eval(DATA / run, tmp_path / "source")
+    built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    (tmp_path / "work").mkdir()
+    verification = verify(built.path, workdir=tmp_path / "work")
+    assert verification.status == "supported" and verification.exit_code == 0
+    assert all(c.outcome == "reproduced" for c in verification.cases)
+
+
+def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) -> None:
+    source, _, _ = full_bundle
+    stated = json.loads(results_of("full").read_text("utf-8"))["results"]
+    figures = {
+        (c["params"]["task"], f"{c['params']['metric']},{c['params']['filter']}"): c["params"][
+            "claimed"
+        ]
+        for c in source_of(source)["cases"]
+        if c["checker"] == "lm-eval-metric@1" and c["expect"] == "pass"
+    }
+    assert figures == {
+        ("tiny_mc", "acc,none"): stated["tiny_mc"]["acc,none"],
+        ("tiny_mc", "acc_norm,none"): stated["tiny_mc"]["acc_norm,none"],
+        ("tiny_gen", "exact_match,strict"): stated["tiny_gen"]["exact_match,strict"],
+        ("tiny_gen", "exact_match,first"): stated["tiny_gen"]["exact_match,first"],
+    }
+    assert figures[("tiny_mc", "acc,none")] == 2 / 7  # what lm-eval printed: 0.2857 ± 0.1844
+    claims = {c["id"]: c for c in source_of(source)["claims"]}
+    assert "acc,none 0.2857 ± 0.1844" in claims["tiny-mc-figures"]["statement"]
+
+
+def test_the_run_files_are_copied_unchanged(full_bundle: tuple[Path, Any, Any]) -> None:
+    source, _, _ = full_bundle
+    for original in results_of("full").parent.iterdir():
+        assert (source / "inputs" / original.name).read_bytes() == original.read_bytes()
+
+
+def test_every_passing_case_has_a_control_with_its_checker_and_params(
+    full_bundle: tuple[Path, Any, Any],
+) -> None:
+    source, _, _ = full_bundle
+    cases = source_of(source)["cases"]
+    for case in (c for c in cases if c["expect"] == "pass"):
+        assert any(
+            c["expect"] == "fail"
+            and c["checker"] == case["checker"]
+            and c["params"] == case["params"]
+            and c["inputs"]["samples"].startswith("inputs/controls/")
+            for c in cases
+        ), case["id"]
+
+
+def test_bootstrap_stderr_and_other_aggregations_are_listed_as_cannot_support(
+    full_bundle: tuple[Path, Any, Any],
+) -> None:
+    source, _, _ = full_bundle
+    cannot = "\n".join(source_of(source)["scope"]["cannot_support"])
+    assert "tiny_mc mcc,none = -0.0625: aggregation matthews_corrcoef" in cannot
+    assert "The stderr of tiny_mc mcc,none" in cannot and "bootstrap" in cannot
+    assert "That dummy gives these outputs again" in cannot
+
+
+def test_a_limit_run_says_so_in_every_claims_limits(tmp_path: Path) -> None:
+    imported = import_lm_eval(results_of("limit"), tmp_path / "source")
+    assert imported.notes == []
+    document = source_of(tmp_path / "source")
+    for claim in document["claims"]:
+        assert any(limit.startswith("A --limit 3 run: 3 of the task") for limit in claim["limits"])
+    counts = {c["id"]: c for c in document["claims"]}["tiny-mc-counts"]
+    assert "3 of its 7 documents were evaluated (--limit 3)" in counts["statement"]
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home.status == "supported"
+
+
+def test_a_run_without_samples_lists_its_figures_as_cannot_support(tmp_path: Path) -> None:
+    imported = import_lm_eval(DATA / "nosamples", tmp_path / "source")
+    assert imported.claims == ["tiny-mc-counts", "tiny-gen-counts"]
+    document = source_of(tmp_path / "source")
+    cannot = "\n".join(document["scope"]["cannot_support"])
+    for figure in ("acc,none", "acc_norm,none", "exact_match,strict", "exact_match,first"):
+        assert figure in cannot
+    assert cannot.count("without --log_samples") == 2
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home.status == "supported"
+
+
+def test_header_accuracy_disagreeing_with_samples_contradicts_that_claim(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["results"]["tiny_mc"]["acc,none"] = 0.5  # the samples give 2/7
+    results_file.write_text(json.dumps(results, indent=2, ensure_ascii=False), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert any("tiny-mc-acc-none" in n and "tiny_mc acc,none" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    bad = {(p.where, p.code) for p in refused.value.problems}
+    assert {w for w, c in bad if c == "claim.contradicted"} == {"claim tiny-mc-figures"}
+    assert not (tmp_path / "b.bundle.tar.gz").exists()
+
+
+def test_a_forged_doc_fails_its_hash_and_contradicts_the_hashes_claim(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    edit_lines(only(folder, "samples_tiny_gen_*.jsonl"), lambda r: r[1]["doc"].update(answer="x"))
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert any("tiny-gen-hashes" in n and "doc_hash" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    contradicted = {p.where for p in refused.value.problems if p.code == "claim.contradicted"}
+    assert contradicted == {"claim tiny-gen-hashes"}
+
+
+def test_a_forged_task_hash_contradicts_the_hashes_claim(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["task_hashes"]["tiny_mc"] = "0" * 64
+    results_file.write_text(json.dumps(results), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert any("tiny-mc-hashes" in n and "task_hashes" in n for n in imported.notes)
+
+
+def test_cli_import_then_build(tmp_path: Path) -> None:
+    cli = CliRunner()
+    done = cli.invoke(main, ["import", "lm-eval", str(DATA / "full"), "-o", str(tmp_path / "s")])
+    assert done.exit_code == 0, done.output
+    assert "16 cases, 6 claims" in done.output
+    built = cli.invoke(main, ["build", str(tmp_path / "s"), "-o", str(tmp_path / "b.tar.gz")])
+    assert built.exit_code == 0, built.output
+    again = cli.invoke(main, ["import", "lm-eval", str(DATA / "full"), "-o", str(tmp_path / "s")])
+    assert again.exit_code == 2 and "not an empty folder" in again.output
+
+
+# -- hostile files: refused with a message, never a traceback, nothing outside -o ---------
+
+
+def cli_import(path: Path, out: Path) -> Any:
+    return CliRunner().invoke(main, ["import", "lm-eval", str(path), "-o", str(out)])
+
+
+def refused_by_cli(path: Path, tmp_path: Path, words: str) -> None:
+    done = cli_import(path, tmp_path / "out")
+    assert done.exit_code == 2, done.output
+    assert words in done.output
+    assert not (tmp_path / "out").exists()
+
+
+def write_results(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "run"
+    folder.mkdir(exist_ok=True)
+    path = folder / "results_2026-01-01T00-00-00.000001.json"
+    path.write_text(text, "utf-8")
+    return path
+
+
+def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(bytes=1000))
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * 2000}))
+    refused_by_cli(path, tmp_path, "an input is at most 1000")
+
+
+def test_a_results_file_with_more_values_than_verify_reads_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=100))
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": [0] * 500}))
+    refused_by_cli(path, tmp_path, "more than 100 values")
+
+
+def test_a_samples_file_with_more_values_than_verify_reads_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = copy_run("full", tmp_path)
+    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=50))
+    done = cli_import(folder, tmp_path / "out")
+    assert done.exit_code == 2 and "more than 50 values" in done.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[" * 5000 + "]" * 5000, "nested deeper than"),
+        ('{"results": {}, "results": {}}', "duplicate key"),
+        ("\xff not json", "not valid JSON"),
+        ('{"results": []}', "not an object"),
+        ('{"results": {"t": {}}}', "'n-samples' is not an object"),
+    ],
+)
+def test_a_malformed_results_file_is_refused_by_name(tmp_path: Path, text: str, words: str) -> None:
+    refused_by_cli(write_results(tmp_path, text), tmp_path, words)
+
+
+@pytest.mark.parametrize("count", [True, 7.0, -1, "7", None])
+def test_a_count_that_is_not_a_whole_number_is_refused(tmp_path: Path, count: Any) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["n-samples"]["tiny_mc"]["original"] = count
+    results_file.write_text(json.dumps(results), "utf-8")
+    refused_by_cli(folder, tmp_path, "a boolean is not a count")
+
+
+@pytest.mark.parametrize("doc_id", [True, "0", 1.5])
+def test_a_samples_record_with_a_bad_doc_id_is_refused(tmp_path: Path, doc_id: Any) -> None:
+    folder = copy_run("full", tmp_path)
+    edit_lines(only(folder, "samples_tiny_mc_*.jsonl"), lambda r: r[0].update(doc_id=doc_id))
+    refused_by_cli(folder, tmp_path, "doc_id")
+
+
+def test_a_lone_surrogate_in_a_task_name_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    folder = copy_run("nosamples", tmp_path)
+    results_file = only(folder, "results_*.json")
+    text = results_file.read_text("utf-8").replace('"tiny_mc"', '"tiny_\\ud800"')
+    results_file.write_text(text, "utf-8")
+    refused_by_cli(folder, tmp_path, "lone surrogate")
+
+
+def test_a_lone_surrogate_in_the_model_name_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    folder = copy_run("nosamples", tmp_path)
+    results_file = only(folder, "results_*.json")
+    text = results_file.read_text("utf-8").replace('"model": "dummy"', '"model": "\\udfff"')
+    results_file.write_text(text, "utf-8")
+    refused_by_cli(folder, tmp_path, "lone surrogate")
+
+
+def test_a_task_named_like_a_path_writes_nothing_outside_the_output(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    text = results_file.read_text("utf-8").replace('"tiny_gen"', '"../../escaped"')
+    results_file.write_text(text, "utf-8")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    done = cli_import(folder, tmp_path / "deep" / "out")
+    assert done.exit_code == 0, done.output
+    after = sorted(p for p in tmp_path.rglob("*") if "deep" not in p.parts)
+    assert after == before
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_a_linked_results_file_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "results_2026-01-01T00-00-00.000001.json").symlink_to(results_of("full"))
+    refused_by_cli(folder / "results_2026-01-01T00-00-00.000001.json", tmp_path, "cannot read")
+
+
+def test_a_folder_with_two_runs_asks_for_one(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    shutil.copy(results_of("limit"), folder)
+    refused_by_cli(folder, tmp_path, "exactly one lm-eval results_*.json")
+
+
+def test_a_folder_with_no_run_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="found 0"):
+        import_lm_eval(tmp_path / "empty", tmp_path / "out")
+
+
+def test_a_nan_headline_is_listed_not_checked(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    text = results_file.read_text("utf-8").replace(
+        '"acc,none": 0.2857142857142857', '"acc,none": NaN'
+    )
+    results_file.write_text(text, "utf-8")
+    import_lm_eval(folder, tmp_path / "source")
+    cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
+    assert "tiny_mc acc,none = nan: not a finite number" in cannot
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home.status == "supported"
+
+
+def test_a_bool_metric_value_is_listed_not_averaged(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    edit_lines(only(folder, "samples_tiny_mc_*.jsonl"), lambda r: r[0].update(acc=True))
+    import_lm_eval(folder, tmp_path / "source")
+    cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
+    assert "tiny_mc acc,none" in cannot and "a boolean is not one" in cannot
+
+
+def test_source_error_names_the_file(tmp_path: Path) -> None:
+    path = write_results(tmp_path, '{"results": {"t": {}}, "n-samples": {"t": 3}}')
+    with pytest.raises(SourceError, match="results_2026-01-01"):
+        import_lm_eval(path, tmp_path / "out")
+
+
+def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["results"]["tiny_all"] = {"name": "tiny_all", "acc,none": 0.3, " ": " "}
+    results["group_subtasks"] = {"tiny_all": ["tiny_mc", "tiny_gen"]}
+    results_file.write_text(json.dumps(results), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert imported.notes == [] and len(imported.claims) == 6
+    cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
+    assert "The figures of group tiny_all (acc,none = 0.3): aggregated over its subtasks" in cannot
+
+
+def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    for key in ("results", "n-samples", "configs", "task_hashes"):
+        results[key]["tiny-mc"] = results[key]["tiny_mc"]
+    results_file.write_text(json.dumps(results), "utf-8")
+    samples = only(folder, "samples_tiny_mc_*.jsonl")
+    shutil.copy(samples, folder / samples.name.replace("tiny_mc", "tiny-mc"))
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert [c for c in imported.claims if c.endswith("counts")] == [
+        "tiny-mc-counts",
+        "tiny-gen-counts",
+        "tiny-mc-2-counts",
+    ]
+    controls = sorted(p.name for p in (tmp_path / "source" / "inputs" / "controls").iterdir())
+    assert len(controls) == 6 and "tiny-mc-2-one-record-changed.jsonl" in controls
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home.status == "supported"
+
+
+def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) -> None:
+    """lm-eval writes samples with ensure_ascii=False: a doc's U+2028, U+2029 or U+0085
+    stays as it is inside its line, where Python's splitlines would break the line."""
+    samples = only(results_of("unicode").parent, "samples_tiny_text_*.jsonl")
+    assert "\u2028" in samples.read_text("utf-8") and "\x85" in samples.read_text("utf-8")
+    imported = import_lm_eval(DATA / "unicode", tmp_path / "source")
+    assert imported.notes == []
+    assert imported.claims == ["tiny-text-counts", "tiny-text-hashes", "tiny-text-figures"]
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    assert result.home.status == "supported"
+
+
+def mutants(document: Any) -> Any:
+    """The document with one field (4 deep at most) given a value of another type, or
+    True where a number was: one per field."""
+    for path in paths_of(document):
+        mutant = json.loads(json.dumps(document))
+        node = mutant
+        for key in path[:-1]:
+            node = node[key]
+        old = node[path[-1]]
+        node[path[-1]] = True if isinstance(old, int | float) else WRONG.get(type(old), {"x": 1})
+        yield path, mutant
+
+
+def test_a_results_field_of_the_wrong_type_is_refused_or_listed_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run("full", tmp_path)
+    results_file = only(folder, "results_*.json")
+    original = json.loads(results_file.read_text("utf-8"))
+    original["configs"] = {
+        t: {"metric_list": c["metric_list"]} for t, c in original["configs"].items()
+    }
+    outcomes = {"refused": 0, "imported": 0}
+    for i, (path, mutant) in enumerate(mutants(original)):
+        results_file.write_text(json.dumps(mutant), "utf-8")
+        try:
+            import_lm_eval(folder, tmp_path / f"s{i}")
+            outcomes["imported"] += 1
+        except SourceError as exc:
+            assert str(results_file) in str(exc), (path, exc)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 5 and outcomes["imported"] > 5, outcomes
+
+
+def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = copy_run("full", tmp_path)
+    samples = only(folder, "samples_tiny_gen_*.jsonl")
+    records = [json.loads(line) for line in samples.read_text("utf-8").splitlines()]
+    outcomes = {"refused": 0, "imported": 0}
+    for i, (path, mutant) in enumerate(mutants(records[0])):
+        samples.write_text("".join(json.dumps(r) + "\n" for r in [mutant, *records[1:]]))
+        try:
+            imported = import_lm_eval(folder, tmp_path / f"s{i}")
+            outcomes["imported"] += 1
+            if path[0] in ("doc", "doc_hash", "target"):  # a note, or the claim left out
+                assert imported.notes or "tiny-gen-hashes" not in imported.claims, path
+        except SourceError as exc:
+            assert "samples_tiny_gen" in str(exc), (path, exc)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] >= 2 and outcomes["imported"] > 5, outcomes
+
+
+@pytest.mark.parametrize("run", ["full", "limit", "unicode"])
+def test_every_generated_sentence_is_true_of_the_run_it_describes(run: str, tmp_path: Path) -> None:
+    """Each claim's numbers read back from lm-eval's own files, independently of the
+    importer: figures and stderrs as stated, denominators and counts as stored."""
+    results_file = results_of(run)
+    results = json.loads(results_file.read_text("utf-8"))
+    import_lm_eval(results_file, tmp_path / "source")
+    claims = {c["id"]: c for c in source_of(tmp_path / "source")["claims"]}
+    limit = results["config"]["limit"]
+    for task, counts in results["n-samples"].items():
+        name = task.replace("_", "-")
+        (samples,) = results_file.parent.glob(f"samples_{task}_*.jsonl")
+        records = [json.loads(line) for line in samples.read_text("utf-8").split("\n") if line]
+        statement = claims[f"{name}-counts"]["statement"]
+        assert f"{counts['effective']} of its {counts['original']} documents" in statement
+        assert ("no --limit" if limit is None else f"--limit {limit:g}") in statement
+        assert f"each of its {len(records)} records" in claims[f"{name}-hashes"]["statement"]
+        figures = claims[f"{name}-figures"]["statement"]
+        for key, value in results["results"][task].items():
+            metric, _, filter_name = key.partition(",")
+            if filter_name and not metric.endswith("_stderr") and metric != "mcc":
+                stderr = results["results"][task][f"{metric}_stderr,{filter_name}"]
+                assert f"{key} {value:.4g} ± {stderr:.4g}" in figures
+                n = sum(1 for r in records if r["filter"] == filter_name and metric in r)
+                assert f"over {n} documents" in figures
+        for claim in (c for c in claims.values() if c["id"].startswith(name)):
+            said = any(lim.startswith("A --limit") for lim in claim["limits"])
+            assert said == (limit is not None), claim["id"]
+
+
+def test_a_fifo_in_place_of_a_samples_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    samples = only(folder, "samples_tiny_mc_*.jsonl")
+    samples.unlink()
+    os.mkfifo(samples)
+    refused_by_cli(folder, tmp_path, "is not a regular file")

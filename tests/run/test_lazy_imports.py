@@ -1,0 +1,141 @@
+"""A verification imports what its run needs, when it needs it (issue 33, fixed cost).
+
+Each test verifies a golden bundle in a fresh interpreter (in this one, other tests have
+imported everything) and reads what it imported and what it started: no timing, only
+which modules and programs a run of that bundle needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.run import libraries
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "manifests" / "golden" / "0.2.0.dev2"
+
+# verifies sys.argv[1] as `reprobundle verify` does (the library, then the JSON report),
+# recording every program started, then prints the modules loaded and the programs run
+VERIFY_AND_LIST = """
+import json, subprocess, sys
+
+started = []
+popen = subprocess.Popen.__init__
+
+def spy(self, args, *more, **options):
+    started.append([str(a) for a in (args if isinstance(args, (list, tuple)) else [args])])
+    popen(self, args, *more, **options)
+
+subprocess.Popen.__init__ = spy
+import bundler
+
+verification = bundler.verify(sys.argv[1])
+bundler.to_json(verification)
+print(json.dumps({"status": verification.status, "modules": sorted(sys.modules),
+                  "started": started}))
+"""
+
+
+def verify_in_fresh_interpreter(bundle: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", VERIFY_AND_LIST, str(bundle)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=bundle.parent,
+        check=True,
+        timeout=300,
+    )
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+@pytest.fixture(scope="module")
+def quickstart_run() -> dict[str, Any]:
+    return verify_in_fresh_interpreter(GOLDEN / "quickstart.bundle.tar.zst")
+
+
+def test_verifying_the_quickstart_imports_no_numpy_pydantic_nor_importlib_metadata(
+    quickstart_run: dict[str, Any],
+) -> None:
+    # the quickstart's controls differ, and their differences are described by our own
+    # walk (checkers/compare.py): deepdiff, which would load numpy and pydantic (installed
+    # here, not by reprobundle), is only for values JSON cannot hold; nor are the library
+    # versions read through importlib.metadata
+    assert quickstart_run["status"] == "supported"
+    loaded = set(quickstart_run["modules"])
+    assert not {"deepdiff", "numpy", "pydantic", "asyncio", "importlib.metadata"} & loaded
+
+
+def test_verifying_a_bundle_without_code_starts_no_isolation_probe_nor_worker(
+    quickstart_run: dict[str, Any],
+) -> None:
+    loaded = set(quickstart_run["modules"])
+    assert not {"bundler.run.sandbox", "bundler.run.worker"} & loaded
+    assert not [c for c in quickstart_run["started"] if any("unshare" in a for a in c)]
+
+
+def test_verifying_a_bundle_that_compares_no_documents_imports_no_diff_library() -> None:
+    run = verify_in_fresh_interpreter(GOLDEN / "inventory-faults.bundle.tar.zst")
+    assert run["status"] == "supported"
+    assert not {"deepdiff", "numpy", "pydantic"} & set(run["modules"])
+
+
+def test_library_versions_are_those_importlib_metadata_gives() -> None:
+    names = {d.metadata["Name"] for d in metadata.distributions()} | {"PyYAML", "py_yaml"}
+    for name in sorted(names):
+        try:
+            expected = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = libraries.UNKNOWN
+        assert libraries.version(name) == expected, name
+    assert libraries.version("no-such-distribution-here") == libraries.UNKNOWN
+
+
+READ_BOTH = """
+import json, sys
+from importlib import metadata
+from bundler.run import libraries
+print(json.dumps([libraries._read("lib"), libraries.version("lib"), metadata.version("lib")]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "version"),
+    [
+        ({"lib-1.0.dist-info/METADATA": "Name: lib\nVersion: 1.0\n"}, "1.0"),
+        ({"Lib-2.0.dist-info/METADATA": "Name: Lib\nversion:2.0\r\n\r\nVersion: 9\n"}, "2.0"),
+        ({"lib-3.0.dist-info/PKG-INFO": "Name: lib\nVersion: 3.0\n"}, "3.0"),
+        ({"lib-4.0.dist-info/METADATA": "", "lib-4.0.dist-info/PKG-INFO": "Version: 4\n"}, "4"),
+        ({"lib-5.0.dist-info/METADATA": "Name: lib\nVersion: 5.0\n  folded\n"}, None),
+        ({"lib-6.0.dist-info/METADATA": "Name: lib\n\nVersion: 6.0\n"}, None),
+        ({"lib-7.0.egg-info": "Name: lib\nVersion: 7.0\n"}, None),
+    ],
+    ids=["plain", "header-case", "pkg-info", "empty-metadata", "folded", "in-body", "egg-file"],
+)
+def test_a_library_version_read_as_importlib_metadata_reads_it(
+    tmp_path: Path, files: dict[str, str], version: str | None
+) -> None:
+    # what this reading takes gives importlib.metadata's answer; the rest is left to it.
+    # In a fresh interpreter with the folder first on its path: a test process has other
+    # finders of distributions, and then this reading leaves every name to importlib
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-c", READ_BOTH], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    read, through_version, by_importlib = json.loads(done.stdout)
+    assert read == version
+    assert through_version == by_importlib
