@@ -184,16 +184,62 @@ _EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
 _EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
 
 
+# a run of text and whole strings (a string still open where the run must stop is left
+# out), a container opened last with only blanks after it, and blanks
+_CLOSED_RUN = r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+'
+_OPEN_LAST = r"([\[{])\s*\Z"
+# per type of text: string, empty container, closed run, open last, blanks, a blank string
+_COUNTING: dict[type, tuple[Any, ...]] = {
+    str: (
+        _STRING,
+        _EMPTY,
+        *(re.compile(p, re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
+        '""',
+    ),
+    bytes: (
+        _STRING_BYTES,
+        _EMPTY_BYTES,
+        *(re.compile(p.encode(), re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
+        b'""',
+    ),
+}
+_CLOSERS = {"[": "]", "{": "}", b"[": b"]", b"{": b"}"}
+
+# how much of a text ``count_values`` blanks at once: its memory, whatever the text's size
+_CHUNK = 1 << 16
+
+
 def count_values(text: str | bytes, documents: int = 1) -> int:
     """The number of values in ``documents`` well-formed JSON texts (as ``_check_size``
     counts them: object keys are not values), without parsing: with every string
     blanked, each value but a document's first follows a comma or opens a non-empty
-    container. Lets a caller refuse a document before the parser builds it."""
-    if isinstance(text, bytes):
-        blank_bytes = _STRING_BYTES.sub(b'""', text)
-        return bound(blank_bytes) - 1 + documents - len(_EMPTY_BYTES.findall(blank_bytes))
-    blank = _STRING.sub('""', text)
-    return bound(blank) - 1 + documents - len(_EMPTY.findall(blank))
+    container. Lets a caller refuse a document before the parser builds it.
+
+    The text is blanked a chunk at a time, in memory bounded whatever its size: a chunk
+    ends outside every string (before a string that runs past it) and an empty container
+    cut in two by its end is counted across it, so the counts add up to the whole's."""
+    string, empty, closed, open_last, blanks, blanked = _COUNTING[
+        bytes if isinstance(text, bytes) else str
+    ]
+    data: Any = text
+    count, start, size = documents, 0, len(data)
+    while start < size:
+        end = start + _CHUNK
+        blank = string.sub(blanked, data[start:end])
+        if end < size and blank[-2:] == blanked:  # the last string may run on past the chunk
+            end = closed.match(data, start, end).end()
+            if end == start:  # one string longer than a chunk: it holds no value
+                start = string.match(data, start).end()
+                continue
+        # blank is now that of data[start:end], or that and one string's ("") after it
+        count += bound(blank) - 1 - len(empty.findall(blank))
+        start = end
+        opened = open_last.search(blank)
+        if opened:
+            start = blanks.match(data, start).end()
+            if data[start : start + 1] == _CLOSERS[opened.group(1)]:
+                count -= 1  # an empty container across the chunk's end
+    return count
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

@@ -1,0 +1,113 @@
+"""Counting a JSON text's values before parsing it takes memory bounded by a chunk, not
+by the text, and counts exactly as the whole-text count did (issue 33, peak memory).
+
+``count_values`` used to blank every string of the whole text with one ``re.sub``: a
+100 MB document refused by verify's value cap held about 800 MiB at once (the list of
+pieces and the blanked copy). It now blanks a chunk at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tracemalloc
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bundler.format import strictjson
+
+# the whole-text count as it was before issue 33, kept to compare with
+_OLD_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_OLD_STRING_BYTES = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
+_OLD_EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
+_OLD_EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
+
+
+def _old_count_values(text: str | bytes, documents: int = 1) -> int:
+    if isinstance(text, bytes):
+        blank_bytes = _OLD_STRING_BYTES.sub(b'""', text)
+        found = len(_OLD_EMPTY_BYTES.findall(blank_bytes))
+        return strictjson.bound(blank_bytes) - 1 + documents - found
+    blank = _OLD_STRING.sub('""', text)
+    return strictjson.bound(blank) - 1 + documents - len(_OLD_EMPTY.findall(blank))
+
+
+# JSON-ish text: strings with escapes, quotes and brackets, empty containers with blanks
+# (Unicode ones too), numbers and garbage, in any order
+_PIECES = st.sampled_from(
+    ['"', "\\", "[", "]", "{", "}", ",", ":", " ", "\n", "\u2028", "\x0c", "\x1c", "a", "1",
+     "-2.5e3", '\\"', '""', "\\\\", "[ ]", "{\t}", '"a,[{"', "null", "é", "\x00"]
+)  # fmt: skip
+_JSONISH = st.lists(_PIECES, max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_JSONISH, documents=st.integers(0, 3), chunk=st.integers(1, 9))
+def test_counting_by_chunks_counts_as_the_whole_text_count_did(
+    text: str, documents: int, chunk: int
+) -> None:
+    # small chunks put every boundary somewhere: in a string, in an escape, between the
+    # brackets of an empty container, in the blanks after one
+    with mock.patch.object(strictjson, "_CHUNK", chunk):
+        for data in (text, text.encode("utf-8")):
+            assert strictjson.count_values(data, documents) == _old_count_values(data, documents)
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=st.recursive(
+    st.none() | st.integers() | st.text(alphabet='[]{}",\\ é', max_size=6),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=40,
+), chunk=st.integers(1, 9))  # fmt: skip
+def test_counting_by_chunks_counts_every_value_of_a_document(value: object, chunk: int) -> None:
+    text = json.dumps(value, indent=1)
+    with mock.patch.object(strictjson, "_CHUNK", chunk):
+        assert strictjson.count_values(text) == _old_count_values(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" + " " * 50 + "]",  # an empty list whose blanks span chunks
+        '["' + 'x\\"' * 40 + '"]',  # one string longer than a chunk
+        '"' + "ab\\" * 30,  # left open, ending in an escape
+        "[1," * 30 + "]" * 30,
+    ],
+    ids=["long-empty-list", "long-string", "open-string", "deep"],
+)
+def test_counting_across_chunks_of_long_runs(text: str) -> None:
+    with mock.patch.object(strictjson, "_CHUNK", 7):
+        assert strictjson.count_values(text) == _old_count_values(text)
+        assert strictjson.count_values(text.encode()) == _old_count_values(text.encode())
+
+
+def _rows(size: int) -> str:
+    row = '{"id": 1, "name": "row-\\"1\\"", "tags": ["a", "b", []], "meta": {"y": null}}'
+    return "[" + ", ".join([row] * (size // (len(row) + 2))) + "]"
+
+
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_a_large_text_is_counted_in_memory_bounded_by_a_chunk(kind: type) -> None:
+    # 128 chunks of text: the whole-text count held several times the text at once
+    text = _rows(128 * strictjson._CHUNK)
+    data = text if kind is str else text.encode()
+    tracemalloc.start()
+    try:
+        counted = strictjson.count_values(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert counted == _old_count_values(data)
+    assert peak < len(data) // 4, f"{peak} bytes at most for {len(data)}"
+
+
+def test_a_large_document_over_the_cap_is_refused_as_before() -> None:
+    text = _rows(4 * strictjson._CHUNK)
+    values = _old_count_values(text)
+    with pytest.raises(ValueError, match=f"holds more than {values - 1} values"):
+        strictjson.loads(text, max_values=values - 1)
+    assert len(strictjson.loads(text, max_values=values)) > 1000
