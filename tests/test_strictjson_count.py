@@ -111,3 +111,33 @@ def test_a_large_document_over_the_cap_is_refused_as_before() -> None:
     with pytest.raises(ValueError, match=f"holds more than {values - 1} values"):
         strictjson.loads(text, max_values=values - 1)
     assert len(strictjson.loads(text, max_values=values)) > 1000
+
+
+_LINE_PIECES = ["\n", "\r", "\r\n", "\x0b", "\x1d", "\x85", "\u2028", " ", "\t", "\xa0", "a", "[]"]
+_LINES = st.lists(st.sampled_from(_LINE_PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_LINES, newline_only=st.booleans(), chunk=st.integers(1, 5))
+def test_filled_lines_are_counted_as_the_split_lines_were(
+    text: str, newline_only: bool, chunk: int
+) -> None:
+    lines = text.split("\n") if newline_only else text.splitlines()
+    expected = sum(1 for line in lines if line.strip())
+    with mock.patch.object(strictjson, "_CHUNK", chunk):
+        assert strictjson._filled_lines(text, newline_only) == expected
+
+
+@pytest.mark.parametrize("newline_only", [False, True])
+def test_json_lines_over_the_cap_are_refused_before_their_lines_are_split(
+    newline_only: bool,
+) -> None:
+    text = '{"a": [1, 2, 3]}\n' * (64 * strictjson._CHUNK // 17)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="the lines hold more than 1000 values"):
+            strictjson.loads_lines(text, 1000, newline_only=newline_only)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(text) // 4, f"{peak} bytes at most for {len(text)}"

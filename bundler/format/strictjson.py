@@ -136,16 +136,15 @@ def loads_lines(
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines.
     Lines end at every Unicode line break, or with ``newline_only`` at ``\n`` alone (a
     ``\r`` before it dropped), as JSON Lines specifies."""
-    lines = text.split("\n") if newline_only else text.splitlines()
-    if newline_only:
-        lines = [line.removesuffix("\r") for line in lines]
-    documents = sum(1 for line in lines if line.strip())
     if (
         max_values is not None
         and bound(text) > max_values
-        and count_values(text, documents) > max_values
-    ):
+        and count_values(text, _filled_lines(text, newline_only)) > max_values
+    ):  # refused before a list of the lines (as large as the text) is built
         raise ValueError(f"1: the lines hold more than {max_values} values")
+    lines = text.split("\n") if newline_only else text.splitlines()
+    if newline_only:
+        lines = [line.removesuffix("\r") for line in lines]
     records = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
@@ -161,6 +160,27 @@ def loads_lines(
         except ValueError:
             raise ValueError(f"1: the lines hold more than {max_values} values") from None
     return records
+
+
+# a line break of str.splitlines, and the rest of a line from a character that is not
+# blank (every line break is blank: one match a line that strip() leaves non-empty)
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_FILLED = re.compile(r"\S()[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
+_FILLED_AT_NEWLINE = re.compile(r"\S()[^\n]*")
+_NEWLINE = re.compile("\n")
+
+
+def _filled_lines(text: str, newline_only: bool) -> int:
+    """How many lines of ``text`` are not blank, as ``loads_lines`` splits them, counted
+    a chunk of lines at a time (memory bounded whatever the text's size)."""
+    filled, breaks = (_FILLED_AT_NEWLINE, _NEWLINE) if newline_only else (_FILLED, _LINE_BREAK)
+    count = start = 0
+    while start < len(text):
+        found = breaks.search(text, start + _CHUNK)
+        end = found.end() if found else len(text)
+        count += len(filled.findall(text, start, end))
+        start = end
+    return count
 
 
 def _opening(text: str | bytes) -> int:
