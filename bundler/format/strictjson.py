@@ -95,16 +95,45 @@ def _deepest(text: str | bytes) -> int:
     """How many containers are open at most at once in a well-formed JSON text (a value
     inside the deepest one is one level deeper), found in C without walking the parsed
     value: only a text that may be too deep is then walked exactly. With the escaped
-    backslashes and quotes taken out, every quote left opens or closes a string."""
+    backslashes and quotes taken out, every quote left opens or closes a string.
+
+    Read a chunk at a time (memory bounded whatever the text's size): a chunk never ends
+    inside a run of backslashes, and whether it starts inside a string is carried over."""
     if isinstance(text, bytes) and b"\0" in text:
         return len(text)  # UTF-16 or UTF-32, which json.loads also reads: walked exactly
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # two quotes side by side enclose nothing, inside a string or between two: taking
-    # them out keeps every other quote's side, and leaves few strings to split at
-    kept = data.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"")
-    brackets = b"".join(kept.split(b'"')[::2])
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    backslash: Any = b"\\" if isinstance(text, bytes) else "\\"
+    run: Any = _RUN_BYTES if isinstance(text, bytes) else _RUN
+    data: Any = text
+    deepest: int | None = None
+    level, inside, start, size = 0, False, 0, len(data)
+    while start < size:
+        end = next_start = start + _CHUNK
+        chunk = data[start:end]
+        if chunk[-1:] == backslash and end < size:  # the chunk stops before the run
+            end -= len(chunk) - len(chunk.rstrip(backslash))
+            chunk = chunk[: end - start]
+            next_start = run.match(data, end).end()
+            if (next_start - end) % 2 and data[next_start : next_start + 1] in ('"', b'"'):
+                next_start += 1  # an escaped quote, taken out with its backslash
+        chunk = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogatepass")
+        chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
+        # two quotes side by side enclose nothing, inside a string or between two: taking
+        # them out keeps every other quote's side, and leaves few strings to split at
+        parts = chunk.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"").split(b'"')
+        steps = list(map(_STEP.__getitem__, b"".join(parts[inside::2])))
+        if steps:
+            top = max(
+                accumulate(steps, initial=level) if deepest is not None else accumulate(steps)
+            )
+            deepest = top if deepest is None else max(deepest, top)
+            level += sum(steps)
+        inside ^= len(parts) % 2 == 0
+        start = next_start
+    return 0 if deepest is None else deepest
+
+
+_RUN = re.compile(r"\\*")
+_RUN_BYTES = re.compile(rb"\\*")
 
 
 def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
