@@ -183,3 +183,17 @@ def test_a_large_text_has_its_depth_read_in_memory_bounded_by_a_chunk(kind: type
         tracemalloc.stop()
     assert depth == _old_deepest(data) == 4  # [{ "tags": [[]] }]
     assert peak < len(data) // 4, f"{peak} bytes at most for {len(data)}"
+
+
+@pytest.mark.parametrize("newline_only", [False, True])
+def test_json_lines_of_more_values_than_the_cap_are_refused_however_few_their_commas(
+    newline_only: bool,
+) -> None:
+    # a line of one number has no comma nor bracket: the lines used to be let through
+    # unchecked whenever their commas and brackets were under the cap (a 256 MB file of
+    # "1" lines: 128 million values held)
+    with pytest.raises(ValueError, match="the lines hold more than 5 values"):
+        strictjson.loads_lines("1\n" * 6, 5, newline_only=newline_only)
+    with pytest.raises(ValueError, match="the lines hold more than 5 values"):
+        strictjson.loads_lines("1\r\n\n" * 3 + "[2]\n[3]\n", 5, newline_only=newline_only)
+    assert len(strictjson.loads_lines("1\n\n \n" * 5, 5, newline_only=newline_only)) == 5

@@ -165,11 +165,12 @@ def loads_lines(
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines.
     Lines end at every Unicode line break, or with ``newline_only`` at ``\n`` alone (a
     ``\r`` before it dropped), as JSON Lines specifies."""
-    if (
-        max_values is not None
-        and bound(text) > max_values
-        and count_values(text, _filled_lines(text, newline_only)) > max_values
-    ):  # refused before a list of the lines (as large as the text) is built
+    # each line holds a value more than its commas and brackets say (``bound`` counts one
+    # for the first value of the text only): the lines are counted too
+    over = max_values is not None and bound(text) + _lines_bound(text, newline_only) > max_values
+    filled = _filled_lines(text, newline_only) if over else 0
+    if max_values is not None and over and count_values(text, filled) > max_values:
+        # refused before a list of the lines (as large as the text) is built
         raise ValueError(f"1: the lines hold more than {max_values} values")
     lines = text.split("\n") if newline_only else text.splitlines()
     if newline_only:
@@ -183,7 +184,7 @@ def loads_lines(
                 )
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
-    if max_values is not None and bound(text) > max_values:
+    if max_values is not None and over:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
         except ValueError:
@@ -197,6 +198,13 @@ _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _FILLED = re.compile(r"\S()[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
 _FILLED_AT_NEWLINE = re.compile(r"\S()[^\n]*")
 _NEWLINE = re.compile("\n")
+
+
+def _lines_bound(text: str, newline_only: bool) -> int:
+    """At least the number of lines of ``text`` (counted in C)."""
+    if newline_only:
+        return text.count("\n") + 1
+    return sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
 
 
 def _filled_lines(text: str, newline_only: bool) -> int:
