@@ -19,6 +19,8 @@ disagree on their override rules).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -130,8 +132,23 @@ def _load(text: str, aliases: bool) -> tuple[Any, dict[Locator, int]]:
         loader.dispose()
 
 
+# the line breaks of str.splitlines
+_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time: the directives are read from the first
+    lines without a list of all of them (as large as the text) built first."""
+    start = 0
+    for found in _BREAK.finditer(text):
+        yield text[start : found.start()]
+        start = found.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def _check_version(text: str) -> None:
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         if line.startswith("%YAML"):
             declared = line.split()[1:2]
             if declared != ["1.1"]:

@@ -95,16 +95,45 @@ def _deepest(text: str | bytes) -> int:
     """How many containers are open at most at once in a well-formed JSON text (a value
     inside the deepest one is one level deeper), found in C without walking the parsed
     value: only a text that may be too deep is then walked exactly. With the escaped
-    backslashes and quotes taken out, every quote left opens or closes a string."""
+    backslashes and quotes taken out, every quote left opens or closes a string.
+
+    Read a chunk at a time (memory bounded whatever the text's size): a chunk never ends
+    inside a run of backslashes, and whether it starts inside a string is carried over."""
     if isinstance(text, bytes) and b"\0" in text:
         return len(text)  # UTF-16 or UTF-32, which json.loads also reads: walked exactly
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # two quotes side by side enclose nothing, inside a string or between two: taking
-    # them out keeps every other quote's side, and leaves few strings to split at
-    kept = data.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"")
-    brackets = b"".join(kept.split(b'"')[::2])
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    backslash: Any = b"\\" if isinstance(text, bytes) else "\\"
+    run: Any = _RUN_BYTES if isinstance(text, bytes) else _RUN
+    data: Any = text
+    deepest: int | None = None
+    level, inside, start, size = 0, False, 0, len(data)
+    while start < size:
+        end = next_start = start + _CHUNK
+        chunk = data[start:end]
+        if chunk[-1:] == backslash and end < size:  # the chunk stops before the run
+            end -= len(chunk) - len(chunk.rstrip(backslash))
+            chunk = chunk[: end - start]
+            next_start = run.match(data, end).end()
+            if (next_start - end) % 2 and data[next_start : next_start + 1] in ('"', b'"'):
+                next_start += 1  # an escaped quote, taken out with its backslash
+        chunk = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogatepass")
+        chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
+        # two quotes side by side enclose nothing, inside a string or between two: taking
+        # them out keeps every other quote's side, and leaves few strings to split at
+        parts = chunk.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"").split(b'"')
+        steps = list(map(_STEP.__getitem__, b"".join(parts[inside::2])))
+        if steps:
+            top = max(
+                accumulate(steps, initial=level) if deepest is not None else accumulate(steps)
+            )
+            deepest = top if deepest is None else max(deepest, top)
+            level += sum(steps)
+        inside ^= len(parts) % 2 == 0
+        start = next_start
+    return 0 if deepest is None else deepest
+
+
+_RUN = re.compile(r"\\*")
+_RUN_BYTES = re.compile(rb"\\*")
 
 
 def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
@@ -136,16 +165,16 @@ def loads_lines(
     ValueError whose message starts with ``LINE:``; ``max_values`` bounds all lines.
     Lines end at every Unicode line break, or with ``newline_only`` at ``\n`` alone (a
     ``\r`` before it dropped), as JSON Lines specifies."""
+    # each line holds a value more than its commas and brackets say (``bound`` counts one
+    # for the first value of the text only): the lines are counted too
+    over = max_values is not None and bound(text) + _lines_bound(text, newline_only) > max_values
+    filled = _filled_lines(text, newline_only) if over else 0
+    if max_values is not None and over and count_values(text, filled) > max_values:
+        # refused before a list of the lines (as large as the text) is built
+        raise ValueError(f"1: the lines hold more than {max_values} values")
     lines = text.split("\n") if newline_only else text.splitlines()
     if newline_only:
         lines = [line.removesuffix("\r") for line in lines]
-    documents = sum(1 for line in lines if line.strip())
-    if (
-        max_values is not None
-        and bound(text) > max_values
-        and count_values(text, documents) > max_values
-    ):
-        raise ValueError(f"1: the lines hold more than {max_values} values")
     records = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
@@ -155,12 +184,40 @@ def loads_lines(
                 )
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
-    if max_values is not None and bound(text) > max_values:
+    if max_values is not None and over:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
         except ValueError:
             raise ValueError(f"1: the lines hold more than {max_values} values") from None
     return records
+
+
+# a line break of str.splitlines, and the rest of a line from a character that is not
+# blank (every line break is blank: one match a line that strip() leaves non-empty)
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_FILLED = re.compile(r"\S()[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
+_FILLED_AT_NEWLINE = re.compile(r"\S()[^\n]*")
+_NEWLINE = re.compile("\n")
+
+
+def _lines_bound(text: str, newline_only: bool) -> int:
+    """At least the number of lines of ``text`` (counted in C)."""
+    if newline_only:
+        return text.count("\n") + 1
+    return sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
+
+
+def _filled_lines(text: str, newline_only: bool) -> int:
+    """How many lines of ``text`` are not blank, as ``loads_lines`` splits them, counted
+    a chunk of lines at a time (memory bounded whatever the text's size)."""
+    filled, breaks = (_FILLED_AT_NEWLINE, _NEWLINE) if newline_only else (_FILLED, _LINE_BREAK)
+    count = start = 0
+    while start < len(text):
+        found = breaks.search(text, start + _CHUNK)
+        end = found.end() if found else len(text)
+        count += len(filled.findall(text, start, end))
+        start = end
+    return count
 
 
 def _opening(text: str | bytes) -> int:
@@ -184,16 +241,62 @@ _EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
 _EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
 
 
+# a run of text and whole strings (a string still open where the run must stop is left
+# out), a container opened last with only blanks after it, and blanks
+_CLOSED_RUN = r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+'
+_OPEN_LAST = r"([\[{])\s*\Z"
+# per type of text: string, empty container, closed run, open last, blanks, a blank string
+_COUNTING: dict[type, tuple[Any, ...]] = {
+    str: (
+        _STRING,
+        _EMPTY,
+        *(re.compile(p, re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
+        '""',
+    ),
+    bytes: (
+        _STRING_BYTES,
+        _EMPTY_BYTES,
+        *(re.compile(p.encode(), re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
+        b'""',
+    ),
+}
+_CLOSERS = {"[": "]", "{": "}", b"[": b"]", b"{": b"}"}
+
+# how much of a text ``count_values`` blanks at once: its memory, whatever the text's size
+_CHUNK = 1 << 16
+
+
 def count_values(text: str | bytes, documents: int = 1) -> int:
     """The number of values in ``documents`` well-formed JSON texts (as ``_check_size``
     counts them: object keys are not values), without parsing: with every string
     blanked, each value but a document's first follows a comma or opens a non-empty
-    container. Lets a caller refuse a document before the parser builds it."""
-    if isinstance(text, bytes):
-        blank_bytes = _STRING_BYTES.sub(b'""', text)
-        return bound(blank_bytes) - 1 + documents - len(_EMPTY_BYTES.findall(blank_bytes))
-    blank = _STRING.sub('""', text)
-    return bound(blank) - 1 + documents - len(_EMPTY.findall(blank))
+    container. Lets a caller refuse a document before the parser builds it.
+
+    The text is blanked a chunk at a time, in memory bounded whatever its size: a chunk
+    ends outside every string (before a string that runs past it) and an empty container
+    cut in two by its end is counted across it, so the counts add up to the whole's."""
+    string, empty, closed, open_last, blanks, blanked = _COUNTING[
+        bytes if isinstance(text, bytes) else str
+    ]
+    data: Any = text
+    count, start, size = documents, 0, len(data)
+    while start < size:
+        end = start + _CHUNK
+        blank = string.sub(blanked, data[start:end])
+        if end < size and blank[-2:] == blanked:  # the last string may run on past the chunk
+            end = closed.match(data, start, end).end()
+            if end == start:  # one string longer than a chunk: it holds no value
+                start = string.match(data, start).end()
+                continue
+        # blank is now that of data[start:end], or that and one string's ("") after it
+        count += bound(blank) - 1 - len(empty.findall(blank))
+        start = end
+        opened = open_last.search(blank)
+        if opened:
+            start = blanks.match(data, start).end()
+            if data[start : start + 1] == _CLOSERS[opened.group(1)]:
+                count -= 1  # an empty container across the chunk's end
+    return count
 
 
 def canonical(value: Any, *, allow_nan: bool = True) -> str:

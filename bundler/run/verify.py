@@ -134,6 +134,9 @@ def machine_environment() -> dict[str, Any]:
         "tool": f"reprobundle {__version__}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
+        # starts `uname -p` once a process: what it prints is the distribution's (Debian
+        # "unknown", dropped; Fedora the machine, dropped; Gentoo the CPU's model name,
+        # kept), so no reading of os.uname() gives the same string everywhere
         "platform": platform.platform(),
     }
 

@@ -10,10 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jsonschema import exceptions as jsonschema_exceptions
-from jsonschema import validators as jsonschema_validators
-from referencing.exceptions import Unresolvable
-
 from ..api import (
     CheckerInputError,
     InputKind,
@@ -24,7 +20,6 @@ from ..api import (
     checker,
 )
 from ..compare import format_path
-from ..jsonschemas import check_schema
 from ..plain import via_json
 from .model import _json_type, _jsonl_records, _reading_version, _require_mapping, _str_list
 
@@ -38,6 +33,12 @@ DEFAULT_STAGES = [
 
 
 def _schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
+    # jsonschema (about 0.1 s to import) is loaded by the first case that checks a schema
+    from jsonschema import exceptions as jsonschema_exceptions
+    from jsonschema import validators as jsonschema_validators
+
+    from ..jsonschemas import check_schema
+
     declared = _require_mapping(tools, "tools").get("tools")
     if not isinstance(declared, list) or not declared:
         raise CheckerInputError("input.invalid", "tools: expected a non-empty list under 'tools'")
@@ -69,6 +70,9 @@ def _schema_problems(
     schema: Mapping[str, Any], arguments: Any
 ) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(code, path, details) for each violation; type errors name both types."""
+    from jsonschema import validators as jsonschema_validators
+    from referencing.exceptions import Unresolvable
+
     validator = jsonschema_validators.validator_for(schema)(schema)
     try:
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
