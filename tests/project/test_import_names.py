@@ -80,6 +80,14 @@ def test_reprobundle_imports_and_verifies_with_other_bundler_and_manifests_after
 def test_the_folder_first_on_the_path_provides_the_name(tmp_path: Path) -> None:
     """The limit decision record 0007 states: an empty ``bundler`` found first hides ours
     (the same as installing it over ours in one site-packages). The check above can fail."""
-    done = probe([others(tmp_path / "site"), REPO], tmp_path)
-    assert done.returncode != 0
-    assert str(tmp_path / "site" / "bundler" / "__init__.py") in done.stderr  # theirs, not ours
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(others(tmp_path / "site")), str(REPO)])}
+    env.pop("PYTHONSAFEPATH", None)
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", "import bundler; print(bundler.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "site" / "bundler" / "__init__.py")  # theirs
