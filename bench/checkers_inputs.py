@@ -144,7 +144,8 @@ def _sha(text: str) -> str:
 
 def _lm_eval(folder: Path, size: int, differing: bool, checker: str) -> Built:
     count = max(4, size // 640)
-    records, values = [], []
+    records: list[dict[str, Any]] = []
+    values: list[float] = []
     for i in range(count):
         doc = {"question": f"q{i} café: what is {i} + {i}?", "label": i % 2}
         prompt = f"Question: q{i} café: what is {i} + {i}?\nAnswer:"
