@@ -18,7 +18,10 @@ ratios, "peak RSS" the checker process's largest resident size (``ru_maxrss``).
 Sizes are of each input file (the rows ask for 1, 10 and 100 MB of JSON; the same rows
 written as YAML are larger). YAML is read under verify's cap of 200,000 values an input
 (about 1.8 MB of these rows): its rows are 1 MB and 10 MB, the second refused by the cap
-(the cost of refusing it). Prints a Markdown table.
+(the cost of refusing it). The other families' inputs (trajectory, fault-report@3,
+promptfoo, lm-eval, Inspect, contamination) are written by ``checkers_inputs.py``, from
+small real examples scaled up; their yardstick parses every file they name (a ``.eval``:
+``zipfile`` and ``json`` per member; text: its lines). Prints a Markdown table.
 """
 
 from __future__ import annotations
