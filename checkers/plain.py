@@ -4,7 +4,7 @@ A verdict's details must be JSON data, while loaded evidence may hold what YAML 
 (dates, sets, non-string keys, ``.nan``). Each checker version made its copy in its own
 way when it was written, and what a version decides never changes, so the ways are
 kept, as options of one function (``plain``) and the older JSON round trip
-(``via_json``) that config-change @1 uses.
+(``via_json``) that config-change @1 uses (``via_json_finite``: the two in one pass).
 """
 
 from __future__ import annotations
