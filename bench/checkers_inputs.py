@@ -309,6 +309,54 @@ def contamination(folder: Path, size: int, differing: bool) -> Built:
     return {"transcripts": "transcripts"}, params, _verdict(differing)
 
 
+# -- intent: the Intent-Router suite's cases and recorded runs, repeated under new ids ------
+
+
+def _intent(folder: Path, size: int, differing: bool, checker: str) -> Built:
+    import yaml
+
+    source = ROOT / "bundles" / "intent-router" / "inputs"
+    cases = yaml.safe_load((source / "cases.yaml").read_text())
+    runs = yaml.safe_load((source / "runs" / "suite-run.yaml").read_text())
+    other = "suite-run-three-misses.yaml" if checker.startswith("suite") else "controls.yaml"
+    wrong = yaml.safe_load((source / "runs" / other).read_text())
+
+    def written(value: Any) -> str:  # fresh objects: shared ones would be YAML aliases
+        return str(yaml.dump(json.loads(json.dumps(value)), Dumper=yaml.CSafeDumper))
+
+    times = max(1, size // len(written(runs)))
+    middle = times // 2
+    all_cases, all_runs = [], {}
+    for t in range(times):
+        for case in cases:
+            all_cases.append({**case, "id": f"{case['id']}-{t}"})
+        # differing: the suite's every copy with its misses (one copy's would stay above
+        # the threshold), the case's one copy from the controls
+        chosen = wrong if differing and (t == middle or checker.startswith("suite")) else runs
+        for name, run in runs.items():
+            all_runs[f"{name}-{t}"] = chosen.get(name, run)
+    (folder / "cases.yaml").write_text(written(all_cases))
+    (folder / "outputs.yaml").write_text(written(all_runs))
+    shutil.copy(source / "intentspec.schema.json", folder / "schema.json")
+    if not (folder / "fixtures").exists():
+        shutil.copytree(source / "fixtures", folder / "fixtures")
+    names = {
+        "cases": "cases.yaml",
+        "outputs": "outputs.yaml",
+        "schema": "schema.json",
+        "fixture": "fixtures",
+    }
+    if checker.startswith("suite"):
+        params: dict[str, Any] = {"total": 12 * times}
+    else:
+        params = {"case": f"add-caching-auto-{middle}"}
+    return names, params, _verdict(differing)
+
+
+def intent(checker: str) -> Callable[[Path, int, bool], Built]:
+    return lambda folder, size, differing: _intent(folder, size, differing, checker)
+
+
 BUILDERS: dict[str, Callable[[Path, int, bool], Built]] = {
     "trajectory-skeleton@2": trajectory,
     "fault-report@3": fault_report,
@@ -322,6 +370,8 @@ BUILDERS: dict[str, Callable[[Path, int, bool], Built]] = {
     "inspect-status@2": inspect_log("inspect-status@2"),
     "inspect-rescore@2": inspect_log("inspect-rescore@2"),
     "contamination@1": contamination,
+    "intent-expectations@2": intent("intent-expectations@2"),
+    "suite-threshold@2": intent("suite-threshold@2"),
 }
 
 FAMILY = {
@@ -337,4 +387,6 @@ FAMILY = {
     "inspect-status@2": "inspect_log",
     "inspect-rescore@2": "inspect_log",
     "contamination@1": "intent",
+    "intent-expectations@2": "intent",
+    "suite-threshold@2": "intent",
 }
