@@ -18,7 +18,10 @@ ratios, "peak RSS" the checker process's largest resident size (``ru_maxrss``).
 Sizes are of each input file (the rows ask for 1, 10 and 100 MB of JSON; the same rows
 written as YAML are larger). YAML is read under verify's cap of 200,000 values an input
 (about 1.8 MB of these rows): its rows are 1 MB and 10 MB, the second refused by the cap
-(the cost of refusing it). Prints a Markdown table.
+(the cost of refusing it). The other families' inputs (trajectory, fault-report@3,
+promptfoo, lm-eval, Inspect, contamination) are written by ``checkers_inputs.py``, from
+small real examples scaled up; their yardstick parses every file they name (a ``.eval``:
+``zipfile`` and ``json`` per member; text: its lines). Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -102,6 +105,10 @@ def _write(spec: Spec, work: Path) -> tuple[dict[str, str], dict[str, Any], str]
     )
     folder.mkdir(parents=True, exist_ok=True)
     expect = "fail" if spec.differing else "pass"
+    if spec.kind == "family":
+        import checkers_inputs
+
+        return checkers_inputs.BUILDERS[spec.checker](folder, spec.size, spec.differing)
     if spec.kind == "jsonl":  # trial-stats: 3 trials a task, every 5th task all failed
         tasks = max(1, spec.size // 390)
         config = {"model": "model-a", "skill": "inventory-tests@2", "temperature": 0.8}
@@ -148,29 +155,55 @@ def _child_checker(folder: Path, names: dict[str, str], params: dict[str, Any]) 
     checkers.get(CHECKER)  # its family's modules: imported before timing, like checkers
     start = _clock()
     listed = {
-        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names.values()
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in _files(folder, names)
     }
-    case = Case("bench", CHECKER, names, params, "pass")
+    inputs = {role: tuple(v) if isinstance(v, list) else v for role, v in names.items()}
+    case = Case("bench", CHECKER, inputs, params, "pass")
     verdict = runner.run_case(case, folder, listed)
     seconds = _clock() - start
     return {"seconds": seconds, "status": verdict.status, "message": verdict.message[:100]}
 
 
-def _child_parse(folder: Path, names: dict[str, str]) -> dict[str, Any]:
+def _files(folder: Path, names: dict[str, Any]) -> list[Path]:
+    """Every file the inputs name: a list's files, a folder's files in order."""
+    out = []
+    for value in names.values():
+        for name in value if isinstance(value, list) else [value]:
+            path = folder / name
+            out.extend(
+                sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+            )
+    return out
+
+
+def _parse(path: Path, data: bytes) -> Any:
+    """A file parsed as the standard library (PyYAML's C loader for YAML) parses it."""
+    if path.suffix == ".yaml":
+        import yaml
+
+        return yaml.load(data, Loader=yaml.CSafeLoader)
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+    if path.suffix == ".json":
+        return json.loads(data)
+    if path.suffix == ".eval":  # a zip of JSON members
+        import io
+        import zipfile
+
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return {info.filename: json.loads(archive.read(info)) for info in archive.infolist()}
+    return data.decode("utf-8").splitlines()  # text: its lines
+
+
+def _child_parse(folder: Path, names: dict[str, Any]) -> dict[str, Any]:
     start = _clock()
     values = []
-    for name in names.values():
-        data = (folder / name).read_bytes()
+    for path in _files(folder, names):
+        data = path.read_bytes()
         hashlib.sha256(data)  # verify re-hashes every input it reads
-        if name.endswith(".yaml"):
-            import yaml
-
-            values.append(yaml.load(data, Loader=yaml.CSafeLoader))
-        elif name.endswith(".jsonl"):
-            values.append([json.loads(line) for line in data.splitlines() if line.strip()])
-        else:
-            values.append(json.loads(data))
-    if len(values) == 2:
+        values.append(_parse(path, data))
+    if len(values) >= 2:
         values[0] == values[1]  # noqa: B015 (the comparison is the work)
     return {"seconds": _clock() - start, "status": "-", "message": ""}
 
@@ -222,7 +255,9 @@ def _written(spec: Spec, work: Path) -> tuple[dict[str, str], dict[str, Any], st
     across ``exec``)."""
     fields = json.dumps(list(spec.__dict__.values()))
     command = [sys.executable, __file__, "--write", fields, str(work)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{spec.label}: writing its inputs failed:\n{done.stderr[-2000:]}")
     names, params, expect = json.loads(done.stdout)
     return names, params, expect
 
@@ -255,6 +290,12 @@ def specs(quick: bool, most: int) -> list[Spec]:
             out.append(
                 Spec("fault_injection", "trial-stats@3", "jsonl", ("trials",), size, differing)
             )
+    import checkers_inputs
+
+    for size in sizes:
+        for checker, family in checkers_inputs.FAMILY.items():
+            for differing in (False, True):
+                out.append(Spec(family, checker, "family", (), size, differing))
     yaml_sizes = [size for size in ([MB] if quick else [MB, 10 * MB]) if size <= most * MB]
     for size in yaml_sizes:
         for differing in (False, True):
@@ -331,7 +372,7 @@ def main() -> int:
         if wrong:  # not the verdict the row is about (a case limit reached): said, not timed
             note = f"not the expected {expect}: {wrong}"
         which = "differing" if spec.differing else "equal"
-        size = (folder / next(iter(names.values()))).stat().st_size / MB
+        size = max(path.stat().st_size for path in _files(folder, names)) / MB
         line = (
             f"| {spec.label} | {size:.1f} MB | {which} | {statistics.median(ours):.2f} "
             f"| {statistics.median(yard):.2f} | {ratio:.2f} | {note} | {max(rss):.0f} |"

@@ -7,7 +7,7 @@ are not empty (two nulls are not "unchanged").
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..api import (
@@ -20,8 +20,8 @@ from ..api import (
     checker,
 )
 from ..compare import compare_documents
-from ..plain import brief, via_json
-from .model import _YAML, _empty, _plain_verdict, _require_mapping, _str_list
+from ..plain import brief, via_json, via_json_finite
+from .model import _YAML, _empty, _finite, _require_mapping, _str_list
 
 
 def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -76,6 +76,13 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     and it does not show that no write was attempted: a viewer's write rejected with
     403 leaves state unchanged too; see no-write-attempts@1.
     """
+    return _unchanged(inputs, params, via_json)
+
+
+def _unchanged(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], copy: Callable[[Any], Any]
+) -> Verdict:
+    """state-unchanged@1's verdict, each reason's details copied with ``copy``."""
     before = _require_mapping(inputs["before"], "before")
     after = _require_mapping(inputs["after"], "after")
     bf = _require_mapping(before.get("fields"), "before.fields")
@@ -89,7 +96,7 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
             f" before, {brief(after.get('source'))} after): they cannot be compared",
         )
     names = _compared_fields(params, bf, af)
-    reasons = _changes(names, bf, af)
+    reasons = _changes(names, bf, af, copy)
     points = via_json({"before": before.get("observed_at"), "after": after.get("observed_at")})
     if reasons:
         return Verdict.failed(
@@ -135,8 +142,11 @@ def _compared_fields(
     return names
 
 
-def _changes(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) -> list[Reason]:
-    """``state.changed`` per field whose content differs, with both values."""
+def _changes(
+    names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any], copy: Callable[[Any], Any]
+) -> list[Reason]:
+    """``state.changed`` per field whose content differs, with both values (``copy`` makes
+    the details plain data)."""
     reasons: list[Reason] = []
     for name in names:
         differences = compare_documents(af[name], bf[name], deepest=True)
@@ -145,7 +155,7 @@ def _changes(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) -> 
                 Reason(
                     "state.changed",
                     f"{name} changed: before {brief(bf[name])}, after {brief(af[name])}",
-                    via_json(
+                    copy(
                         {
                             "field": name,
                             "before": bf[name],
@@ -257,8 +267,13 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
                     "observed, so it cannot show the state unchanged (observe the value, or "
                     "leave the field out of 'fields')",
                 )
-    verdict = state_unchanged.function(inputs, params)
+    # @1's verdict with its details made plain as _plain_verdict makes them: the reasons'
+    # (both whole values) in the same copy through json, the rest after
+    verdict = _unchanged(inputs, params, via_json_finite)
     interval = {"seconds": (end - start).total_seconds()}
-    return _plain_verdict(
-        Verdict(verdict.status, verdict.message, verdict.reasons, {**verdict.details, **interval})
+    return Verdict(
+        verdict.status,
+        verdict.message,
+        verdict.reasons,
+        _finite({**verdict.details, **interval}),
     )

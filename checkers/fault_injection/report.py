@@ -367,6 +367,6 @@ def missing_fields(value: Any) -> list[str]:
             missing += [
                 f"records[{index}].{key}"
                 for index, raw in enumerate(records)
-                if isinstance(raw, Mapping) and key not in raw
+                if (type(raw) is dict or isinstance(raw, Mapping)) and key not in raw
             ]
     return missing

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -394,17 +394,22 @@ def _read_samples(
         where = f"line {line}"
         if len(problems) >= _SHOWN:
             break
-        if not isinstance(value, Mapping):
+        # each check's common case first by exact type (the same decision, sooner)
+        if type(value) is not dict and not isinstance(value, Mapping):
             problems.append(f"{where}: expected an object, observed {_show(_finite(value))}")
             continue
         task = value.get(tf)
-        if not isinstance(task, str | int) or isinstance(task, bool) or task == "":
+        if not (type(task) is str and task) and (
+            not isinstance(task, str | int) or isinstance(task, bool) or task == ""
+        ):
             problems.append(f"{where}: {tf}: expected a task id, observed {_show(_finite(task))}")
             continue
         task = str(task)
         if sf:
             index = value.get(sf)
-            if not isinstance(index, int) or isinstance(index, bool) or index < first:
+            if not (type(index) is int and index >= first) and (
+                not isinstance(index, int) or isinstance(index, bool) or index < first
+            ):
                 problems.append(
                     f"{where}: {sf}: expected an integer >= {first}, observed "
                     f"{_show(_finite(index))}"
@@ -452,6 +457,8 @@ def _check_numbering(samples: Sequence[Sample], first: int) -> None:
         by_task.setdefault(sample.task, []).append(sample.index)
     gaps = []
     for task, indices in sorted(by_task.items()):
+        if indices == list(range(first, first + len(indices))):
+            continue  # in order from ``first``: nothing missing
         missing = sorted(set(range(first, first + len(indices))) - set(indices))
         if missing:
             gaps.append(f"task {task!r} lacks sample(s) {_few([str(m) for m in missing])}")
@@ -504,8 +511,15 @@ def figures_of(tasks: Sequence[TaskCount], k: int) -> dict[str, int | float | No
     counted = sum(t.counted for t in tasks)
     successes = sum(t.successes for t in tasks)
 
-    def mean(values: list[Fraction]) -> float | None:
-        return float(sum(values, Fraction(0)) / len(values)) if values else None
+    # each estimator depends on a task's (counted, successes) only: summed once per pair,
+    # times its tasks (exact fractions, so the sum and its float are the per-task ones)
+    pairs = Counter((t.counted, t.successes) for t in included)
+
+    def mean(of: Callable[[int, int], Fraction]) -> float | None:
+        if not included:
+            return None
+        total = sum((of(n, c) * m for (n, c), m in pairs.items()), Fraction(0))
+        return float(total / len(included))
 
     return {
         "trials": sum(t.launched for t in tasks),
@@ -513,11 +527,11 @@ def figures_of(tasks: Sequence[TaskCount], k: int) -> dict[str, int | float | No
         "counted_trials": counted,
         "successes": successes,
         "success_rate": successes / counted if counted else None,
-        "mean_success_rate": mean([Fraction(t.successes, t.counted) for t in included]),
+        "mean_success_rate": mean(lambda n, c: Fraction(c, n)),
         "tasks": len(included),
         "tasks_excluded": len(tasks) - len(included),
         "tasks_with_a_success": sum(t.successes >= 1 for t in included),
         "tasks_all_succeeded": sum(t.successes == t.counted for t in included),
-        "pass_at_k": mean([pass_at_k(t.counted, t.successes, k) for t in included]),
-        "pass_hat_k": mean([pass_hat_k(t.counted, t.successes, k) for t in included]),
+        "pass_at_k": mean(lambda n, c: pass_at_k(n, c, k)),
+        "pass_hat_k": mean(lambda n, c: pass_hat_k(n, c, k)),
     }

@@ -75,6 +75,9 @@ class Match:
         }
 
 
+_TEXT = frozenset({str, type(None)})
+
+
 def match(model: Model, trace: Trace) -> Match:
     """Find the essential states of ``model`` in ``trace`` as an ordered subsequence.
 
@@ -83,9 +86,23 @@ def match(model: Model, trace: Trace) -> Match:
     essential state are noise. Every problem is collected, not just the first.
     """
     by_key = {canonical(dict(s.identity)): s.id for s in model.states}
+    equivalence = model.equivalence
+    others = [name for name in equivalence.identity if name != "label"]
+    # a step's state follows from its label and identity attributes alone: steps whose
+    # fields are the same texts (or nulls) share one lookup, found once (other values
+    # are looked up each time: 1, 1.0 and true are equal keys but different states)
+    known: dict[tuple[str | None, ...], str | None] = {}
     occurrences: dict[str, list[int]] = {}
     for step in trace.steps:
-        state = by_key.get(canonical(model.equivalence.identify(step)))
+        attrs = step.attrs
+        raw = (step.label, *[attrs.get(name) for name in others])
+        if _TEXT.issuperset(map(type, raw)):
+            if raw in known:
+                state = known[raw]
+            else:
+                state = known[raw] = by_key.get(canonical(equivalence.identify(step)))
+        else:
+            state = by_key.get(canonical(equivalence.identify(step)))
         if state is not None:
             occurrences.setdefault(state, []).append(step.number)
     before = model.predecessors()

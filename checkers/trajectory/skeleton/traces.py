@@ -105,8 +105,8 @@ def _is_record(value: Any) -> bool:
 def _parse_step(trace: str, where: str, number: int, record: Any) -> Step:
     if not isinstance(record, dict):
         raise invalid(f"trace {trace!r} {where}: a state must be a mapping")
-    unknown = sorted(set(record) - _STEP_KEYS)
-    if unknown:
+    if not _STEP_KEYS.issuperset(record):
+        unknown = sorted(set(record) - _STEP_KEYS)
         raise invalid(
             f"trace {trace!r} {where}: unknown field(s) {unknown}; a state has {sorted(_STEP_KEYS)}"
         )
@@ -114,6 +114,15 @@ def _parse_step(trace: str, where: str, number: int, record: Any) -> Step:
     if not isinstance(label, str) or not label.strip():
         raise invalid(f"trace {trace!r} {where}: a state needs a non-empty 'label'")
     attrs = record.get("attrs", {})
-    if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
+    if not isinstance(attrs, dict) or not _names(attrs):
         raise invalid(f"trace {trace!r} {where}: 'attrs' must be a mapping of names")
     return Step(number, label, attrs, record.get("action"))
+
+
+def _names(attrs: dict[Any, Any]) -> bool:
+    """Every key is text (``str.join`` refuses any other, in C)."""
+    try:
+        "".join(attrs)
+    except TypeError:
+        return False
+    return True
