@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import checkers
+from bundler.run.runner import run_checker
 from checkers.api import Checker, CheckerInputError, Verdict
 
 
@@ -22,8 +23,7 @@ def run(check: Checker | str, inputs: Mapping[str, Any], **params: Any) -> Verdi
     check = get(check) if isinstance(check, str) else check
     unknown = set(params) - {p.name for p in check.params}
     assert not unknown, f"test passes undeclared params {unknown}"
-    full = {p.name: p.default for p in check.params if not p.required}
-    full.update(params)
+    full = full_params(check, **params)
     try:
         verdict = check.function(inputs, full)
     except CheckerInputError as exc:
@@ -41,3 +41,13 @@ def full_params(check: Checker | str, **params: Any) -> dict[str, Any]:
     out = {p.name: p.default for p in check.params if not p.required}
     out.update(params)
     return out
+
+
+def on_counterexample(key: str, params: dict[str, Any]) -> tuple[Checker, Verdict]:
+    """The checker ``key`` and its verdict on its own counterexample for ``params``, run
+    as the runner runs it (defaults filled for the counterexample, the params as given)."""
+    found = get(key)
+    assert found.counterexample is not None
+    inputs = found.counterexample(full_params(found, **params))
+    assert inputs is not None
+    return found, run_checker(found, inputs, params)

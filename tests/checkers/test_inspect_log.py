@@ -27,6 +27,7 @@ from checkers.api import COMMON_ERRORS, Verdict
 from checkers.inspect_log import log as inspect_format
 from checkers.inspect_log.log import InspectLog, LogError, Record, Score, read_log, to_json_log
 from checkers.inspect_log.rules import figure, reduce
+from tests.checkers.checker_calls import on_counterexample
 from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
@@ -373,12 +374,7 @@ PARAMS: list[tuple[str, dict[str, Any]]] = [
 def test_counterexample_makes_the_checker_fail_for_a_reason_of_its_own(
     key: str, params: dict[str, Any]
 ) -> None:
-    found = checkers.get(key)
-    assert found is not None and found.counterexample is not None
-    full = {p.name: p.default for p in found.params if not p.required} | params
-    inputs = found.counterexample(full)
-    assert inputs is not None
-    verdict = run_checker(found, inputs, params)
+    found, verdict = on_counterexample(key, params)
     assert verdict.status == "fail", verdict.message
     assert set(verdict.codes) <= set(found.reasons) and not set(verdict.codes) & set(COMMON_ERRORS)
 
@@ -446,12 +442,6 @@ def test_the_mean_reducer_gives_statistics_mean_to_the_last_bit(values: list[flo
 
 
 V2 = ("inspect-metric@2", "inspect-counts@2", "inspect-status@2", "inspect-rescore@2")
-
-
-def run_at2(key: str, data: bytes, **params: Any) -> Verdict:
-    found = checkers.get(key)
-    assert found is not None
-    return run_checker(found, {"log": data}, params)
 
 
 def sample(
@@ -530,8 +520,8 @@ FIGURE = {"scorer": "match", "reducer": "", "metric": "accuracy"}
 
 def test_forged_header_accuracy_that_the_samples_do_not_give_fails_naming_the_figure() -> None:
     # @1 trusts the params: claimed 0.5, as the samples give, passes whatever the header says
-    assert run_at2("inspect-metric@1", FORGED, **FIGURE, claimed=0.5).status == "pass"
-    verdict = run_at2("inspect-metric@2", FORGED, **FIGURE, claimed=0.5)
+    assert run("inspect-metric@1", FORGED, **FIGURE, claimed=0.5).status == "pass"
+    verdict = run("inspect-metric@2", FORGED, **FIGURE, claimed=0.5)
     assert verdict.status == "fail"
     assert verdict.codes == (
         "inspect.claimed_mismatch",
@@ -551,19 +541,19 @@ def test_forged_header_accuracy_that_the_samples_do_not_give_fails_naming_the_fi
 
 
 def test_forged_header_fails_without_any_claimed_param() -> None:
-    verdict = run_at2("inspect-metric@2", FORGED, **FIGURE)
+    verdict = run("inspect-metric@2", FORGED, **FIGURE)
     assert verdict.codes == ("inspect.header_metric_mismatch", "inspect.header_scored_mismatch")
 
 
 def test_honest_header_passes_and_a_claim_restating_it_passes() -> None:
-    assert run_at2("inspect-metric@2", HONEST, **FIGURE).status == "pass"
-    verdict = run_at2("inspect-metric@2", HONEST, **FIGURE, claimed=0.5)
+    assert run("inspect-metric@2", HONEST, **FIGURE).status == "pass"
+    verdict = run("inspect-metric@2", HONEST, **FIGURE, claimed=0.5)
     assert verdict.status == "pass", verdict.message
     assert verdict.details["header"] == 0.5
 
 
 def test_claimed_figure_that_agrees_with_the_samples_but_not_the_header_fails() -> None:
-    verdict = run_at2("inspect-metric@2", HONEST, **FIGURE, claimed=0.6)
+    verdict = run("inspect-metric@2", HONEST, **FIGURE, claimed=0.6)
     assert verdict.codes == ("inspect.claimed_mismatch",)
     assert verdict.reasons[0].details == {
         "figure": "match/-/accuracy",
@@ -575,17 +565,15 @@ def test_claimed_figure_that_agrees_with_the_samples_but_not_the_header_fails() 
 
 def test_claimed_figure_rounded_within_the_tolerance_passes() -> None:
     data = log(TEN[3:6], results(3, 3, entry(2 / 3, 3)))
-    assert (
-        run_at2("inspect-metric@2", data, **FIGURE, claimed=0.67, tolerance=0.005).status == "pass"
-    )
-    assert run_at2("inspect-metric@2", data, **FIGURE, claimed=0.67).codes == (
+    assert run("inspect-metric@2", data, **FIGURE, claimed=0.67, tolerance=0.005).status == "pass"
+    assert run("inspect-metric@2", data, **FIGURE, claimed=0.67).codes == (
         "inspect.claimed_mismatch",
     )
 
 
 @pytest.mark.parametrize("tolerance", [0.006, 0.5, -0.001, math.nan, math.inf])
 def test_tolerance_outside_its_range_is_refused(tolerance: float) -> None:
-    verdict = run_at2("inspect-metric@2", HONEST, **FIGURE, claimed=0.5, tolerance=tolerance)
+    verdict = run("inspect-metric@2", HONEST, **FIGURE, claimed=0.5, tolerance=tolerance)
     assert verdict.status == "error" and verdict.codes in (
         ("params.invalid",),
         ("params.out_of_range",),
@@ -594,7 +582,7 @@ def test_tolerance_outside_its_range_is_refused(tolerance: float) -> None:
 
 @pytest.mark.parametrize("claimed", [math.nan, math.inf])
 def test_a_claimed_figure_that_is_not_finite_is_refused(claimed: float) -> None:
-    verdict = run_at2("inspect-metric@2", HONEST, **FIGURE, claimed=claimed)
+    verdict = run("inspect-metric@2", HONEST, **FIGURE, claimed=claimed)
     assert verdict.status == "error" and verdict.codes in (
         ("params.invalid",),
         ("params.out_of_range",),
@@ -603,31 +591,31 @@ def test_a_claimed_figure_that_is_not_finite_is_refused(claimed: float) -> None:
 
 def test_header_that_states_no_such_figure_fails() -> None:
     data = log(TEN, results(10, 10, entry(0.5, 10, metric="mean")))
-    assert run_at2("inspect-metric@1", data, **FIGURE, claimed=0.5).status == "pass"
-    verdict = run_at2("inspect-metric@2", data, **FIGURE, claimed=0.5)
+    assert run("inspect-metric@1", data, **FIGURE, claimed=0.5).status == "pass"
+    verdict = run("inspect-metric@2", data, **FIGURE, claimed=0.5)
     assert verdict.codes == ("inspect.header_figure_missing",)
-    assert run_at2("inspect-metric@2", log(TEN, None), **FIGURE).codes == (
+    assert run("inspect-metric@2", log(TEN, None), **FIGURE).codes == (
         "inspect.header_figure_missing",
     )
 
 
 def test_header_that_states_a_figure_twice_is_refused() -> None:
     data = log(TEN, results(10, 10, entry(0.5, 10), entry(0.95, 10)))
-    verdict = run_at2("inspect-metric@2", data, **FIGURE)
+    verdict = run("inspect-metric@2", data, **FIGURE)
     assert verdict.status == "error" and "states 2 results for 'match'" in verdict.message
 
 
 @pytest.mark.parametrize("value", ["0.5", None, [0.5], True])
 def test_header_figure_that_is_not_a_number_is_refused(value: Any) -> None:
     data = log(TEN, results(10, 10, entry(value, 10)))
-    verdict = run_at2("inspect-metric@2", data, **FIGURE)
+    verdict = run("inspect-metric@2", data, **FIGURE)
     assert verdict.status == "error" and verdict.codes == ("input.invalid",), verdict.message
 
 
 def test_header_unscored_count_that_the_samples_do_not_give_fails() -> None:
     forged = entry(0.5, 10)
     forged["unscored_samples"] = 3
-    verdict = run_at2("inspect-metric@2", log(TEN, results(10, 10, forged)), **FIGURE)
+    verdict = run("inspect-metric@2", log(TEN, results(10, 10, forged)), **FIGURE)
     assert verdict.codes == ("inspect.header_scored_mismatch",)
     assert verdict.reasons[0].details["count"] == "unscored_samples"
 
@@ -636,8 +624,8 @@ def test_header_unscored_count_that_the_samples_do_not_give_fails() -> None:
 
 
 def test_forged_header_counts_fail_naming_each_count() -> None:
-    assert run_at2("inspect-counts@1", FORGED, claimed={"total_samples": 10}).status == "pass"
-    verdict = run_at2("inspect-counts@2", FORGED)
+    assert run("inspect-counts@1", FORGED, claimed={"total_samples": 10}).status == "pass"
+    verdict = run("inspect-counts@2", FORGED)
     assert verdict.codes == ("inspect.header_count_mismatch",)
     assert [r.details for r in verdict.reasons] == [
         {"figure": "total_samples", "header": 1000, "samples": 10},
@@ -646,7 +634,7 @@ def test_forged_header_counts_fail_naming_each_count() -> None:
 
 
 def test_claimed_counts_must_agree_with_header_and_samples() -> None:
-    verdict = run_at2("inspect-counts@2", FORGED, claimed={"total_samples": 10})
+    verdict = run("inspect-counts@2", FORGED, claimed={"total_samples": 10})
     assert verdict.codes == ("inspect.claimed_mismatch", "inspect.header_count_mismatch")
     claimed = next(r for r in verdict.reasons if r.code == "inspect.claimed_mismatch")
     assert claimed.details == {
@@ -655,15 +643,15 @@ def test_claimed_counts_must_agree_with_header_and_samples() -> None:
         "header": 1000,
         "samples": 10,
     }
-    assert run_at2("inspect-counts@2", HONEST, claimed={"total_samples": 10}).status == "pass"
-    assert run_at2("inspect-counts@2", HONEST, claimed={"errored_samples": 1}).codes == (
+    assert run("inspect-counts@2", HONEST, claimed={"total_samples": 10}).status == "pass"
+    assert run("inspect-counts@2", HONEST, claimed={"errored_samples": 1}).codes == (
         "inspect.claimed_mismatch",
     )
 
 
 def test_header_completed_count_that_hides_errored_records_fails() -> None:
     errored = [*TEN[:9], sample("s9", "", None, error="boom")]
-    verdict = run_at2("inspect-counts@2", log(errored, results(10, 10, entry(5 / 9, 9))))
+    verdict = run("inspect-counts@2", log(errored, results(10, 10, entry(5 / 9, 9))))
     assert [r.details["figure"] for r in verdict.reasons] == [
         "completed_samples",
         "errored_samples",
@@ -671,17 +659,17 @@ def test_header_completed_count_that_hides_errored_records_fails() -> None:
 
 
 def test_a_log_with_no_results_is_compared_with_its_planned_total() -> None:
-    assert run_at2("inspect-counts@2", log(TEN, None)).status == "pass"
+    assert run("inspect-counts@2", log(TEN, None)).status == "pass"
     planned = json.loads(log(TEN, None))
     planned["eval"]["config"]["epochs"] = 3
-    verdict = run_at2("inspect-counts@2", json.dumps(planned).encode())
+    verdict = run("inspect-counts@2", json.dumps(planned).encode())
     assert verdict.reasons[0].details == {"figure": "total_samples", "header": 30, "samples": 10}
 
 
 def test_a_header_with_no_counts_fails() -> None:
     bare = json.loads(log(TEN, None))
     del bare["eval"]["dataset"]
-    verdict = run_at2("inspect-counts@2", json.dumps(bare).encode())
+    verdict = run("inspect-counts@2", json.dumps(bare).encode())
     assert verdict.codes == ("inspect.header_counts_missing",)
 
 
@@ -689,7 +677,7 @@ def test_a_header_with_no_counts_fails() -> None:
     "claimed", [{}, {"samples": 10}, {"total_samples": -1}, {"total_samples": 1.5}]
 )
 def test_claimed_counts_outside_their_range_are_refused(claimed: dict[str, Any]) -> None:
-    verdict = run_at2("inspect-counts@2", HONEST, claimed=claimed)
+    verdict = run("inspect-counts@2", HONEST, claimed=claimed)
     assert verdict.status == "error" and verdict.codes == ("params.invalid",)
 
 
@@ -703,9 +691,9 @@ THREE_OF_FOUR = [
 
 def test_status_other_than_success_with_three_of_four_records_errored_fails() -> None:
     data = log(THREE_OF_FOUR, results(4, 1, entry(1.0, 1)), status="error")
-    old = run_at2("inspect-status@1", data)
+    old = run("inspect-status@1", data)
     assert old.status == "pass" and "none of 4 sample record(s) errored" in old.message
-    verdict = run_at2("inspect-status@2", data)
+    verdict = run("inspect-status@2", data)
     assert verdict.codes == ("inspect.records_errored", "inspect.status_not_success")
     assert verdict.message == "the log says 'error', not success; 3 of 4 sample records errored"
     errored = next(r for r in verdict.reasons if r.code == "inspect.records_errored")
@@ -715,14 +703,14 @@ def test_status_other_than_success_with_three_of_four_records_errored_fails() ->
 
 def test_success_with_errored_records_fails_with_the_counts() -> None:
     data = log(THREE_OF_FOUR, results(4, 1, entry(1.0, 1)))
-    verdict = run_at2("inspect-status@2", data)
+    verdict = run("inspect-status@2", data)
     assert verdict.codes == ("inspect.records_errored",)
     assert verdict.message == "the log says success, but 3 of 4 sample records errored"
 
 
 def test_cancelled_run_with_no_errored_record_fails_and_says_its_status() -> None:
     data = log(TEN, None, status="cancelled", error={"message": "cancelled by the user"})
-    verdict = run_at2("inspect-status@2", data)
+    verdict = run("inspect-status@2", data)
     assert verdict.codes == ("inspect.no_results", "inspect.status_not_success")
     assert verdict.message.startswith("the log says 'cancelled', not success")
     status = next(r for r in verdict.reasons if r.code == "inspect.status_not_success")
@@ -730,8 +718,8 @@ def test_cancelled_run_with_no_errored_record_fails_and_says_its_status() -> Non
 
 
 def test_clean_run_passes_and_a_log_without_records_is_refused() -> None:
-    assert run_at2("inspect-status@2", HONEST).status == "pass"
-    verdict = run_at2("inspect-status@2", log([], results(0, 0)))
+    assert run("inspect-status@2", HONEST).status == "pass"
+    verdict = run("inspect-status@2", log([], results(0, 0)))
     assert verdict.status == "error" and verdict.codes == ("input.invalid",)
 
 
@@ -747,8 +735,8 @@ def test_rescore_with_options_differing_from_the_logs_fails() -> None:
     as_end = [sample("s1", "4 is it", "I"), sample("s2", "it is 4", "C")]
     data = log(as_end, None, scorers=[{"name": "match", "options": {"location": "begin"}}])
     params = {"scorer": "match", "method": "match", "options": {"location": "end"}}
-    assert run_at2("inspect-rescore@1", data, **params).status == "pass"
-    verdict = run_at2("inspect-rescore@2", data, **params)
+    assert run("inspect-rescore@1", data, **params).status == "pass"
+    verdict = run("inspect-rescore@2", data, **params)
     assert verdict.codes == ("inspect.score_mismatch", "inspect.scorer_mismatch")
     mismatch = next(r for r in verdict.reasons if r.code == "inspect.scorer_mismatch")
     assert mismatch.details == {
@@ -760,18 +748,16 @@ def test_rescore_with_options_differing_from_the_logs_fails() -> None:
 
 
 def test_rescore_uses_the_logs_options_when_the_params_restate_none() -> None:
-    assert run_at2("inspect-rescore@2", BEGIN_LOG, scorer="match").status == "pass"
-    verdict = run_at2("inspect-rescore@1", BEGIN_LOG, scorer="match", method="match", options={})
+    assert run("inspect-rescore@2", BEGIN_LOG, scorer="match").status == "pass"
+    verdict = run("inspect-rescore@1", BEGIN_LOG, scorer="match", method="match", options={})
     assert verdict.codes == ("inspect.score_mismatch",)  # @1 judges under the params
 
 
 def test_options_restated_with_inspects_defaults_agree() -> None:
     restated = {"location": "begin", "ignore_case": True, "numeric": False}
-    verdict = run_at2(
-        "inspect-rescore@2", BEGIN_LOG, scorer="match", method="match", options=restated
-    )
+    verdict = run("inspect-rescore@2", BEGIN_LOG, scorer="match", method="match", options=restated)
     assert verdict.status == "pass", verdict.message
-    verdict = run_at2(
+    verdict = run(
         "inspect-rescore@2",
         BEGIN_LOG,
         scorer="match",
@@ -781,7 +767,7 @@ def test_options_restated_with_inspects_defaults_agree() -> None:
 
 
 def test_rescore_with_another_method_than_the_log_records_fails() -> None:
-    verdict = run_at2("inspect-rescore@2", BEGIN_LOG, scorer="match", method="includes")
+    verdict = run("inspect-rescore@2", BEGIN_LOG, scorer="match", method="includes")
     assert verdict.codes == ("inspect.scorer_mismatch",)
     assert verdict.reasons[0].details == {"field": "method", "params": "includes", "log": "match"}
 
@@ -790,7 +776,7 @@ def test_the_scorer_is_found_through_the_result_entry_naming_it() -> None:
     named = [sample(s["id"], s["output"]["completion"], "C", score="mine") for s in BEGIN[:1]]
     header = results(1, 1, entry(1.0, 1, name="mine", scorer="match"))
     data = log(named, header, scorers=[{"name": "match", "options": {"location": "begin"}}])
-    assert run_at2("inspect-rescore@2", data, scorer="mine").status == "pass"
+    assert run("inspect-rescore@2", data, scorer="mine").status == "pass"
 
 
 @pytest.mark.parametrize(
@@ -810,7 +796,7 @@ def test_a_scorer_the_log_does_not_state_exactly_is_not_rescored(
 ) -> None:
     maker = scorers[0]["name"] if scorers else "match"
     header = results(2, 2, entry(0.5, 2, scorer=maker))
-    verdict = run_at2("inspect-rescore@2", log(BEGIN, header, scorers=scorers), scorer="match")
+    verdict = run("inspect-rescore@2", log(BEGIN, header, scorers=scorers), scorer="match")
     assert verdict.status == "error" and verdict.codes == ("input.invalid",)
     assert words in verdict.message
 
@@ -827,13 +813,13 @@ def test_every_header_figure_count_and_score_of_a_real_log_follows(
     for e in found.result_scores():
         for metric, value in e["metrics"].items():
             params = {"scorer": e["name"], "reducer": e["reducer"], "metric": metric}
-            verdict = run_at2("inspect-metric@2", data, **params, claimed=value["value"])
+            verdict = run("inspect-metric@2", data, **params, claimed=value["value"])
             assert verdict.status == "pass", (params, verdict.message)
-    assert run_at2("inspect-counts@2", data).status == "pass"
+    assert run("inspect-counts@2", data).status == "pass"
     for spec in found.spec["scorers"][:4]:
-        verdict = run_at2("inspect-rescore@2", data, scorer=spec["name"])
+        verdict = run("inspect-rescore@2", data, scorer=spec["name"])
         assert verdict.status == "pass", verdict.message
-    status = run_at2("inspect-status@2", data)
+    status = run("inspect-status@2", data)
     assert status.codes == ("inspect.records_errored",)
     assert status.message == "the log says success, but 1 of 12 sample records errored"
 
@@ -844,8 +830,8 @@ def test_a_real_log_whose_header_figure_was_edited_fails_under_v2(inspect_logs: 
     first["metrics"]["accuracy"]["value"] = 0.95
     data = json.dumps(document).encode()
     params = {"scorer": first["name"], "reducer": first["reducer"], "metric": "accuracy"}
-    assert run_at2("inspect-metric@1", data, **params, claimed=0.5).status == "pass"
-    verdict = run_at2("inspect-metric@2", data, **params, claimed=0.5)
+    assert run("inspect-metric@1", data, **params, claimed=0.5).status == "pass"
+    verdict = run("inspect-metric@2", data, **params, claimed=0.5)
     assert verdict.codes == ("inspect.claimed_mismatch", "inspect.header_metric_mismatch")
 
 
@@ -874,12 +860,7 @@ PARAMS_AT2: list[tuple[str, dict[str, Any]]] = [
 def test_counterexample_makes_the_v2_checker_fail_for_a_reason_of_its_own(
     key: str, params: dict[str, Any]
 ) -> None:
-    found = checkers.get(key)
-    assert found is not None and found.counterexample is not None
-    full = {p.name: p.default for p in found.params if not p.required} | params
-    inputs = found.counterexample(full)
-    assert inputs is not None
-    verdict = run_checker(found, inputs, params)
+    found, verdict = on_counterexample(key, params)
     assert verdict.status == "fail", verdict.message
     assert set(verdict.codes) <= set(found.reasons) and not set(verdict.codes) & set(COMMON_ERRORS)
     assert vacuity(found, params) is None

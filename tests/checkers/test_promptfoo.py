@@ -33,6 +33,7 @@ from bundler.run import runner
 from bundler.run.runner import run_checker, vacuity
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo.assertions import rerun_problem
+from tests.checkers.checker_calls import on_counterexample
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo"
 RESULTS = DATA / "results.json"
@@ -142,12 +143,7 @@ def test_unknown_results_version_is_refused_by_name() -> None:
 def test_counterexample_makes_the_checker_fail_for_a_reason_of_its_own(
     key: str, params: dict[str, Any]
 ) -> None:
-    found = checkers.get(key)
-    assert found is not None and found.counterexample is not None
-    full = {p.name: p.default for p in found.params if not p.required} | params
-    inputs = found.counterexample(full)
-    assert inputs is not None
-    verdict = run_checker(found, inputs, params)
+    found, verdict = on_counterexample(key, params)
     assert verdict.status == "fail", verdict.message
     assert set(verdict.codes) <= set(found.reasons) and not set(verdict.codes) & set(COMMON_ERRORS)
 
