@@ -45,6 +45,17 @@ def _finite(literal: str) -> float:
     return value
 
 
+# ``loads``'s decoder of a text it reads as it is (NaN and infinities only with
+# ``constants``), made once: a line of JSON Lines is read by it
+_DECODERS = {
+    constants: json.JSONDecoder(
+        object_pairs_hook=_no_duplicates, parse_constant=None if constants else _no_constant
+    )
+    for constants in (False, True)
+}
+_UNREAD = object()
+
+
 # Deeper documents are refused by name (Python's own limit, about 1,000, would raise
 # RecursionError somewhere later: in a checker, a report, a renderer).
 MAX_DEPTH = 200
@@ -176,14 +187,27 @@ def loads_lines(
     if newline_only:
         lines = [line.removesuffix("\r") for line in lines]
     records = []
+    # one decoder for every line (``json.loads`` with hooks builds one a call): a line it
+    # reads as ``loads`` would (no huge number to look for, too few brackets to be too
+    # deep) is read by it; any other line, and any line it refuses, by ``loads`` itself,
+    # which gives the value or the error
+    decode = _DECODERS[constants].decode
+    look_for_huge = not (constants or huge_numbers)
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        if not line.strip():
+            continue
+        value: Any = _UNREAD
+        if not (look_for_huge and _HUGE.search(line)) and _opening(line) <= MAX_DEPTH:
             try:
-                records.append(
-                    (number, loads(line, constants=constants, huge_numbers=huge_numbers))
-                )
+                value = decode(line)
+            except (ValueError, RecursionError):
+                pass
+        if value is _UNREAD:
+            try:
+                value = loads(line, constants=constants, huge_numbers=huge_numbers)
             except ValueError as exc:
                 raise ValueError(f"{number}: not a JSON value: {exc}") from None
+        records.append((number, value))
     if max_values is not None and over:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
