@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..api import (
@@ -18,6 +18,7 @@ from ..api import (
     checker,
     first_failing,
 )
+from . import tally
 from .report import _LENIENT, _SHOWN, _few, _show
 from .trials import (
     _RULE_TEXT,
@@ -28,6 +29,7 @@ from .trials import (
     FIGURES_V2,
     OUTCOMES,
     Sample,
+    TrialStats,
     _counts,
     _distinct_configs,
     _fields,
@@ -166,12 +168,16 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         )
     _check_claimed(claimed)
 
-    trials = parse_trials(inputs["trials"])
-    stats = compute_stats(trials, k, rule)
+    tallied = tally.trials_v1(inputs["trials"], k, rule)
+    if tallied is None:  # read record by record, every problem named
+        trials = parse_trials(inputs["trials"])
+        stats = compute_stats(trials, k, rule)
+    else:
+        stats = TrialStats(k=k, rule=rule, tasks=tuple(tallied[0]))
     figures = stats.figures()
     _check_denominator(figures, k, "trials")
     reasons = _mismatches(claimed, figures, FIGURES, tolerance, _fmt, _describe)
-    configs = _distinct_configs(trials)
+    configs = _distinct_configs(trials) if tallied is None else tally.configs_v1(tallied[1])
     if len(configs) > 1:
         shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in configs)
         reasons.append(
@@ -465,18 +471,26 @@ def _sample_verdict(
             "params.invalid", f"outcomes: {wrong} are not one of {', '.join(OUTCOMES)}"
         )
     fields = _fields(params)
-    samples, header = parse_samples(
-        inputs["trials"], fields, params["first_sample"], outcomes, unrecorded_config=v3
+    first = params["first_sample"]
+    tallied = tally.samples_v2(
+        inputs["trials"], fields, first, outcomes, rule, unrecorded_config=v3
     )
+    if tallied is None:  # read record by record, every problem named
+        samples, header = parse_samples(
+            inputs["trials"], fields, first, outcomes, unrecorded_config=v3
+        )
+        tasks = _counts(samples, rule)
+        groups: Iterable[tuple[Any, Iterable[int]]] = ((s.config, (s.line,)) for s in samples)
+    else:
+        tasks, header, groups = tallied
     unrecorded = v3 and not fields["config"]
-    tasks = _counts(samples, rule)
     figures = figures_of(tasks, k)
     _check_denominator(figures, k, "samples")
     reasons = _mismatches(
         claimed, figures, FIGURES_V2, tolerance + 1e-12, lambda _, v: f"{v}", _describe_v2
     )
     if not unrecorded:
-        reasons += _mixed_configs_v2(samples)
+        reasons += _mixed_config_groups(groups)
     excluded = [t.task for t in tasks if t.counted < k]
     details: dict[str, Any] = {
         "k": k,
@@ -511,16 +525,21 @@ def _sample_verdict(
 
 def _mixed_configs_v2(samples: Sequence[Sample]) -> list[Reason]:
     """``stats.config_mixed`` when the samples ran with more than one configuration."""
+    return _mixed_config_groups((sample.config, (sample.line,)) for sample in samples)
+
+
+def _mixed_config_groups(groups: Iterable[tuple[Any, Iterable[int]]]) -> list[Reason]:
+    """``_mixed_configs_v2`` of groups of samples, each a configuration and its lines."""
     # grouped first by the configuration's own JSON text (in C), then each group made
     # plain once: alike texts make alike plain copies, and groups whose copies agree
     # (NaN and "nan") are one configuration, their lines in sample order
     written: dict[str, tuple[Any, list[int]]] = {}
-    for sample in samples:
+    for config, lines in groups:
         try:
-            text = json.dumps(sample.config, sort_keys=True, default=str)
+            text = json.dumps(config, sort_keys=True, default=str)
         except (TypeError, ValueError):  # keys JSON cannot sort: grouped by the plain copy
-            text = "plain " + json.dumps(_finite(sample.config), sort_keys=True, default=str)
-        written.setdefault(text, (sample.config, []))[1].append(sample.line)
+            text = "plain " + json.dumps(_finite(config), sort_keys=True, default=str)
+        written.setdefault(text, (config, []))[1].extend(lines)
     configs: dict[str, tuple[Any, list[int]]] = {}
     for first, lines in written.values():
         config = _finite(first)
