@@ -86,16 +86,16 @@ def _files(draw: st.DrawFn) -> tuple[list[tuple[int, Any]], dict[str, Any]]:
         if clean or draw(st.integers(0, 20)) or task is None:
             record[fields["task"]] = task
         stray = None if clean else draw(st.sampled_from(_STRAYS))
-        number = first + counts.get(task, 0)
+        next_number = first + counts.get(task, 0)
         counts[task] = counts.get(task, 0) + 1
-        number = {
-            "skip": number + 1,
-            "repeat": max(first, number - 1),
+        number: Any = {
+            "skip": next_number + 1,
+            "repeat": max(first, next_number - 1),
             "zero": 0,
             "bool": True,
-            "text": str(number),
-            "back": number - 2,
-        }.get(stray or "", number)
+            "text": str(next_number),
+            "back": next_number - 2,
+        }.get(stray or "", next_number)
         sample_field = fields["sample"] or "trial"
         if stray != "missing":
             record[sample_field] = number
@@ -202,10 +202,13 @@ def _trials(draw: st.DrawFn) -> tuple[list[tuple[int, Any]], dict[str, Any]]:
         if stray:
             stray = draw(st.sampled_from(["task", "trial", "outcome", "config", "shape", "any"]))
         task = draw(st.sampled_from(_TASKS if stray in ("task", "any") else _TASKS[:3]))
-        number = last.get(task, 0) + draw(st.sampled_from([1, 1, 1, 2]))
-        last[task] = number
+        upwards = last.get(task, 0) + draw(st.sampled_from([1, 1, 1, 2]))
+        last[task] = upwards
+        number: Any = upwards
         if stray in ("trial", "any"):
-            number = draw(st.sampled_from([number - 1, number - 1, number, 0, True, str(number)]))
+            number = draw(
+                st.sampled_from([upwards - 1, upwards - 1, upwards, 0, True, str(upwards)])
+            )
         outcomes = _OUTCOMES if stray in ("outcome", "any") else OUTCOMES
         configs = _CONFIGS if stray in ("config", "any") else _CONFIGS[:4]
         record: Any = {"task": task, "trial": number, "outcome": draw(st.sampled_from(outcomes))}
