@@ -34,6 +34,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any, TypeGuard
 
 from ..api import CheckerInputError
@@ -242,15 +243,70 @@ def recomputed_hashes(record: Record) -> dict[str, str]:
     prompt = first.get("arg_0") if isinstance(first, dict) else None
     if not isinstance(prompt, str):
         raise _invalid(f"{record.label}: arguments.gen_args_0.arg_0 (the prompt) is not text")
-    try:
-        doc = json.dumps(raw["doc"], indent=2, ensure_ascii=False)
-    except ValueError as exc:  # a value that contains itself cannot come from JSON
-        raise _invalid(f"{record.label}: doc: {exc}") from None
+    doc = doc_text(raw["doc"])
+    if doc is None:
+        try:
+            doc = json.dumps(raw["doc"], indent=2, ensure_ascii=False)
+        except ValueError as exc:  # a value that contains itself cannot come from JSON
+            raise _invalid(f"{record.label}: doc: {exc}") from None
     return {
         "doc_hash": sha256_text(doc),
         "prompt_hash": sha256_text(prompt),
         "target_hash": sha256_text(raw["target"]),
     }
+
+
+# ``json.dumps(value, indent=2, ensure_ascii=False)`` is written by Python's own encoder, a
+# generator a value (the C encoder takes no indent). The same text is put together from the
+# C encoder's: a container of scalars is one call with its level's separators, and only
+# containers holding containers are walked. For values of JSON's exact types the two
+# encoders write each scalar alike (``float.__repr__``, ``int.__repr__``, ``NaN``, the same
+# string escapes); any other value, or one nested deeper than ``_DEEPEST``, gets None.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_DEEPEST = 100
+_ENCODERS: dict[int, json.JSONEncoder] = {}
+
+
+def _encoder(level: int) -> json.JSONEncoder:
+    """The C encoder writing items at ``level`` (each on a line indented by it)."""
+    found = _ENCODERS.get(level)
+    if found is None:
+        item = ",\n" + "  " * level
+        found = _ENCODERS[level] = json.JSONEncoder(ensure_ascii=False, separators=(item, ": "))
+    return found
+
+
+def doc_text(value: Any, level: int = 0) -> str | None:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, or None (see above)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return _encoder(0).encode(value)
+    if kind is dict:
+        if not all(type(key) is str for key in value):
+            return None
+        children: Iterable[Any] = value.values()
+    elif kind is list:
+        children = value
+    else:
+        return None
+    if not value:
+        return "{}" if kind is dict else "[]"
+    if level >= _DEEPEST:
+        return None
+    inner = "\n" + "  " * (level + 1)
+    if all(type(child) in _SCALARS for child in children):
+        body = _encoder(level + 1).encode(value)[1:-1]
+    else:
+        parts = [doc_text(child, level + 1) for child in children]
+        if None in parts:
+            return None
+        if kind is dict:
+            parts = [
+                f"{encode_basestring(key)}: {text}" for key, text in zip(value, parts, strict=True)
+            ]
+        body = ("," + inner).join(parts)  # type: ignore[arg-type]
+    opening, closing = ("{", "}") if kind is dict else ("[", "]")
+    return opening + inner + body + "\n" + "  " * level + closing
 
 
 def task_hash(records: Iterable[Record]) -> str:
