@@ -6,14 +6,17 @@ item 3).
 a call (about a third of reading a file of small records). A line with no huge number to
 look for and too few brackets to be too deep is now read by a decoder made once; any
 other line, and any line it refuses, by ``loads``, which gives the value or the error.
-``_before`` is the old loop, the reference.
+``_before`` is the old loop, the reference. The collector is paused while the values
+are built (they hold no cycle for it to free).
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +134,22 @@ def test_json_lines_read_by_one_decoder_give_the_values_and_errors_of_loads(
         "huge_numbers": huge_numbers,
         "newline_only": newline_only,
     }
-    assert _outcome(strictjson.loads_lines, text, **options) == _outcome(
-        _before, text, **options
-    )
+    assert _outcome(strictjson.loads_lines, text, **options) == _outcome(_before, text, **options)
+
+
+@pytest.mark.parametrize("was_collecting", [True, False])
+@pytest.mark.parametrize("text", ['{"a": [1]}\n[2]\n', '{"a": 1}\n{"a": 1, "a": 2}\n'])
+def test_the_collector_paused_while_lines_are_read_is_left_as_it_was(
+    was_collecting: bool, text: str
+) -> None:
+    """JSON values hold no cycle, so the collector is paused while they are built; read or
+    refused, the lines leave it as they found it."""
+    (gc.enable if was_collecting else gc.disable)()
+    try:
+        try:
+            strictjson.loads_lines(text)
+        except ValueError as exc:
+            assert "duplicate key 'a'" in str(exc)
+        assert gc.isenabled() is was_collecting
+    finally:
+        gc.enable()
