@@ -29,6 +29,7 @@ from ..api import (
 )
 from .run import (
     HASHES,
+    each_record,
     is_count,
     is_number,
     limited,
@@ -78,11 +79,15 @@ def _tolerance(params: Mapping[str, Any]) -> float:
 
 
 def _records(inputs: Mapping[str, Any]) -> list[Any]:
+    return read_records(_samples_of(inputs))
+
+
+def _samples_of(inputs: Mapping[str, Any]) -> Any:
     if "samples" not in inputs:
         raise CheckerInputError(
             "input.invalid", "no samples file: the run was not made with --log_samples"
         )
-    return read_records(inputs["samples"])
+    return inputs["samples"]
 
 
 # -- lm-eval-metric@1 --------------------------------------------------------------------
@@ -402,10 +407,12 @@ def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     name = _text_param(params, "task")
     results = inputs["results"]
     read_task(results, name)
-    records = _records(inputs)
+    samples = _samples_of(inputs)
+    # each pass reads the records one at a time, none kept: every record checked first
+    count = sum(1 for _ in each_record(samples))
     reasons = []
     wrong: Counter[str] = Counter()
-    for record in records:
+    for record in each_record(samples):
         again = recomputed_hashes(record)
         for key in HASHES:
             if record.raw.get(key) != again[key]:
@@ -420,20 +427,19 @@ def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
                         )
                     )
     stated = stated_task_hash(results, name)
-    again_task = task_hash(records)
+    again_task = task_hash(each_record(samples))
     if stated != again_task:
         reasons.append(
             Reason(
                 "lmeval.task_hash_mismatch",
-                f"{name}: task_hashes states {stated!r}, the {len(records)} records give "
-                f"{again_task}",
+                f"{name}: task_hashes states {stated!r}, the {count} records give {again_task}",
                 {"stated": stated, "recomputed": again_task},
             )
         )
-    details = {"records": len(records), "mismatches": dict(wrong), "task_hash": again_task}
+    details = {"records": count, "mismatches": dict(wrong), "task_hash": again_task}
     if reasons:
         return Verdict.failed(f"{name}'s stored hashes do not all hold", reasons, **details)
     return Verdict.passed(
-        f"{name}: the 3 hashes of each of {len(records)} records and the task hash hold",
+        f"{name}: the 3 hashes of each of {count} records and the task hash hold",
         **details,
     )
