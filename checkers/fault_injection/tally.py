@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .trials import OUTCOMES, TaskCount, TaskStats, _outcome
@@ -43,6 +43,48 @@ def _grouped(groups: dict[bytes, Group], config: Any, line: int) -> bool:
     return True
 
 
+class _Counts:
+    """Per task: its records, environment failures and successes."""
+
+    def __init__(self) -> None:
+        self.launched: dict[str, int] = {}
+        self.environment: dict[str, int] = {}
+        self.successes: dict[str, int] = {}
+
+    def add(self, task: str, count: int, outcome: str) -> None:
+        """One more record of ``task`` (``count`` before it)."""
+        self.launched[task] = count + 1
+        if outcome == "success":
+            self.successes[task] = self.successes.get(task, 0) + 1
+        elif outcome == "environment_failure":
+            self.environment[task] = self.environment.get(task, 0) + 1
+
+    def rows(self, rule: str) -> Iterator[tuple[str, int, int, int, int]]:
+        """Per task in order: launched, environment failures, counted, successes."""
+        for task in sorted(self.launched):
+            launched, env = self.launched[task], self.environment.get(task, 0)
+            counted = launched - env if rule == "exclude" else launched
+            yield task, launched, env, counted, self.successes.get(task, 0)
+
+
+def _objects(records: list[Any], previous: Any) -> Iterator[tuple[int, dict[str, Any]] | None]:
+    """Each ``(line, object)`` pair, lines upwards from ``previous``; None, and no more,
+    at the first entry that is not one."""
+    if type(previous) is not int:
+        yield None
+        return
+    for entry in records:
+        if type(entry) is not tuple or len(entry) != 2:
+            yield None
+            return
+        line, value = entry
+        if type(line) is not int or line <= previous or type(value) is not dict:
+            yield None
+            return
+        previous = line
+        yield line, value
+
+
 def trials_v1(lines: Any, k: int, rule: str) -> tuple[list[TaskStats], list[Group]] | None:
     """trial-stats@1's tasks (as ``compute_stats`` gives them) and configuration groups, or
     None: a record ``parse_trials`` would refuse or a task's trials not numbered upwards
@@ -50,19 +92,13 @@ def trials_v1(lines: Any, k: int, rule: str) -> tuple[list[TaskStats], list[Grou
     counted trials in a task (``compute_stats`` names every such task)."""
     if type(lines) is not list or not lines:
         return None
-    launched: dict[str, int] = {}
-    environment: dict[str, int] = {}
-    successes: dict[str, int] = {}
+    counts = _Counts()
     last: dict[str, int] = {}
     groups: dict[bytes, Group] = {}
-    previous = 0
-    for entry in lines:
-        if type(entry) is not tuple or len(entry) != 2:
+    for pair in _objects(lines, 0):
+        if pair is None:
             return None
-        line, value = entry
-        if type(line) is not int or line <= previous or type(value) is not dict:
-            return None
-        previous = line
+        line, value = pair
         task, number = value.get("task"), value.get("trial")
         outcome, config = value.get("outcome"), value.get("config")
         if type(task) is not str or not task or type(number) is not int:
@@ -70,20 +106,12 @@ def trials_v1(lines: Any, k: int, rule: str) -> tuple[list[TaskStats], list[Grou
         if number <= last.get(task, 0) or outcome not in OUTCOMES or type(config) is not dict:
             return None
         last[task] = number
-        launched[task] = launched.get(task, 0) + 1
-        if outcome == "success":
-            successes[task] = successes.get(task, 0) + 1
-        elif outcome == "environment_failure":
-            environment[task] = environment.get(task, 0) + 1
+        counts.add(task, counts.launched.get(task, 0), outcome)
         if not _grouped(groups, config, line):
             return None
-    tasks = []
-    for task in sorted(launched):
-        env = environment.get(task, 0)
-        counted = launched[task] - env if rule == "exclude" else launched[task]
-        if counted > k:
-            return None
-        tasks.append(TaskStats(task, launched[task], env, counted, successes.get(task, 0), k))
+    tasks = [TaskStats(*row, k) for row in counts.rows(rule)]
+    if any(task.counted > k for task in tasks):
+        return None
     return tasks, list(groups.values())
 
 
@@ -117,24 +145,16 @@ def samples_v2(
             header, records = head[1][cf], lines[1:]
     if not records:
         return None
-    launched: dict[str, int] = {}
-    environment: dict[str, int] = {}
-    successes: dict[str, int] = {}
+    counts = _Counts()
     groups: dict[bytes, Group] = {}
-    previous = 0 if records is lines else lines[0][0]
-    if type(previous) is not int:
-        return None
-    for entry in records:
-        if type(entry) is not tuple or len(entry) != 2:
+    for pair in _objects(records, 0 if records is lines else lines[0][0]):
+        if pair is None:
             return None
-        line, value = entry
-        if type(line) is not int or line <= previous or type(value) is not dict:
-            return None
-        previous = line
+        line, value = pair
         task = value.get(tf)
         if type(task) is not str or not task:
             return None
-        count = launched.get(task, 0)
+        count = counts.launched.get(task, 0)
         if sf:
             index = value.get(sf)
             if type(index) is not int or index != first + count:
@@ -148,11 +168,7 @@ def samples_v2(
             return None
         if outcome is None:
             return None
-        launched[task] = count + 1
-        if outcome == "success":
-            successes[task] = successes.get(task, 0) + 1
-        elif outcome == "environment_failure":
-            environment[task] = environment.get(task, 0) + 1
+        counts.add(task, count, outcome)
         if unrecorded:
             continue
         if cf and cf in value:
@@ -163,11 +179,7 @@ def samples_v2(
             return None
         if not _grouped(groups, config, line):
             return None
-    tasks = []
-    for task in sorted(launched):
-        env = environment.get(task, 0)
-        counted = launched[task] - env if rule == "exclude" else launched[task]
-        tasks.append(TaskCount(task, launched[task], env, counted, successes.get(task, 0)))
+    tasks = [TaskCount(*row) for row in counts.rows(rule)]
     return tasks, header, list(groups.values())
 
 
