@@ -268,6 +268,7 @@ def recomputed_hashes(record: Record) -> dict[str, str]:
 # encoders write each scalar alike (``float.__repr__``, ``int.__repr__``, ``NaN``, the same
 # string escapes); any other value, or one nested deeper than ``_DEEPEST``, gets None.
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_TEXT = frozenset({str})
 _DEEPEST = 100
 _ENCODERS: dict[int, json.JSONEncoder] = {}
 
@@ -287,7 +288,7 @@ def doc_text(value: Any, level: int = 0) -> str | None:
     if kind in _SCALARS:
         return _encoder(0).encode(value)
     if kind is dict:
-        if not all(type(key) is str for key in value):
+        if not _TEXT.issuperset(map(type, value)):
             return None
         children: Iterable[Any] = value.values()
     elif kind is list:
@@ -299,7 +300,7 @@ def doc_text(value: Any, level: int = 0) -> str | None:
     if level >= _DEEPEST:
         return None
     inner = "\n" + "  " * (level + 1)
-    if all(type(child) in _SCALARS for child in children):
+    if _SCALARS.issuperset(map(type, children)):
         body = _encoder(level + 1).encode(value)[1:-1]
     else:
         parts = [doc_text(child, level + 1) for child in children]
