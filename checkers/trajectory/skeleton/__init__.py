@@ -64,7 +64,7 @@ from .model import (
     State,
     read_back,
 )
-from .traces import Step, Trace, parse_trace
+from .traces import Observed, Step, Trace, observe, parse_trace
 
 __all__ = [
     "MODEL_FORMAT",
@@ -76,6 +76,7 @@ __all__ = [
     "Match",
     "Model",
     "Normaliser",
+    "Observed",
     "Problem",
     "State",
     "Step",
@@ -83,6 +84,7 @@ __all__ = [
     "canonical_text",
     "learn",
     "match",
+    "observe",
     "parse_trace",
     "read_back",
 ]
