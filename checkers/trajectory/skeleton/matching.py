@@ -142,40 +142,42 @@ def match(model: Model, trace: Trace | Observed) -> Match:
     )
 
 
-def _step_of(raw: Any, others: list[str]) -> tuple[str, dict[str, Any]]:
-    """The label and identity attributes of a step, from its label alone or (label,
-    attribute values in the order of ``others``)."""
-    if isinstance(raw, str):
-        return raw, {}
-    return raw[0], dict(zip(others, raw[1:], strict=True))
-
-
 def _occurrences(model: Model, trace: Observed) -> dict[str, list[int]]:
     """Each state of ``model`` the trace reaches -> the steps (from 1) where it does.
 
-    A step's state follows from its label and identity attributes alone: when these are
-    all texts (or nulls), steps with the same ones share one lookup, found once (other
-    values are looked up step by step: 1, 1.0 and true are equal keys but different
-    states)."""
+    Only the steps whose first identity field can be a state's are looked at: when that
+    field is text (or null) in every step, its distinct values are normalised once and
+    the other steps passed over in C (a step is a state only if each field is). A step's
+    state follows from its label and identity attributes alone: when these are all texts
+    (or nulls), steps with the same ones share one lookup, found once (other values are
+    looked up step by step: 1, 1.0 and true are equal keys but different states)."""
     by_key = {canonical(dict(s.identity)): s.id for s in model.states}
     equivalence = model.equivalence
     others = [name for name in equivalence.identity if name != "label"]
-
-    def state_of(label: str, attrs: Mapping[str, Any]) -> str | None:
-        return by_key.get(canonical(equivalence.identify(Step(0, label, attrs))))
-
-    labels = trace.labels  # always text
-    columns = [list(map(dict.get, trace.attrs, repeat(n))) for n in others]
+    labels, attrs = trace.labels, trace.attrs
+    first = equivalence.identity[0]
+    column = labels if first == "label" else list(map(dict.get, attrs, repeat(first)))
+    numbers: Iterable[int] = range(1, len(labels) + 1)
+    if set(map(type, column)) <= _TEXT:
+        wanted = {canonical(s.identity.get(first)) for s in model.states}
+        possible = {
+            value
+            for value in set(column)
+            if canonical(equivalence.normalised(first, value)) in wanted
+        }
+        numbers = compress(count(1), map(possible.__contains__, column))
+    known: dict[tuple[str | None, ...], str | None] = {}
     occurrences: dict[str, list[int]] = {}
-    if all(set(map(type, column)) <= _TEXT for column in columns):
-        raws = list(zip(labels, *columns, strict=True)) if columns else labels
-        known = {raw: state_of(*_step_of(raw, others)) for raw in set(raws)}
-        found = {raw: state for raw, state in known.items() if state is not None}
-        numbers = compress(count(1), map(found.__contains__, raws))
-        numbered: Iterable[tuple[int, str | None]] = ((n, found[raws[n - 1]]) for n in numbers)
-    else:
-        numbered = enumerate(map(state_of, labels, trace.attrs), start=1)
-    for number, state in numbered:
+    for number in numbers:
+        step = Step(number, labels[number - 1], attrs[number - 1])
+        raw = (step.label, *[step.attrs.get(name) for name in others])
+        if _TEXT.issuperset(map(type, raw)):
+            if raw in known:
+                state = known[raw]
+            else:
+                state = known[raw] = by_key.get(canonical(equivalence.identify(step)))
+        else:
+            state = by_key.get(canonical(equivalence.identify(step)))
         if state is not None:
             occurrences.setdefault(state, []).append(number)
     return occurrences
