@@ -75,10 +75,16 @@ def loads(
     ``constants``. ``huge_numbers`` reads ``1e999`` as infinity as ``json.loads`` does
     (evidence only: checker versions decide on what they were given). Raises ValueError
     naming what was wrong."""
-    if max_values is not None and bound(text) > max_values and count_values(text) > max_values:
+    opening = _opening(text)  # each count scans the whole text: counted once
+    over = max_values is not None and opening + _commas(text) + 1 > max_values  # bound()
+    if over and count_values(text) > (max_values or 0):
         raise ValueError(f"holds more than {max_values} values")
     huge = _HUGE_BYTES if isinstance(text, bytes) else _HUGE
     check = not (constants or huge_numbers) and huge.search(text) is not None  # type: ignore[arg-type]
+    # the values json builds hold no cycle, so the collector, which runs over all of them
+    # each time they grow by a quarter, finds nothing to free: paused while they are built
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         value = json.loads(
             text,
@@ -88,9 +94,10 @@ def loads(
         )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    if (_opening(text) > max_depth and _deepest(text) >= max_depth) or (
-        max_values is not None and bound(text) > max_values
-    ):
+    finally:
+        if collecting:
+            gc.enable()
+    if (opening > max_depth and _deepest(text) >= max_depth) or over:
         _check_size(value, max_depth, max_values)
     return value
 
@@ -271,8 +278,11 @@ def _opening(text: str | bytes) -> int:
 def bound(text: str | bytes) -> int:
     """At least the number of values in a JSON text: each one opens a container, follows
     a comma, or is the first (counted in C, so nearly free)."""
-    commas = text.count(b",") if isinstance(text, bytes) else text.count(",")
-    return _opening(text) + commas + 1
+    return _opening(text) + _commas(text) + 1
+
+
+def _commas(text: str | bytes) -> int:
+    return text.count(b",") if isinstance(text, bytes) else text.count(",")
 
 
 # a JSON string (escapes included; one left open runs to the end, so no start is tried

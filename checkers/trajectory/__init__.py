@@ -2,6 +2,6 @@
 reference traces.
 
 Model: ``skeleton/`` (``traces``, ``equivalence``, ``model`` in formats 1 and 2,
-``learning``, ``matching``), ``draw.py``
+``learning``, ``graphs``, ``matching``), ``draw.py``
 (drawings and summaries of a model). Checks: ``checks.py`` (trajectory-skeleton@1, @2).
 """

@@ -33,9 +33,10 @@ from .skeleton import (
     Equivalence,
     Match,
     Model,
-    Trace,
+    Observed,
     learn,
     match,
+    observe,
     parse_trace,
 )
 
@@ -160,7 +161,7 @@ def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
 
 def _skeleton_model(
     inputs: Mapping[str, Any], params: Mapping[str, Any], model_format: str
-) -> tuple[Trace, Model, str, list[Reason]]:
+) -> tuple[Observed, Model, str, list[Reason]]:
     """The trace, the model it is checked against (stored, re-learned from the references
     and compared with the stored one, or learned) and where the model came from; a
     stored model that differs from its references' is a ``trajectory.model_mismatch``.
@@ -172,7 +173,7 @@ def _skeleton_model(
         raise CheckerInputError("input.invalid", "`references` must be a list of traces")
     if stored_doc is None and not raw_refs:
         raise CheckerInputError("input.invalid", "give a `model`, `references`, or both")
-    trace = parse_trace(inputs["trace"])
+    trace = observe(inputs["trace"])
     references = [parse_trace(r) for r in raw_refs]
     reasons: list[Reason] = []
     if stored_doc is None:

@@ -3,6 +3,8 @@ past the cap is refused before the parser builds it, in time linear in its lengt
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from typing import Any
 
@@ -62,3 +64,20 @@ def test_an_unterminated_string_of_escaped_quotes_is_counted_in_one_pass() -> No
     """Every opening quote tried again to the end would take quadratic time."""
     text = b'["' + b'\\"' * 200_000 + b"\\"
     assert strictjson.count_values(text) == 2  # malformed: the parser refuses it after
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, {"b": null}]}', '{"a": 1, "a": 2}', "[" * 300])
+@pytest.mark.parametrize("collecting", [True, False])
+def test_reading_a_document_leaves_the_garbage_collector_as_it_was(
+    text: str, collecting: bool
+) -> None:
+    # the collector is paused while json builds a document (its values hold no cycle),
+    # and left as it was afterwards, a refused document included
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    try:
+        with contextlib.suppress(ValueError):
+            strictjson.loads(text, max_values=10)
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -20,7 +20,8 @@ The steps, each one inspectable in the model file it produces:
    which gives a graph with one ``start`` and one ``success`` node (every reference
    trace ends in ``success``). Every merge decision is recorded in the model.
 4. **Dominators**. A state is essential when it dominates ``success``: every path from
-   ``start`` to ``success`` passes through it (``networkx.immediate_dominators``).
+   ``start`` to ``success`` passes through it (the immediate dominators as
+   ``networkx.immediate_dominators`` gives them, computed in :mod:`.graphs`).
 5. **Merge guard**. Merging creates paths no reference trace took; then a state that
    every reference passed through can drop out of the dominators, and a run that skips
    it would pass. Such a state is kept essential, and the model names the path that
@@ -64,7 +65,7 @@ from .model import (
     State,
     read_back,
 )
-from .traces import Step, Trace, parse_trace
+from .traces import Observed, Step, Trace, observe, parse_trace
 
 __all__ = [
     "MODEL_FORMAT",
@@ -76,6 +77,7 @@ __all__ = [
     "Match",
     "Model",
     "Normaliser",
+    "Observed",
     "Problem",
     "State",
     "Step",
@@ -83,6 +85,7 @@ __all__ = [
     "canonical_text",
     "learn",
     "match",
+    "observe",
     "parse_trace",
     "read_back",
 ]

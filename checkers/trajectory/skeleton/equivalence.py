@@ -114,16 +114,17 @@ class Equivalence:
 
     def identify(self, step: Step) -> dict[str, Any]:
         """The normalised identity of a step."""
-        out: dict[str, Any] = {}
-        for name, value in self.raw(step).items():
-            if isinstance(value, str):
-                if self.canonical:
-                    value = canonical_text(value)
-                for rule in self.normalisers:
-                    if rule.applies_to(name):
-                        value = _compiled(rule.pattern).sub(rule.replace, value)
-            out[name] = value
-        return out
+        return {name: self.normalised(name, value) for name, value in self.raw(step).items()}
+
+    def normalised(self, name: str, value: Any) -> Any:
+        """The value of identity field ``name`` after normalisation (text only)."""
+        if isinstance(value, str):
+            if self.canonical:
+                value = canonical_text(value)
+            for rule in self.normalisers:
+                if rule.applies_to(name):
+                    value = _compiled(rule.pattern).sub(rule.replace, value)
+        return value
 
 
 def canonical_text(value: str) -> str:

@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .equivalence import Equivalence, is_blank
+from .graphs import (
+    Graph,
+    closure,
+    immediate_dominators,
+    reduction,
+    shortest_path,
+    topological_order,
+)
 from .model import MODEL_FORMAT, MODEL_FORMAT_2, START, SUCCESS, Model, State
 from .traces import Trace, canonical, invalid
 
@@ -81,7 +89,7 @@ def learn(
         states=states,
         edges=edges,
         skeleton=skeleton,
-        precedence=tuple(sorted(reduced.edges)),
+        precedence=tuple(sorted(reduced)),
         immediate_dominators={n: idom[n] for n in sorted(idom) if n != START},
         guard=tuple(guard),
         merges=merges,
@@ -158,29 +166,23 @@ def _prefix_tree(ordered: Sequence[Trace], equivalence: Equivalence) -> _PrefixT
 
 def _state_graph(
     tree: _PrefixTree, state_of_key: Mapping[str, str]
-) -> tuple[Any, dict[tuple[str, str], list[tuple[str, Any]]]]:
+) -> tuple[Graph, dict[tuple[str, str], list[tuple[str, Any]]]]:
     """Step 2: prefix-tree nodes of equal identity merged into one state; the graph of
     states (from START, to SUCCESS) and, per edge, the (trace, action) runs that took it."""
-    import networkx as nx  # imported here: it is slow to import
-
     sid = {node: state_of_key[key] for node, key in tree.node_key.items()}
     sid[0] = START
-    graph = nx.DiGraph()
-    graph.add_nodes_from([START, SUCCESS, *sorted(state_of_key.values())])
     edge_runs: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for (u, v), runs in tree.edges.items():
         edge_runs.setdefault((sid[u], sid[v]), []).extend(runs)
     for node, trace_names in tree.accepting.items():
         edge_runs.setdefault((sid[node], SUCCESS), []).extend((n, None) for n in trace_names)
-    graph.add_edges_from(edge_runs)
+    graph = Graph([START, SUCCESS, *sorted(state_of_key.values())], edge_runs)
     return graph, edge_runs
 
 
-def _dominator_chain(graph: Any) -> tuple[dict[str, str], list[str]]:
+def _dominator_chain(graph: Graph) -> tuple[dict[str, str], list[str]]:
     """Step 3: the immediate dominators, and the states dominating success, in order."""
-    import networkx as nx
-
-    idom: dict[str, str] = nx.immediate_dominators(graph, START)
+    idom = immediate_dominators(graph, START)
     chain: list[str] = []
     node_id = idom[SUCCESS]
     while node_id != START:
@@ -191,16 +193,14 @@ def _dominator_chain(graph: Any) -> tuple[dict[str, str], list[str]]:
 
 
 def _merge_guard(
-    graph: Any, chain: list[str], visited: Mapping[str, set[str]], labels: Mapping[str, str]
+    graph: Graph, chain: list[str], visited: Mapping[str, set[str]], labels: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Step 4: a state every reference reached must not drop out of the skeleton because
     merging created a path around it: such a state is kept essential, with that path."""
-    import networkx as nx
-
     common = set.intersection(*visited.values())
     guard: list[dict[str, Any]] = []
     for hidden in sorted(common - set(chain)):
-        bypass = nx.shortest_path(graph.subgraph(set(graph) - {hidden}), START, SUCCESS)
+        bypass = shortest_path(graph, START, SUCCESS, without=hidden)
         shown = " → ".join(labels.get(n, n) for n in bypass)
         guard.append(
             {
@@ -219,44 +219,36 @@ def _merge_guard(
 
 def _order(
     paths: Mapping[str, list[str]], state_of_key: Mapping[str, str], essential: set[str]
-) -> tuple[Any, Any, tuple[str, ...]]:
-    """Step 5: p before q when p is first reached before q in every reference; the order
-    graph, its transitive reduction, and the essential states in an order respecting it."""
-    import networkx as nx
-
+) -> tuple[set[tuple[str, str]], set[tuple[str, str]], tuple[str, ...]]:
+    """Step 5: p before q when p is first reached before q in every reference; that order
+    (whole: it is transitive), its transitive reduction, and the essential states in an
+    order respecting it."""
     first: dict[str, dict[str, int]] = {}
     for name, keys in paths.items():
         first[name] = {}
         for position, key in enumerate(keys):
             first[name].setdefault(state_of_key[key], position)
-    order_graph = nx.DiGraph()
-    order_graph.add_nodes_from(essential)
-    order_graph.add_edges_from(
+    order = {
         (p, q)
         for p in essential
         for q in essential
         if p != q and all(first[n][p] < first[n][q] for n in first)
+    }
+    skeleton = topological_order(
+        sorted(essential), order, key=lambda s: (sum(first[n][s] for n in first), s)
     )
-    reduced = nx.transitive_reduction(order_graph)
-    skeleton = tuple(
-        nx.lexicographical_topological_sort(
-            reduced, key=lambda s: (sum(first[n][s] for n in first), s)
-        )
-    )
-    return order_graph, reduced, skeleton
+    return order, reduction(order), skeleton
 
 
 def _repeats(
     paths: Mapping[str, list[str]],
     state_of_key: Mapping[str, str],
     essential: set[str],
-    order: Any,
+    order: set[tuple[str, str]],
 ) -> tuple[tuple[str, str], ...]:
     """Pairs (p, q) of essential states where every reference reaches q at some point
     after it first reaches p, and p does not always come first (that is ``precedence``).
     A pair implied by another is left out: q again after r, where r must follow p."""
-    import networkx as nx
-
     first: dict[str, dict[str, int]] = {}
     last: dict[str, dict[str, int]] = {}
     for name, keys in paths.items():
@@ -268,9 +260,9 @@ def _repeats(
         (p, q)
         for p in essential
         for q in essential
-        if p != q and not order.has_edge(p, q) and all(last[n][q] > first[n][p] for n in paths)
+        if p != q and (p, q) not in order and all(last[n][q] > first[n][p] for n in paths)
     }
-    later = {p: nx.descendants(order, p) for p in essential}
+    later = closure(essential, order)
     kept = {(p, q) for p, q in found if not any((r, q) in found for r in later[p] if r != q)}
     return tuple(sorted(kept))
 

@@ -3,12 +3,13 @@ of the trace's states, every problem collected."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress, count, repeat
 from typing import Any
 
 from .model import Model
-from .traces import Trace, canonical
+from .traces import Observed, Step, Trace, canonical
 
 
 @dataclass(frozen=True)
@@ -78,33 +79,15 @@ class Match:
 _TEXT = frozenset({str, type(None)})
 
 
-def match(model: Model, trace: Trace) -> Match:
+def match(model: Model, trace: Trace | Observed) -> Match:
     """Find the essential states of ``model`` in ``trace`` as an ordered subsequence.
 
     Each essential state is matched at its first occurrence after every state that must
     precede it (greedy; this finds a match whenever one exists). Steps that match no
     essential state are noise. Every problem is collected, not just the first.
     """
-    by_key = {canonical(dict(s.identity)): s.id for s in model.states}
-    equivalence = model.equivalence
-    others = [name for name in equivalence.identity if name != "label"]
-    # a step's state follows from its label and identity attributes alone: steps whose
-    # fields are the same texts (or nulls) share one lookup, found once (other values
-    # are looked up each time: 1, 1.0 and true are equal keys but different states)
-    known: dict[tuple[str | None, ...], str | None] = {}
-    occurrences: dict[str, list[int]] = {}
-    for step in trace.steps:
-        attrs = step.attrs
-        raw = (step.label, *[attrs.get(name) for name in others])
-        if _TEXT.issuperset(map(type, raw)):
-            if raw in known:
-                state = known[raw]
-            else:
-                state = known[raw] = by_key.get(canonical(equivalence.identify(step)))
-        else:
-            state = by_key.get(canonical(equivalence.identify(step)))
-        if state is not None:
-            occurrences.setdefault(state, []).append(step.number)
+    observed = Observed.of(trace) if isinstance(trace, Trace) else trace
+    occurrences = _occurrences(model, observed)
     before = model.predecessors()
     positions: dict[str, int | None] = {}
     problems: list[Problem] = []
@@ -151,12 +134,53 @@ def match(model: Model, trace: Trace) -> Match:
             )
     problems.extend(_repeat_problems(model, positions, occurrences))
     return Match(
-        trace=trace.name,
+        trace=observed.name,
         skeleton=tuple((s, model.label(s)) for s in model.skeleton),
         positions=positions,
         problems=tuple(problems),
-        steps=len(trace.steps),
+        steps=len(observed.labels),
     )
+
+
+def _occurrences(model: Model, trace: Observed) -> dict[str, list[int]]:
+    """Each state of ``model`` the trace reaches -> the steps (from 1) where it does.
+
+    Only the steps whose first identity field can be a state's are looked at: when that
+    field is text (or null) in every step, its distinct values are normalised once and
+    the other steps passed over in C (a step is a state only if each field is). A step's
+    state follows from its label and identity attributes alone: when these are all texts
+    (or nulls), steps with the same ones share one lookup, found once (other values are
+    looked up step by step: 1, 1.0 and true are equal keys but different states)."""
+    by_key = {canonical(dict(s.identity)): s.id for s in model.states}
+    equivalence = model.equivalence
+    others = [name for name in equivalence.identity if name != "label"]
+    labels, attrs = trace.labels, trace.attrs
+    first = equivalence.identity[0]
+    column = labels if first == "label" else list(map(dict.get, attrs, repeat(first)))
+    numbers: Iterable[int] = range(1, len(labels) + 1)
+    if set(map(type, column)) <= _TEXT:
+        wanted = {canonical(s.identity.get(first)) for s in model.states}
+        possible = {
+            value
+            for value in set(column)
+            if canonical(equivalence.normalised(first, value)) in wanted
+        }
+        numbers = compress(count(1), map(possible.__contains__, column))
+    known: dict[tuple[str | None, ...], str | None] = {}
+    occurrences: dict[str, list[int]] = {}
+    for number in numbers:
+        step = Step(number, labels[number - 1], attrs[number - 1])
+        raw = (step.label, *[step.attrs.get(name) for name in others])
+        if _TEXT.issuperset(map(type, raw)):
+            if raw in known:
+                state = known[raw]
+            else:
+                state = known[raw] = by_key.get(canonical(equivalence.identify(step)))
+        else:
+            state = by_key.get(canonical(equivalence.identify(step)))
+        if state is not None:
+            occurrences.setdefault(state, []).append(number)
+    return occurrences
 
 
 def _repeat_problems(

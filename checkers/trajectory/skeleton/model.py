@@ -11,6 +11,7 @@ from typing import Any
 
 from ...api import CheckerInputError
 from .equivalence import Equivalence, is_blank
+from .graphs import closure
 from .traces import canonical, invalid
 
 MODEL_FORMAT = "trajectory-model/1"
@@ -78,12 +79,8 @@ class Model:
 
     def predecessors(self) -> dict[str, set[str]]:
         """Every essential state that must come before each essential state (closure)."""
-        import networkx as nx  # imported here: it is slow to import
-
-        graph = nx.DiGraph()
-        graph.add_nodes_from(self.skeleton)
-        graph.add_edges_from(self.precedence)
-        return {s: set(nx.ancestors(graph, s)) for s in self.skeleton}
+        before = closure(self.skeleton, [(q, p) for p, q in self.precedence])
+        return {s: before[s] for s in self.skeleton}
 
     def to_dict(self) -> dict[str, Any]:
         out = self._to_dict()
