@@ -13,6 +13,8 @@ import gc
 import json
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import accumulate
 from typing import Any
 
@@ -57,6 +59,22 @@ _DECODERS = {
 _UNREAD = object()
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while JSON values are built, as it was after.
+
+    JSON values hold no cycle, so the collector, which runs about every 700 new containers
+    and over all of them each time they grow by a quarter, finds nothing to free in them:
+    it cost about a third of reading a file of small records."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 # Deeper documents are refused by name (Python's own limit, about 1,000, would raise
 # RecursionError somewhere later: in a checker, a report, a renderer).
 MAX_DEPTH = 200
@@ -81,22 +99,16 @@ def loads(
         raise ValueError(f"holds more than {max_values} values")
     huge = _HUGE_BYTES if isinstance(text, bytes) else _HUGE
     check = not (constants or huge_numbers) and huge.search(text) is not None  # type: ignore[arg-type]
-    # the values json builds hold no cycle, so the collector, which runs over all of them
-    # each time they grow by a quarter, finds nothing to free: paused while they are built
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=None if constants else _no_constant,
-            parse_float=_finite if check else None,
-        )
+        with _collector_paused():
+            value = json.loads(
+                text,
+                object_pairs_hook=_no_duplicates,
+                parse_constant=None if constants else _no_constant,
+                parse_float=_finite if check else None,
+            )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    finally:
-        if collecting:
-            gc.enable()
     if (opening > max_depth and _deepest(text) >= max_depth) or over:
         _check_size(value, max_depth, max_values)
     return value
@@ -194,17 +206,8 @@ def loads_lines(
     lines = text.split("\n") if newline_only else text.splitlines()
     if newline_only:
         lines = [line.removesuffix("\r") for line in lines]
-    # JSON values hold no cycle: the collector, run as they are built (about every 700
-    # containers, and over all of them each time they grow by a quarter), finds nothing
-    # to free in them; it is paused while the lines are read (a third of the time of a
-    # file of small records)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         records = _read_lines(lines, constants, huge_numbers)
-    finally:
-        if collecting:
-            gc.enable()
     if max_values is not None and over:
         try:
             _check_size([value for _, value in records], MAX_DEPTH + 1, max_values + 1)
