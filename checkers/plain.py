@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, repeat
 from operator import is_
@@ -133,6 +132,9 @@ _STR = frozenset({str})
 # value must meet Python's recursion limit where it did before (the inputs' readers
 # refuse 200 levels, so this is about values built some other way).
 _NATIVE_DEPTH = 100
+# Ints json.dumps writes whatever sys.set_int_max_str_digits says (640 digits at least;
+# 2 ** 2124 < 10 ** 640): a larger int is not called native.
+_INT_BITS = 2124
 # After this many items, a container met twice on one level (a cycle, or one value shared)
 # is looked for: a value the readers build has none, and checking costs as much as the
 # rest; checked beyond it, a cyclic value stops at the size of what it holds.
@@ -141,15 +143,13 @@ _SHARED_FROM = 1_000_000
 
 def json_native(value: Any) -> bool:
     """Whether ``value`` is built only of what ``json.loads`` builds: dicts with text keys,
-    lists, text, ints ``json.dumps`` can write, finite floats, booleans and None, at most
+    lists, text, ints of fewer than 640 digits, finite floats, booleans and None, at most
     100 levels deep (and, past a million items, no container twice on one level).
 
     Such a value is its own copy through json (``via_json``, ``via_json_finite``: the
     same types, values and key order), and ``json.dumps`` cannot fail on it. Checked a
     level at a time by C loops (``map``, ``compress``, ``set``), not a Python walk: a
     JSON document of 10 MB takes less than ``json.dumps`` takes to write it."""
-    digits = sys.get_int_max_str_digits()
-    bits = int(digits * 3.32)  # 2 ** bits <= 10 ** digits: such ints have fewer digits
     level, items = [value], 0
     for _ in range(_NATIVE_DEPTH):
         kinds = list(map(type, level))
@@ -158,7 +158,7 @@ def json_native(value: Any) -> bool:
             return False
         if float in seen and not math.isfinite(sum(_of(float, level, kinds))):
             return False  # a NaN or an infinity (or a sum too large: then not called native)
-        if int in seen and digits and max(map(int.bit_length, _of(int, level, kinds))) > bits:
+        if int in seen and max(map(int.bit_length, _of(int, level, kinds))) > _INT_BITS:
             return False
         dicts = list(_of(dict, level, kinds)) if dict in seen else []
         lists = list(_of(list, level, kinds)) if list in seen else []
