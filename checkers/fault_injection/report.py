@@ -97,8 +97,39 @@ def parse_report(value: Any) -> RunnerReport:
     )
     fault = field_of("fault", (str,), 'a fault name or "none"')
     raw_records = field_of("records", (list,), "a list of {test, status, traceback?}")
+    records = _test_records(raw_records or [])
+    if records is None:  # some record is not a plain one: each looked at, every problem named
+        records = _test_records_one_by_one(raw_records or [], problems)
+    if problems:
+        raise CheckerInputError("input.invalid", "; ".join(problems))
+    return RunnerReport(
+        planned=planned,
+        executed=executed,
+        complete=complete,
+        blocked=bool(blocked_raw),
+        fault=fault,
+        records=tuple(records),
+    )
+
+
+def _test_records(rows: list[Any]) -> list[TestRecord] | None:
+    """@1's records when every one is a dict with non-empty text for test and status and
+    text or null for traceback, read by C loops; None otherwise."""
+    columns = _columns(rows)
+    if columns is None:
+        return None
+    traces = list(map(dict.get, rows, repeat("traceback")))
+    if not set(map(type, traces)) <= _TRACE:
+        return None
+    return list(map(TestRecord, *columns, traces))
+
+
+_TRACE = frozenset({str, type(None)})
+
+
+def _test_records_one_by_one(rows: list[Any], problems: list[str]) -> list[TestRecord]:
     records: list[TestRecord] = []
-    for index, raw in enumerate(raw_records or []):
+    for index, raw in enumerate(rows):
         where = f"report.records[{index}]"
         if not isinstance(raw, Mapping):
             problems.append(f"{where}: expected a mapping, observed {_show(raw)}")
@@ -112,16 +143,7 @@ def parse_report(value: Any) -> RunnerReport:
             problems.append(f"{where}.traceback: expected text or null, observed {_show(trace)}")
         if isinstance(test, str) and isinstance(status, str):
             records.append(TestRecord(test, status, trace if isinstance(trace, str) else None))
-    if problems:
-        raise CheckerInputError("input.invalid", "; ".join(problems))
-    return RunnerReport(
-        planned=planned,
-        executed=executed,
-        complete=complete,
-        blocked=bool(blocked_raw),
-        fault=fault,
-        records=tuple(records),
-    )
+    return records
 
 
 def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
