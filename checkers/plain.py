@@ -5,6 +5,8 @@ A verdict's details must be JSON data, while loaded evidence may hold what YAML 
 way when it was written, and what a version decides never changes, so the ways are
 kept, as options of one function (``plain``) and the older JSON round trip
 (``via_json``) that config-change @1 uses (``via_json_finite``: the two in one pass).
+``json_native`` tells a value that is already its own copy (what JSON builds), so that a
+large one is neither copied nor rendered whole for a message (``brief(native=True)``).
 """
 
 from __future__ import annotations
