@@ -7,8 +7,8 @@ Each row is one judge on one report of N records (every test passed but the last
 which failed on an assertion; names unique), median wall time of --runs runs (--v1-runs
 for the quadratic @1), in this process. The baseline is the seed's ``check_reports.py``
 judge (a set of names, so linear), written out below from the article;
-``fault-report@1`` checks duplicate names with ``list.count`` per name (quadratic), so it
-runs only up to --v1-max records.
+``fault-report@1`` checked duplicate names with ``list.count`` per name (quadratic) until
+issue 33, hence --v1-max; it counts each name once now.
 ``fault-report@2`` is timed as the runner calls it: the whole checker function, with the
 pins of the example bundle (failure count per fault, every failure an assertion).
 Run by hand; never from tests.

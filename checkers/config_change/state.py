@@ -20,7 +20,7 @@ from ..api import (
     checker,
 )
 from ..compare import compare_documents
-from ..plain import brief, via_json, via_json_finite
+from ..plain import brief, json_native, via_json, via_json_finite
 from .model import _YAML, _empty, _finite, _require_mapping, _str_list
 
 
@@ -146,23 +146,26 @@ def _changes(
     names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any], copy: Callable[[Any], Any]
 ) -> list[Reason]:
     """``state.changed`` per field whose content differs, with both values (``copy`` makes
-    the details plain data)."""
+    the details plain data). Values as JSON builds them are their own copy, and their
+    message shows only what it renders: a report of two whole 10 MB values costs no copy
+    of its own and no render of either beyond the 120 characters shown."""
     reasons: list[Reason] = []
     for name in names:
         differences = compare_documents(af[name], bf[name], deepest=True)
         if differences:
+            details = {
+                "field": name,
+                "before": bf[name],
+                "after": af[name],
+                "differences": [r.message for r in differences],
+            }
+            native = json_native(details)
             reasons.append(
                 Reason(
                     "state.changed",
-                    f"{name} changed: before {brief(bf[name])}, after {brief(af[name])}",
-                    copy(
-                        {
-                            "field": name,
-                            "before": bf[name],
-                            "after": af[name],
-                            "differences": [r.message for r in differences],
-                        }
-                    ),
+                    f"{name} changed: before {brief(bf[name], native=native)}, "
+                    f"after {brief(af[name], native=native)}",
+                    details if native else copy(details),
                 )
             )
     return reasons

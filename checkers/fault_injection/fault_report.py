@@ -190,11 +190,12 @@ def _check_causes(
 ) -> list[Reason]:
     reasons: list[Reason] = []
     failed = report.failed_tests
-    extra = [t for t in failed if t not in failing_tests] if failing_tests else []
+    expected, failed_names = set(failing_tests), set(failed)  # not a list scan per name
+    extra = [t for t in failed if t not in expected] if failing_tests else []
     # Every named test must have failed: those of failing_tests, else those of causes
     # (a cause for a test that passed must not be silently skipped).
     required = failing_tests or sorted(causes)
-    absent = [t for t in required if t not in failed]
+    absent = [t for t in required if t not in failed_names]
     if extra:
         reasons.append(
             Reason(
@@ -350,7 +351,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
         "fault": report.fault,
         "planned": report.planned,
         "executed": report.executed,
-        "passed": sum(r.status == "passed" for r in report.records),
+        "passed": report.statuses.count("passed"),
         "failed": len(failed),
         "failed_tests": failed[:_SHOWN],
         "problems": list(earned.problems),
@@ -434,7 +435,7 @@ def _causes(report: Report, params: Mapping[str, Any]) -> list[Reason]:
             )
         )
     if absent:
-        statuses = {r.test: r.status for r in report.records}
+        statuses = dict(zip(report.tests, report.statuses, strict=True))
         shown = [f"{t} ({statuses.get(t, 'not in the report')})" for t in absent]
         reasons.append(
             Reason(
@@ -469,7 +470,7 @@ def _pins(report: Report, params: Mapping[str, Any]) -> list[Reason]:
         )
     if params["scenarios"]:
         pinned = set(params["scenarios"])
-        held = {r.test for r in report.records}
+        held = set(report.tests)
         missing, unpinned = sorted(pinned - held), sorted(held - pinned)
         if missing or unpinned:
             parts = [f"missing {_few(missing)}"] if missing else []

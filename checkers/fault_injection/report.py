@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, count, repeat
+from operator import contains, eq
 from typing import Any, NamedTuple
 
 from ..api import (
@@ -95,8 +97,39 @@ def parse_report(value: Any) -> RunnerReport:
     )
     fault = field_of("fault", (str,), 'a fault name or "none"')
     raw_records = field_of("records", (list,), "a list of {test, status, traceback?}")
+    records = _test_records(raw_records or [])
+    if records is None:  # some record is not a plain one: each looked at, every problem named
+        records = _test_records_one_by_one(raw_records or [], problems)
+    if problems:
+        raise CheckerInputError("input.invalid", "; ".join(problems))
+    return RunnerReport(
+        planned=planned,
+        executed=executed,
+        complete=complete,
+        blocked=bool(blocked_raw),
+        fault=fault,
+        records=tuple(records),
+    )
+
+
+def _test_records(rows: list[Any]) -> list[TestRecord] | None:
+    """@1's records when every one is a dict with non-empty text for test and status and
+    text or null for traceback, read by C loops; None otherwise."""
+    columns = _columns(rows)
+    if columns is None:
+        return None
+    traces = list(map(dict.get, rows, repeat("traceback")))
+    if not set(map(type, traces)) <= _TRACE:
+        return None
+    return list(map(TestRecord, *columns, traces))
+
+
+_TRACE = frozenset({str, type(None)})
+
+
+def _test_records_one_by_one(rows: list[Any], problems: list[str]) -> list[TestRecord]:
     records: list[TestRecord] = []
-    for index, raw in enumerate(raw_records or []):
+    for index, raw in enumerate(rows):
         where = f"report.records[{index}]"
         if not isinstance(raw, Mapping):
             problems.append(f"{where}: expected a mapping, observed {_show(raw)}")
@@ -110,24 +143,15 @@ def parse_report(value: Any) -> RunnerReport:
             problems.append(f"{where}.traceback: expected text or null, observed {_show(trace)}")
         if isinstance(test, str) and isinstance(status, str):
             records.append(TestRecord(test, status, trace if isinstance(trace, str) else None))
-    if problems:
-        raise CheckerInputError("input.invalid", "; ".join(problems))
-    return RunnerReport(
-        planned=planned,
-        executed=executed,
-        complete=complete,
-        blocked=bool(blocked_raw),
-        fault=fault,
-        records=tuple(records),
-    )
+    return records
 
 
 def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
     """The seed's judgement, in the seed's order: completeness first, then execution
     errors, then what the statuses mean for the injected fault."""
-    incomplete = _incomplete(report)
-    names = [r.test for r in report.records]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    incomplete = _incomplete(report, len(report.records))
+    counts = Counter(r.test for r in report.records)  # names.count per name was quadratic
+    duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
         incomplete.append(f"duplicate test names: {', '.join(duplicates)}")
     if incomplete:
@@ -142,8 +166,9 @@ def judge(report: RunnerReport, known_faults: Sequence[str] = SEED_FAULTS) -> Ju
     return _fault_judgement(report.fault, bool(report.failed_tests), set(known_faults))
 
 
-def _incomplete(report: RunnerReport | Report) -> list[str]:
-    """Why a report does not show a complete run (@1 and @2 alike); empty if it does."""
+def _incomplete(report: RunnerReport | Report, records: int) -> list[str]:
+    """Why a report of ``records`` records does not show a complete run (@1 and @2
+    alike); empty if it does."""
     incomplete: list[str] = []
     if report.planned <= 0:
         incomplete.append(f"planned is {report.planned}: nothing was planned")
@@ -153,8 +178,8 @@ def _incomplete(report: RunnerReport | Report) -> list[str]:
         incomplete.append("the runner reports blocked scenarios")
     if report.executed != report.planned:
         incomplete.append(f"executed {report.executed} of {report.planned} planned")
-    if len(report.records) != report.executed:
-        incomplete.append(f"{len(report.records)} records for {report.executed} executed")
+    if records != report.executed:
+        incomplete.append(f"{records} records for {report.executed} executed")
     return incomplete
 
 
@@ -190,16 +215,31 @@ class Record(NamedTuple):
 
 @dataclass(frozen=True)
 class Report:
+    """A report as @2 reads it: the records' names and statuses as two columns (a report
+    may hold hundreds of thousands of records), each record as written in ``rows``, read
+    again only for a failed test's traceback."""
+
     planned: int
     executed: int
     complete: bool
     blocked: bool
     fault: str
-    records: tuple[Record, ...]
+    tests: list[str]
+    statuses: list[str]
+    rows: Sequence[Mapping[str, Any]]
 
     @cached_property
     def failed(self) -> list[Record]:
-        return [r for r in self.records if r.status == "failed"]
+        at = compress(count(), map(eq, self.statuses, repeat("failed")))
+        return [Record(self.tests[i], self.statuses[i], self.rows[i].get("traceback")) for i in at]
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        """Every record (built on demand: the checks read the columns)."""
+        return tuple(
+            Record(test, status, row.get("traceback"))
+            for test, status, row in zip(self.tests, self.statuses, self.rows, strict=True)
+        )
 
 
 def _blocked(value: Any) -> bool | None:
@@ -251,25 +291,48 @@ def parse_report_v2(value: Any) -> Report:
     if not isinstance(fault, str):
         problems.append(f'report.fault: expected a fault name or "none", observed {_show(fault)}')
     raw_records = value.get("records")
-    records: list[Record] = []
     if not isinstance(raw_records, list):
         problems.append(
             f"report.records: expected a list of {{test, status}}, observed {_show(raw_records)}"
         )
         raw_records = []
-    append = records.append
-    for index, raw in enumerate(raw_records):
-        if type(raw) is dict or isinstance(raw, Mapping):
-            test, status = raw.get("test"), raw.get("status")
-            if isinstance(test, str) and test and isinstance(status, str) and status:
-                append(Record(test, status, raw.get("traceback")))
-                continue
-        problems.extend(_record_problems(raw, f"report.records[{index}]"))
-        if len(problems) >= _SHOWN:
-            break
+    columns = _columns(raw_records)
+    if columns is None:  # some record is not a plain {test, status}: each one looked at
+        records: list[Record] = []
+        append = records.append
+        for index, raw in enumerate(raw_records):
+            if type(raw) is dict or isinstance(raw, Mapping):
+                test, status = raw.get("test"), raw.get("status")
+                if isinstance(test, str) and test and isinstance(status, str) and status:
+                    append(Record(test, status, raw.get("traceback")))
+                    continue
+            problems.extend(_record_problems(raw, f"report.records[{index}]"))
+            if len(problems) >= _SHOWN:
+                break
+        columns = [r.test for r in records], [r.status for r in records]
     if problems:
         raise CheckerInputError("input.invalid", "; ".join(problems))
-    return Report(planned, executed, bool(complete), bool(blocked), str(fault), tuple(records))
+    tests, statuses = columns
+    return Report(
+        planned, executed, bool(complete), bool(blocked), str(fault), tests, statuses, raw_records
+    )
+
+
+def _columns(records: list[Any]) -> tuple[list[str], list[str]] | None:
+    """The test names and statuses of records that are all dicts with non-empty text in
+    both, read by C loops; None otherwise (the records are then read one by one)."""
+    if not set(map(type, records)) <= _DICT:
+        return None
+    tests: list[Any] = list(map(dict.get, records, repeat("test")))
+    statuses: list[Any] = list(map(dict.get, records, repeat("status")))
+    for column in (tests, statuses):
+        if not set(map(type, column)) <= _TEXT or not all(column):
+            return None
+    return tests, statuses
+
+
+_DICT = frozenset({dict})
+_TEXT = frozenset({str})
 
 
 def _record_problems(raw: Any, where: str) -> list[str]:
@@ -286,21 +349,23 @@ def _record_problems(raw: Any, where: str) -> list[str]:
 
 def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judgement:
     """The seed's judgement in the seed's order, in time linear in the number of records."""
-    incomplete = _incomplete(report)
-    counts = Counter(r.test for r in report.records)
-    duplicates = sorted(name for name, n in counts.items() if n > 1)
-    if duplicates:
+    tests, statuses = report.tests, report.statuses
+    incomplete = _incomplete(report, len(tests))
+    if len(set(tests)) < len(tests):
+        duplicates = sorted(name for name, n in Counter(tests).items() if n > 1)
         incomplete.append(f"duplicate test names: {_few(duplicates)}")
     if incomplete:
         return Judgement("incomplete", tuple(incomplete))
-    others = [r for r in report.records if r.status not in ("passed", "failed")]
-    if others:
-        shown = [f"{r.test}: status {r.status!r}" for r in others[:_SHOWN]]
+    if not set(statuses) <= _RAN:
+        others = [i for i, status in enumerate(statuses) if status not in _RAN]
+        shown = [f"{tests[i]}: status {statuses[i]!r}" for i in others[:_SHOWN]]
         if len(others) > _SHOWN:
             shown.append(f"(+{len(others) - _SHOWN} more)")
         return Judgement("execution_error_or_skip", tuple(shown))
-    any_failed = any(r.status == "failed" for r in report.records)
-    return _fault_judgement(report.fault, any_failed, set(known_faults))
+    return _fault_judgement(report.fault, "failed" in statuses, set(known_faults))
+
+
+_RAN = frozenset({"passed", "failed"})
 
 
 def _traceback_text(record: Record, why: str) -> str:
@@ -363,7 +428,10 @@ def missing_fields(value: Any) -> list[str]:
     missing = [key for key in SEED_READS if key not in value]
     records = value.get("records")
     if isinstance(records, list):
+        dicts = set(map(type, records)) <= _DICT
         for key in SEED_RECORD_READS:
+            if dicts and all(map(contains, records, repeat(key))):
+                continue  # every record holds it (checked in C)
             missing += [
                 f"records[{index}].{key}"
                 for index, raw in enumerate(records)

@@ -852,7 +852,9 @@ def test_duplicate_name_check_makes_a_linear_number_of_comparisons() -> None:
     def v2(value: Any) -> Any:
         return judge_at2(parse_report_at2(value))
 
-    assert comparisons(v1, 400) >= 400 * 399  # today's check: every name against every name
+    # @1 compared every name with every name until issue 33 (400 * 399 comparisons)
+    assert comparisons(v1, 400) <= 400
+    assert comparisons(v1, 4000) <= 4000
     assert comparisons(v2, 400) <= 400
     assert comparisons(v2, 4000) <= 4000
 
