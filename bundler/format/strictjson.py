@@ -35,10 +35,20 @@ def _no_constant(name: str) -> Any:
 
 
 # A number too large for a float (``1e999``) is read by ``json.loads`` as an infinity:
-# refused like ``Infinity`` itself. The search runs in C, so an ordinary document (no
-# exponent of three digits, no 309-digit number) is parsed at full speed.
-_HUGE = re.compile(r"\d{309}|[eE]\+?0*[1-9]\d{2}")
-_HUGE_BYTES = re.compile(_HUGE.pattern.encode())
+# refused like ``Infinity`` itself, by reading floats through ``_finite`` when the text may
+# hold one. A literal of at least 1e309 has an exponent of three digits or more, or 210
+# digits before its exponent (digits + exponent >= 309 with an exponent <= 99); the text
+# is searched for either with every digit read as 0 (a few passes in C: ``1e100`` and
+# ``3e000`` alike make ``_finite`` read the floats, which only costs time).
+_ZEROED = bytes.maketrans(b"123456789E", b"000000000e")
+_LONG_DIGITS = b"0" * 210
+
+
+def _may_hold_huge(text: str | bytes) -> bool:
+    """Whether ``text`` may hold a number that a float reads as infinity."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    zeroed = raw.translate(_ZEROED)
+    return b"e000" in zeroed or b"e+000" in zeroed or _LONG_DIGITS in zeroed
 
 
 def _finite(literal: str) -> float:
@@ -97,8 +107,7 @@ def loads(
     over = max_values is not None and opening + _commas(text) + 1 > max_values  # bound()
     if over and count_values(text) > (max_values or 0):
         raise ValueError(f"holds more than {max_values} values")
-    huge = _HUGE_BYTES if isinstance(text, bytes) else _HUGE
-    check = not (constants or huge_numbers) and huge.search(text) is not None  # type: ignore[arg-type]
+    check = not (constants or huge_numbers) and _may_hold_huge(text)
     try:
         with _collector_paused():
             value = json.loads(
@@ -231,7 +240,7 @@ def _read_lines(lines: list[str], constants: bool, huge_numbers: bool) -> list[t
             continue
         value: Any = _UNREAD
         try:
-            if not (look_for_huge and _HUGE.search(line)) and _opening(line) <= MAX_DEPTH:
+            if not (look_for_huge and _may_hold_huge(line)) and _opening(line) <= MAX_DEPTH:
                 value = decode(line)
         except (ValueError, RecursionError):
             value = _UNREAD

@@ -81,3 +81,47 @@ def test_reading_a_document_leaves_the_garbage_collector_as_it_was(
         assert gc.isenabled() is collecting
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@st.composite
+def _number_literals(draw: st.DrawFn) -> str:
+    """JSON number literals around the largest float: long integer parts, fractions,
+    exponents of every size and sign, leading zeros in the exponent."""
+    digits = draw(st.integers(min_value=1, max_value=420))
+    whole = str(draw(st.integers(min_value=1, max_value=9))) + "".join(
+        draw(st.lists(st.sampled_from("0123456789"), min_size=digits - 1, max_size=digits - 1))
+    )
+    fraction = draw(st.sampled_from(["", ".5", ".000", ".99999"]))
+    if not draw(st.booleans()):
+        return whole + fraction
+    mark, sign = draw(st.sampled_from("eE")), draw(st.sampled_from(["", "+", "-"]))
+    zeros = "0" * draw(st.integers(min_value=0, max_value=3))
+    return f"{whole}{fraction}{mark}{sign}{zeros}{draw(st.integers(min_value=0, max_value=420))}"
+
+
+@settings(max_examples=600, deadline=None)
+@given(_number_literals())
+def test_a_number_read_as_infinity_is_refused_and_no_other(literal: str) -> None:
+    # 1 followed by 300 zeros and e9 is 1e309: json.loads reads it as infinity, and the
+    # search for a three-digit exponent or 309 digits let it through as one
+    infinite = json.loads(literal) == float("inf")  # an integer stays exact
+    for text in (literal, f"[0, {literal}]", f'{{"a": {literal}}}'):
+        for value in (text, text.encode()):
+            if infinite:
+                with pytest.raises(ValueError, match="would be read as infinity"):
+                    strictjson.loads(value)
+            else:
+                assert strictjson.loads(value) == json.loads(text)
+        if infinite:
+            with pytest.raises(ValueError, match="would be read as infinity"):
+                strictjson.loads_lines(text + "\n")
+        else:
+            assert strictjson.loads_lines(text + "\n") == [(1, json.loads(text))]
+    assert strictjson.loads(literal, huge_numbers=True) == json.loads(literal)
+
+
+def test_a_number_of_300_digits_and_a_small_exponent_is_refused_as_infinity() -> None:
+    with pytest.raises(ValueError, match="would be read as infinity"):
+        strictjson.loads("1" + "0" * 300 + "e9")
+    with pytest.raises(ValueError, match="would be read as infinity"):
+        strictjson.loads_lines("[" + "9" * 250 + "e99]\n")
