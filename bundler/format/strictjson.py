@@ -374,4 +374,6 @@ def plain(value: Any) -> Any:
     """``value`` as plain JSON data (what reports carry: dicts, lists, strings, finite
     numbers, booleans, None); dates and the like become text. Raises ValueError for
     what JSON cannot carry."""
-    return json.loads(canonical(value, allow_nan=False))
+    text = canonical(value, allow_nan=False)
+    with _collector_paused():  # a copy of a parsed input would be walked as it grows
+        return json.loads(text)
