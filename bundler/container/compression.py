@@ -17,7 +17,6 @@ decompressor (``compression.zstd``, or the ``backports.zstd`` package before Pyt
 
 from __future__ import annotations
 
-import gzip
 import queue
 import threading
 import zlib
@@ -70,6 +69,8 @@ def detect(head: bytes) -> Codec | None:
 def compressing(codec: Codec, out: BinaryIO) -> Iterator[BinaryIO]:
     """A writable stream that compresses into ``out`` with the pinned settings."""
     if codec is GZIP:
+        import gzip  # only writing: reading inflates with zlib
+
         with gzip.GzipFile(
             filename="", mode="wb", fileobj=out, compresslevel=GZIP_LEVEL, mtime=0
         ) as gz:

@@ -14,11 +14,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import tomli
-import tomli_w
 
 from bundler.errors import BundleRejected, Problem
 from bundler.format.hashing import sha256_bytes
@@ -197,6 +196,8 @@ class Manifest:
 
     def to_bytes(self) -> bytes:
         """The exact manifest bytes: what is hashed, signed and packed (tomli_w's TOML)."""
+        import tomli_w  # only a build writes a manifest
+
         doc = self.to_dict()
         files = _toml_file_tables(self.files)
         if files is None:
@@ -250,8 +251,12 @@ def identity(manifest_bytes: bytes) -> str:
 
 @cache
 def schema() -> dict[str, Any]:
-    """The machine-readable v1 schema in ``manifests/``."""
-    text = resources.files("manifests").joinpath("manifest-v1.schema.json").read_text("utf-8")
+    """The machine-readable v1 schema in ``manifests/``: read beside the package's
+    ``__init__.py`` (importlib.resources, and the zipfile it loads, cost a few ms of every
+    run; reprobundle is installed as files)."""
+    import manifests
+
+    text = Path(manifests.__path__[0], "manifest-v1.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
