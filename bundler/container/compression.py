@@ -22,8 +22,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from bundler.format.hashing import CHUNK
 
@@ -33,8 +32,7 @@ ZSTD_THREADS = 1  # pinned: see above
 ZSTD_MAX_WINDOW = 1 << 23  # level 3 uses at most 2 MiB; refuse frames that ask for more
 
 
-@dataclass(frozen=True)
-class Codec:
+class Codec(NamedTuple):
     name: str
     suffix: str
     magic: bytes

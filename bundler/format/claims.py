@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import checkers
 from bundler.format import strictjson
@@ -49,8 +49,7 @@ class ClaimResult:
     controls_showed: tuple[ControlsShowed, ...] = ()
 
 
-@dataclass(frozen=True)
-class ControlsShowed:
+class ControlsShowed(NamedTuple):
     """What the counted controls of one check showed: the reason codes they failed with."""
 
     check: str

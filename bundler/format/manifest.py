@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import tomli
 
@@ -49,15 +49,13 @@ FailKind = Literal["control", "finding"]
 InputRef = str | tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     path: str
     sha256: str
     size: int
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(NamedTuple):
     id: str
     checker: str
     inputs: Mapping[str, InputRef]
@@ -75,8 +73,7 @@ class Case:
         return self.kind == "finding"
 
 
-@dataclass(frozen=True)
-class BundledChecker:
+class BundledChecker(NamedTuple):
     """A checker implemented by the bundle's own code (``path.py:function``)."""
 
     name: str
@@ -104,8 +101,7 @@ class BundledChecker:
         return [p for p in paths if p.startswith(prefix) and p.endswith(".py")]
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     id: str
     statement: str
     cases: tuple[str, ...]

@@ -14,9 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import checkers
 from bundler.format import documents, strictjson
@@ -80,8 +79,7 @@ class _LoadError(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
-class LoadLimits:
+class LoadLimits(NamedTuple):
     """Caps on what a built-in case's input may make the verifier hold, checked before
     (or, for what only parsing can tell, while) the input is parsed."""
 
@@ -528,8 +526,7 @@ def not_allowed(manifest: Manifest, case: Case) -> Verdict:
 PARALLEL_FROM = 64
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """What each built-in case may take, and when the whole verification must end."""
 
     seconds: float = CASE_SECONDS
