@@ -33,6 +33,8 @@ ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
 
 @dataclass(frozen=True)
 class ClaimResult:
+    """One claim judged from its cases' results, with its denominators."""
+
     claim: Claim
     status: ClaimStatus
     why: str

@@ -111,6 +111,8 @@ class Claim(NamedTuple):
 
 @dataclass(frozen=True)
 class Manifest:
+    """A bundle's manifest, read strictly (``parse``) or built (``to_bytes``)."""
+
     name: str
     version: str
     title: str

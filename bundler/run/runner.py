@@ -53,14 +53,13 @@ def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str,
     """``checkers`` (each ``name@version`` -> where it came from here) and ``libraries``
     (the version of each library those checkers rely on): what explains a divergence
     between the build's machine and this one."""
-    from bundler.run.libraries import version
+    from bundler.run.libraries import versions
 
     used = sorted(set(keys))
-    libraries: dict[str, str] = {}
     found_by_key = {key: checkers.get(key) for key in used}
-    for found in found_by_key.values():
-        for library in found.libraries if found else ():
-            libraries[library] = version(library)
+    libraries = versions(
+        library for found in found_by_key.values() for library in (found.libraries if found else ())
+    )
 
     def origin(key: str) -> str:
         if key.startswith(BUNDLED_PREFIX):

@@ -44,6 +44,8 @@ MAX_KEY_FILE = 64 << 10
 
 @dataclass(frozen=True)
 class TrustedKey:
+    """A public key the reviewer trusts, with its name, validity and permissions."""
+
     name: str
     key: PublicKey
     valid_from: dt.datetime | None = None

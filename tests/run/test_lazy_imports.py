@@ -146,6 +146,38 @@ def test_library_versions_are_those_importlib_metadata_gives() -> None:
     assert libraries.version("no-such-distribution-here") == libraries.UNKNOWN
 
 
+# in a fresh interpreter: a test process has other finders of distributions, and then
+# this reading leaves every name to importlib
+READ_TOGETHER = """
+import json
+from importlib import metadata
+from bundler.run import libraries
+names = [d.metadata["Name"] for d in metadata.distributions()]
+names += ["PyYAML", "py_yaml", "pyyaml", "no-such-distribution-here"]
+def alone(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return libraries.UNKNOWN
+print(json.dumps([names, libraries._read_all(names), libraries.versions(names),
+                  {name: alone(name) for name in names}]))
+"""
+
+
+def test_versions_read_together_are_those_importlib_metadata_gives_each() -> None:
+    # one listing of sys.path serves every name (a verification records several); names
+    # that normalise alike, and one not installed, get the answer they get alone
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", READ_TOGETHER], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    names, read, together, alone = json.loads(done.stdout)
+    assert read["PyYAML"] == read["pyyaml"] == alone["PyYAML"]  # read here, not by importlib
+    assert list(together) == list(dict.fromkeys(names))
+    assert together == alone
+
+
 READ_BOTH = """
 import json, sys
 from importlib import metadata
