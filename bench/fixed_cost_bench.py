@@ -7,11 +7,12 @@ temporary folder), then times whole processes, each command once per round in tu
 first command moves to the end each round, so that none always runs first): the
 yardstick ``python -c 'import tarfile, hashlib, json'`` (the interpreter starting with
 what reading a bundle needs), ``python -m bundler --version``, and ``verify -q`` of each
-bundle, from DIR, with this checkout's code. Prints a Markdown table: the median wall
-time, the median of the per-round ratios to the yardstick (paired, so that a machine
-that slows down during the run moves both), the target, and the peak RSS of the largest
-process of any run (``os.wait4``'s ``ru_maxrss``; a verification with ``--allow-code``
-counts its worker process too).
+bundle, from DIR, with this checkout's code (compiled to bytecode by the warm-up round,
+as an installed copy is, even where PYTHONDONTWRITEBYTECODE is set). Prints a Markdown
+table: the median wall time, the median of the per-round ratios to the yardstick (paired,
+so that a machine that slows down during the run moves both), the target, and the peak
+RSS of the largest process of any run (``os.wait4``'s ``ru_maxrss``; a verification with
+``--allow-code`` counts its worker process too).
 """
 
 from __future__ import annotations
@@ -118,6 +119,9 @@ def main() -> None:
     # this checkout's code, deterministic builds; run from the work folder (python -m puts
     # the working directory first on the path, so not from the repository's)
     env = {**os.environ, "PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": "1700000000"}
+    # the warm-up writes the bytecode an installed copy has (pip compiles it on install):
+    # with PYTHONDONTWRITEBYTECODE set, every run would compile this checkout's modules
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory(prefix="fixed-cost-") as scratch:
         work = (args.work or Path(scratch)).absolute()
         work.mkdir(parents=True, exist_ok=True)

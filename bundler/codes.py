@@ -10,7 +10,7 @@ A checker's own reason codes are declared beside the checker (``reprobundle chec
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from checkers.api import COMMON_ERRORS
 
@@ -49,8 +49,7 @@ class Ends(enum.Enum):
         return f"exit {self.exit}: {self.follows}"
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(NamedTuple):
     meaning: str
     ends: Ends
 

@@ -7,8 +7,7 @@ every other exception is a bug and is reported as one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from bundler.codes import Ends
 
@@ -48,8 +47,7 @@ def os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with an input: where, a stable code, and what was observed."""
 
     where: str  # a file, member or manifest path, with a line when known

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["pass", "fail", "error"]
 
@@ -32,8 +32,7 @@ class InputKind(enum.Enum):
     TREE = "tree"  # a folder: mapping of relative path -> bytes
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """How the runner parses a role's YAML/JSON beyond the strict defaults. A checker
     version opts in; what older versions decide never changes with the reader."""
 
@@ -47,8 +46,7 @@ class Reading:
 STRICT = Reading()
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(NamedTuple):
     """One named input of a checker."""
 
     name: str
@@ -70,8 +68,7 @@ _REQUIRED: Any = object()
 MAX_TOLERANCE = 0.05
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One documented parameter. ``types`` is checked by the runner before the call, and
     so is the range of a number: ``at_least`` and ``at_most`` (inclusive), ``below``
     (exclusive, for a tolerance: a wider one would admit a claim and its opposite).
@@ -230,8 +227,7 @@ def first_failing(
     return None
 
 
-@dataclass(frozen=True)
-class Bound:
+class Bound(NamedTuple):
     """A checker with the params of one case: checked against its declared params once,
     defaults filled in. The runner calls it; the claim rules compare ``params`` (``{}``
     and the defaults written out are one check)."""
@@ -266,8 +262,7 @@ def _fits(value: Any, param: Param) -> bool:
     return isinstance(value, param.types)
 
 
-@dataclass(frozen=True)
-class Checker:
+class Checker(NamedTuple):
     """A registered built-in checker: ``name@version`` plus its documentation."""
 
     name: str

@@ -6,7 +6,6 @@ import contextlib
 import functools
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -82,6 +81,8 @@ def handle_errors(function: F) -> F:
         except Exception as exc:
             verbose = _has_option("verbose")
             if os.environ.get(VERBOSE_ENV) or kwargs.get("verbose"):
+                import traceback
+
                 traceback.print_exc()
             how = "--verbose" if verbose else f"{VERBOSE_ENV}=1 set"
             click.echo(

@@ -28,10 +28,10 @@ CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
     """Write each requested rendering of the JSON report data; the verify command each
     shows pins the bundle's identity (``--expect-manifest-sha256``)."""
-    from bundler.reports.formats import FORMATS, render
-
     for fmt, target in targets.items():
         if target:
+            from bundler.reports.formats import FORMATS, render
+
             text = render(fmt, report, expect_identity=True)
             write_text(target, text, f"the {FORMATS[fmt]} report")
 

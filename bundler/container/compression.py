@@ -17,14 +17,12 @@ decompressor (``compression.zstd``, or the ``backports.zstd`` package before Pyt
 
 from __future__ import annotations
 
-import gzip
 import queue
 import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from bundler.format.hashing import CHUNK
 
@@ -34,8 +32,7 @@ ZSTD_THREADS = 1  # pinned: see above
 ZSTD_MAX_WINDOW = 1 << 23  # level 3 uses at most 2 MiB; refuse frames that ask for more
 
 
-@dataclass(frozen=True)
-class Codec:
+class Codec(NamedTuple):
     name: str
     suffix: str
     magic: bytes
@@ -70,6 +67,8 @@ def detect(head: bytes) -> Codec | None:
 def compressing(codec: Codec, out: BinaryIO) -> Iterator[BinaryIO]:
     """A writable stream that compresses into ``out`` with the pinned settings."""
     if codec is GZIP:
+        import gzip  # only writing: reading inflates with zlib
+
         with gzip.GzipFile(
             filename="", mode="wb", fileobj=out, compresslevel=GZIP_LEVEL, mtime=0
         ) as gz:

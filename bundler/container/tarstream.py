@@ -18,7 +18,6 @@ few microseconds a member: POSIX ustar, mode 0644, owner 0, no user names, and a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from zlib import adler32
 
 BLOCK = 512
@@ -57,15 +56,25 @@ class TarError(Exception):
         self.message = message
 
 
-@dataclass(slots=True)
 class Header:
-    """One member: its name (pax or GNU long name applied), type flag and data size."""
+    """One member: its name (pax or GNU long name applied), type flag and data size.
+    (A plain class: a dataclass costs a verification about a millisecond to build.)"""
 
-    name: str
-    type: bytes
-    size: int
-    linkname: str = ""
-    pax: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("linkname", "name", "pax", "size", "type")
+
+    def __init__(
+        self,
+        name: str,
+        type: bytes,
+        size: int,
+        linkname: str = "",
+        pax: dict[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.size = size
+        self.linkname = linkname
+        self.pax: dict[str, str] = {} if pax is None else pax
 
     @property
     def is_file(self) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import checkers
 from bundler.format import strictjson
@@ -33,6 +33,8 @@ ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
 
 @dataclass(frozen=True)
 class ClaimResult:
+    """One claim judged from its cases' results, with its denominators."""
+
     claim: Claim
     status: ClaimStatus
     why: str
@@ -49,8 +51,7 @@ class ClaimResult:
     controls_showed: tuple[ControlsShowed, ...] = ()
 
 
-@dataclass(frozen=True)
-class ControlsShowed:
+class ControlsShowed(NamedTuple):
     """What the counted controls of one check showed: the reason codes they failed with."""
 
     check: str

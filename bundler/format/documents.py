@@ -7,8 +7,7 @@ models, so a file reads alike wherever it is read, and a problem is worded alike
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from bundler.format import strictjson
 
@@ -20,8 +19,7 @@ class DocumentProblem(ValueError):
     """A document that cannot be read; the message names it (and the line)."""
 
 
-@dataclass(frozen=True)
-class Caps:
+class Caps(NamedTuple):
     """What one document may hold; None is no cap beyond the readers' own."""
 
     values: int | None = None  # JSON and JSON Lines
@@ -45,7 +43,7 @@ def decode(data: bytes, name: str) -> str:
         raise DocumentProblem(f"{name} is not UTF-8 text (byte {exc.start})") from None
 
 
-def parse(text: str, name: str, kind: Kind, caps: Caps = Caps()) -> Any:
+def parse(text: str, name: str, kind: Kind, caps: Caps = Caps()) -> Any:  # noqa: B008 (immutable)
     """The document's value (JSON Lines as ``(line, value)`` pairs); raises
     DocumentProblem."""
     try:

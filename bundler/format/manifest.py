@@ -14,11 +14,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import tomli
-import tomli_w
 
 from bundler.errors import BundleRejected, Problem
 from bundler.format.hashing import sha256_bytes
@@ -50,15 +49,13 @@ FailKind = Literal["control", "finding"]
 InputRef = str | tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     path: str
     sha256: str
     size: int
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(NamedTuple):
     id: str
     checker: str
     inputs: Mapping[str, InputRef]
@@ -76,8 +73,7 @@ class Case:
         return self.kind == "finding"
 
 
-@dataclass(frozen=True)
-class BundledChecker:
+class BundledChecker(NamedTuple):
     """A checker implemented by the bundle's own code (``path.py:function``)."""
 
     name: str
@@ -105,8 +101,7 @@ class BundledChecker:
         return [p for p in paths if p.startswith(prefix) and p.endswith(".py")]
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     id: str
     statement: str
     cases: tuple[str, ...]
@@ -116,6 +111,8 @@ class Claim:
 
 @dataclass(frozen=True)
 class Manifest:
+    """A bundle's manifest, read strictly (``parse``) or built (``to_bytes``)."""
+
     name: str
     version: str
     title: str
@@ -197,6 +194,8 @@ class Manifest:
 
     def to_bytes(self) -> bytes:
         """The exact manifest bytes: what is hashed, signed and packed (tomli_w's TOML)."""
+        import tomli_w  # only a build writes a manifest
+
         doc = self.to_dict()
         files = _toml_file_tables(self.files)
         if files is None:
@@ -250,8 +249,12 @@ def identity(manifest_bytes: bytes) -> str:
 
 @cache
 def schema() -> dict[str, Any]:
-    """The machine-readable v1 schema in ``manifests/``."""
-    text = resources.files("manifests").joinpath("manifest-v1.schema.json").read_text("utf-8")
+    """The machine-readable v1 schema in ``manifests/``: read beside the package's
+    ``__init__.py`` (importlib.resources, and the zipfile it loads, cost a few ms of every
+    run; reprobundle is installed as files)."""
+    import manifests
+
+    text = Path(manifests.__path__[0], "manifest-v1.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -22,6 +22,8 @@ STATUSES = ("pass", "fail", "error")
 
 @dataclass(frozen=True)
 class CaseResult:
+    """One case re-run: its verdict, and whether that is the outcome it expects."""
+
     case: Case
     verdict: Verdict
     outcome: Outcome

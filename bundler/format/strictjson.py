@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from itertools import accumulate
 from typing import Any
 
@@ -142,7 +143,7 @@ def _deepest(text: str | bytes) -> int:
     if isinstance(text, bytes) and b"\0" in text:
         return len(text)  # UTF-16 or UTF-32, which json.loads also reads: walked exactly
     backslash: Any = b"\\" if isinstance(text, bytes) else "\\"
-    run: Any = _RUN_BYTES if isinstance(text, bytes) else _RUN
+    run: Any = _run(type(text))
     data: Any = text
     deepest: int | None = None
     level, inside, start, size = 0, False, 0, len(data)
@@ -172,8 +173,10 @@ def _deepest(text: str | bytes) -> int:
     return 0 if deepest is None else deepest
 
 
-_RUN = re.compile(r"\\*")
-_RUN_BYTES = re.compile(rb"\\*")
+@cache
+def _run(kind: type) -> re.Pattern[Any]:
+    """A run of backslashes in a text of ``kind`` (compiled when a deep text first needs it)."""
+    return re.compile(b"\\\\*" if kind is bytes else r"\\*")
 
 
 def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
@@ -253,12 +256,17 @@ def _read_lines(lines: list[str], constants: bool, huge_numbers: bool) -> list[t
     return records
 
 
-# a line break of str.splitlines, and the rest of a line from a character that is not
-# blank (every line break is blank: one match a line that strip() leaves non-empty)
-_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_FILLED = re.compile(r"\S()[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*")
-_FILLED_AT_NEWLINE = re.compile(r"\S()[^\n]*")
-_NEWLINE = re.compile("\n")
+@cache
+def _line_patterns(newline_only: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The rest of a line from a character that is not blank, and a line break: of
+    str.splitlines, or ``\\n`` alone (every line break is blank: one match a line that
+    strip() leaves non-empty). Compiled when a large text first needs them."""
+    if newline_only:
+        return re.compile(r"\S()[^\n]*"), re.compile("\n")
+    return (
+        re.compile(r"\S()[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*"),
+        re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]"),
+    )
 
 
 def _lines_bound(text: str, newline_only: bool) -> int:
@@ -271,7 +279,7 @@ def _lines_bound(text: str, newline_only: bool) -> int:
 def _filled_lines(text: str, newline_only: bool) -> int:
     """How many lines of ``text`` are not blank, as ``loads_lines`` splits them, counted
     a chunk of lines at a time (memory bounded whatever the text's size)."""
-    filled, breaks = (_FILLED_AT_NEWLINE, _NEWLINE) if newline_only else (_FILLED, _LINE_BREAK)
+    filled, breaks = _line_patterns(newline_only)
     count = start = 0
     while start < len(text):
         found = breaks.search(text, start + _CHUNK)
@@ -298,32 +306,27 @@ def _commas(text: str | bytes) -> int:
 
 
 # a JSON string (escapes included; one left open runs to the end, so no start is tried
-# twice: linear time whatever the text) and an empty container, found in C
-_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
-_STRING_BYTES = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
-_EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
-_EMPTY_BYTES = re.compile(rb"\[\s*\]|\{\s*\}")
+# twice: linear time whatever the text) and an empty container, found in C; a run of text
+# and whole strings (a string still open where the run must stop is left out), a
+# container opened last with only blanks after it, and blanks
+_COUNTING_PATTERNS = (
+    (r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL),
+    (r"\[\s*\]|\{\s*\}", 0),
+    (r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL),
+    (r"([\[{])\s*\Z", re.DOTALL),
+    (r"\s*", re.DOTALL),
+)
 
 
-# a run of text and whole strings (a string still open where the run must stop is left
-# out), a container opened last with only blanks after it, and blanks
-_CLOSED_RUN = r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+'
-_OPEN_LAST = r"([\[{])\s*\Z"
-# per type of text: string, empty container, closed run, open last, blanks, a blank string
-_COUNTING: dict[type, tuple[Any, ...]] = {
-    str: (
-        _STRING,
-        _EMPTY,
-        *(re.compile(p, re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
-        '""',
-    ),
-    bytes: (
-        _STRING_BYTES,
-        _EMPTY_BYTES,
-        *(re.compile(p.encode(), re.DOTALL) for p in (_CLOSED_RUN, _OPEN_LAST, r"\s*")),
-        b'""',
-    ),
-}
+@cache
+def _counting(kind: type) -> tuple[Any, ...]:
+    """Per type of text (compiled when a large text first needs them): string, empty
+    container, closed run, open last, blanks, and a blank string."""
+    if kind is bytes:
+        return (*(re.compile(p.encode(), f) for p, f in _COUNTING_PATTERNS), b'""')
+    return (*(re.compile(p, f) for p, f in _COUNTING_PATTERNS), '""')
+
+
 _CLOSERS = {"[": "]", "{": "}", b"[": b"]", b"{": b"}"}
 
 # how much of a text ``count_values`` blanks at once: its memory, whatever the text's size
@@ -339,9 +342,9 @@ def count_values(text: str | bytes, documents: int = 1) -> int:
     The text is blanked a chunk at a time, in memory bounded whatever its size: a chunk
     ends outside every string (before a string that runs past it) and an empty container
     cut in two by its end is counted across it, so the counts add up to the whole's."""
-    string, empty, closed, open_last, blanks, blanked = _COUNTING[
+    string, empty, closed, open_last, blanks, blanked = _counting(
         bytes if isinstance(text, bytes) else str
-    ]
+    )
     data: Any = text
     count, start, size = documents, 0, len(data)
     while start < size:

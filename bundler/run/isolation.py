@@ -38,6 +38,8 @@ class CodeLimits:
 
 @dataclass(frozen=True)
 class CodePolicy:
+    """Whether bundled code may run (``--allow-code``), and within which limits."""
+
     allow: bool = False  # --allow-code
     limits: CodeLimits = field(default_factory=CodeLimits)
 

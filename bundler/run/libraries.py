@@ -16,15 +16,25 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
 
 UNKNOWN = "unknown"  # what is recorded for a library that is not installed
 
 
 def version(name: str) -> str:
     """The version of the distribution ``name``, or ``UNKNOWN`` when none is installed."""
-    found = _read(name)
-    if found is not None:
-        return found
+    return versions([name])[name]
+
+
+def versions(names: Iterable[str]) -> dict[str, str]:
+    """``version`` of each of ``names``, from one search of ``sys.path`` for all of them."""
+    found: dict[str, str] = {}
+    for name, value in _read_all(names).items():
+        found[name] = value if value is not None else _from_importlib(name)
+    return found
+
+
+def _from_importlib(name: str) -> str:
     from importlib import metadata
 
     try:
@@ -40,27 +50,38 @@ def _normalize(name: str) -> str:
 def _read(name: str) -> str | None:
     """The version by the search ``importlib.metadata`` makes, or None when this reading
     cannot be sure it gives the same answer."""
+    return _read_all([name])[name]
+
+
+def _read_all(names: Iterable[str]) -> dict[str, str | None]:
+    """``_read`` of each of ``names``, each directory of ``sys.path`` listed once."""
     import importlib.machinery
 
+    found: dict[str, str | None] = dict.fromkeys(names)
     finders = [f for f in sys.meta_path if hasattr(f, "find_distributions")]
     if finders != [importlib.machinery.PathFinder]:
-        return None
-    wanted = _normalize(name)
+        return found
+    wanted: dict[str, list[str]] = {}
+    for name in found:
+        wanted.setdefault(_normalize(name), []).append(name)
     for entry in sys.path:
+        if not wanted:
+            break
         if os.path.basename(entry).lower().endswith(".egg"):
-            return None
+            return found
         try:
             children = os.listdir(entry or ".")
         except OSError:
             if os.path.isfile(entry):
-                return None  # a zip: importlib.metadata reads inside it
+                return found  # a zip: importlib.metadata reads inside it
             continue
         for child in children:
             low = child.lower()
-            stem = low.rpartition(".")[0].partition("-")[0]
-            if low.endswith((".dist-info", ".egg-info")) and _normalize(stem) == wanted:
-                return _version_header(os.path.join(entry, child))
-    return None
+            if low.endswith((".dist-info", ".egg-info")):
+                named = wanted.pop(_normalize(low.rpartition(".")[0].partition("-")[0]), ())
+                for name in named:
+                    found[name] = _version_header(os.path.join(entry, child))
+    return found
 
 
 def _version_header(folder: str) -> str | None:

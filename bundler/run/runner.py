@@ -14,9 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import checkers
 from bundler.format import documents, strictjson
@@ -54,14 +53,13 @@ def checker_environment(keys: Iterable[str], code_ran: bool = True) -> dict[str,
     """``checkers`` (each ``name@version`` -> where it came from here) and ``libraries``
     (the version of each library those checkers rely on): what explains a divergence
     between the build's machine and this one."""
-    from bundler.run.libraries import version
+    from bundler.run.libraries import versions
 
     used = sorted(set(keys))
-    libraries: dict[str, str] = {}
     found_by_key = {key: checkers.get(key) for key in used}
-    for found in found_by_key.values():
-        for library in found.libraries if found else ():
-            libraries[library] = version(library)
+    libraries = versions(
+        library for found in found_by_key.values() for library in (found.libraries if found else ())
+    )
 
     def origin(key: str) -> str:
         if key.startswith(BUNDLED_PREFIX):
@@ -80,8 +78,7 @@ class _LoadError(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
-class LoadLimits:
+class LoadLimits(NamedTuple):
     """Caps on what a built-in case's input may make the verifier hold, checked before
     (or, for what only parsing can tell, while) the input is parsed."""
 
@@ -528,8 +525,7 @@ def not_allowed(manifest: Manifest, case: Case) -> Verdict:
 PARALLEL_FROM = 64
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """What each built-in case may take, and when the whole verification must end."""
 
     seconds: float = CASE_SECONDS

@@ -12,9 +12,9 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from bundler.codes import EXIT_CODES
 from bundler.container.extract import (
@@ -49,8 +49,7 @@ if TYPE_CHECKING:
     from bundler.signatures.preregistration import Preregistration
 
 
-@dataclass(frozen=True)
-class CodeRun:
+class CodeRun(NamedTuple):
     """Whether bundled code ran, why, what it is, and what isolation was in force."""
 
     allowed: bool
@@ -86,8 +85,7 @@ class Verification:
         return self.workdir / self.extracted.manifest.top if self.workdir else None
 
 
-@dataclass(frozen=True)
-class PreregistrationCheck:
+class PreregistrationCheck(NamedTuple):
     """The pre-registration a bundle holds, read against the reviewer's trusted keys:
     ``found`` when it reads strictly and names this bundle, else ``problem`` (code,
     message). Whether a claim is as pre-registered is decided by the report from it."""
@@ -269,10 +267,9 @@ def verify(
         finally:
             if runner is not None:
                 runner.close()
-                code_run = replace(
-                    code_run,
-                    workers_started=runner.started,
-                    isolation={**code_run.isolation, "rlimits_applied": runner.limits_applied},
+                isolated = {**code_run.isolation, "rlimits_applied": runner.limits_applied}
+                code_run = CodeRun(
+                    code_run.allowed, code_run.why, code_run.entries, isolated, runner.started
                 )
         claims = judge_claims(extracted.manifest, cases)
         return Verification(

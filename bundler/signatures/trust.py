@@ -28,7 +28,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import tomli
 
@@ -44,6 +44,8 @@ MAX_KEY_FILE = 64 << 10
 
 @dataclass(frozen=True)
 class TrustedKey:
+    """A public key the reviewer trusts, with its name, validity and permissions."""
+
     name: str
     key: PublicKey
     valid_from: dt.datetime | None = None
@@ -97,8 +99,7 @@ def identity_pin(text: str) -> str:
     return text.removeprefix("sha256:").lower()
 
 
-@dataclass(frozen=True)
-class SignatureCheck:
+class SignatureCheck(NamedTuple):
     """What the signatures of one bundle amount to (bad signatures never get this far)."""
 
     state: SignatureState

@@ -7,7 +7,6 @@ a checker that differs from its @1 only in reading YAML with aliases expanded.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -157,13 +156,9 @@ def _empty(value: Any) -> bool:
 def _reading_version(old: Checker, counterexample: Counterexample) -> Checker:
     """``old`` as version 2 whose YAML inputs are read with anchors and aliases expanded:
     the same function, params and reasons, so the same verdict on every input @1 reads."""
-    roles = tuple(
-        dataclasses.replace(r, reading=_YAML) if r.kind is InputKind.DATA else r for r in old.roles
-    )
+    roles = tuple(r._replace(reading=_YAML) if r.kind is InputKind.DATA else r for r in old.roles)
     note = (
         f"\n\nVersion 2 decides as {old.key} on every input that version reads; YAML "
         "inputs are read with anchors and aliases expanded (bounded) instead of refused."
     )
-    return dataclasses.replace(
-        old, version=2, roles=roles, doc=old.doc + note, counterexample=counterexample
-    )
+    return old._replace(version=2, roles=roles, doc=old.doc + note, counterexample=counterexample)

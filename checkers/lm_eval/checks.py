@@ -11,7 +11,6 @@ value as stored.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -262,7 +261,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
 @checker(
     "lm-eval-counts",
     1,
-    roles=[RESULTS_ROLE, dataclasses.replace(SAMPLES_ROLE, optional=True)],
+    roles=[RESULTS_ROLE, SAMPLES_ROLE._replace(optional=True)],
     params=[
         _TASK,
         Param(

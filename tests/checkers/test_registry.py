@@ -4,7 +4,6 @@ stale one fails here naming the command that regenerates it."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import types
@@ -45,7 +44,7 @@ def test_a_new_checker_module_is_found_by_the_scan_and_stales_the_index(monkeypa
         """Extra."""
 
     extra.__module__ = module.__name__
-    module.extra = dataclasses.replace(one, version=99, function=extra)  # type: ignore[attr-defined]
+    module.extra = one._replace(version=99, function=extra)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
     found = generate.declared([*generate.modules(), module.__name__])
     assert found["structured-equal@99"] == "checkers.structured.extra"
@@ -75,7 +74,7 @@ def test_two_checkers_with_one_key_in_a_module_are_refused(monkeypatch: Any) -> 
     monkeypatch.setitem(sys.modules, "checkers.twice", module)
     assert checkers.defined_in("checkers.twice") == {one.key: one}
     checkers.defined_in.cache_clear()
-    module.second = dataclasses.replace(one, summary="another")  # type: ignore[attr-defined]
+    module.second = one._replace(summary="another")  # type: ignore[attr-defined]
     with pytest.raises(RuntimeError, match="structured-equal@1 is registered twice"):
         checkers.defined_in("checkers.twice")
     checkers.defined_in.cache_clear()
@@ -90,7 +89,7 @@ def test_one_key_declared_by_two_modules_is_refused(monkeypatch: Any) -> None:
         """Copy."""
 
     copy.__module__ = module.__name__
-    module.copy = dataclasses.replace(one, function=copy)  # type: ignore[attr-defined]
+    module.copy = one._replace(function=copy)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
     with pytest.raises(RuntimeError, match="structured-equal@1 is registered twice"):
         generate.declared([*generate.modules(), module.__name__])

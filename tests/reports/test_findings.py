@@ -179,7 +179,7 @@ def test_diff_shows_a_finding_turned_into_a_control(built: Path) -> None:
     from bundler.run.verify import check_integrity
 
     old = check_integrity(built).manifest
-    cases = tuple(dataclasses.replace(c, kind="control") if c.is_finding else c for c in old.cases)
+    cases = tuple(c._replace(kind="control") if c.is_finding else c for c in old.cases)
     new = dataclasses.replace(old, cases=cases)
     found = diff(old, new, "old", "new")["expectations_changed"]
     assert [(e["case"], e["flipped"], e["old"].get("kind")) for e in found] == [

@@ -84,6 +84,51 @@ def test_verifying_a_bundle_without_code_starts_no_isolation_probe_nor_worker(
     assert not [c for c in quickstart_run["started"] if any("unshare" in a for a in c)]
 
 
+def test_verifying_reads_the_schema_without_importlib_resources_and_loads_no_writer(
+    quickstart_run: dict[str, Any],
+) -> None:
+    # the manifest schema is read beside its package (importlib.resources loads zipfile);
+    # TOML and gzip writers are for building, not verifying
+    loaded = set(quickstart_run["modules"])
+    assert not {"importlib.resources", "zipfile", "tomli_w", "gzip"} & loaded
+
+
+# runs `reprobundle verify -q BUNDLE` as the command line does, then lists the modules loaded
+CLI_AND_LIST = """
+import json, runpy, sys
+
+sys.argv = ["reprobundle", "verify", "-q", sys.argv[1]]
+try:
+    runpy.run_module("bundler", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    print(json.dumps({"exit": exc.code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def test_verify_quiet_imports_no_report_renderer_nor_traceback() -> None:
+    # -q prints the result line only: the file formats' module is for --json and the
+    # like, traceback for an internal error
+    bundle = GOLDEN / "quickstart.bundle.tar.zst"
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_AND_LIST, str(bundle)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=bundle.parent,
+        timeout=300,
+    )
+    found = json.loads(done.stderr.splitlines()[-1])
+    assert found["exit"] == 0
+    assert "every claim supported" in done.stdout
+    assert not {"bundler.reports.formats", "traceback", "gzip", "tomli_w"} & set(found["modules"])
+
+
+def test_verifying_a_bundle_without_yaml_inputs_imports_no_yaml_library() -> None:
+    run = verify_in_fresh_interpreter(GOLDEN / "inventory-faults.bundle.tar.zst")
+    assert run["status"] == "supported"
+    assert not {"yaml", "checkers.yamlfile"} & set(run["modules"])
+
+
 def test_verifying_a_bundle_that_compares_no_documents_imports_no_diff_library() -> None:
     run = verify_in_fresh_interpreter(GOLDEN / "inventory-faults.bundle.tar.zst")
     assert run["status"] == "supported"
@@ -107,6 +152,38 @@ def test_library_versions_are_those_importlib_metadata_gives() -> None:
             expected = libraries.UNKNOWN
         assert libraries.version(name) == expected, name
     assert libraries.version("no-such-distribution-here") == libraries.UNKNOWN
+
+
+# in a fresh interpreter: a test process has other finders of distributions, and then
+# this reading leaves every name to importlib
+READ_TOGETHER = """
+import json
+from importlib import metadata
+from bundler.run import libraries
+names = [d.metadata["Name"] for d in metadata.distributions()]
+names += ["PyYAML", "py_yaml", "pyyaml", "no-such-distribution-here"]
+def alone(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return libraries.UNKNOWN
+print(json.dumps([names, libraries._read_all(names), libraries.versions(names),
+                  {name: alone(name) for name in names}]))
+"""
+
+
+def test_versions_read_together_are_those_importlib_metadata_gives_each() -> None:
+    # one listing of sys.path serves every name (a verification records several); names
+    # that normalise alike, and one not installed, get the answer they get alone
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", READ_TOGETHER], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    names, read, together, alone = json.loads(done.stdout)
+    assert read["PyYAML"] == read["pyyaml"] == alone["PyYAML"]  # read here, not by importlib
+    assert list(together) == list(dict.fromkeys(names))
+    assert together == alone
 
 
 READ_BOTH = """

@@ -9,7 +9,6 @@ import pytest
 import checkers
 from bundler.errors import BundleRejected, UsageError
 from bundler.run.verify import verify
-from checkers.api import Checker
 from tests.helpers import edit_manifest, read_entries, write_entries
 
 
@@ -58,7 +57,7 @@ def test_checker_that_raises_is_inconclusive_not_evidence(
     def boom(inputs: Any, params: Any) -> Any:
         raise ZeroDivisionError("division by zero")
 
-    broken = Checker(**{**real.__dict__, "function": boom})
+    broken = real._replace(function=boom)
     registry = {**checkers.registry(), real.key: broken}
     monkeypatch.setattr(checkers, "get", registry.get)
     result = verify(quickstart_bundle)
