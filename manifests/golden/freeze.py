@@ -5,7 +5,8 @@
 Builds every example source in ``bundles/`` with the checkers of this checkout (fixed
 SOURCE_DATE_EPOCH), and the sources ``reprobundle import`` writes from the kept eval logs
 (``IMPORTED``: a real Inspect AI log, a real promptfoo file, a real lm-eval run), signs
-the quickstart with the committed demo key, verifies each file from an empty folder and writes, under ``manifests/golden/RELEASE/``:
+the quickstart with the committed demo key, verifies each file from an empty folder and
+writes, under ``manifests/golden/RELEASE/``:
 
 - ``NAME.bundle.tar.zst``: the built bundle, never to be rebuilt or changed;
 - ``NAME.expected.json``: how every later release must judge it: the exit code, the
