@@ -882,7 +882,7 @@ def test_judge_cost_is_linear_in_the_report_size(n: int, duplicates: int) -> Non
         failing_tests=[] if duplicates else [str(t) for t in names],
     )
     assert verdict.status == "pass", verdict.message
-    assert CountingName.calls <= 4 * len(names)
+    assert CountingName.calls <= 5 * len(names)  # a few comparisons a name, never one a pair
 
 
 # --------------------------------------------------------------------------- pins
