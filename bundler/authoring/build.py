@@ -163,7 +163,9 @@ def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = 
     the file patterns)."""
     from bundler.authoring.source import SOURCE_NAME, is_bundle_file
 
-    names = [SOURCE_NAME, *files]
+    # Only an existing regular file can be one of them (``check_distinct`` compares the
+    # inodes of regular files): for a new output, the listed files need no stat each.
+    names = [SOURCE_NAME, *(files if os.path.isfile(out) else ())]
     inside = out.absolute().parent.resolve() / out.name
     if root.resolve() in inside.parents:
         rel = inside.relative_to(root.resolve()).as_posix()
