@@ -344,9 +344,39 @@ def _pax_record(key: str, value: str) -> bytes:
     return str(length).encode() + body
 
 
+# The fields of a regular file's ustar header around its name, size and time stamp: mode
+# 0644, owner and group 0 (before the size), then the type, no link name, the magic and
+# zeros; with their byte sums (the checksum counts its own field as eight spaces).
+_FILE_MODE = _octal(0o644, 8) + _octal(0, 8) + _octal(0, 8)
+_FILE_TAIL = REGULAR[0] + bytes(100) + b"ustar\x0000" + bytes(32 + 32 + 8 + 8 + 155 + 12)
+_FILE_FIXED_SUM = sum(_FILE_MODE) + sum(b" " * 8) + sum(_FILE_TAIL)
+
+
 def file_header(name: str, size: int, mtime: int) -> bytes:
     """The header block(s) of a regular file: plain ustar when the name is ASCII and fits
     in 100 bytes and the size below 8 GiB, else preceded by a pax header."""
+    if size <= MAX_USTAR_SIZE and len(name) <= 100 and name.isascii():
+        # the usual member, in one join: what ``_ustar`` writes for it (sums in C: a
+        # field of at most 100 bytes sums below Adler-32's modulus)
+        raw = name.encode("ascii")
+        size_field, time_field = _octal(size, 12), _octal(mtime, 12)
+        checksum = (
+            _FILE_FIXED_SUM
+            + (adler32(raw) & 0xFFFF)
+            + (adler32(size_field) & 0xFFFF)
+            + (adler32(time_field) & 0xFFFF)
+            - 3
+        )
+        return b"".join(
+            (
+                raw.ljust(100, b"\0"),
+                _FILE_MODE,
+                size_field,
+                time_field,
+                b"%06o\0 " % checksum,
+                _FILE_TAIL,
+            )
+        )
     records = b""
     ascii_name = name.encode("ascii", "replace")
     if not name.isascii() or len(ascii_name) > 100:
