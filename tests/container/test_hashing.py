@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bundler.format.hashing import sha256_file, sha256_files
+from bundler.format.hashing import read_and_hash_files, sha256_file, sha256_files
 
 
 def files(tmp_path: Path, count: int) -> list[Path]:
@@ -39,3 +39,21 @@ def test_few_files_hash_on_the_calling_thread(tmp_path: Path) -> None:
     paths = files(tmp_path, 3)
     assert sha256_files(paths) == [sha256_file(p) for p in paths]
     assert sha256_files([]) == []
+
+
+def test_small_files_are_kept_as_hashed_while_the_budget_lasts(tmp_path: Path) -> None:
+    paths = files(tmp_path, 300)  # 0 to 11,063 bytes
+    got = read_and_hash_files(paths, keep_below=5000, keep_at_most=200_000)
+    assert [(digest, size) for digest, size, _ in got] == [sha256_file(p) for p in paths]
+    kept = {i: data for i, (_, _, data) in enumerate(got) if data is not None}
+    assert kept and all(data == paths[i].read_bytes() for i, data in kept.items())
+    assert all(len(data) < 5000 for data in kept.values())
+    assert sum(map(len, kept.values())) <= 200_000 + 5000 * 4  # a share may end one file over
+    assert len(kept) < sum(1 for p in paths if p.stat().st_size < 5000)  # the budget ran out
+
+
+def test_a_folder_in_place_of_a_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(OSError) as caught:
+        sha256_file(tmp_path / "d")
+    assert caught.value.filename == str(tmp_path / "d")
