@@ -108,8 +108,7 @@ def make_manifest(
         )
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)
-    document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
-    draft = from_dict(document, ())
+    draft = from_dict({**document, "files": []}, ())  # (the README names no file)
     readme = bundle_readme(draft).encode("utf-8")
     made = [FileEntry(README_NAME, *_digest(readme))]
     made += [FileEntry(name, *_digest(data)) for name, data in (extra or {}).items()]
