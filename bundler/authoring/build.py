@@ -73,10 +73,11 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
     return {**machine_environment(), "source_date_epoch": source_date_epoch, **used}
 
 
-# Small files are kept in memory as they are hashed, up to this much, and packed from
-# there: each is read once (the bytes packed are the bytes hashed).
-KEEP_BELOW = 64 << 10
-KEEP_AT_MOST = 32 << 20
+# Files smaller than a page, whose open and reads cost more than keeping their bytes, are
+# kept in memory as they are hashed (up to 16 MiB in all) and packed from there: each is
+# read once (the bytes packed are the bytes hashed).
+KEEP_BELOW = 4 << 10
+KEEP_AT_MOST = 16 << 20
 
 
 def make_manifest(
