@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,24 +12,39 @@ import pytest
 from bundler.format.hashing import read_and_hash_files, sha256_file, sha256_files
 
 
-def files(tmp_path: Path, count: int) -> list[Path]:
+def files(tmp_path: Path, count: int, base: int = 0) -> list[Path]:
     out = []
     for i in range(count):
         path = tmp_path / f"{i:04d}.bin"
-        path.write_bytes(bytes([i % 251]) * (i * 37))
+        path.write_bytes(bytes([i % 251]) * (base + i * 37))
         out.append(path)
     return out
 
 
-def test_digests_come_back_in_path_order(tmp_path: Path) -> None:
-    paths = files(tmp_path, 500)
+def threads_started(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
+    started: list[threading.Thread] = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda t: (started.append(t), start(t))[1])
+    return started
+
+
+# files of a few bytes to a few kilobytes (hashed on the calling thread), and of some
+# kilobytes each (on a thread per core: hashlib lets go of the GIL above 2 KiB)
+@pytest.mark.parametrize(("base", "threads"), [(0, False), (4096, True)])
+def test_digests_come_back_in_path_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: int, threads: bool
+) -> None:
+    paths = files(tmp_path, 500, base)
+    started = threads_started(monkeypatch)
     got = sha256_files(paths)
+    assert bool(started) == (threads and (os.cpu_count() or 1) > 1)
     assert got == [sha256_file(p) for p in paths]
-    assert got[7] == (hashlib.sha256(bytes([7]) * 259).hexdigest(), 259)
+    assert got[7] == (hashlib.sha256(bytes([7]) * (base + 259)).hexdigest(), base + 259)
 
 
-def test_the_first_error_in_path_order_is_raised(tmp_path: Path) -> None:
-    paths = files(tmp_path, 500)
+@pytest.mark.parametrize("base", [0, 4096])
+def test_the_first_error_in_path_order_is_raised(tmp_path: Path, base: int) -> None:
+    paths = files(tmp_path, 500, base)
     paths[300].unlink()
     paths[100].unlink()
     with pytest.raises(FileNotFoundError) as caught:
