@@ -27,7 +27,7 @@ from typing import BinaryIO
 from bundler.container import compression
 from bundler.container.readrules import Action, Limits, ReadRules, Stop
 from bundler.container.tarstream import TarError, TarReader
-from bundler.container.writer import SharedHasher, Writer, sha256_of
+from bundler.container.writer import Writer, sha256_of
 from bundler.errors import BundleRejected, Problem
 from bundler.format.manifest import Manifest, identity
 
@@ -184,7 +184,6 @@ def _read(
         write = None if chosen is None else frozenset(chosen)
 
     tar = TarReader(pull)
-    shared = SharedHasher()  # files not written, whole in memory: hashed on two threads
     # (bound once: this loop runs once a member, tens of thousands of times)
     next_member, data, judge, hashed = tar.next, tar.data, rules.member, rules.hashed
     file, manifest, signature = Action.FILE, Action.MANIFEST, Action.SIGNATURE
@@ -196,24 +195,18 @@ def _read(
             if action is file:
                 if write is None or rel in write:
                     hashed(rel, writer.write(f"{rules.top}/{rel}", data()))
-                elif (whole := shared.shares(pieces := data())) is not None:
-                    shared.add(rel, whole)
                 else:
-                    hashed(rel, sha256_of(pieces))
+                    hashed(rel, sha256_of(data()))
             elif action is manifest:
                 rules.manifest_read(b"".join(data()))
             elif action is signature:
                 rules.signature_read(rel, b"".join(data()))
-        for rel, digest in shared.digests():
-            hashed(rel, digest)
         if rules.end():
             start_payload()
     except TarError as exc:
         raise Stop(exc.code, exc.where, exc.message) from None
     except OSError as exc:
         raise Stop("archive.write", "(work directory)", f"cannot write: {exc.strerror}") from None
-    finally:
-        shared.close()
     return write
 
 

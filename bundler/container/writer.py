@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import queue
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -102,73 +100,3 @@ class Writer:
 
     def close(self) -> None:
         self._folders.close()
-
-
-class SharedHasher:
-    """SHA-256 of files held whole in memory, shared between the caller's thread and one
-    more: hashlib releases the GIL while it hashes more than 2 KiB, so on two cores many
-    files of some kilobytes are hashed in about half the time. The caller gathers files
-    into batches of about ``BATCH`` bytes (``add``); a full batch goes to the other thread
-    when it is free, else the caller hashes it itself. ``digests`` waits for every batch
-    and gives each file's digest; ``close`` stops the thread (on every way out)."""
-
-    BATCH = 1 << 20
-    SMALLEST = 4 << 10  # smaller files are hashed at once: a hand-over would cost more
-
-    def __init__(self) -> None:
-        self._batch: list[tuple[str, memoryview]] = []
-        self._size = 0
-        self._mine: list[tuple[str, str]] = []  # digests made on the caller's thread
-        self._theirs: list[tuple[str, str]] = []  # and on the other
-        self._todo: queue.Queue[list[tuple[str, memoryview]] | None] = queue.Queue(1)
-        self._failed: BaseException | None = None
-        self._thread: threading.Thread | None = None  # started with the first batch
-
-    @classmethod
-    def shares(cls, chunks: Iterable[memoryview]) -> memoryview | None:
-        """The file's bytes when they are one piece (whole in memory) worth sharing."""
-        if type(chunks) is tuple and len(chunks) == 1 and len(chunks[0]) >= cls.SMALLEST:
-            piece: memoryview = chunks[0]
-            return piece
-        return None
-
-    def add(self, rel: str, data: memoryview) -> None:
-        self._batch.append((rel, data))
-        self._size += len(data)
-        if self._size >= self.BATCH:
-            batch, self._batch, self._size = self._batch, [], 0
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="reprobundle-hash")
-                self._thread.start()
-            try:
-                self._todo.put_nowait(batch)
-            except queue.Full:  # the other thread is busy: hash this batch here
-                self._mine += _hashed(batch)
-
-    def _run(self) -> None:
-        while (batch := self._todo.get()) is not None:
-            try:
-                self._theirs += _hashed(batch)
-            except BaseException as exc:  # (MemoryError) raised again by ``digests``
-                self._failed = exc
-            self._todo.task_done()
-
-    def digests(self) -> list[tuple[str, str]]:
-        """Every file added, with its SHA-256 (hex), once all are hashed."""
-        self._mine += _hashed(self._batch)
-        self._batch, self._size = [], 0
-        self._todo.join()
-        if self._failed is not None:
-            raise self._failed
-        return self._mine + self._theirs
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._todo.put(None)
-            self._thread.join()
-            self._thread = None
-
-
-def _hashed(batch: list[tuple[str, memoryview]]) -> list[tuple[str, str]]:
-    sha256 = hashlib.sha256
-    return [(rel, sha256(data).hexdigest()) for rel, data in batch]

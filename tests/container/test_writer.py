@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import random
 import subprocess
 import sys
-from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
 
 from bundler.authoring.build import build
 from bundler.container import writer
-from bundler.container.extract import extract
-from bundler.container.writer import SharedHasher, Writer
-from bundler.errors import BundleRejected
-from bundler.format.manifest import Manifest
-from tests.helpers import copy_source, read_entries, write_entries
+from bundler.container.writer import Writer
+from tests.helpers import copy_source
 
 
 def test_the_writer_never_follows_a_link(tmp_path: Path) -> None:
@@ -112,40 +106,3 @@ def test_a_bundle_with_more_folders_than_open_files_allowed_verifies(tmp_path: P
         check=False,
     )
     assert done.returncode == 0, done.stderr
-
-
-def test_shared_hashing_gives_each_file_its_own_digest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SharedHasher, "BATCH", 64 << 10)  # many batches, some hashed here
-    rng = random.Random(7)
-    files = {f"f{i}": rng.randbytes(rng.randint(4 << 10, 40 << 10)) for i in range(300)}
-    shared = SharedHasher()
-    try:
-        for rel, data in files.items():
-            shared.add(rel, memoryview(data))
-        got = shared.digests()
-    finally:
-        shared.close()
-    assert sorted(got) == sorted((rel, hashlib.sha256(d).hexdigest()) for rel, d in files.items())
-
-
-def test_one_changed_file_among_many_hashed_on_two_threads_is_named(tmp_path: Path) -> None:
-    """Files no case reads, large enough to be hashed on two threads: each digest is
-    still checked against its own file's entry."""
-    source = copy_source(tmp_path)
-    bulk = source / "inputs" / "bulk"
-    bulk.mkdir()
-    rng = random.Random(3)
-    for i in range(200):
-        (bulk / f"f{i:03d}.bin").write_bytes(rng.randbytes(10 << 10))  # 2 MB: two batches
-    built = build(source, tmp_path / "bulk.bundle.tar.zst", 1700000000).path
-    write_none: Callable[[Manifest], Collection[str]] = lambda manifest: ()  # noqa: E731
-    (tmp_path / "ok").mkdir()
-    assert extract(built, tmp_path / "ok", wanted=write_none).total_bytes > 2_000_000
-    entries = read_entries(built)
-    changed = next(e for e in entries if e.name.endswith("bulk/f137.bin"))
-    changed.data = changed.data[:5000] + bytes([changed.data[5000] ^ 1]) + changed.data[5001:]
-    bad = write_entries(entries, tmp_path / "bad.bundle.tar.zst")
-    (tmp_path / "bad").mkdir()
-    with pytest.raises(BundleRejected) as caught:
-        extract(bad, tmp_path / "bad", wanted=write_none)
-    assert [(p.where, p.code) for p in caught.value.problems] == [(changed.name, "file.hash")]
