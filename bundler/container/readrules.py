@@ -285,15 +285,18 @@ class ReadRules:
         """Every problem, once the manifest is reconciled with what the archive held."""
         problems = self.problems
         named = {p.where for p in problems}
+        hashed = self._hashed
         for rel, (want, _) in self._expected.items():
+            got = hashed.get(rel)
+            if got == want:
+                continue
             where = f"{self.top}/{rel}"
-            got = self._hashed.get(rel)
             if got is None:
                 if where not in named:
                     problems.append(
                         Problem(where, "file.missing", "is listed in the manifest but missing")
                     )
-            elif got != want:
+            else:
                 problems.append(
                     Problem(where, "file.hash", f"SHA-256 is {got}, the manifest says {want}")
                 )
