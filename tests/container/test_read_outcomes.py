@@ -219,5 +219,6 @@ def test_every_hostile_archive_gets_the_answer_it_always_got(
 
 if __name__ == "__main__":
     OUTCOMES.parent.mkdir(parents=True, exist_ok=True)
-    OUTCOMES.write_text(json.dumps(outcomes(), indent=1, ensure_ascii=False) + "\n")
+    lines = [json.dumps(o, ensure_ascii=False) for o in outcomes()]  # one archive a line
+    OUTCOMES.write_text("[\n" + ",\n".join(lines) + "\n]\n")
     sys.stdout.write(f"wrote {OUTCOMES}\n")
