@@ -21,7 +21,7 @@ from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
 from bundler.errors import BuildRefused, BundlerError, Problem, SourceError, UsageError
-from bundler.format.hashing import sha256_files
+from bundler.format.hashing import read_and_hash_files
 from bundler.format.manifest import (
     MANIFEST_NAME,
     MAX_EPOCH,
@@ -73,22 +73,43 @@ def build_environment(plan: SourcePlan, source_date_epoch: int) -> dict[str, Any
     return {**machine_environment(), "source_date_epoch": source_date_epoch, **used}
 
 
+# Files smaller than a page, whose open and reads cost more than keeping their bytes, are
+# kept in memory as they are hashed (up to 16 MiB in all) and packed from there: each is
+# read once (the bytes packed are the bytes hashed).
+KEEP_BELOW = 4 << 10
+KEEP_AT_MOST = 16 << 20
+
+
 def make_manifest(
-    plan: SourcePlan, source_date_epoch: int, extra: Mapping[str, bytes] | None = None
+    plan: SourcePlan,
+    source_date_epoch: int,
+    extra: Mapping[str, bytes] | None = None,
+    kept: dict[str, bytes] | None = None,
 ) -> tuple[Manifest, bytes]:
     """Hash every file and assemble the manifest. Returns it and the generated README.
-    ``extra`` are files made by the build itself (a pre-registration), listed like the rest."""
+    ``extra`` are files made by the build itself (a pre-registration), listed like the rest.
+    Given ``kept``, the bytes of small files (``KEEP_BELOW``, at most ``KEEP_AT_MOST`` in
+    all) go there by path, as they were hashed."""
     root = str(plan.root)
     paths = [os.path.join(root, rel) for rel in plan.files]
+    keep = (KEEP_BELOW, KEEP_AT_MOST) if kept is not None else (0, 0)
     try:
-        hashes = sha256_files(paths)
+        hashes = read_and_hash_files(paths, *keep)
     except OSError as exc:  # (EIO from a failing disk): a refusal naming the file
         raise SourceError(f"cannot read {exc.filename or root}: {exc.strerror or exc}") from None
-    entries = [FileEntry(rel, *hashed) for rel, hashed in zip(plan.files, hashes, strict=True)]
+    entries = [
+        FileEntry(rel, digest, size)
+        for rel, (digest, size, _) in zip(plan.files, hashes, strict=True)
+    ]
+    if kept is not None:
+        kept.update(
+            (rel, data)
+            for rel, (_, _, data) in zip(plan.files, hashes, strict=True)
+            if data is not None
+        )
     document = dict(plan.document)
     document["environment"] = build_environment(plan, source_date_epoch)
-    document["files"] = [{"path": e.path, "sha256": e.sha256, "size": e.size} for e in entries]
-    draft = from_dict(document, ())
+    draft = from_dict({**document, "files": []}, ())  # (the README names no file)
     readme = bundle_readme(draft).encode("utf-8")
     made = [FileEntry(README_NAME, *_digest(readme))]
     made += [FileEntry(name, *_digest(data)) for name, data in (extra or {}).items()]
@@ -141,14 +162,16 @@ def build(
     if preregistration is not None:
         extra[PREREGISTRATION_FILE] = _checked_preregistration(preregistration, plan)
     step(f"hashing {len(plan.files)} files")
-    manifest, readme = make_manifest(plan, source_date_epoch, extra)
+    kept: dict[str, bytes] = {}
+    manifest, readme = make_manifest(plan, source_date_epoch, extra, kept)
     manifest_bytes = manifest.to_bytes()
-    members = members_of(manifest, manifest_bytes, readme, plan.root, extra)
+    members = members_of(manifest, manifest_bytes, readme, plan.root, {**kept, **extra})
 
     with staged(out, "the bundle") as tmp:
         step("packing")
         with tmp.open("wb") as stream:
             write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
+        del members, kept  # (the small files' bytes are not held through the verification)
         step("verifying at home from a fresh folder")
         home = verify_at_home(tmp, allow_code=bool(manifest.code))
         size = tmp.stat().st_size
@@ -163,7 +186,9 @@ def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = 
     the file patterns)."""
     from bundler.authoring.source import SOURCE_NAME, is_bundle_file
 
-    names = [SOURCE_NAME, *files]
+    # Only an existing regular file can be one of them (``check_distinct`` compares the
+    # inodes of regular files): for a new output, the listed files need no stat each.
+    names = [SOURCE_NAME, *(files if os.path.isfile(out) else ())]
     inside = out.absolute().parent.resolve() / out.name
     if root.resolve() in inside.parents:
         rel = inside.relative_to(root.resolve()).as_posix()

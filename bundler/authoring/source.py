@@ -7,10 +7,10 @@ manifest's consistency rules are the same rules the author meets at build time.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,21 +290,35 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
-    """Every regular file below root, and every entry that cannot be packed (with why)."""
+    """Every regular file below root, and every entry that cannot be packed (with why).
+
+    Each folder's entries in name order, then its folders in the order the system lists
+    them (as ``os.walk`` visits them). An entry's type is the one the folder listing
+    gives (no ``lstat`` per file where the file system reports types); no link is followed."""
     files: list[str] = []
     refused: dict[str, str] = {}
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        rel_folder = os.path.relpath(folder, root)
-        for name in sorted(dirs + names):
-            rel = name if rel_folder == "." else f"{rel_folder}/{name}"
-            rel = rel.replace(os.sep, "/")
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-            if stat.S_ISLNK(mode):
+    try:
+        top = list(os.scandir(root))
+    except OSError:
+        return files, refused  # (as os.walk: a folder that cannot be listed is passed over)
+    stack = [("", top)]
+    while stack:
+        rel_folder, entries = stack.pop()
+        subfolders = []
+        for entry in sorted(entries, key=lambda e: e.name):
+            rel = entry.name if not rel_folder else f"{rel_folder}/{entry.name}"
+            if entry.is_symlink():
                 refused[rel] = "is a link; bundles hold regular files only"
-            elif stat.S_ISREG(mode):
+            elif entry.is_file(follow_symlinks=False):
                 files.append(rel)
-            elif not stat.S_ISDIR(mode):
+            elif not entry.is_dir(follow_symlinks=False):
                 refused[rel] = "is not a regular file"
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and not entry.is_symlink():
+                rel = entry.name if not rel_folder else f"{rel_folder}/{entry.name}"
+                with contextlib.suppress(OSError):
+                    subfolders.append((rel, list(os.scandir(entry.path))))
+        stack.extend(reversed(subfolders))
     return sorted(files), refused
 
 

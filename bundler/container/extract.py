@@ -184,21 +184,23 @@ def _read(
         write = None if chosen is None else frozenset(chosen)
 
     tar = TarReader(pull)
+    # (bound once: this loop runs once a member, tens of thousands of times)
+    next_member, data, judge, hashed = tar.next, tar.data, rules.member, rules.hashed
+    file, manifest, signature = Action.FILE, Action.MANIFEST, Action.SIGNATURE
     try:
-        while (member := tar.next()) is not None:
-            step = rules.member(member)
-            if step.starts_payload:
+        while (member := next_member()) is not None:
+            action, rel, starts = judge(member)
+            if starts:
                 start_payload()
-            if step.action is Action.FILE:
-                rel = step.rel
+            if action is file:
                 if write is None or rel in write:
-                    rules.hashed(rel, writer.write(f"{rules.top}/{rel}", tar.data()))
+                    hashed(rel, writer.write(f"{rules.top}/{rel}", data()))
                 else:
-                    rules.hashed(rel, sha256_of(tar.data()))
-            elif step.action is Action.MANIFEST:
-                rules.manifest_read(b"".join(tar.data()))
-            elif step.action is Action.SIGNATURE:
-                rules.signature_read(step.rel, b"".join(tar.data()))
+                    hashed(rel, sha256_of(data()))
+            elif action is manifest:
+                rules.manifest_read(b"".join(data()))
+            elif action is signature:
+                rules.signature_read(rel, b"".join(data()))
         if rules.end():
             start_payload()
     except TarError as exc:

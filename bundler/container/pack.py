@@ -31,6 +31,7 @@ class Member:
 
 
 BATCH = 1 << 20  # headers and small files are gathered before each compressor call
+_ZEROS = bytes(BLOCK)
 
 
 def write_tar(
@@ -54,17 +55,24 @@ def write_tar(
             packed.write(data)
 
         for member in members:
-            size = len(member.data) if member.data is not None else member.size
+            data = member.data
+            size = len(data) if data is not None else member.size
             header = file_header(member.name, size, mtime)
-            put(header)
-            if member.data is not None:
-                put(member.data)
-            elif member.source is not None:
-                _copy(member.source, size, put)
+            padding = -size % BLOCK
+            if data is not None and len(batch) + len(header) + size + padding < BATCH:
+                batch += header  # (the three puts below, when all go into the batch)
+                batch += data
+                batch += _ZEROS[:padding]
             else:
-                raise ValueError(f"member {member.name} has no content")
-            put(bytes(-size % BLOCK))
-            written += len(header) + size + -size % BLOCK
+                put(header)
+                if data is not None:
+                    put(data)
+                elif member.source is not None:
+                    _copy(member.source, size, put)
+                else:
+                    raise ValueError(f"member {member.name} has no content")
+                put(bytes(padding))
+            written += len(header) + size + padding
         put(end_of_archive(written))
         packed.write(batch)
 

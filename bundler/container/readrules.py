@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from bundler.container.tarstream import REGULAR, TYPE_NAMES, Header
+from bundler.container.tarstream import FOLDER, REGULAR, TYPE_NAMES, Header
 from bundler.errors import Problem
 from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, parse
 from bundler.format.paths import MAX_PATH_BYTES, fold, folders_of, path_problem
@@ -69,6 +69,7 @@ class Step(NamedTuple):
 
 
 SKIP = Step(Action.SKIP)
+_FILE = Action.FILE
 _SIGNATURES = SIGNATURES_DIR + "/"
 
 
@@ -125,14 +126,16 @@ class ReadRules:
                 f"more than {self.limits.members} members (raise with --max-members)",
             )
         name = member.name
-        if not self._name_ok(member):
+        prefix = self._prefix
+        rel = name[len(prefix) :]
+        expected = self._expected.get(rel)
+        if not self._name_ok(member, expected is not None and name.startswith(prefix)):
             return SKIP
         if self.manifest is None:
             return self._first(member)
-        if not name.startswith(self._prefix):
+        if not name.startswith(prefix):
             return self._problem(name, "member.outside_top", f"is not inside {self.top}/")
-        rel = name[len(self._prefix) :]
-        if member.is_folder:
+        if member.type == FOLDER:
             if rel not in self._folders:
                 return self._problem(
                     name, "member.unlisted", "is a folder the manifest does not list"
@@ -142,50 +145,50 @@ class ReadRules:
             return self._signature(member, rel)
         starts = not self.payload_started
         self.payload_started = True
-        expected = self._expected.get(rel)
         if expected is None:
             self.problems.append(Problem(name, "member.unlisted", "is not listed in the manifest"))
             return Step(Action.SKIP, starts_payload=starts)
         want_size = expected[1]
-        if member.size != want_size:
+        size = member.size
+        if size != want_size:
             self.problems.append(
                 Problem(
                     name,
                     "member.size",
-                    f"observed {member.size} bytes, the manifest says {want_size}",
+                    f"observed {size} bytes, the manifest says {want_size}",
                 )
             )
             return Step(Action.SKIP, starts_payload=starts)
-        if member.size > self.limits.file_bytes:
+        limits = self.limits
+        if size > limits.file_bytes:
             raise Stop(
                 "limit.file_size",
                 name,
-                f"larger than {self.limits.file_bytes} bytes (raise with --max-file-bytes)",
+                f"larger than {limits.file_bytes} bytes (raise with --max-file-bytes)",
             )
-        self.total += member.size
-        if self.total > self.limits.total_bytes:
+        self.total += size
+        if self.total > limits.total_bytes:
             raise Stop(
                 "limit.total_size",
                 name,
-                f"the files add up to more than {self.limits.total_bytes} bytes "
+                f"the files add up to more than {limits.total_bytes} bytes "
                 "(raise with --max-total-bytes)",
             )
-        return Step(Action.FILE, rel, starts)
+        return Step(_FILE, rel, starts)
 
     def _problem(self, where: str, code: str, message: str) -> Step:
         self.problems.append(Problem(where, code, message))
         return SKIP
 
-    def _name_ok(self, member: Header) -> bool:
-        """The name and type rules; False (with the problem noted) if the member breaks one."""
+    def _name_ok(self, member: Header, listed_name: bool) -> bool:
+        """The name and type rules; False (with the problem noted) if the member breaks one.
+        ``listed_name``: the name is the top folder's and a path the manifest lists."""
         name = member.name
-        prefix = self._prefix
         # The name of a file the manifest lists is portable: its top folder came with the
         # manifest's own name, the rest was checked when the manifest was read (so it
         # encodes, and an ASCII one has as many bytes as characters).
         listed = (
-            name[len(prefix) :] in self._expected
-            and name.startswith(prefix)
+            listed_name
             and member.type in REGULAR
             and (not member.pax or PAX_KEYS.issuperset(member.pax))
             and (len(name) if name.isascii() else len(name.encode())) <= MAX_PATH_BYTES
@@ -282,15 +285,18 @@ class ReadRules:
         """Every problem, once the manifest is reconciled with what the archive held."""
         problems = self.problems
         named = {p.where for p in problems}
+        hashed = self._hashed
         for rel, (want, _) in self._expected.items():
+            got = hashed.get(rel)
+            if got == want:
+                continue
             where = f"{self.top}/{rel}"
-            got = self._hashed.get(rel)
             if got is None:
                 if where not in named:
                     problems.append(
                         Problem(where, "file.missing", "is listed in the manifest but missing")
                     )
-            elif got != want:
+            else:
                 problems.append(
                     Problem(where, "file.hash", f"SHA-256 is {got}, the manifest says {want}")
                 )

@@ -41,6 +41,7 @@ TYPE_NAMES = {
 }
 USTAR_MAGICS = (b"ustar\x0000", b"ustar  \x00")
 LINKS = (b"1", b"2")
+_SPECIAL = frozenset((PAX, GNU_LONG_NAME, GNU_LONG_LINK, PAX_GLOBAL, GNU_SPARSE))  # not members
 ZERO_BLOCK = bytes(BLOCK)
 RECORD = 20 * BLOCK  # tar pads the archive to a whole record
 MAX_USTAR_SIZE = 8**11 - 1
@@ -111,11 +112,13 @@ def _byte_sum(block: bytes) -> int:
 
 
 def _checksum_ok(block: bytes) -> bool:
-    stored = block[148:156].split(b"\0", 1)[0].strip(b" ")
+    field = block[148:156]
+    stored = field.split(b"\0", 1)[0].strip(b" ")
     if not stored or stored.strip(b"01234567"):
         return False
     want = int(stored, 8)
-    unsigned = _byte_sum(block) - sum(block[148:156]) + 256  # the field counts as spaces
+    # the field counts as spaces; the sum of its 8 bytes is Adler-32's low half less 1
+    unsigned = _byte_sum(block) - (adler32(field) & 0xFFFF) + 257
     if want == unsigned:
         return True
     return want == unsigned - 256 * sum(1 for b in block[:148] + block[156:] if b > 127)
@@ -232,46 +235,58 @@ class TarReader:
     def next(self) -> Header | None:
         """The next member's header (any data of the one before is skipped), or None at the
         end-of-archive marker, once every byte after it was checked to be zero."""
-        self._skip_rest()
+        if self._owed or self._padding:
+            self._skip_rest()
         pax: dict[str, str] = {}
         long_name: str | None = None
         while True:
-            block = self._take_header()
+            pos = self._pos
+            if len(self._buffer) - pos >= BLOCK:  # (the usual case of _take_header)
+                self._pos = pos + BLOCK
+                block: bytes | None = self._buffer[pos : pos + BLOCK]
+                if block == ZERO_BLOCK:
+                    block = None
+            else:
+                block = self._take_header()
             if block is None:
                 self._check_tail()
                 return None
             header = self._parse(block)
-            if header.type == PAX:
-                pax.update(_pax_records(self._small_data(header, "a pax header"), header.name))
-                continue
-            if header.type == GNU_LONG_NAME:
-                long_name = _text(self._small_data(header, "a GNU long name"))
-                continue
-            if header.type == GNU_LONG_LINK:
-                self._small_data(header, "a GNU long link name")
-                continue
-            if header.type == PAX_GLOBAL:
-                raise TarError(
-                    "archive.global_header",
-                    header.name,
-                    "a pax global header; bundles have none",
-                )
-            if header.type == GNU_SPARSE:
-                raise TarError("member.type", header.name, "is a sparse file")
+            kind = header.type
+            if kind in _SPECIAL:
+                if kind == PAX:
+                    pax.update(_pax_records(self._small_data(header, "a pax header"), header.name))
+                    continue
+                if kind == GNU_LONG_NAME:
+                    long_name = _text(self._small_data(header, "a GNU long name"))
+                    continue
+                if kind == GNU_LONG_LINK:
+                    self._small_data(header, "a GNU long link name")
+                    continue
+                if kind == PAX_GLOBAL:
+                    raise TarError(
+                        "archive.global_header",
+                        header.name,
+                        "a pax global header; bundles have none",
+                    )
+                raise TarError("member.type", header.name, "is a sparse file")  # GNU_SPARSE
             if long_name is not None:
                 header.name = long_name
             if "path" in pax:
                 header.name = pax["path"]
-            if header.is_folder:
+            if kind == FOLDER:
                 header.name = header.name.removesuffix("/")  # tar writes folders as "NAME/"
-            if "size" in pax:
-                if not pax["size"].isdigit() or not pax["size"].isascii():
-                    raise TarError("archive.corrupt", header.name, "the pax size is not a number")
-                header.size = int(pax["size"])
-            header.pax = pax
+            if pax:
+                if "size" in pax:
+                    if not pax["size"].isdigit() or not pax["size"].isascii():
+                        raise TarError(
+                            "archive.corrupt", header.name, "the pax size is not a number"
+                        )
+                    header.size = int(pax["size"])
+                header.pax = pax
             self._current = header.name
-            self._owed = header.size if header.has_data else 0
-            self._padding = -self._owed % BLOCK
+            self._owed = owed = header.size if kind not in NO_DATA else 0
+            self._padding = -owed % BLOCK
             return header
 
     def _take_header(self) -> bytes | None:
@@ -353,9 +368,39 @@ def _pax_record(key: str, value: str) -> bytes:
     return str(length).encode() + body
 
 
+# The fields of a regular file's ustar header around its name, size and time stamp: mode
+# 0644, owner and group 0 (before the size), then the type, no link name, the magic and
+# zeros; with their byte sums (the checksum counts its own field as eight spaces).
+_FILE_MODE = _octal(0o644, 8) + _octal(0, 8) + _octal(0, 8)
+_FILE_TAIL = REGULAR[0] + bytes(100) + b"ustar\x0000" + bytes(32 + 32 + 8 + 8 + 155 + 12)
+_FILE_FIXED_SUM = sum(_FILE_MODE) + sum(b" " * 8) + sum(_FILE_TAIL)
+
+
 def file_header(name: str, size: int, mtime: int) -> bytes:
     """The header block(s) of a regular file: plain ustar when the name is ASCII and fits
     in 100 bytes and the size below 8 GiB, else preceded by a pax header."""
+    if size <= MAX_USTAR_SIZE and len(name) <= 100 and name.isascii():
+        # the usual member, in one join: what ``_ustar`` writes for it (sums in C: a
+        # field of at most 100 bytes sums below Adler-32's modulus)
+        raw = name.encode("ascii")
+        size_field, time_field = _octal(size, 12), _octal(mtime, 12)
+        checksum = (
+            _FILE_FIXED_SUM
+            + (adler32(raw) & 0xFFFF)
+            + (adler32(size_field) & 0xFFFF)
+            + (adler32(time_field) & 0xFFFF)
+            - 3
+        )
+        return b"".join(
+            (
+                raw.ljust(100, b"\0"),
+                _FILE_MODE,
+                size_field,
+                time_field,
+                b"%06o\0 " % checksum,
+                _FILE_TAIL,
+            )
+        )
     records = b""
     ascii_name = name.encode("ascii", "replace")
     if not name.isascii() or len(ascii_name) > 100:

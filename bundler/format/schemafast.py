@@ -11,6 +11,7 @@ rule that is silently skipped.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -60,10 +61,51 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
             return lambda x: True
         if sub is False:
             return lambda x: False
+        fused = _fused(sub, node)
+        if fused is not None:
+            return fused
         checks = [_keyword(key, value, sub, node, ref) for key, value in sub.items()]
         return _every([c for c in checks if c is not None])
 
     return node(schema)
+
+
+def _fused(sub: Mapping[str, Any], node: Callable[[Any], Check]) -> Check | None:
+    """One check for the schemas of which a document holds thousands (a file entry: an
+    object of known keys, a string with a length or a pattern, a whole number with
+    bounds), deciding what their keywords decide together; None for any other schema."""
+    keys = set(sub) - ANNOTATIONS
+    kind = sub.get("type")
+    if kind == "object" and keys <= {"type", "properties", "required", "additionalProperties"}:
+        if sub.get("additionalProperties", False) is not False:
+            return None
+        props = tuple((name, node(s)) for name, s in sub.get("properties", {}).items())
+        known = frozenset(sub.get("properties", {})) if "additionalProperties" in sub else None
+        names = frozenset(sub.get("required", ()))
+
+        def fused_object(x: Any) -> bool:
+            if not isinstance(x, dict) or (known is not None and not known.issuperset(x)):
+                return False
+            if not x.keys() >= names:
+                return False
+            for name, check in props:  # noqa: SIM110 (a loop: see _every)
+                if name in x and not check(x[name]):
+                    return False
+            return True
+
+        return fused_object
+    if kind == "string" and keys <= {"type", "minLength", "maxLength", "pattern"}:
+        shortest, longest = sub.get("minLength", 0), sub.get("maxLength", math.inf)
+        search = _pattern(sub["pattern"]) if "pattern" in sub else None
+        if search is None:
+            return lambda x: isinstance(x, str) and shortest <= len(x) <= longest
+        return lambda x: (
+            isinstance(x, str) and shortest <= len(x) <= longest and search(x) is not None
+        )
+    if kind == "integer" and keys <= {"type", "minimum", "maximum"}:
+        least, most = sub.get("minimum", -math.inf), sub.get("maximum", math.inf)
+        return lambda x: _is_integer(x) and least <= x <= most
+    return None
 
 
 def _every(checks: list[Check]) -> Check:
@@ -141,10 +183,7 @@ def _object_keyword(
 
 def _string_keyword(key: str, value: Any) -> Check:
     if key == "pattern":
-        if re.search(r"(?<!\\)(?:\\\\)*\$\)*\Z", value):
-            # Python's $ also matches before a final newline: "id\n" would pass as "id"
-            raise ValueError(f"pattern {value!r} ends in $; anchor it with \\Z")
-        search = re.compile(value).search
+        search = _pattern(value)
         return lambda x: not isinstance(x, str) or search(x) is not None
     if key == "minLength":
         return lambda x: not isinstance(x, str) or len(x) >= value
@@ -154,6 +193,13 @@ def _string_keyword(key: str, value: Any) -> Check:
         raise ValueError("only enums of strings are compiled")
     allowed = frozenset(value)
     return lambda x: isinstance(x, str) and x in allowed
+
+
+def _pattern(value: str) -> Callable[[str], re.Match[str] | None]:
+    if re.search(r"(?<!\\)(?:\\\\)*\$\)*\Z", value):
+        # Python's $ also matches before a final newline: "id\n" would pass as "id"
+        raise ValueError(f"pattern {value!r} ends in $; anchor it with \\Z")
+    return re.compile(value).search
 
 
 def _array_keyword(key: str, value: Any, node: Callable[[Any], Check]) -> Check | None:

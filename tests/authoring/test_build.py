@@ -24,6 +24,18 @@ def test_two_builds_with_same_epoch_are_byte_identical(tmp_path: Path) -> None:
     assert sha(first) == sha(second)
 
 
+def test_small_files_packed_from_memory_give_the_bytes_read_again_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = copy_source(tmp_path)
+    for i in range(50):
+        (source / "inputs" / f"extra-{i}.bin").write_bytes(os.urandom(i * 997))
+    kept = build(source, tmp_path / "kept.bundle.tar.zst", 1700000000).path
+    monkeypatch.setattr(bundler.authoring.build, "KEEP_BELOW", 0)  # every file read again
+    again = build(source, tmp_path / "again.bundle.tar.zst", 1700000000).path
+    assert kept.read_bytes() == again.read_bytes()
+
+
 def test_one_changed_input_byte_changes_the_bundle(tmp_path: Path) -> None:
     source = copy_source(tmp_path)
     first = build(source, tmp_path / "a.bundle.tar.gz", 1700000000)

@@ -123,6 +123,21 @@ def test_build_output_that_is_a_source_file_is_refused(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
 
 
+def test_build_output_that_is_a_hard_link_to_a_listed_file_elsewhere_is_refused(
+    tmp_path: Path,
+) -> None:
+    # outside the source folder, only the inode tells it is one of the listed files
+    source = tmp_path / "src"
+    shutil.copytree(QUICKSTART, source)
+    listed = source / "inputs" / "expected.yaml"
+    before = listed.read_bytes()
+    os.link(listed, tmp_path / "out.bundle.tar.zst")
+    code, _, err = run("build", source, "-o", tmp_path / "out.bundle.tar.zst")
+    assert code == 2, err
+    assert "an input of this command" in err and "inputs/expected.yaml" in err
+    assert listed.read_bytes() == before
+
+
 def test_two_outputs_naming_one_file_are_refused(bundle: Path, tmp_path: Path) -> None:
     code, _, err = run("verify", bundle, "--json", tmp_path / "x", "--html", f"{tmp_path}/./x")
     assert code == 2

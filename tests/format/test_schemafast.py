@@ -91,6 +91,13 @@ def test_unknown_keywords_and_references_do_not_compile() -> None:
         compile_schema({"$ref": "https://example.com/other.json"})
 
 
+@pytest.mark.parametrize("schema", [{"pattern": "^a$"}, {"type": "string", "pattern": "^a$"}])
+def test_a_pattern_ending_in_dollar_does_not_compile(schema: dict[str, Any]) -> None:
+    # Python's $ matches before a final newline too, where jsonschema's does not
+    with pytest.raises(ValueError, match="anchor it with"):
+        compile_schema(schema)
+
+
 @pytest.mark.parametrize(
     ("schema", "good", "bad"),
     [
@@ -100,6 +107,30 @@ def test_unknown_keywords_and_references_do_not_compile() -> None:
         ({"enum": ["a", "b"]}, ["a"], ["c", 1, None]),
         ({"oneOf": [{"type": "string"}, {"minLength": 2}]}, ["a", 5], ["ab"]),
         ({"type": ["string", "null"], "maxLength": 1}, [None, "a"], ["ab", 0]),
+        # the schemas compiled as one check each (a file entry's)
+        ({"type": "string", "minLength": 1, "maxLength": 3}, ["a", "abc"], ["", "abcd", 1]),
+        ({"type": "string", "pattern": "^[0-9a-f]{2}\\Z"}, ["0a"], ["0A", "0a\n", 10, None]),
+        (
+            {"type": "integer", "minimum": 0, "maximum": 5},
+            [0, 5, 2.0],
+            [-1, 6, True, 1.5, float("inf"), float("nan"), "1", 10**400],
+        ),
+        (
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["a"],
+                "properties": {"a": {"type": "integer"}},
+            },
+            [{"a": 1}],
+            [{"a": "x"}, {}, {"a": 1, "b": 2}, [], None],
+        ),
+        ({"type": "object", "required": ["a"]}, [{"a": 1, "b": 2}], [{}, "a", None]),
+        (
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            [{}, {"a": "x", "b": 1}],
+            [{"a": 1}, 3, []],
+        ),
     ],
 )
 def test_keywords_decide_like_jsonschema(
