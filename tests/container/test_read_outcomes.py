@@ -208,6 +208,15 @@ def test_the_pinned_archives_reach_every_kind_of_answer(pinned: list[dict[str, A
     } <= codes, sorted(codes)
 
 
+# the archives are written by this Python's tarfile: another minor version may write some
+# header differently, and then the answers were pinned for other bytes
+WRITTEN_WITH = (3, 11)
+
+
+@pytest.mark.skipif(
+    sys.version_info[:2] != WRITTEN_WITH,
+    reason="the pinned answers are for archives written by Python 3.11's tarfile",
+)
 def test_every_hostile_archive_gets_the_answer_it_always_got(
     pinned: list[dict[str, Any]],
 ) -> None:
