@@ -459,17 +459,23 @@ def test_a_tiny_bundle_does_not_make_the_verifier_allocate_its_input_cap(
 def test_read_error_on_a_source_file_is_a_build_refusal_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bundler.format.hashing
-
     source = copy_source(tmp_path)
-    real_open = open
+    real_open, real_read = os.open, os.read
+    failing: set[int] = set()
 
-    def failing(path: Any, *args: Any, **kwargs: Any) -> Any:
+    def opening(path: Any, *args: Any, **kwargs: Any) -> int:
+        fd = real_open(path, *args, **kwargs)
         if str(path).endswith("expected.yaml"):
-            return _FailingDisk(b"", 0)
-        return real_open(path, *args, **kwargs)
+            failing.add(fd)
+        return fd
 
-    monkeypatch.setattr(bundler.format.hashing, "open", failing, raising=False)
+    def reading(fd: int, size: int) -> bytes:
+        if fd in failing:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, "open", opening)
+    monkeypatch.setattr(os, "read", reading)
     with pytest.raises(SourceError) as caught:
         build(source, tmp_path / "out.bundle.tar.gz")
     assert f"cannot read {source / 'inputs' / 'expected.yaml'}: Input/output error" in str(
