@@ -43,7 +43,12 @@ from datasets import Dataset, datasets, make, make_cases  # noqa: E402
 RB = [sys.executable, "-m", "bundler"]
 MIB = 1024 * 1024
 CODECS = [("zstd", "zst"), ("gzip", "gz")]  # --zstd-only keeps the first
-ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}  # TMPDIR is set to --work in main()
+# TMPDIR is set to --work in main(); bytecode is written as an installed copy has it (with
+# PYTHONDONTWRITEBYTECODE set, every run would compile the modules it imports)
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "SOURCE_DATE_EPOCH": "1700000000",
+}
 PACK_ONLY = """
 import sys
 from pathlib import Path
