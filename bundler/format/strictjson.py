@@ -16,8 +16,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from itertools import chain, compress, repeat
-from operator import is_
+from itertools import accumulate
 from typing import Any
 
 
@@ -48,8 +47,6 @@ _LONG_DIGITS = b"0" * 210
 
 def _may_hold_huge(text: str | bytes) -> bool:
     """Whether ``text`` may hold a number that a float reads as infinity."""
-    if isinstance(text, bytes) and b"\0" in text:
-        return True  # UTF-16 or UTF-32, which json.loads also reads: every float checked
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     zeroed = raw.translate(_ZEROED)
     return b"e000" in zeroed or b"e+000" in zeroed or _LONG_DIGITS in zeroed
@@ -107,77 +104,79 @@ def loads(
     ``constants``. ``huge_numbers`` reads ``1e999`` as infinity as ``json.loads`` does
     (evidence only: checker versions decide on what they were given). Raises ValueError
     naming what was wrong."""
-    over = max_values is not None and bound(text) > max_values
+    opening = _opening(text)  # each count scans the whole text: counted once
+    over = max_values is not None and opening + _commas(text) + 1 > max_values  # bound()
     if over and count_values(text) > (max_values or 0):
         raise ValueError(f"holds more than {max_values} values")
     check = not (constants or huge_numbers) and _may_hold_huge(text)
-    options: dict[str, Any] = {
-        "parse_constant": None if constants else _no_constant,
-        "parse_float": _finite if check else None,
-    }
     try:
         with _collector_paused():
-            try:
-                value = json.loads(text, **options)  # objects built in C, no hook
-                shape: tuple[int, int] | None = _shape(value)
-            except ValueError:
-                shape = None  # read again: the error is the one the hook's reading meets first
-            if shape is None or shape[1] != _key_ends(text):  # perhaps a key given twice
-                value = json.loads(text, object_pairs_hook=_no_duplicates, **options)
-                shape = shape or _shape(value)
+            value = json.loads(
+                text,
+                object_pairs_hook=_no_duplicates,
+                parse_constant=None if constants else _no_constant,
+                parse_float=_finite if check else None,
+            )
     except RecursionError:
         raise ValueError(f"nested deeper than {max_depth} levels") from None
-    levels = shape[0]
-    if levels > max_depth or over:
+    if (opening > max_depth and _deepest(text) >= max_depth) or over:
         _check_size(value, max_depth, max_values)
     return value
 
 
-def _shape(value: Any) -> tuple[int, int]:
-    """How deep ``value`` is (a value alone: 1) and how many keys its objects hold in all,
-    a level at a time by C loops (``json`` builds dicts and lists of exactly those types)."""
-    level, levels, keys = [value], 0, 0
-    while level:
-        levels += 1
-        kinds = list(map(type, level))
-        dicts = list(compress(level, map(is_, kinds, repeat(dict))))
-        lists = list(compress(level, map(is_, kinds, repeat(list))))
-        keys += sum(map(len, dicts))
-        level = [*chain.from_iterable(map(dict.values, dicts)), *chain.from_iterable(lists)]
-    return levels, keys
+# a byte outside the strings of a JSON text -> how it moves the nesting depth
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+_NOT_BRACKET = bytes(b for b in range(256) if not _STEP[b])
+_NOT_BRACKET_OR_QUOTE = _NOT_BRACKET.replace(b'"', b"")
 
 
-_BLANKS = b" \t\n\r"
+def _deepest(text: str | bytes) -> int:
+    """How many containers are open at most at once in a well-formed JSON text (a value
+    inside the deepest one is one level deeper), found in C without walking the parsed
+    value: only a text that may be too deep is then walked exactly. With the escaped
+    backslashes and quotes taken out, every quote left opens or closes a string.
 
-
-def _key_ends(text: str | bytes) -> int:
-    """At least the number of keys in a JSON text, and exactly that unless a string holds
-    a quote, blanks, then a colon: each key ends so. With escaped backslashes and quotes
-    and every blank taken out (in C), each key leaves ``":``, and a string can add one only
-    where its opening quote is followed by blanks and a colon. When it equals the number
-    of keys the objects hold, no object holds a key twice.
-
-    Read a chunk at a time (memory bounded whatever the text's size): a chunk ends after a
-    character that is no backslash, quote nor blank, so no escape and no key's end spans
-    two chunks."""
-    plain = _plain_character(type(text))
-    found, start, size = 0, 0, len(text)
+    Read a chunk at a time (memory bounded whatever the text's size): a chunk never ends
+    inside a run of backslashes, and whether it starts inside a string is carried over."""
+    if isinstance(text, bytes) and b"\0" in text:
+        return len(text)  # UTF-16 or UTF-32, which json.loads also reads: walked exactly
+    backslash: Any = b"\\" if isinstance(text, bytes) else "\\"
+    run: Any = _run(type(text))
+    data: Any = text
+    deepest: int | None = None
+    level, inside, start, size = 0, False, 0, len(data)
     while start < size:
-        after = plain.search(text, min(start + _CHUNK, size) - 1)
-        end = after.end() if after else size
-        chunk = text[start:end]
-        raw = chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else chunk
-        found += (
-            raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _BLANKS).count(b'":')
-        )
-        start = end
-    return found
+        end = next_start = start + _CHUNK
+        chunk = data[start:end]
+        if chunk[-1:] == backslash and end < size:  # the chunk stops before the run
+            end -= len(chunk) - len(chunk.rstrip(backslash))
+            chunk = chunk[: end - start]
+            next_start = run.match(data, end).end()
+            if (next_start - end) % 2 and data[next_start : next_start + 1] in ('"', b'"'):
+                next_start += 1  # an escaped quote, taken out with its backslash
+        chunk = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8", "surrogatepass")
+        chunk = chunk.replace(b"\\\\", b"").replace(b'\\"', b"")
+        # two quotes side by side enclose nothing, inside a string or between two: taking
+        # them out keeps every other quote's side, and leaves few strings to split at
+        parts = chunk.translate(None, _NOT_BRACKET_OR_QUOTE).replace(b'""', b"").split(b'"')
+        steps = list(map(_STEP.__getitem__, b"".join(parts[inside::2])))
+        if steps:
+            top = max(
+                accumulate(steps, initial=level) if deepest is not None else accumulate(steps)
+            )
+            deepest = top if deepest is None else max(deepest, top)
+            level += sum(steps)
+        inside ^= len(parts) % 2 == 0
+        start = next_start
+    return 0 if deepest is None else deepest
 
 
 @cache
-def _plain_character(kind: type) -> re.Pattern[Any]:
-    """A character after which a chunk of a ``kind`` text may end (compiled on first use)."""
-    return re.compile(b'[^\\\\" \t\n\r]' if kind is bytes else r'[^\\" \t\n\r]')
+def _run(kind: type) -> re.Pattern[Any]:
+    """A run of backslashes in a text of ``kind`` (compiled when a deep text first needs it)."""
+    return re.compile(b"\\\\*" if kind is bytes else r"\\*")
 
 
 def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:

@@ -1,11 +1,12 @@
-"""Counting a JSON text's values and its keys' ends take memory bounded by a chunk, not
-by the text, and answer exactly as the whole-text readings did (issue 33, peak memory).
+"""Counting a JSON text's values and measuring its depth take memory bounded by a chunk,
+not by the text, and answer exactly as the whole-text readings did (issue 33, peak
+memory).
 
 ``count_values`` used to blank every string of the whole text with one ``re.sub``: a
 100 MB document refused by verify's value cap held about 800 MiB at once (the list of
-pieces and the blanked copy). JSON Lines were split into a list of lines before the cap
-was checked. Each now reads a chunk at a time, and so does ``_key_ends`` (which tells a
-document without a key given twice).
+pieces and the blanked copy). ``_deepest`` made two copies of the whole text (about
+19 MiB for 10 MB). JSON Lines were split into a list of lines before the cap was
+checked. Each now reads a chunk at a time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import tracemalloc
+from itertools import accumulate
 from unittest import mock
 
 import pytest
@@ -145,38 +147,41 @@ def test_json_lines_over_the_cap_are_refused_before_their_lines_are_split(
     assert peak < len(text) // 4, f"{peak} bytes at most for {len(text)}"
 
 
-def _whole_text_key_ends(text: str | bytes) -> int:
-    """``_key_ends`` of the whole text at once."""
+def _old_deepest(text: str | bytes) -> int:
+    """``_deepest`` as it was before issue 33: the whole text at once."""
+    if isinstance(text, bytes) and b"\0" in text:
+        return len(text)
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
     data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    return data.translate(None, b" \t\n\r").count(b'":')
+    kept = data.translate(None, strictjson._NOT_BRACKET_OR_QUOTE).replace(b'""', b"")
+    brackets = b"".join(kept.split(b'"')[::2])
+    return max(accumulate(map(strictjson._STEP.__getitem__, brackets)), default=0)
 
 
-_KEY_PIECES = ['"', "\\", "\\\\", ":", " ", "\n", "a", "é", "\ud800", '""', '\\"', '":', '" :']
-_KEYISH = st.lists(st.sampled_from(_KEY_PIECES), max_size=40).map("".join)
+_DEPTH_PIECES = ['"', "\\", "\\\\", "[", "]", "{", "}", "a", "é", "\ud800", '""', '\\"']
+_DEPTHISH = st.lists(st.sampled_from(_DEPTH_PIECES), max_size=40).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=_KEYISH, chunk=st.integers(1, 9))
-def test_key_ends_counted_by_chunks_are_the_whole_text_count(text: str, chunk: int) -> None:
-    # chunks would end in runs of backslashes, between a quote and its colon, in blanks
+@given(text=_DEPTHISH, chunk=st.integers(1, 9))
+def test_depth_read_by_chunks_is_the_whole_text_depth(text: str, chunk: int) -> None:
+    # chunks end in runs of backslashes, between an escape and its quote, in strings
     with mock.patch.object(strictjson, "_CHUNK", chunk):
         for data in (text, text.encode("utf-8", "surrogatepass")):
-            assert strictjson._key_ends(data) == _whole_text_key_ends(data)
+            assert strictjson._deepest(data) == _old_deepest(data)
 
 
 @pytest.mark.parametrize("kind", [str, bytes])
-def test_a_large_text_has_its_key_ends_counted_in_memory_bounded_by_a_chunk(kind: type) -> None:
+def test_a_large_text_has_its_depth_read_in_memory_bounded_by_a_chunk(kind: type) -> None:
     text = _rows(128 * strictjson._CHUNK)
     data = text if kind is str else text.encode()
     tracemalloc.start()
     try:
-        found = strictjson._key_ends(data)
+        depth = strictjson._deepest(data)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # a row's keys: id, name, tags, meta, y
-    assert found == _whole_text_key_ends(data) == text.count('"tags"') * 5
+    assert depth == _old_deepest(data) == 4  # [{ "tags": [[]] }]
     assert peak < len(data) // 4, f"{peak} bytes at most for {len(data)}"
 
 
