@@ -47,6 +47,8 @@ _LONG_DIGITS = b"0" * 210
 
 def _may_hold_huge(text: str | bytes) -> bool:
     """Whether ``text`` may hold a number that a float reads as infinity."""
+    if isinstance(text, bytes) and b"\0" in text:
+        return True  # UTF-16 or UTF-32, which json.loads also reads: every float checked
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     zeroed = raw.translate(_ZEROED)
     return b"e000" in zeroed or b"e+000" in zeroed or _LONG_DIGITS in zeroed
