@@ -160,28 +160,10 @@ IDENTITIES = [["label"], ["label", "view"], ["view"]]
 NORMALISE = [[], [{"field": "label", "pattern": r"\s*\d+ s$"}]]
 
 
-@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.booleans(),
-    traces(odd=False),
-    st.lists(st.sampled_from(LABELS), min_size=2, max_size=5),
-    st.sampled_from(IDENTITIES),
-    st.sampled_from(NORMALISE),
-)
-def test_plain_traces_get_the_verdict_they_got_before(
-    stored: bool,
-    trace: Any,
-    labels: list[str],
-    identity: list[str],
-    normalise: list[Any],
-) -> None:
-    _compare(stored, trace, labels, identity, normalise)
-
-
-@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.booleans(),
-    traces(odd=True),
+    st.booleans().flatmap(lambda odd: traces(odd=odd)),
     st.lists(st.sampled_from(LABELS), min_size=2, max_size=5),
     st.sampled_from(IDENTITIES),
     st.sampled_from(NORMALISE),
@@ -193,6 +175,8 @@ def test_any_trace_gets_the_verdict_it_got_before(
     identity: list[str],
     normalise: list[Any],
 ) -> None:
+    # plain traces (read where they lie) and odd ones (dates, tuples, sets, non-text keys,
+    # huge ints, malformed parts, JSON Lines: read as before)
     _compare(stored, trace, labels, identity, normalise)
 
 

@@ -9,11 +9,11 @@ import json
 import re
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 
 from bundler.cli import main
+from tests.golden.regenerate_help import commands
 from tests.helpers import REPO, copy_source
 
 
@@ -24,19 +24,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 def all_commands() -> list[tuple[str, ...]]:
     """Every command and subcommand, as the words that name it."""
-    found: list[tuple[str, ...]] = []
-
-    def walk(command: click.Command, words: tuple[str, ...]) -> None:
-        found.append(words)
-        if isinstance(command, click.Group):
-            context = click.Context(command)
-            for name in command.list_commands(context):
-                sub = command.get_command(context, name)
-                assert sub is not None
-                walk(sub, (*words, name))
-
-    walk(main, ())
-    return found[1:]
+    return commands()[1:]
 
 
 def exit_codes(words: tuple[str, ...]) -> set[int]:
