@@ -52,8 +52,8 @@ _EXPORTS: dict[str, str] = {
     "CodePolicy": "bundler.run.isolation",
     "Policy": "bundler.signatures.trust",
     "TrustedKey": "bundler.signatures.trust",
-    "load_policy": "bundler.signatures.trust",
-    "load_trusted_keys": "bundler.signatures.trust",
+    "load_policy": "bundler.signatures.truststore",
+    "load_trusted_keys": "bundler.signatures.truststore",
     # the JSON report
     "to_json": "bundler.reports.document",
     "rejection_json": "bundler.reports.document",
@@ -111,5 +111,5 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.signatures.signfile import sign_bundle as sign  # noqa: F401 (in __all__)
     from bundler.signatures.trust import Policy as Policy
     from bundler.signatures.trust import TrustedKey as TrustedKey
-    from bundler.signatures.trust import load_policy as load_policy
-    from bundler.signatures.trust import load_trusted_keys as load_trusted_keys
+    from bundler.signatures.truststore import load_policy as load_policy
+    from bundler.signatures.truststore import load_trusted_keys as load_trusted_keys

@@ -136,7 +136,12 @@ CODES: dict[str, Code] = {
     "attestation.too_large": Code("an attestation larger than the reader takes", _R),
     "attestation.payload_type": Code("an envelope that does not hold an in-toto Statement", _R),
     "attestation.unsigned": Code("an envelope with no signature", _R),
-    "attestation.untrusted": Code("no signature on the attestation by a trusted key", _R),
+    "attestation.untrusted": Code(
+        "no signature on the attestation by a trusted key that counts now", _R
+    ),
+    "attestation.bad_signature": Code(
+        "a signature naming a trusted key does not verify (the attestation was altered)", _R
+    ),
     "attestation.statement": Code("the Statement breaks in-toto's or its predicate's rules", _R),
     "attestation.predicate_type": Code("a predicate type reprobundle does not attest", _R),
     "attestation.subject": Code("the bundle given is not the attestation's subject", _R),
@@ -145,6 +150,9 @@ CODES: dict[str, Code] = {
     "preregistration.too_large": Code("a pre-registration larger than the reader takes", _U),
     "preregistration.payload_type": Code("an envelope that holds no pre-registration", _U),
     "preregistration.other_bundle": Code("a pre-registration of another bundle name", _U),
+    "preregistration.bad_signature": Code(
+        "a signature naming a trusted key does not verify (the pre-registration was altered)", _U
+    ),
     # -- RFC 3161 time-stamps (archive preregister --timestamp) ---------------------------
     "timestamp.format": Code("a time-stamp response that cannot be read", _R),
     "timestamp.invalid": Code("a time-stamp that is not over these bytes or not signed", _R),

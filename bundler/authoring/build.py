@@ -221,8 +221,8 @@ def members_of(
 def _read_bounded(path: Path) -> bytes:
     """A pre-registration file's bytes; one larger than any envelope is cut there (and so
     refused as too large when read), and one that is not a regular file is refused."""
+    from bundler.files import read_bounded
     from bundler.signatures.envelope import MAX_ENVELOPE
-    from bundler.signatures.trust import read_bounded
 
     return read_bounded(path, MAX_ENVELOPE, "pre-registration")
 
@@ -234,18 +234,14 @@ def _checked_preregistration(data: bytes, plan: SourcePlan) -> bytes:
     from bundler.signatures.preregistration import open_preregistration
 
     try:
-        pre = open_preregistration(data, ())
+        open_preregistration(data, name=plan.document["bundle"]["name"])
     except EnvelopeProblem as exc:
-        raise UsageError(
-            "the pre-registration cannot be read",
-            [Problem("--preregistration", exc.code, exc.message)],
-        ) from None
-    name = plan.document["bundle"]["name"]
-    if pre.view.name != name:
-        raise UsageError(
-            f"the pre-registration is for bundle {pre.view.name!r}, not {name!r}",
-            [Problem("--preregistration", "preregistration.other_bundle", "another bundle's")],
+        headline = (
+            "the pre-registration is for another bundle"
+            if exc.code == "preregistration.other_bundle"
+            else "the pre-registration cannot be read"
         )
+        raise UsageError(headline, [Problem("--preregistration", exc.code, exc.message)]) from None
     return data
 
 

@@ -199,7 +199,7 @@ def limit_options(function: F) -> F:
 def trust_options(whose: str = "you trust") -> Callable[[F], F]:
     """``--trust`` and ``--trust-store``, declared once for every command that judges
     signatures; ``whose`` says what the keys are for in that command's ``--help``. The
-    values go to ``bundler.signatures.trust.load_trusted_keys`` (or ``load_policy``)."""
+    values go to ``bundler.signatures.truststore.load_trusted_keys`` (or ``load_policy``)."""
 
     def decorate(function: F) -> F:
         function = click.option(

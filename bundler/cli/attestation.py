@@ -17,12 +17,13 @@ def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, 
     """What decided trust and what ran in a verification, as an attestation records it:
     the keys trusted (by key id, never by a file name only this machine knows), the
     signature policy, whether bundled code could run, every limit."""
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.trust import counting, now
+    from bundler.signatures.truststore import load_trusted_keys
 
     keys = load_trusted_keys(values["trust_files"], values["trust_store"])
     signature = report.get("signature") or {}
     return {
-        "trustedKeyIds": sorted(k.key.keyid for k in keys if not k.revoked),
+        "trustedKeyIds": sorted(k.key.keyid for k in counting(keys, now())),
         "requireSignature": values["require_signature"],
         "allowUnsigned": values["allow_unsigned"],
         "expectManifestSha256": values["expect_manifest_sha256"],
@@ -62,7 +63,7 @@ def write_attestation(
 
 
 def _read(path: Path, what: str) -> bytes:
-    from bundler.signatures.trust import read_bounded
+    from bundler.files import read_bounded
 
     return read_bounded(path, MAX_READ, what)
 
@@ -113,13 +114,14 @@ def verify_attestation(
     """
     from bundler.errors import BundleRejected, Problem, UsageError, one_line
     from bundler.signatures import attestation as att
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.trust import now
+    from bundler.signatures.truststore import load_trusted_keys
 
-    keys = [k.key for k in load_trusted_keys(trust_files, trust_store) if not k.revoked]
+    keys = load_trusted_keys(trust_files, trust_store)
     if not keys:
         raise UsageError("name the keys whose attestations you accept: --trust or --trust-store")
     try:
-        checked = att.read(_read(file, "attestation"), keys)
+        checked = att.read(_read(file, "attestation"), keys, now())
     except att.AttestationProblem as exc:
         raise BundleRejected(
             "the attestation was rejected", [Problem(str(file), exc.code, exc.message)]

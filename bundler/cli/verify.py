@@ -114,7 +114,7 @@ def verify_with_options(
     """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
     from bundler.run.isolation import CodePolicy
     from bundler.run.verify import verify as run_verify
-    from bundler.signatures.trust import load_policy
+    from bundler.signatures.truststore import load_policy
 
     policy = load_policy(
         options["trust_files"],

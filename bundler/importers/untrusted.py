@@ -48,7 +48,7 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
     the log within verify's caps (``screen``). Raises UsageError or SourceError."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
-    from bundler.signatures.trust import read_bounded
+    from bundler.files import read_bounded
 
     cap = runner.LOAD_LIMITS.bytes
     try:

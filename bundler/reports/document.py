@@ -149,6 +149,8 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
     found = check.found
     if check.trusted_signers:
         trust = f"signed by a trusted key ({', '.join(check.trusted_signers)})"
+    elif check.not_counting:
+        trust = f"signed by a trusted key that does not count now ({'; '.join(check.not_counting)})"
     elif found.signatures:
         trust = "signed, but by no key you trust"
     else:

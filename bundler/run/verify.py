@@ -91,8 +91,9 @@ class PreregistrationCheck(NamedTuple):
     message). Whether a claim is as pre-registered is decided by the report from it."""
 
     found: Preregistration | None
-    trusted_signers: tuple[str, ...] = ()  # names of the trusted keys that signed it
+    trusted_signers: tuple[str, ...] = ()  # names of the trusted keys that signed and count
     problem: tuple[str, str] | None = None
+    not_counting: tuple[str, ...] = ()  # why each other trusted key that signed does not
 
 
 def check_preregistration(
@@ -108,21 +109,11 @@ def check_preregistration(
 
     with (extracted.root / PREREGISTRATION_FILE).open("rb") as stream:
         data = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as too large
-    usable = [k for k in trusted if not k.revoked]
     try:
-        found = open_preregistration(data, [k.key for k in usable])
+        found = open_preregistration(data, trusted, name=manifest.name)
     except EnvelopeProblem as exc:
         return PreregistrationCheck(None, problem=(exc.code, exc.message))
-    if found.view.name != manifest.name:
-        return PreregistrationCheck(
-            None,
-            problem=(
-                "preregistration.other_bundle",
-                f"it pre-registers bundle {found.view.name!r}, not {manifest.name!r}",
-            ),
-        )
-    names = tuple(k.name for k in usable if k.key.keyid in found.signers)
-    return PreregistrationCheck(found, names)
+    return PreregistrationCheck(found, found.names, not_counting=found.notes)
 
 
 def machine_environment() -> dict[str, Any]:

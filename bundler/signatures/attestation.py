@@ -39,7 +39,7 @@ from bundler.signatures.envelope import (
     require,
     seal,
 )
-from bundler.signatures.signing import PublicKey
+from bundler.signatures.trust import TrustedKey
 
 ENVELOPE_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -193,8 +193,9 @@ def envelope(statement_doc: Mapping[str, Any], key: Ed25519PrivateKey) -> bytes:
 class Attestation:
     """A checked attestation: who signed it, and the Statement they signed."""
 
-    signers: tuple[str, ...]  # key ids of trusted keys whose signature verified
+    signers: tuple[str, ...]  # key ids of trusted keys whose signature verified and count
     statement: dict[str, Any]
+    names: tuple[str, ...] = ()  # those keys' names, as the reviewer's trust calls them
 
     @property
     def predicate_type(self) -> str:
@@ -214,22 +215,27 @@ class Attestation:
         return [d for d in found if isinstance(d, str)]
 
 
-def read(data: bytes, trusted: Sequence[PublicKey]) -> Attestation:
-    """Check a DSSE envelope against ``trusted`` keys and its Statement's field rules.
+def read(data: bytes, trusted: Sequence[TrustedKey], at: dt.datetime) -> Attestation:
+    """Check a DSSE envelope against ``trusted`` keys at time ``at`` (the trust rule,
+    ``trust.standing``) and its Statement's field rules.
 
-    A signature by a key not in ``trusted`` is not counted; at least one trusted key must
-    have signed. Raises ``AttestationProblem`` naming the first thing wrong.
+    A signature by a key not in ``trusted``, or by one that does not count at ``at``
+    (revoked, not yet valid, expired), is not counted; at least one counting key must have
+    signed. A signature naming a trusted key that does not verify is a bad signature.
+    Raises ``AttestationProblem`` naming the first thing wrong.
     """
-    opened = open_envelope(data, ENVELOPE_PAYLOAD_TYPE, trusted, "attestation")
+    opened = open_envelope(data, ENVELOPE_PAYLOAD_TYPE, trusted, "attestation", at)
     require(opened.signatures > 0, "attestation.unsigned", "the envelope holds no signature")
+    notes = "; ".join(opened.judged.notes)
     require(
         bool(opened.signers),
         "attestation.untrusted",
         "no signature by a trusted key verifies"
+        + (f" that counts now ({notes})" if notes else "")
         + ("" if trusted else " (no key is trusted: give --trust)"),
     )
     statement = load_json(opened.payload, "the Statement", "attestation")
-    return Attestation(opened.signers, check_statement(statement))
+    return Attestation(opened.signers, check_statement(statement), opened.judged.names)
 
 
 def check_statement(doc: Any) -> dict[str, Any]:

@@ -4,13 +4,16 @@ pre-authentication encoding, as JSON (``payloadType``, base64 ``payload``, ``sig
 Attestations of a verification and pre-registrations travel in them: one reader and one
 writer for both, so that the strict rules (size, depth, duplicate keys, canonical base64,
 the payload type) are written once. Which signatures count is the caller's decision: the
-reader reports the trusted keys whose signature verifies. Pure: bytes in, values or
-``EnvelopeProblem`` out.
+reader sorts the trusted keys whose signature verifies by the trust rule
+(``trust.signed_by``), and a signature that names a trusted key but does not verify is a bad
+signature (the envelope was altered), never "signed by a key you do not trust". Pure: bytes,
+keys and the time in; values or ``EnvelopeProblem`` out.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +22,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bundler.format import strictjson
-from bundler.signatures.signing import PublicKey, SignatureProblem, pae, public_of, strict_b64
+from bundler.signatures.signing import SignatureProblem, pae, public_of, strict_b64
+from bundler.signatures.trust import Signers, TrustedKey, signed_by
 
 MAX_ENVELOPE = 8 << 20
 # each kind of envelope's codes, by what they name: bad JSON or shape, too large, the
@@ -29,11 +33,13 @@ _CODES = {
         "attestation.format": "bad",
         "attestation.too_large": "large",
         "attestation.payload_type": "type",
+        "attestation.bad_signature": "altered",
     },
     "preregistration": {
         "preregistration.format": "bad",
         "preregistration.too_large": "large",
         "preregistration.payload_type": "type",
+        "preregistration.bad_signature": "altered",
     },
 }
 
@@ -42,6 +48,10 @@ def _codes(kind: str) -> tuple[str, str, str]:
     """(bad, too large, wrong payload type) for ``kind``."""
     by_role = {role: code for code, role in _CODES[kind].items()}
     return by_role["bad"], by_role["large"], by_role["type"]
+
+
+def _altered(kind: str) -> str:
+    return next(code for code, role in _CODES[kind].items() if role == "altered")
 
 
 MAX_VALUES = 1_000_000
@@ -91,18 +101,29 @@ def seal(payload: bytes, payload_type: str, keys: Sequence[Ed25519PrivateKey]) -
 
 @dataclass(frozen=True)
 class Opened:
-    """An envelope's payload, and which of the given trusted keys signed it."""
+    """An envelope's payload, and what its signatures amount to under the trust rule."""
 
     payload: bytes
-    signers: tuple[str, ...]  # key ids of trusted keys whose signature verifies
+    judged: Signers  # the trusted keys whose signature verifies: counted or refused (why)
     signatures: int  # how many signatures the envelope holds
+
+    @property
+    def signers(self) -> tuple[str, ...]:
+        """Key ids of the trusted keys that signed and count."""
+        return self.judged.keyids
 
 
 def open_envelope(
-    data: bytes, payload_type: str, trusted: Sequence[PublicKey], kind: str
+    data: bytes,
+    payload_type: str,
+    trusted: Sequence[TrustedKey],
+    kind: str,
+    at: dt.datetime,
 ) -> Opened:
-    """Read a DSSE envelope strictly and check its signatures against ``trusted``.
-    ``kind`` (attestation, preregistration) names the codes: ``_CODES``."""
+    """Read a DSSE envelope strictly and judge its signatures against ``trusted`` at
+    ``at``. ``kind`` (attestation, preregistration) names the codes: ``_CODES``. A
+    signature whose key id names a trusted key (counting or not) and that verifies under
+    none is refused as ``{kind}.bad_signature``."""
     bad, _, wrong_type = _codes(kind)
     doc = load_json(data, "the envelope", kind)
     require(isinstance(doc, dict), bad, "the envelope is not a JSON object")
@@ -124,7 +145,8 @@ def open_envelope(
     )
     payload = _b64(doc["payload"], "payload", kind)
     message = pae(payload_type, payload)
-    found: list[str] = []
+    by_id = {k.key.keyid: k for k in trusted}
+    found: dict[str, TrustedKey] = {}
     for item in doc["signatures"]:
         require(
             isinstance(item, dict)
@@ -135,10 +157,17 @@ def open_envelope(
             "each signature is an object with a string sig (and keyid)",
         )
         sig = _b64(item["sig"], "sig", kind)
-        for key in trusted:
-            if key.keyid not in found and key.verifies(message, sig):
-                found.append(key.keyid)
-    return Opened(payload, tuple(found), len(doc["signatures"]))
+        verified = [k for k in trusted if k.key.verifies(message, sig)]
+        named = by_id.get(item.get("keyid", ""))
+        if not verified and named is not None:
+            raise EnvelopeProblem(
+                _altered(kind),
+                f"the signature by trusted key {named.name!r} ({named.key.keyid[:16]}) does "
+                f"not verify: the {kind} or its signature was altered after it was signed",
+            )
+        for key in verified:
+            found.setdefault(key.key.keyid, key)
+    return Opened(payload, signed_by(found.values(), at), len(doc["signatures"]))
 
 
 def _b64(text: str, what: str, kind: str) -> bytes:

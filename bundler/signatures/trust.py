@@ -1,36 +1,28 @@
-"""Which keys the reviewer trusts, and what the signatures of one bundle amount to.
+"""Which keys the reviewer trusts, which of them count at a given time, and what the
+signatures of one bundle amount to.
 
 Trust lives on the reviewer's machine only: keys given with ``verify --trust KEYFILE`` or
-listed in a trust store file. A key that arrives inside a bundle (or a detached signature)
-is used to tell a broken signature from a foreign one, never to trust anything.
+listed in a trust store file (read by ``signatures.truststore``). A key that arrives inside
+a bundle (or a detached signature) is used to tell a broken signature from a foreign one,
+never to trust anything.
 
-The decision (``check_signatures``) is pure: manifest bytes, signature bytes, the trusted
-keys and the time in; a ``SignatureCheck`` or ``BundleRejected`` out. It runs before any
-payload file is written.
+**The trust rule** is written once, here (``standing``): a trusted key counts at a time
+unless it is revoked, or the time is before its ``valid_from`` or after its
+``valid_until``; what a counting key may do beyond vouching for what it signed is its
+permission ``allow_code`` (its bundles may run their code). Every signature goes through
+it: a bundle's own and a detached one (``check_signatures``), an attestation's and a
+pre-registration's (``signatures.envelope``), the statements and bundles an archive keeps.
 
-A trust store is a TOML file::
-
-    [[key]]
-    name = "alice"                       # who this key is, as reports should print it
-    public_key = "ed25519:BASE64"        # or a PEM block
-    valid_from = 2026-01-01T00:00:00Z    # optional
-    valid_until = 2027-01-01T00:00:00Z   # optional
-    revoked = false                      # optional; a revoked key's signature rejects
-    allow_code = false                   # optional; may this key's bundles run their code
+Pure: keys, bytes and the time in; values or ``BundleRejected`` out. No file is read here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
-
-import tomli
 
 from bundler.errors import BundleRejected, Problem, UsageError
 
@@ -38,8 +30,6 @@ if TYPE_CHECKING:
     from bundler.signatures.signing import PublicKey, Signature
 
 SignatureState = Literal["trusted", "unknown-key", "unsigned"]
-_STORE_KEYS = {"name", "public_key", "valid_from", "valid_until", "revoked", "allow_code"}
-MAX_KEY_FILE = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -55,11 +45,86 @@ class TrustedKey:
     source: str = ""
 
     def window_problem(self, now: dt.datetime) -> str | None:
-        if self.valid_from and now < self.valid_from:
-            return f"key {self.name!r} is valid only from {self.valid_from.isoformat()}"
-        if self.valid_until and now > self.valid_until:
-            return f"key {self.name!r} was valid until {self.valid_until.isoformat()}"
-        return None
+        """Why the key does not count at ``now`` by its validity window (None: it does)."""
+        found = standing(self, now)
+        return None if found.counts or self.revoked else found.why
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Whether one trusted key counts at a time, and if not, why in words (with the date
+    or the file that revokes it)."""
+
+    key: TrustedKey
+    counts: bool
+    why: str = ""  # empty when it counts
+    revoked: bool = False
+
+
+def standing(key: TrustedKey, at: dt.datetime) -> Standing:
+    """The trust rule: does ``key`` count for a signature judged at ``at``?"""
+    if key.revoked:
+        where = f" in {key.source}" if key.source else ""
+        return Standing(key, False, f"key {key.name!r} is revoked{where}", revoked=True)
+    if key.valid_from is not None and at < key.valid_from:
+        return Standing(
+            key,
+            False,
+            f"key {key.name!r} is not yet valid: valid only from {key.valid_from.isoformat()}",
+        )
+    if key.valid_until is not None and at > key.valid_until:
+        until = key.valid_until.isoformat()
+        return Standing(key, False, f"key {key.name!r} expired: it was valid until {until}")
+    return Standing(key, True)
+
+
+def counting(keys: Iterable[TrustedKey], at: dt.datetime) -> tuple[TrustedKey, ...]:
+    """The keys of ``keys`` that count at ``at`` (``standing``)."""
+    return tuple(k for k in keys if standing(k, at).counts)
+
+
+def unrevoked(keys: Iterable[TrustedKey]) -> tuple[TrustedKey, ...]:
+    """The keys a trust store lists as trusted whatever the time (not revoked): what an
+    archive's log records of its store, as against what counts at one moment."""
+    return tuple(k for k in keys if not k.revoked)
+
+
+class Signers(NamedTuple):
+    """What the signatures of a statement amount to under the trust rule: the trusted keys
+    that signed and count, and why each other trusted key that signed does not."""
+
+    counted: tuple[TrustedKey, ...] = ()
+    refused: tuple[Standing, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.counted)
+
+    @property
+    def keyids(self) -> tuple[str, ...]:
+        return tuple(k.key.keyid for k in self.counted)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(s.why for s in self.refused)
+
+
+def signed_by(keys: Iterable[TrustedKey], at: dt.datetime) -> Signers:
+    """The trusted ``keys`` whose signature verified, sorted by the trust rule at ``at``."""
+    counted: list[TrustedKey] = []
+    refused: list[Standing] = []
+    for key in keys:
+        found = standing(key, at)
+        if found.counts:
+            counted.append(key)
+        else:
+            refused.append(found)
+    return Signers(tuple(counted), tuple(refused))
+
+
+def now() -> dt.datetime:  # (the shell's clock, read by callers; the rule takes a time)
+    """The time a signature is judged at, when the caller gives none: this moment, UTC."""
+    return dt.datetime.now(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -115,6 +180,9 @@ class SignatureCheck(NamedTuple):
             return f"signed by a trusted key ({', '.join(self.signers)}){pin}"
         if self.state == "unknown-key":
             ids = ", ".join(k[:16] for k in self.unknown_keyids)
+            if self.notes:  # a trusted key that does not count now: say why, with the date
+                why = "; ".join(self.notes)
+                return f"signed by a trusted key that does not count now ({why}; key id {ids}){pin}"
             return f"signed by a key you do not trust (key id {ids}){pin}"
         return f"unsigned{pin}"
 
@@ -223,13 +291,13 @@ def check_signatures(
     identity: str,
     signatures: Mapping[str, bytes],
     policy: Policy,
-    now: dt.datetime | None = None,
+    at: dt.datetime | None = None,
 ) -> SignatureCheck:
     """Judge every signature over the exact manifest bytes. Raises ``BundleRejected``."""
     pinned = _check_pin(identity, policy)
     found = {**signatures, **policy.detached}
     parsed = _verified(found, manifest_bytes) if found else []
-    signers, unknown, notes = _sort_signers(parsed, policy, now or dt.datetime.now(dt.UTC))
+    signers, unknown, notes = _sort_signers(parsed, policy, at or now())
     if signers:
         result = SignatureCheck(
             "trusted",
@@ -255,9 +323,7 @@ def check_signatures(
             "a signature by a trusted key is required",
             "signatures/",
             "signature.required",
-            f"the bundle is {result.describe()}; {given} trusted key(s) given"
-            + (f" ({'; '.join(notes)})" if notes else "")
-            + why,
+            f"the bundle is {result.describe()}; {given} trusted key(s) given" + why,
         )
     return result
 
@@ -293,182 +359,17 @@ def _sort_signers(
         if trusted is None:
             unknown.append(sig.keyid)
             continue
-        if trusted.revoked:
+        found = standing(trusted, now)
+        if found.revoked:
             raise _reject(
                 "the bundle is signed by a revoked key",
                 where,
                 "signature.revoked",
                 f"key {trusted.name!r} ({sig.keyid[:16]}) is revoked in {trusted.source}",
             )
-        window = trusted.window_problem(now)
-        if window:
-            notes.append(window)
+        if not found.counts:
+            notes.append(found.why)
             unknown.append(sig.keyid)
             continue
         signers.append(trusted)
     return signers, unknown, notes
-
-
-# -- loading trust from the reviewer's files --------------------------------------------
-
-
-def read_bounded(path: Path, max_bytes: int, what: str) -> bytes:
-    """At most ``max_bytes + 1`` bytes of the regular file ``path`` (a key, signature,
-    pre-registration or attestation the user names): a FIFO, device or folder is refused
-    (it could hang or never end), and a huge file is never read whole. Raises
-    ``UsageError`` naming the path."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"cannot read {what} {path}: not a regular file")
-        os.set_blocking(fd, True)
-        chunks, left = [], max_bytes + 1
-        while left and (chunk := os.read(fd, min(left, 1 << 16))):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-
-
-def _read_small(path: Path, what: str) -> str:
-    data = read_bounded(path, MAX_KEY_FILE, what)
-    if len(data) > MAX_KEY_FILE:
-        raise UsageError(f"{what} {path} is larger than {MAX_KEY_FILE} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{what} {path} is not UTF-8 text") from None
-
-
-def load_key_file(path: Path) -> TrustedKey:
-    """A public key file given with ``--trust``: trusted by name of the file."""
-    from bundler.signatures.signing import PublicKey, SignatureProblem
-
-    text = _read_small(path, "key file")
-    try:
-        key = PublicKey.from_text(text)
-    except SignatureProblem as exc:
-        raise UsageError(f"refusing to trust {path}", [exc.problem(str(path))]) from None
-    return TrustedKey(name=path.name, key=key, source=str(path))
-
-
-def _when(value: Any, where: str) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value
-    raise UsageError(
-        f"{where} must be a TOML date-time with a time zone (2026-01-01T00:00:00Z), "
-        f"observed {value!r}"
-    )
-
-
-def load_store(path: Path) -> tuple[TrustedKey, ...]:
-    """Read a trust store strictly; a store with no keys is an error (fail closed)."""
-    from bundler.signatures.signing import PublicKey, SignatureProblem
-
-    text = _read_small(path, "trust store")
-    try:
-        doc = tomli.loads(text)
-    except tomli.TOMLDecodeError as exc:
-        raise UsageError(f"trust store {path} is not valid TOML: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"trust store {path} is nested too deeply to read") from None
-    entries = doc.get("key")
-    if set(doc) - {"key"} or not isinstance(entries, list) or not entries:
-        raise UsageError(
-            f"trust store {path} must hold one or more [[key]] tables and nothing else"
-        )
-    keys: list[TrustedKey] = []
-    problems: list[Problem] = []
-    names: set[str] = set()
-    for i, entry in enumerate(entries):
-        where = f"{path}: key[{i}]"
-        if not isinstance(entry, dict):
-            problems.append(Problem(where, "trust.format", "must be a table"))
-            continue
-        unknown = sorted(set(entry) - _STORE_KEYS)
-        if unknown or not isinstance(entry.get("name"), str) or not entry.get("name"):
-            problems.append(
-                Problem(
-                    where,
-                    "trust.format",
-                    f"needs a name and a public_key; unknown keys {unknown}"
-                    if unknown
-                    else "needs a non-empty name",
-                )
-            )
-            continue
-        if entry["name"] in names:
-            problems.append(Problem(where, "trust.duplicate", f"name {entry['name']!r} twice"))
-        names.add(entry["name"])
-        flags = {k: entry.get(k, False) for k in ("revoked", "allow_code")}
-        if not all(isinstance(v, bool) for v in flags.values()):
-            problems.append(Problem(where, "trust.format", "revoked and allow_code are booleans"))
-            continue
-        public = entry.get("public_key")
-        try:
-            if not isinstance(public, str):
-                raise SignatureProblem("key.format", "public_key must be a string")
-            key = PublicKey.from_text(public)
-            keys.append(
-                TrustedKey(
-                    name=entry["name"],
-                    key=key,
-                    valid_from=_when(entry.get("valid_from"), f"{where}.valid_from"),
-                    valid_until=_when(entry.get("valid_until"), f"{where}.valid_until"),
-                    revoked=flags["revoked"],
-                    allow_code=flags["allow_code"],
-                    source=str(path),
-                )
-            )
-        except SignatureProblem as exc:
-            problems.append(exc.problem(where))
-    raw = [k.key.raw for k in keys]
-    if len(set(raw)) != len(raw):
-        problems.append(
-            Problem(str(path), "trust.duplicate", "the same public key is listed twice")
-        )
-    if problems:
-        raise UsageError(f"refusing to load trust store {path}", problems)
-    return tuple(keys)
-
-
-def load_trusted_keys(
-    key_files: Iterable[Path] = (), store: Path | None = None
-) -> tuple[TrustedKey, ...]:
-    """The keys of public key files (``--trust``) and of a trust store (``--trust-store``)."""
-    keys = [load_key_file(Path(p)) for p in key_files]
-    if store is not None:
-        keys += load_store(Path(store))
-    return tuple(keys)
-
-
-MAX_DETACHED = 1 << 20  # more than any signature file may hold: the reader refuses it
-
-
-def load_policy(
-    key_files: Iterable[Path] = (),
-    store: Path | None = None,
-    *,
-    require_signature: bool = False,
-    allow_unsigned: bool = False,
-    expect_manifest_sha256: str | None = None,
-    detached: Iterable[Path] = (),
-) -> Policy:
-    """The reviewer's policy from their files, as ``verify`` reads its options: trusted
-    keys from ``key_files`` and ``store``, the identity pin, and detached signature files
-    (read here, judged with the bundle's own). Raises ``UsageError``."""
-    pin = identity_pin(expect_manifest_sha256) if expect_manifest_sha256 is not None else None
-    keys = load_trusted_keys(key_files, store)
-    policy = Policy(keys, require_signature, pin, allow_unsigned=allow_unsigned)
-    signatures: dict[str, bytes] = {}
-    for path in detached:
-        signatures[f"{path}{DETACHED}"] = read_bounded(Path(path), MAX_DETACHED, "signature")
-    return replace(policy, detached=signatures)

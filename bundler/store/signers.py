@@ -23,7 +23,8 @@ import tomli_w
 from bundler.atomic import write_atomic
 from bundler.errors import Problem, UsageError
 from bundler.signatures.signing import SignatureProblem, parse_signature
-from bundler.signatures.trust import Policy, SignatureCheck, TrustedKey, load_store
+from bundler.signatures.trust import Policy, SignatureCheck, TrustedKey, unrevoked
+from bundler.signatures.truststore import load_store
 from bundler.store import index
 
 TRUST_NAME = "trust.toml"
@@ -80,7 +81,7 @@ def describe(keys: Iterable[tuple[str, str | None]]) -> str:
 
 def trusted_ids(policy: Policy) -> list[str]:
     """The key ids a check trusted, for the audit record (short, sorted)."""
-    return sorted(t.key.keyid[:16] for t in policy.trusted if not t.revoked)
+    return sorted(t.key.keyid[:16] for t in unrevoked(policy.trusted))
 
 
 def selector(value: str) -> tuple[str, list[str]]:

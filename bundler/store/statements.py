@@ -21,6 +21,7 @@ from typing import Any
 from bundler.errors import Problem
 from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
 from bundler.signatures.trust import TrustedKey
+from bundler.signatures.trust import now as now_utc
 from bundler.store import auditlog, index, query, trust
 from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveRefused, os_failure
@@ -43,7 +44,7 @@ class Recorded:
 def _read(file: Path) -> bytes:
     """A regular file's bytes, one more than any envelope holds at most (a larger one is
     refused as too large; a FIFO or device is refused, never waited on)."""
-    from bundler.signatures.trust import read_bounded
+    from bundler.files import read_bounded
 
     return read_bounded(Path(file), MAX_ENVELOPE, "file")
 
@@ -52,10 +53,6 @@ def _refused(file: Path, exc: EnvelopeProblem, what: str) -> ArchiveRefused:
     return ArchiveRefused(
         f"the {what} was not recorded", [Problem(str(file), exc.code, exc.message)]
     )
-
-
-def _usable(trusted: tuple[TrustedKey, ...]) -> list[Any]:
-    return [k.key for k in trusted if not k.revoked]
 
 
 def preregister(
@@ -74,7 +71,7 @@ def preregister(
     data = _read(file)
     trusted = trust.policy(context, given).trusted
     try:
-        found = open_preregistration(data, _usable(trusted))
+        found = open_preregistration(data, trusted, now_utc())
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "pre-registration") from None
     stamp = _stamp(data, timestamp, tsa_roots) if timestamp is not None else None
@@ -113,7 +110,7 @@ def attest(context: Context, file: Path, given: tuple[TrustedKey, ...] = ()) -> 
     data = _read(file)
     trusted = trust.policy(context, given).trusted
     try:
-        checked = att.read(data, _usable(trusted))
+        checked = att.read(data, trusted, now_utc())
     except EnvelopeProblem as exc:
         raise _refused(file, exc, "attestation") from None
     subjects = checked.sha256s

@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "bundler.errors": 0,
     "bundler.codes": 0,
     "bundler.atomic": 0,
+    "bundler.files": 0,
     "bundler.version": 0,
     "bundler.output": 1,
     "bundler.format": 1,
@@ -52,6 +53,8 @@ LAYERS: dict[str, int] = {
 PURE = (
     "bundler.format.",
     "bundler.container.readrules",
+    "bundler.signatures.trust",
+    "bundler.signatures.envelope",
     "bundler.reports.common",
     "bundler.reports.diff",
     "bundler.reports.difftext",

@@ -25,7 +25,8 @@ from bundler.run.isolation import CodeLimits, CodePolicy, namespaces_available
 from bundler.run.verify import Verification, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import new_private_key, public_of
-from bundler.signatures.trust import Policy, load_store
+from bundler.signatures.trust import Policy
+from bundler.signatures.truststore import load_store
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "tests" / "sources" / "own-code"

@@ -34,7 +34,8 @@ from bundler.signatures.signing import (
     public_of,
     sign,
 )
-from bundler.signatures.trust import Policy, TrustedKey, load_store
+from bundler.signatures.trust import Policy, TrustedKey
+from bundler.signatures.truststore import load_store
 from tests.helpers import Entry, read_entries, write_entries
 
 _L = 2**252 + 27742317777372353535851937790883648493
@@ -419,7 +420,7 @@ def test_non_ed25519_key_is_refused(tmp_path: Path) -> None:
     )
     (tmp_path / "ec.pub").write_bytes(pem)
     with pytest.raises(UsageError) as caught:
-        from bundler.signatures.trust import load_key_file
+        from bundler.signatures.truststore import load_key_file
 
         load_key_file(tmp_path / "ec.pub")
     assert [p.code for p in caught.value.problems] == ["key.algorithm"]

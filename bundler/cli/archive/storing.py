@@ -30,7 +30,7 @@ def init(root: Path | None, /, trust_files: tuple[Path, ...], trust_store: Path 
     Example:
       reprobundle archive --archive ~/bundle-archive init --trust-store team-trust.toml
     """
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.truststore import load_trusted_keys
     from bundler.store import Archive
 
     keys = load_trusted_keys(trust_files, trust_store)
@@ -79,7 +79,7 @@ def add(
       reprobundle archive add signed.bundle.tar.gz --trust alice.pub
       reprobundle archive add b.bundle.tar.zst --attestation b.intoto.json --trust rita.pub
     """
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.truststore import load_trusted_keys
     from bundler.store.errors import ArchiveRefused
 
     keys = load_trusted_keys(trust_files, trust_store)
@@ -163,7 +163,7 @@ def preregister(
       reprobundle archive preregister p.json --timestamp p.tsr --tsa-cert tsa-root.pem
     """
     from bundler.errors import UsageError
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.truststore import load_trusted_keys
 
     if tsa_roots and timestamp is None:
         raise UsageError("--tsa-cert checks a --timestamp; give the time-stamp response too")

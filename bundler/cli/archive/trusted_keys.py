@@ -82,7 +82,7 @@ def trust_add(
     import dataclasses
     import datetime as dt
 
-    from bundler.signatures.trust import load_key_file
+    from bundler.signatures.truststore import load_key_file
 
     def utc(when: Any) -> dt.datetime | None:
         return when.replace(tzinfo=dt.UTC) if when is not None else None

@@ -76,7 +76,7 @@ def verify(
       reprobundle archive verify --all --scheduler tcp://10.0.0.5:8786
     """
     out = sys.stderr if json_target == "-" else sys.stdout
-    from bundler.signatures.trust import load_trusted_keys
+    from bundler.signatures.truststore import load_trusted_keys
 
     keys = load_trusted_keys(trust_files, trust_store)
     with opened(root) as store:
