@@ -296,3 +296,34 @@ def test_a_written_time_that_is_not_rfc3339_is_refused(tmp_path: Path) -> None:
     doc["written"] = "yesterday"
     with pytest.raises(ValueError, match="RFC 3339"):
         model.parse(model.canonical(doc))
+
+
+def _tampered(file: Path, target: Path, what: str) -> Path:
+    """``file`` with its signature (``sig``) or its payload changed, the rest kept."""
+    doc = json.loads(file.read_text())
+    if what == "sig":
+        raw = bytearray(base64.b64decode(doc["signatures"][0]["sig"]))
+        raw[0] ^= 1
+        doc["signatures"][0]["sig"] = base64.b64encode(bytes(raw)).decode()
+    else:
+        payload = json.loads(base64.b64decode(doc["payload"]))
+        payload["claims"][0]["statement"] += " (edited)"
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        doc["payload"] = base64.b64encode(text.encode()).decode()
+    target.write_text(json.dumps(doc))
+    return target
+
+
+@pytest.mark.parametrize("what", ["sig", "payload"])
+def test_a_tampered_preregistration_signature_is_reported_as_a_bad_signature(
+    tmp_path: Path, keys: dict[str, Path], what: str
+) -> None:
+    source = _source(tmp_path)
+    signed = _preregister(source, tmp_path / "p.json", keys["author"])
+    tampered = _tampered(signed, tmp_path / "t.json", what)
+    report = _build_and_verify(source, tampered, tmp_path, f"{keys['author']}.pub")
+    pre = report["preregistration"]
+    assert pre["refused"]["code"] == "preregistration.bad_signature"
+    assert "altered" in pre["refused"]["message"]
+    assert "no key you trust" not in json.dumps(pre)
+    assert {c["status"] for c in pre["claims"].values()} == {"not pre-registered"}
