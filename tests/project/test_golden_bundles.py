@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bundler.reports.schema import schema_problems
 from manifests.golden.freeze import GOLDEN, comparable, run_verify
 
 
@@ -63,6 +64,7 @@ def test_golden_bundle_verifies_with_the_same_report(bundle: Path) -> None:
     expected = json.loads((bundle.parent / f"{name}.expected.json").read_text("utf-8"))
     code, report = run_verify(bundle, expected["verify_args"])
     assert code == expected["exit_code"]
+    assert schema_problems(report) == [], "every report verify writes is one `report` reads"
     report = comparable(report)
     if newer_minor(expected["report"].get("report_format"), report.get("report_format")):
         report["report_format"] = expected["report"]["report_format"]
