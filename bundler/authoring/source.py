@@ -22,14 +22,13 @@ from bundler.errors import Problem, SourceError
 from bundler.format.manifest import (
     BUNDLED_PREFIX,
     FORMAT,
-    FORMAT_WITH_CODE,
-    FORMAT_WITH_FINDINGS,
     MANIFEST_NAME,
     README_NAME,
     SIGNATURES_DIR,
     Case,
     Locator,
     dotted,
+    format_for,
     schema_errors,
     unbuilt_environment,
 )
@@ -381,14 +380,11 @@ def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str,
         doc["cases"] = with_default(raw["cases"], "params", {})
         if isinstance(doc["cases"], list):
             doc["cases"] = [_without_default_kind(c) for c in doc["cases"]]
-            if any(isinstance(c, dict) and c.get("kind") == "finding" for c in doc["cases"]):
-                doc["format"] = FORMAT_WITH_FINDINGS
     if "claims" in raw:
         doc["claims"] = with_default(raw["claims"], "limits", [])
     if "code" in raw:
-        if doc["format"] == FORMAT:  # a finding's 1.2 includes what 1.1 added
-            doc["format"] = FORMAT_WITH_CODE
         doc["code"] = with_default(raw["code"], "reasons", {})
+    doc["format"] = format_for(doc.get("cases"), "code" in raw)
     return doc
 
 

@@ -32,6 +32,18 @@ FORMAT_MINOR = 2
 FORMAT = f"reprobundle/{FORMAT_MAJOR}"
 FORMAT_WITH_CODE = f"reprobundle/{FORMAT_MAJOR}.1"  # bundles that declare bundled code
 FORMAT_WITH_FINDINGS = f"reprobundle/{FORMAT_MAJOR}.2"  # bundles with a case of kind finding
+
+
+def format_for(cases: Any, code: bool) -> str:
+    """The lowest format that holds ``cases`` (a finding needs 1.2) and bundled code (1.1;
+    1.2 includes it): what ``build`` writes, and what a pre-registration is read as."""
+    if isinstance(cases, list) and any(
+        isinstance(c, Mapping) and c.get("kind") == "finding" for c in cases
+    ):
+        return FORMAT_WITH_FINDINGS
+    return FORMAT_WITH_CODE if code else FORMAT
+
+
 BUNDLED_PREFIX = "bundle:"
 MANIFEST_NAME = "manifest.toml"
 README_NAME = "README.md"

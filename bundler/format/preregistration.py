@@ -12,6 +12,7 @@ Pure: values in, values or ``ValueError`` out. Signing is ``signatures.envelope`
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -19,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bundler.format.manifest import (
-    FORMAT,
     Manifest,
     consistency_problems,
     dotted,
+    format_for,
     from_dict,
     schema_errors,
     unbuilt_environment,
@@ -73,7 +74,7 @@ def _as_manifest(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest-shaped document a pre-registration stands for: its inputs listed as
     files with placeholder hashes, an empty environment."""
     return {
-        "format": FORMAT,
+        "format": format_for(doc["cases"], False),
         "bundle": {"title": "", "description": "", **doc["bundle"]},
         "environment": unbuilt_environment(),
         "files": [{"path": p, "sha256": _PLACEHOLDER, "size": 0} for p in doc["inputs"]],
@@ -125,3 +126,34 @@ def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
         where, _, message = problems[0]
         raise ValueError(f"{dotted(where)}: {message}")
     return doc, from_dict(shaped, ())
+
+
+# a pre-registration stated as written more than this before the bundle's build time is
+# flagged: what it fixed was fixed long ago, and may not be what the author meant to test
+LONG_BEFORE = dt.timedelta(days=365)
+
+
+def time_warnings(written: str | None, at: dt.datetime, built_epoch: int) -> list[str]:
+    """What a reader should know about a pre-registration's stated ``written`` time (its
+    author's clock: stated, never attested), judged at ``at``: written after the
+    verification (a clock or a statement that is wrong), or more than ``LONG_BEFORE``
+    before the build time the bundle states (``source_date_epoch``; 0: not stated)."""
+    if written is None or not _RFC3339.fullmatch(written):
+        return []
+    when = dt.datetime.strptime(written, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    found = []
+    if when > at:
+        found.append(
+            f"it says it was written {written}, after this verification "
+            f"({at.strftime('%Y-%m-%dT%H:%M:%SZ')}): its author's clock or statement is wrong, "
+            "and it shows nothing about what was fixed in advance"
+        )
+    if built_epoch > 0:
+        built = dt.datetime.fromtimestamp(built_epoch, dt.UTC)
+        if built - when > LONG_BEFORE:
+            found.append(
+                f"it says it was written {written}, {(built - when).days} days before the "
+                f"bundle's stated build time ({built.strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+                "SOURCE_DATE_EPOCH)"
+            )
+    return found

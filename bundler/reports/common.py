@@ -230,21 +230,60 @@ def preregistration_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | N
             f"{pre['version']}: {pre['trust']}; {when}: an archive entry or an RFC 3161 "
             "time-stamp attests when it existed"
         )
-    lines = []
+    lines = [f"warning: {w}" for w in pre.get("warnings", [])]
     for claim_id, item in pre["claims"].items():
         line = f"{claim_id}: {item['status']}"
         if item["changes"]:
             line += " (" + "; ".join(_change_text(c) for c in item["changes"]) + ")"
         lines.append(line)
     lines += [f"{c}: pre-registered, but no longer claimed" for c in pre.get("dropped", [])]
+    scope = pre.get("scope") or {"added": [], "removed": []}
+    lines += [
+        f"scope: {_short(s)} was pre-registered as not supported, and is no longer declared"
+        for s in scope["removed"]
+    ]
+    lines += [f"scope: {_short(s)} added after pre-registration" for s in scope["added"]]
+    for item in pre.get("inputs", []):
+        lines.append(f"input {item['path']} (digest fixed in advance): {item['status']}")
     return head, lines
 
 
 def _change_text(change: Mapping[str, Any]) -> str:
     where = change["what"] if change["path"] == "(all)" else f"{change['what']} {change['path']}"
     if change["change"] == "changed":
-        return f"{where}: {_short(change.get('old'))} -> {_short(change.get('new'))}"
+        old, new = difference(change.get("old"), change.get("new"))
+        return f"{where}: {old} -> {new}"
     return f"{where} {change['change']}"
+
+
+def difference(old: Any, new: Any, most: int = 60) -> tuple[str, str]:
+    """Two values as short texts that show where they differ: two texts that share a
+    beginning (or an end) longer than the room left are shown from a little before the
+    first character that differs, each cut with "…", never both to the same prefix."""
+    if not (isinstance(old, str) and isinstance(new, str)):
+        return _short(old, most), _short(new, most)
+    if len(repr(old)) <= most and len(repr(new)) <= most:
+        return repr(old), repr(new)
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0  # characters shared at the end, not overlapping the shared beginning
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    lead = max(0, start - 12)
+    if end > 0 and start == 0:  # only the ends are shared: show the beginnings
+        lead = 0
+    return _window(old, lead, most), _window(new, lead, most)
+
+
+def _window(text: str, lead: int, most: int) -> str:
+    """``text`` from ``lead``, at most ``most`` characters, with "…" where it is cut."""
+    room = most - 4  # the quotes and two "…"
+    piece = text[lead : lead + room]
+    shown = repr(piece)
+    before = "…" if lead > 0 else ""
+    after = "…" if lead + room < len(text) else ""
+    return f"{shown[0]}{before}{shown[1:-1]}{after}{shown[-1]}"
 
 
 def _short(value: Any, most: int = 60) -> str:

@@ -376,7 +376,9 @@ def against_preregistration(pre: Manifest, now: Manifest) -> dict[str, Any]:
     """Per claim of ``now``: as pre-registered, changed after pre-registration (each change
     named by the rules ``diff`` compares two versions with: the claim's statement, limits
     and cases; each of its cases' checker, inputs, params, expectation, reasons and kind),
-    or not pre-registered; and the pre-registered claims ``now`` no longer makes."""
+    or not pre-registered; the pre-registered claims ``now`` no longer makes; and the scope
+    (``cannot_support``) items added or removed since, compared like claims: a limit the
+    author fixed and later deleted shows."""
     pre_claims = {c.id: c for c in pre.claims}
     pre_cases = {c.id: c for c in pre.cases}
     now_cases = {c.id: c for c in now.cases}
@@ -398,4 +400,9 @@ def against_preregistration(pre: Manifest, now: Manifest) -> dict[str, Any]:
             found += [{"what": what, **c} for c in changes(_expectation(old), _expectation(new))]
         claims[claim.id] = {"status": CHANGED if found else AS_PREREGISTERED, "changes": found}
     made = {c.id for c in now.claims}
-    return {"claims": claims, "dropped": [c for c in pre_claims if c not in made]}
+    fixed, declared = list(pre.cannot_support), list(now.cannot_support)
+    scope = {
+        "added": [s for s in declared if s not in fixed],
+        "removed": [s for s in fixed if s not in declared],
+    }
+    return {"claims": claims, "dropped": [c for c in pre_claims if c not in made], "scope": scope}

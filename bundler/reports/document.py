@@ -132,7 +132,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
     """Per claim: as pre-registered, changed after pre-registration (what changed), or not
     pre-registered. A claim is "as pre-registered" only against a pre-registration a
     trusted key signed; against an unsigned or untrusted one it "matches" it, said so."""
-    from bundler.format.preregistration import FILE_NAME
+    from bundler.format.preregistration import FILE_NAME, time_warnings
     from bundler.reports.diff import AS_PREREGISTERED, NOT_PREREGISTERED, against_preregistration
 
     check = verification.preregistration
@@ -156,6 +156,12 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
     else:
         trust = "unsigned"
     compared = against_preregistration(found.view, manifest)
+    epoch = manifest.environment.get("source_date_epoch")
+    warnings = (
+        time_warnings(found.doc.get("written"), check.at, epoch if type(epoch) is int else 0)
+        if check.at is not None
+        else []
+    )
     if not check.trusted_signers:
         for item in compared["claims"].values():
             if item["status"] == AS_PREREGISTERED:
@@ -169,6 +175,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
         "trusted": bool(check.trusted_signers),
         "refused": None,
         **compared,
+        "warnings": warnings,
     }
 
 

@@ -127,6 +127,11 @@ def to_junit(report: Mapping[str, Any]) -> str:
         ("result", f"{report['result']}: {STATUS_WORDS[report['result']]}"),
         ("verified_with", report.get("verify_environment", {}).get("tool", "")),
     ]
+    pre = preregistration_text(report)
+    if pre:  # what is not one claim's: who signed it, its stated time, the scope
+        claims = tuple(f"{c}: " for c in report["preregistration"]["claims"])
+        identity.append(("preregistration", pre[0]))
+        identity += [("preregistration.note", x) for x in pre[1] if not x.startswith(claims)]
     _count(root, _claim_suites(root, report, identity))
     return _serialise(root)
 

@@ -7,6 +7,7 @@ it. Nothing here depends on the current working directory.
 
 from __future__ import annotations
 
+import datetime as dt
 import platform
 import sys
 import time
@@ -41,7 +42,7 @@ from bundler.run.runner import (
     checker_environment,
     run_cases,
 )
-from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey
+from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey, now
 from bundler.version import __version__
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class PreregistrationCheck(NamedTuple):
     trusted_signers: tuple[str, ...] = ()  # names of the trusted keys that signed and count
     problem: tuple[str, str] | None = None
     not_counting: tuple[str, ...] = ()  # why each other trusted key that signed does not
+    at: dt.datetime | None = None  # when it was judged (its signatures, its stated time)
 
 
 def check_preregistration(
@@ -109,11 +111,12 @@ def check_preregistration(
 
     with (extracted.root / PREREGISTRATION_FILE).open("rb") as stream:
         data = stream.read(MAX_ENVELOPE + 1)  # a larger one is refused as too large
+    at = now()
     try:
-        found = open_preregistration(data, trusted, name=manifest.name)
+        found = open_preregistration(data, trusted, at, name=manifest.name)
     except EnvelopeProblem as exc:
-        return PreregistrationCheck(None, problem=(exc.code, exc.message))
-    return PreregistrationCheck(found, found.names, not_counting=found.notes)
+        return PreregistrationCheck(None, problem=(exc.code, exc.message), at=at)
+    return PreregistrationCheck(found, found.names, not_counting=found.notes, at=at)
 
 
 def machine_environment() -> dict[str, Any]:

@@ -327,3 +327,101 @@ def test_a_tampered_preregistration_signature_is_reported_as_a_bad_signature(
     assert "altered" in pre["refused"]["message"]
     assert "no key you trust" not in json.dumps(pre)
     assert {c["status"] for c in pre["claims"].values()} == {"not pre-registered"}
+
+
+def _resealed(file: Path, target: Path, key: Path, **changes: Any) -> Path:
+    """``file``'s pre-registration with ``changes`` made, signed again with ``key``."""
+    from bundler.signatures.preregistration import seal_preregistration
+    from bundler.signatures.signing import load_private_key
+
+    doc = _payload(file) | changes
+    private = load_private_key(Path(f"{key}.key").read_bytes(), None)
+    target.write_bytes(seal_preregistration(doc, [private]))
+    return target
+
+
+def _all_formats(bundle: Path, *trust: str) -> dict[str, str]:
+    """Every rendering ``verify`` writes of ``bundle``, by format."""
+    options = [a for t in trust for a in ("--trust", t)] + ["--allow-unsigned"]
+    out = {}
+    for fmt in ("--json", "--markdown", "--html", "--junit"):
+        out[fmt] = RUN.invoke(main, ["verify", str(bundle), "-q", fmt, "-", *options]).stdout
+    out["text"] = RUN.invoke(main, ["verify", str(bundle), *options]).output
+    return out
+
+
+def test_a_deleted_scope_item_shows_as_changed_after_preregistration(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    source = _source(tmp_path)
+    prereg = _preregister(source, tmp_path / "p.json", keys["author"])
+    dropped = "That the expected config itself is the right change; it was prepared by hand."
+    _edit(source, f"    - {dropped}\n", "")
+    _edit(source, "cannot_support:\n", "cannot_support:\n    - Added later.\n")
+    report = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    assert report["preregistration"]["scope"] == {"added": ["Added later."], "removed": [dropped]}
+    bundle = tmp_path / "b.bundle.tar.gz"
+    for fmt, text in _all_formats(bundle, f"{keys['author']}.pub").items():
+        if fmt == "--json":
+            continue  # (the JSON holds the lists, above)
+        assert "no longer declared" in text, fmt
+        assert "added after pre-registration" in text, fmt
+
+
+@pytest.mark.parametrize(
+    ("written", "words"),
+    [
+        ("2099-01-01T00:00:00Z", "after this verification"),
+        ("2001-01-01T00:00:00Z", "days before the bundle"),
+    ],
+    ids=["after-the-verification", "long-before-the-build"],
+)
+def test_a_written_time_after_the_verification_or_long_before_the_build_is_flagged(
+    tmp_path: Path,
+    keys: dict[str, Path],
+    written: str,
+    words: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14
+    source = _source(tmp_path)
+    signed = _preregister(source, tmp_path / "p.json", keys["author"])
+    prereg = _resealed(signed, tmp_path / "w.json", keys["author"], written=written)
+    report = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    assert any(words in w for w in report["preregistration"]["warnings"])
+    for fmt, text in _all_formats(tmp_path / "b.bundle.tar.gz").items():
+        assert fmt == "--json" or words in text, fmt
+
+
+def test_a_timely_written_time_is_not_flagged(tmp_path: Path, keys: dict[str, Path]) -> None:
+    source = _source(tmp_path)
+    prereg = _preregister(source, tmp_path / "p.json", keys["author"])
+    report = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    assert report["preregistration"]["warnings"] == []
+
+
+def test_preregister_of_a_source_with_a_finding_builds(tmp_path: Path) -> None:
+    from tests.helpers import REPO
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "bundles" / "config-edits", source)
+    assert "kind: finding" in (source / "bundle.yaml").read_text()
+    prereg = _preregister(source, tmp_path / "p.json")
+    assert model.parse(base64.b64decode(json.loads(prereg.read_text())["payload"]))
+    report = _build_and_verify(source, prereg, tmp_path)
+    assert report["preregistration"]["refused"] is None
+
+
+def test_a_changed_claim_shows_where_the_two_statements_differ(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    source = _source(tmp_path)
+    prereg = _preregister(source, tmp_path / "p.json", keys["author"])
+    _edit(source, "silently drops an\n      unrelated rule is rejected.", "drops a rule is refused.")
+    _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    texts = _all_formats(tmp_path / "b.bundle.tar.gz", f"{keys['author']}.pub")
+    for fmt in ("text", "--markdown"):
+        line = next(x for x in texts[fmt].splitlines() if "claim statement" in x)
+        old, _, new = line.replace("-\\>", "->").partition(" -> ")
+        assert "unrelated rule is rejected" in old, fmt
+        assert "drops a rule is refused" in new, fmt
