@@ -417,7 +417,8 @@ def test_a_changed_claim_shows_where_the_two_statements_differ(
 ) -> None:
     source = _source(tmp_path)
     prereg = _preregister(source, tmp_path / "p.json", keys["author"])
-    _edit(source, "silently drops an\n      unrelated rule is rejected.", "drops a rule is refused.")
+    old = "silently drops an\n      unrelated rule is rejected."
+    _edit(source, old, "drops a rule is refused.")
     _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
     texts = _all_formats(tmp_path / "b.bundle.tar.gz", f"{keys['author']}.pub")
     for fmt in ("text", "--markdown"):
