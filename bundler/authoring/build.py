@@ -36,6 +36,7 @@ from bundler.output import check_distinct, staged
 from bundler.run.isolation import CodePolicy
 from bundler.run.runner import checker_environment
 from bundler.run.verify import Verification, machine_environment, verify
+from bundler.signatures.truststore import stale_detached
 
 EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"
 
@@ -60,6 +61,7 @@ class BuildResult:
     size: int
     home: Verification  # the verification at home, every claim supported
     skipped: tuple[str, ...] = ()  # bundle files in the source, not packed
+    warnings: tuple[str, ...] = ()  # what the author should do (a stale detached signature)
 
 
 def default_name(plan: SourcePlan, codec: Codec = compression.DEFAULT) -> str:
@@ -177,7 +179,9 @@ def build(
         size = tmp.stat().st_size
     path = out.absolute()
     home = replace(home, bundle_file=path)  # (it verified the file under its temporary name)
-    return BuildResult(path, manifest, identity(manifest_bytes), size, home, plan.skipped)
+    stale = stale_detached(path, manifest_bytes)  # an older bundle's, left beside this one
+    warnings = (stale,) if stale else ()
+    return BuildResult(path, manifest, identity(manifest_bytes), size, home, plan.skipped, warnings)
 
 
 def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = ()) -> None:

@@ -79,6 +79,8 @@ def build(
             f"never packed into another): {', '.join(result.skipped)}",
             err=True,
         )
+    for warning in result.warnings:  # (said even with --quiet: the next verify depends on it)
+        click.echo(f"warning: {warning}", err=True)
     if quiet:
         click.echo(str(result.path))
         return

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,6 +16,9 @@ from bundler.cli._shared import (
     limits_from,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from bundler.signatures.trust import SignatureCheck
 
 
 def _print_coloured(text: str, stream: Any) -> None:
@@ -71,14 +73,20 @@ def diff(
     from bundler.reports.diff import diff as compare
     from bundler.reports.difftext import to_text
     from bundler.run.verify import check_integrity
+    from bundler.signatures.trust import Policy, SignatureJudge
+    from bundler.signatures.truststore import beside, read_detached
 
     if json_target and json_target != "-":
         check(json_target, "--json")
     limits = limits_from(limit_values)
-    read = []
+    read, judged = [], []
     for label, path in (("OLD", old), ("NEW", new)):
         try:
-            read.append(check_integrity(path, limits))
+            # every signature checked (a detached one beside the bundle too), as verify
+            # does: a signer is named only once its signature holds
+            judge = SignatureJudge(Policy(detached=read_detached(beside(path))))
+            read.append(check_integrity(path, limits, judge))
+            judged.append(judge.check)
         except BundlerError as exc:
             exc.headline = f"{label} ({path}): {exc.headline}"
             raise
@@ -91,7 +99,7 @@ def diff(
         new.name,
     )
     text = to_text(result, verbose=verbose)
-    signed = _signatures_line(read[0].signatures, read[1].signatures)
+    signed = _signatures_line(judged[0], judged[1])
     if signed:  # before the last line (the one --quiet keeps)
         lines = text.splitlines()
         text = "\n".join([*lines[:-1], signed, *lines[-1:]])
@@ -108,22 +116,25 @@ def diff(
     sys.exit(0 if result["identical"] else 1)
 
 
-def _signatures_line(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> str | None:
-    """What differs in the signatures inside the two bundles, or None. A signature is not
-    part of the manifest, so a signed copy and an unsigned one are the same bundle (the
-    same identity): said, so that "identical" is not read as "signed alike"."""
+def _signatures_line(old: SignatureCheck, new: SignatureCheck) -> str | None:
+    """What differs in the checked signatures of the two bundles, or None. A signature is
+    not part of the manifest, so a signed copy and an unsigned one are the same bundle (the
+    same identity): said, so that "identical" is not read as "signed alike". Only
+    signatures that verified are named (diff trusts no key: it names key ids)."""
 
-    def keys(signatures: Mapping[str, bytes]) -> list[str]:
-        return sorted(Path(name).stem[:16] for name in signatures)
+    def keys(check: SignatureCheck) -> list[str]:
+        return sorted(k[:16] for k in (*check.unknown_keyids, *check.signers))
 
     before, after = keys(old), keys(new)
     if before == after:
         return None
 
     def said(found: list[str]) -> str:
-        return f"signed by key(s) {', '.join(found)}" if found else "unsigned"
+        return f"signed by key id(s) {', '.join(found)}" if found else "unsigned"
 
     return (
-        f"Signatures differ: OLD is {said(before)}, NEW is {said(after)} (a signature is "
-        "not part of the manifest: it changes neither the identity nor what is compared)"
+        f"Signatures differ: OLD is {said(before)}, NEW is {said(after)} (each signature "
+        "checked over its manifest; diff trusts no key, so this names keys, not who holds "
+        "them; a signature is not part of the manifest: it changes neither the identity nor "
+        "what is compared)"
     )

@@ -28,9 +28,12 @@ def inspect(bundle: Path, **limit_values: int) -> None:
     """
     from bundler.errors import one_line as t
     from bundler.run.verify import check_integrity
-    from bundler.signatures.trust import SignatureJudge
+    from bundler.signatures.trust import Policy, SignatureJudge
+    from bundler.signatures.truststore import beside, read_detached
 
-    signatures = SignatureJudge()  # no keys are trusted: it says who signed, nothing more
+    # no keys are trusted: it says who signed (each signature checked, a detached one
+    # beside the bundle too, as verify judges it), nothing more
+    signatures = SignatureJudge(Policy(detached=read_detached(beside(bundle))))
 
     extracted = check_integrity(bundle, limits_from(limit_values), signatures)
     m = extracted.manifest

@@ -80,6 +80,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
     from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
     from bundler.output import OutputError, check
+    from bundler.reports.common import as_stated
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
     from bundler.reports.schema import read_report
@@ -110,7 +111,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
                 f"{file} is more than {MAX_REPORT_BYTES} bytes; a JSON report is at most "
                 f"{MAX_REPORT_BYTES} bytes"
             )
-        data = read_report(stored, str(file))
+        data = as_stated(read_report(stored, str(file)))  # its signature words: not ours
 
     text = render(fmt, data, expect_identity=True)  # verify has --expect-manifest-sha256
     try:

@@ -90,17 +90,6 @@ def judging_options(values: dict[str, Any]) -> dict[str, Any]:
     return {p.name: values[p.name] for p in judging_params() if p.name}
 
 
-def beside(bundle: Path) -> tuple[Path, ...]:
-    """The detached signature ``sign --detached`` writes beside BUNDLE (BUNDLE.sig.json),
-    when it is there and no --signature was given: checked like one given."""
-    from bundler.signatures.trust import DETACHED_SUFFIX
-
-    if str(bundle) == "-" or not bundle.name:
-        return ()
-    found = bundle.with_name(bundle.name + DETACHED_SUFFIX)
-    return (found,) if found.is_file() else ()
-
-
 def verify_with_options(
     bundle: Path,
     options: dict[str, Any],
@@ -114,7 +103,7 @@ def verify_with_options(
     """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
     from bundler.run.isolation import CodePolicy
     from bundler.run.verify import verify as run_verify
-    from bundler.signatures.truststore import load_policy
+    from bundler.signatures.truststore import beside, load_policy
 
     policy = load_policy(
         options["trust_files"],

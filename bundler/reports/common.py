@@ -204,6 +204,21 @@ def one_line_all(value: Any) -> Any:
 
 
 PREREGISTRATION_TITLE = "Pre-registration"
+NOT_CHECKED = "as the stored JSON report states; not checked again: `report` reads no signature"
+
+
+def as_stated(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored JSON report whose words about signatures (the bundle's, the
+    pre-registration's) say that they are the report's, not checked by whoever renders it:
+    a report is a file anyone can write, and only a verification checks a signature."""
+    out = dict(report)
+    signature = report.get("signature")
+    if isinstance(signature, Mapping):
+        out["signature"] = {**signature, "summary": f"{signature['summary']} ({NOT_CHECKED})"}
+    pre = report.get("preregistration")
+    if isinstance(pre, Mapping) and isinstance(pre.get("trust"), str):
+        out["preregistration"] = {**pre, "trust": f"{pre['trust']} ({NOT_CHECKED})"}
+    return out
 
 
 def preregistration_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | None:

@@ -25,7 +25,7 @@ import tomli
 
 from bundler.errors import Problem, UsageError
 from bundler.files import read_bounded
-from bundler.signatures.trust import DETACHED, Policy, TrustedKey, identity_pin
+from bundler.signatures.trust import DETACHED, DETACHED_SUFFIX, Policy, TrustedKey, identity_pin
 
 _STORE_KEYS = {"name", "public_key", "valid_from", "valid_until", "revoked", "allow_code"}
 MAX_KEY_FILE = 64 << 10
@@ -163,7 +163,44 @@ def load_policy(
     pin = identity_pin(expect_manifest_sha256) if expect_manifest_sha256 is not None else None
     keys = load_trusted_keys(key_files, store)
     policy = Policy(keys, require_signature, pin, allow_unsigned=allow_unsigned)
-    signatures: dict[str, bytes] = {}
-    for path in detached:
-        signatures[f"{path}{DETACHED}"] = read_bounded(Path(path), MAX_DETACHED, "signature")
-    return replace(policy, detached=signatures)
+    return replace(policy, detached=read_detached(detached))
+
+
+def read_detached(paths: Iterable[Path]) -> dict[str, bytes]:
+    """Detached signature files, read (bounded) to be judged with a bundle's own, keyed as
+    ``Policy.detached`` keys them. Raises ``UsageError``."""
+    return {f"{p}{DETACHED}": read_bounded(Path(p), MAX_DETACHED, "signature") for p in paths}
+
+
+def beside(bundle: Path) -> tuple[Path, ...]:
+    """The detached signature ``sign --detached`` writes beside BUNDLE (BUNDLE.sig.json),
+    when it is there: every command that reads a bundle's signatures (``verify``,
+    ``report``, ``inspect``, ``diff``) judges it like one given, so that all say the same."""
+    bundle = Path(bundle)
+    if str(bundle) == "-" or not bundle.name:
+        return ()
+    found = bundle.with_name(bundle.name + DETACHED_SUFFIX)
+    return (found,) if found.is_file() else ()
+
+
+def stale_detached(bundle: Path, manifest_bytes: bytes) -> str | None:
+    """Why the detached signature beside ``bundle`` (if any) does not sign
+    ``manifest_bytes`` (None when there is none, or it does): what ``build`` says when it
+    writes a bundle over one whose detached signature is left beside it."""
+    from bundler.signatures.signing import SignatureProblem, parse_signature
+
+    found = beside(bundle)
+    if not found:
+        return None
+    try:
+        data = read_bounded(found[0], MAX_DETACHED, "signature")
+        if parse_signature(data).verifies(manifest_bytes):
+            return None
+        why = "it signs another manifest (the bundle it was made for was replaced)"
+    except (UsageError, SignatureProblem) as exc:
+        why = f"it cannot be read as a signature ({exc})"
+    return (
+        f"{found[0]} beside the new bundle is a stale detached signature: {why}; verify "
+        "judges it with the bundle and will reject it while it is there. Remove it, or sign "
+        f"again: reprobundle sign {bundle} --key KEY --detached"
+    )

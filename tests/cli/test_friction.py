@@ -156,6 +156,6 @@ def test_diff_of_a_signed_and_an_unsigned_copy_mentions_the_signatures(
     code, out, _ = run("diff", bundle, signed)
     assert code == 0  # the same bundle (identity): identical
     assert "identical" in out
-    assert "Signatures differ: OLD is unsigned, NEW is signed by key(s)" in out
+    assert "Signatures differ: OLD is unsigned, NEW is signed by key id(s)" in out
     code, out, _ = run("diff", bundle, bundle)
     assert "Signatures" not in out
