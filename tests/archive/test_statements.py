@@ -321,3 +321,17 @@ def test_every_audit_record_is_appended_through_the_one_append(
 
 def _retitled(manifest: dict[str, Any]) -> None:
     manifest["bundle"]["title"] = "other bytes under the same name and version"
+
+
+def test_archive_show_of_a_bundle_only_its_preregistration_records(
+    root: Path, prereg: Path
+) -> None:
+    assert cli(root, "preregister", str(prereg))[0] == 0
+    for selector in ("quickstart@1.0.0", "quickstart"):
+        code, out, err = cli(root, "show", selector)
+        assert code == 0, err
+        assert "not in the archive" in out and "pre-registration of quickstart@1.0.0" in out
+    code, out, _ = cli(root, "show", "quickstart@1.0.0", "--json", "-")
+    assert code == 0 and json.loads(out)["bundle"] is None
+    code, _, err = cli(root, "show", "quickstart@9.9.9")
+    assert code != 0 and "no bundle quickstart@9.9.9" in err

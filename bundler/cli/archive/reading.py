@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -99,8 +100,23 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
       reprobundle archive show quickstart@1.0.0
       reprobundle archive show sha256:3f2a9c41
     """
+    from bundler.store.errors import ArchiveError
+
     with opened(root, read_only=True) as store:
-        shown = store.show(bundle)
+        try:
+            shown = store.show(bundle)
+        except ArchiveError:
+            # NAME@VERSION or NAME that only a pre-registration names so far: show it
+            name, _, version = bundle.partition("@")
+            kept = [
+                k
+                for k in store.statements(name=name)
+                if k.event == "preregister" and (not version or k.data.get("version") == version)
+            ]
+            if not kept:
+                raise
+            _show_preregistered(bundle, kept, json_target)
+            return
         kept = store.statements(shown.bundle.name, shown.bundle.digest)
     if json_target:
         write_json(json_target, {**shown.to_dict(), "statements": [k.to_dict() for k in kept]})
@@ -133,6 +149,28 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
                 f"      - {t(problem['where'])}: {t(problem['message'])} [{t(problem['code'])}]"
             )
     click.echo(f"Statements {len(kept)} kept beside it (log record, time, what)")
+    _statements(kept)
+
+
+def _show_preregistered(selector: str, kept: list[Any], json_target: str | None) -> None:
+    """A bundle the archive does not hold, of which it records pre-registrations."""
+    if json_target:
+        write_json(json_target, {"bundle": None, "statements": [k.to_dict() for k in kept]})
+        if json_target == "-":
+            return
+    from bundler.errors import one_line as t
+
+    click.echo(
+        f"Bundle    {t(selector)}: not in the archive (no bundle file added); "
+        f"{len(kept)} pre-registration(s) of it recorded"
+    )
+    click.echo(f"Statements {len(kept)} (log record, time, what)")
+    _statements(kept)
+
+
+def _statements(kept: list[Any]) -> None:
+    from bundler.errors import one_line as t
+
     for k in kept:
         signed = ", ".join(s[:16] for s in k.data.get("signers", [])) or "no trusted key"
         if k.event == "preregister":
