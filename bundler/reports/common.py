@@ -33,8 +33,48 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     line = (
         f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported)"
     )
+    counted = preregistration_counts(report)
+    if counted:
+        line += f"; {counted}"
     summary = (report.get("signature") or {}).get("summary")
     return one_line(f"{line}; {summary}" if summary else line)
+
+
+# how a claim's pre-registration status reads beside its status, most telling first
+_PREREGISTRATION_ORDER = (
+    "changed after pre-registration",
+    "not pre-registered",
+    "matches a pre-registration no trusted key signed",
+    "as pre-registered",
+)
+
+
+def preregistration_of(report: Mapping[str, Any], claim_id: str) -> str | None:
+    """A claim's pre-registration status (as pre-registered, changed after
+    pre-registration, ...) when the bundle holds a pre-registration, else None: every
+    format shows it beside the claim's status, so that a "supported" claim changed after
+    pre-registration never reads as one that was not."""
+    pre = report.get("preregistration")
+    if not isinstance(pre, Mapping):
+        return None
+    item = pre.get("claims", {}).get(claim_id)
+    return str(item["status"]) if isinstance(item, Mapping) else None
+
+
+def preregistration_counts(report: Mapping[str, Any]) -> str | None:
+    """The claims changed after pre-registration or not pre-registered, counted for a
+    headline ("1 of 2 claims changed after pre-registration"); None when the bundle holds
+    no pre-registration, or every claim is as pre-registered."""
+    claims = report["claims"]
+    found = [preregistration_of(report, c["id"]) for c in claims]
+    if not any(found):
+        return None
+    parts = [
+        f"{found.count(status)} of {len(claims)} claims {status}"
+        for status in _PREREGISTRATION_ORDER[:2]
+        if found.count(status)
+    ]
+    return "; ".join(parts) or None
 
 
 def is_rejection(report: Mapping[str, Any]) -> bool:
@@ -213,10 +253,10 @@ def as_stated(report: Mapping[str, Any]) -> dict[str, Any]:
     a report is a file anyone can write, and only a verification checks a signature."""
     out = dict(report)
     signature = report.get("signature")
-    if isinstance(signature, Mapping):
+    if isinstance(signature, Mapping) and signature.get("state") != "unsigned":
         out["signature"] = {**signature, "summary": f"{signature['summary']} ({NOT_CHECKED})"}
     pre = report.get("preregistration")
-    if isinstance(pre, Mapping) and isinstance(pre.get("trust"), str):
+    if isinstance(pre, Mapping) and str(pre.get("trust", "")).startswith("signed"):
         out["preregistration"] = {**pre, "trust": f"{pre['trust']} ({NOT_CHECKED})"}
     return out
 

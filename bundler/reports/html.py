@@ -33,6 +33,8 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_counts,
+    preregistration_of,
     preregistration_text,
     reasons_beyond_outcome,
     signature_text,
@@ -100,6 +102,10 @@ font-size:.85rem;white-space:nowrap;border:1px solid}
 .inconclusive .badge{color:var(--unk);background:var(--unk-bg)}
 .badge.kind{color:var(--muted);background:#fff;font-weight:600}
 .badge.finding{color:#fff;background:#6e40c9;border-color:#6e40c9}
+.claim .badge.prereg{margin-top:.3rem;font-weight:600;color:var(--muted);background:#fff;
+white-space:normal;max-width:9rem;border-radius:.4rem}
+.claim .badge.prereg.changed{color:#fff;background:#9a6700}
+.prereg-count{font-weight:700;color:#9a6700}
 section#findings li{margin:.25rem 0}
 .verdict-of{font-weight:700}
 tr.claim.contradicted{background:var(--bad-bg)}tr.claim.inconclusive{background:var(--unk-bg)}
@@ -186,12 +192,14 @@ def _banner(report: Mapping[str, Any]) -> str:
     found = findings(report)
     named = ", ".join(f'<a href="#case-{e(c["id"])}">{e(c["id"])}</a>' for c in found[:10])
     noted = f"<p>Findings (outputs the author judges wrong): {named}</p>" if found else ""
+    counted = preregistration_counts(report)
+    changed = f'<p class="prereg-count">{e(counted)}</p>' if counted else ""
     return f"""<header class="{e(report["result"])}" id="summary"><div>
 <p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
 <h1>{e(bundle["title"])}</h1>
 <p><strong>{e(bundle["name"])} {e(bundle["version"])}</strong> ·
 {supported} of {len(claims)} claims supported ·
-{e(verdicts_text(report["cases"]))}</p>{noted}{warnings}
+{e(verdicts_text(report["cases"]))}</p>{changed}{noted}{warnings}
 </div></header>"""
 
 
@@ -205,6 +213,15 @@ def _bundle_section(report: Mapping[str, Any], expect_identity: bool) -> str:
 <dt>Signatures</dt><dd>{e(signature_text(report))}</dd>
 <dt>Verify it</dt><dd><pre>{command(verify_command(report, expect_identity))}</pre></dd>
 </dl></section>"""
+
+
+def _preregistration_badge(report: Mapping[str, Any], claim: Mapping[str, Any]) -> str:
+    """The claim's pre-registration status beside its status (none without one)."""
+    pre = preregistration_of(report, claim["id"])
+    if pre is None:
+        return ""
+    kind = "as" if pre == "as pre-registered" else "changed"
+    return f'<br><span class="badge prereg {kind}">{e(pre)}</span>'
 
 
 def _claims_section(report: Mapping[str, Any]) -> str:
@@ -226,7 +243,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
         rows.append(
             f"""<tr class="claim {e(claim["status"])}" id="claim-{e(claim["id"])}" \
 data-status="{e(claim["status"])}">
-<td><span class="badge">{e(claim["status"])}</span></td>
+<td><span class="badge">{e(claim["status"])}</span>{_preregistration_badge(report, claim)}</td>
 <td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
 {why}{limits}</td>
 <td><span class="denominators">{e(verdicts_text(claim_cases(report, claim)))}</span>

@@ -25,6 +25,8 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_counts,
+    preregistration_of,
     preregistration_text,
     shown_cases,
     signature_text,
@@ -85,7 +87,8 @@ def _summary(report: Mapping[str, Any]) -> list[str]:
         f"### Reproducibility bundle: {escape(bundle['name'])} {escape(bundle['version'])}",
         "",
         f"> **Result: {STATUS_WORDS[report['result']]}**: {supported} of {len(claims)} claims "
-        f"supported; {verdicts_text(report['cases'])}",
+        f"supported; {verdicts_text(report['cases'])}"
+        + (f"; **{counted}**" if (counted := preregistration_counts(report)) else ""),
         "",
         "| | |",
         "| --- | --- |",
@@ -126,8 +129,10 @@ def _claims(report: Mapping[str, Any]) -> list[str]:
         "| --- | --- | --- | --- | --- |",
     ]
     for claim in report["claims"]:
+        pre = preregistration_of(report, claim["id"])
+        status = f"**{claim['status']}**" + (f" ({pre})" if pre else "")
         out.append(
-            f"| {code(claim['id'])}: {escape(claim['statement'])} | **{claim['status']}** | "
+            f"| {code(claim['id'])}: {escape(claim['statement'])} | {status} | "
             f"{escape(verdicts_text(claim_cases(report, claim)))} | {claim['inconclusive']} | "
             f"{claim['negative_controls']} |"
         )

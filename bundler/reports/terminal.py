@@ -26,6 +26,7 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_of,
     preregistration_text,
     reasons_beyond_outcome,
     shown_cases,
@@ -183,8 +184,13 @@ def _claims_table(report: Mapping[str, Any]) -> Table:
             lines.append(Text(f"negative control waived: {claim['negative_control_waiver']}"))
         if controls_text(claim):
             lines.append(Text(controls_text(claim), style="dim"))
+        status = Text(claim["status"], style=STYLE.get(claim["status"], ""))
+        pre = preregistration_of(report, claim["id"])
+        if pre:
+            loud = pre != "as pre-registered"
+            status.append(f"\n{pre}", style="bold yellow" if loud else "dim")
         claims.add_row(
-            Text(claim["status"], style=STYLE.get(claim["status"], "")),
+            status,
             Group(*lines),
             Text(verdicts_text(claim_cases(report, claim))),
         )

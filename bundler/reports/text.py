@@ -22,6 +22,7 @@ from bundler.reports.common import (
     observed_text,
     one_line_all,
     outcome_text,
+    preregistration_of,
     preregistration_text,
     reasons_beyond_outcome,
     shown_cases,
@@ -192,7 +193,8 @@ def _finding_lines(found: list[Mapping[str, Any]], width: int) -> list[str]:
 def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
     out = ["Claims"]
     for claim in report["claims"]:
-        out.append(f"  {claim['status']:<13} {claim['id']}")
+        pre = preregistration_of(report, claim["id"])
+        out.append(f"  {claim['status']:<13} {claim['id']}" + (f" [{pre}]" if pre else ""))
         out += _wrap(verdicts_text(claim_cases(report, claim)), width, "      ")
         out += _wrap(claim["statement"], width, "      ")
         if report.get("bundled_code") and claim.get("checked_by"):

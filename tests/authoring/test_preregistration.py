@@ -426,3 +426,26 @@ def test_a_changed_claim_shows_where_the_two_statements_differ(
         old, _, new = line.replace("-\\>", "->").partition(" -> ")
         assert "unrelated rule is rejected" in old, fmt
         assert "drops a rule is refused" in new, fmt
+
+
+def test_a_claim_changed_after_preregistration_says_so_beside_its_status_in_every_format(
+    example_bundle: Any,
+) -> None:
+    import re
+
+    from tests.helpers import REPO
+
+    bundle = example_bundle("preregistered")
+    trust = ["--trust", str(REPO / "bundles" / "demo-key" / "DEMO-ONLY-not-secret.pub")]
+    texts = _all_formats(bundle, trust[1])
+    counted = "1 of 2 claims changed after pre-registration"
+    html = texts["--html"]
+    row = re.search(r'<tr class="claim[^"]*" id="claim-grader-recall".*?</td>', html, re.S)
+    assert row and "changed after pre-registration" in row.group(0)  # beside the badge
+    banner = html[html.index('<header class="') : html.index("</header>")]
+    assert counted in banner
+    assert "grader-recall [changed after pre-registration]" in texts["text"]
+    assert "**supported** (changed after pre-registration)" in texts["--markdown"]
+    assert counted in texts["--markdown"].split("**Claims**")[0]  # in the headline
+    quiet = RUN.invoke(main, ["verify", str(bundle), "-q", "--allow-unsigned", *trust])
+    assert counted in quiet.output
