@@ -150,6 +150,9 @@ CODES: dict[str, Code] = {
     "preregistration.too_large": Code("a pre-registration larger than the reader takes", _U),
     "preregistration.payload_type": Code("an envelope that holds no pre-registration", _U),
     "preregistration.other_bundle": Code("a pre-registration of another bundle name", _U),
+    "preregistration.fix": Code(
+        "a file to fix in a pre-registration is not a case's input, or cannot be read", _U
+    ),
     "preregistration.bad_signature": Code(
         "a signature naming a trusted key does not verify (the pre-registration was altered)", _U
     ),

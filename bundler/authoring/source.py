@@ -154,6 +154,17 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
             c for c in raw["cases"] if isinstance(c, dict) and isinstance(c.get("inputs"), dict)
         ]
         files = sorted(input_names(named))
+        # bundled code exists before the evidence: its entry files are named (and fixed by
+        # the pre-registration's digests, ``authoring.preregistration``)
+        entries = raw["code"] if isinstance(raw.get("code"), list) else []
+        files += sorted(
+            {
+                c["entry"].rpartition(":")[0]
+                for c in entries
+                if isinstance(c, dict) and isinstance(c.get("entry"), str)
+            }
+            - set(files)
+        )
     document = _as_manifest_document(raw, files)
     _schema_problems(document, out)
     if not out.problems:

@@ -29,24 +29,37 @@ from bundler.cli._shared import exit_help, handle_errors
     type=click.Path(path_type=Path, dir_okay=False),
     help="Sign it with this private key (made by `reprobundle keygen`).",
 )
+@click.option(
+    "--fix",
+    "fix",
+    multiple=True,
+    metavar="PATH",
+    help="Fix the content of this reference input too (a file a case names as an input, "
+    "as bundle.yaml names it, e.g. an expected file or a schema): its digest is "
+    "pre-registered, so a later edit shows as a change. Repeatable.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @handle_errors
-def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) -> None:
+def preregister(
+    source: Path, output: Path, key_file: Path | None, fix: tuple[str, ...], quiet: bool
+) -> None:
     """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
 
     Reads SOURCE's bundle.yaml as `build` does, but looks for no input file (they may not
     exist yet): it writes the name and version, every claim (statement, limits, cases),
     every case's checker, params, inputs, expectation and reasons, the scope and the
-    names of the inputs the cases will read, never their content. Its identity is the
-    SHA-256 of its canonical bytes. Later, `build SOURCE --preregistration FILE` packs it
-    into the bundle, and `verify` says per claim whether it is as pre-registered or what
-    changed.
+    names of the inputs the cases will read, never their content, except the reference
+    inputs given with --fix and the source's bundled code, whose digests it fixes. Its
+    identity is the SHA-256 of its canonical bytes. Later, `build SOURCE --preregistration
+    FILE` packs it into the bundle, and `verify` says per claim whether it is as
+    pre-registered or what changed.
 
     \b
     Example:
       reprobundle preregister mybundle -o mybundle.prereg.json --sign alice.key
+      reprobundle preregister mybundle -o p.json --fix inputs/expected.yaml
     """
-    from bundler.authoring.source import read_source
+    from bundler.authoring.preregistration import preregister_source
     from bundler.format import preregistration as model
     from bundler.output import check, write_bytes
     from bundler.signatures.preregistration import seal_preregistration
@@ -58,11 +71,12 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     import datetime as dt
 
     written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # stated, not attested
-    doc = model.from_document(read_source(source, evidence=False).document, written)
+    doc = preregister_source(source, written, fix)
     write_bytes(output, seal_preregistration(doc, keys), "the pre-registration")
     if not quiet:
         signed = "signed" if keys else "unsigned"
+        fixed = f", {len(doc['files'])} file digest(s) fixed" if doc.get("files") else ""
         click.echo(
-            f"wrote {output}: {len(doc['claims'])} claims, {len(doc['cases'])} cases, "
+            f"wrote {output}: {len(doc['claims'])} claims, {len(doc['cases'])} cases{fixed}, "
             f"{signed}; identity sha256:{model.identity(doc)}"
         )

@@ -30,6 +30,14 @@ from bundler.format.manifest import (
 )
 
 PREREGISTRATION_FORMAT = "reprobundle-preregistration/1"
+# 1.1 adds ``files`` (the digests of chosen reference inputs and of bundled code, fixed in
+# advance) and ``code`` (the bundled checkers, as the manifest declares them)
+PREREGISTRATION_FORMAT_FIXED = "reprobundle-preregistration/1.1"
+_FORMATS = {
+    PREREGISTRATION_FORMAT: {"written"},
+    PREREGISTRATION_FORMAT_FIXED: {"written", "files", "code"},
+}
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 PAYLOAD_TYPE = "application/vnd.reprobundle.preregistration+json"
 FILE_NAME = "preregistration.json"  # its place in a bundle, beside manifest.toml
 _BUNDLE_KEYS = ("name", "version", "title", "description")
@@ -37,11 +45,18 @@ _PLACEHOLDER = "0" * 64
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 
-def from_document(document: Mapping[str, Any], written: str | None = None) -> dict[str, Any]:
+def from_document(
+    document: Mapping[str, Any],
+    written: str | None = None,
+    fixed: Mapping[str, tuple[str, int]] | None = None,
+) -> dict[str, Any]:
     """The pre-registration of a manifest-shaped document (``authoring.source``'s);
-    ``written``: when, by the author's clock (RFC 3339, UTC), stated and never attested."""
+    ``written``: when, by the author's clock (RFC 3339, UTC), stated and never attested;
+    ``fixed``: path -> (SHA-256, size) of the files whose content it fixes (reference
+    inputs the author chose, bundled code). A document with bundled code, or with files
+    fixed, is written in format 1.1, with its ``code`` and ``files``."""
     cases = [dict(c) for c in document["cases"]]
-    return ({"written": written} if written else {}) | {
+    doc = ({"written": written} if written else {}) | {
         "format": PREREGISTRATION_FORMAT,
         "bundle": {k: document["bundle"][k] for k in _BUNDLE_KEYS if k in document["bundle"]},
         "cases": cases,
@@ -49,6 +64,19 @@ def from_document(document: Mapping[str, Any], written: str | None = None) -> di
         "scope": dict(document.get("scope") or {"cannot_support": []}),
         "inputs": sorted(input_names(cases)),
     }
+    if fixed or document.get("code"):
+        doc["format"] = PREREGISTRATION_FORMAT_FIXED
+        doc["files"] = [
+            {"path": path, "sha256": sha, "size": size}
+            for path, (sha, size) in sorted((fixed or {}).items())
+        ]
+        doc["code"] = [dict(c) for c in document.get("code") or ()]
+    return doc
+
+
+def fixed_files(doc: Mapping[str, Any]) -> dict[str, str]:
+    """Path -> SHA-256 of each file whose content a (parsed) pre-registration fixes."""
+    return {f["path"]: f["sha256"] for f in doc.get("files", ())}
 
 
 def input_names(cases: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -72,16 +100,44 @@ def identity(doc: Mapping[str, Any]) -> str:
 
 def _as_manifest(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest-shaped document a pre-registration stands for: its inputs listed as
-    files with placeholder hashes, an empty environment."""
-    return {
-        "format": format_for(doc["cases"], False),
+    files with placeholder hashes (the real ones where it fixes them), its bundled code,
+    an empty environment."""
+    fixed = {f["path"]: f for f in doc.get("files", ())}
+    files = [fixed.get(p) or {"path": p, "sha256": _PLACEHOLDER, "size": 0} for p in doc["inputs"]]
+    files += [f for p, f in sorted(fixed.items()) if p not in set(doc["inputs"])]
+    shaped = {
+        "format": format_for(doc["cases"], bool(doc.get("code"))),
         "bundle": {"title": "", "description": "", **doc["bundle"]},
         "environment": unbuilt_environment(),
-        "files": [{"path": p, "sha256": _PLACEHOLDER, "size": 0} for p in doc["inputs"]],
+        "files": files,
         "cases": doc["cases"],
         "claims": doc["claims"],
         "scope": doc["scope"],
     }
+    return shaped | ({"code": doc["code"]} if doc.get("code") else {})
+
+
+def _files_problem(doc: Mapping[str, Any]) -> str | None:
+    """Why a pre-registration's ``files`` (its fixed digests) are not well formed."""
+    files = doc.get("files", [])
+    if not isinstance(files, list) or not isinstance(doc.get("code", []), list):
+        return "files and code must be lists"
+    paths = set()
+    for item in files:
+        if not (
+            isinstance(item, dict)
+            and set(item) == {"path", "sha256", "size"}
+            and isinstance(item["path"], str)
+            and isinstance(item["sha256"], str)
+            and _SHA256.fullmatch(item["sha256"])
+            and type(item["size"]) is int
+            and item["size"] >= 0
+        ):
+            return "each of files is {path, sha256 (64 lower-case hex digits), size}"
+        if item["path"] in paths:
+            return f"files lists {item['path']!r} twice"
+        paths.add(item["path"])
+    return None
 
 
 def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
@@ -97,16 +153,22 @@ def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
         raise ValueError(f"not strict JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
+    if doc.get("format") not in _FORMATS:
+        raise ValueError(
+            f"format is {str(doc.get('format'))[:80]!r}, expected {PREREGISTRATION_FORMAT!r} "
+            f"or {PREREGISTRATION_FORMAT_FIXED!r}"
+        )
+    optional = _FORMATS[doc["format"]]
     expected = {"format", "bundle", "cases", "claims", "scope", "inputs"}
-    if set(doc) - {"written"} != expected:
-        raise ValueError(f"has keys {sorted(doc)}, expected {sorted(expected)} (and written)")
+    if not expected <= set(doc) <= expected | optional:
+        also = ", ".join(sorted(optional))
+        raise ValueError(f"has keys {sorted(doc)}, expected {sorted(expected)} (and {also})")
     written = doc.get("written")
     if written is not None and not (isinstance(written, str) and _RFC3339.fullmatch(written)):
         raise ValueError("written must be an RFC 3339 UTC time stamp (YYYY-MM-DDTHH:MM:SSZ)")
-    if doc["format"] != PREREGISTRATION_FORMAT:
-        raise ValueError(
-            f"format is {str(doc['format'])[:80]!r}, expected {PREREGISTRATION_FORMAT!r}"
-        )
+    problem = _files_problem(doc)
+    if problem:
+        raise ValueError(problem)
     if canonical(doc) != payload:
         raise ValueError("its bytes are not canonical JSON (sorted keys, no spaces)")
     inputs = doc["inputs"]
@@ -125,7 +187,15 @@ def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
     if problems:
         where, _, message = problems[0]
         raise ValueError(f"{dotted(where)}: {message}")
-    return doc, from_dict(shaped, ())
+    view = from_dict(shaped, ())
+    code = {p for c in view.code for p in c.code_files(fixed_files(doc))}
+    stray = sorted(set(fixed_files(doc)) - set(inputs) - code)
+    if stray:
+        raise ValueError(
+            f"files fixes {stray[0]!r}, which is neither a file a case names as an input nor "
+            "a file of its bundled code"
+        )
+    return doc, view
 
 
 # a pre-registration stated as written more than this before the bundle's build time is

@@ -298,8 +298,8 @@ def preregistration_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | N
         for s in scope["removed"]
     ]
     lines += [f"scope: {_short(s)} added after pre-registration" for s in scope["added"]]
-    for item in pre.get("inputs", []):
-        lines.append(f"input {item['path']} (digest fixed in advance): {item['status']}")
+    for item in pre.get("fixed", []):
+        lines.append(f"file {item['path']} (its digest fixed in advance): {item['status']}")
     return head, lines
 
 

@@ -372,13 +372,19 @@ CHANGED = "changed after pre-registration"
 NOT_PREREGISTERED = "not pre-registered"
 
 
-def against_preregistration(pre: Manifest, now: Manifest) -> dict[str, Any]:
+def against_preregistration(
+    pre: Manifest, now: Manifest, fixed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Per claim of ``now``: as pre-registered, changed after pre-registration (each change
     named by the rules ``diff`` compares two versions with: the claim's statement, limits
-    and cases; each of its cases' checker, inputs, params, expectation, reasons and kind),
-    or not pre-registered; the pre-registered claims ``now`` no longer makes; and the scope
+    and cases; each of its cases' checker, inputs, params, expectation, reasons and kind;
+    the content of an input whose digest the pre-registration fixed (``fixed``: path ->
+    SHA-256); the bundled code a case runs, when the pre-registration fixed it), or not
+    pre-registered; the pre-registered claims ``now`` no longer makes; the scope
     (``cannot_support``) items added or removed since, compared like claims: a limit the
-    author fixed and later deleted shows."""
+    author fixed and later deleted shows; and each fixed file, as it is now."""
+    fixed = fixed or {}
+    now_hashes = {f.path: f.sha256 for f in now.files}
     pre_claims = {c.id: c for c in pre.claims}
     pre_cases = {c.id: c for c in pre.cases}
     now_cases = {c.id: c for c in now.cases}
@@ -398,11 +404,53 @@ def against_preregistration(pre: Manifest, now: Manifest) -> dict[str, Any]:
                 continue
             found += [{"what": what, **c} for c in changes(_case_body(old), _case_body(new))]
             found += [{"what": what, **c} for c in changes(_expectation(old), _expectation(new))]
+            found += _fixed_changes(what, old, fixed, now_hashes)
+            if pre.bundled(old.checker) is not None:
+                code = (
+                    _code_files(pre, old.checker, fixed),
+                    _code_files(now, new.checker, now_hashes),
+                )
+                found += [
+                    {"what": what, **c} for c in changes({"code": code[0]}, {"code": code[1]})
+                ]
         claims[claim.id] = {"status": CHANGED if found else AS_PREREGISTERED, "changes": found}
     made = {c.id for c in now.claims}
-    fixed, declared = list(pre.cannot_support), list(now.cannot_support)
+    stated, declared = list(pre.cannot_support), list(now.cannot_support)
     scope = {
-        "added": [s for s in declared if s not in fixed],
-        "removed": [s for s in fixed if s not in declared],
+        "added": [s for s in declared if s not in stated],
+        "removed": [s for s in stated if s not in declared],
     }
-    return {"claims": claims, "dropped": [c for c in pre_claims if c not in made], "scope": scope}
+    dropped = [c for c in pre_claims if c not in made]
+    out: dict[str, Any] = {"claims": claims, "dropped": dropped, "scope": scope}
+    if fixed:
+        out["fixed"] = [
+            {"path": path, "status": _fixed_status(sha, now_hashes.get(path))}
+            for path, sha in sorted(fixed.items())
+        ]
+    return out
+
+
+def _fixed_changes(
+    what: str, case: Case, fixed: Mapping[str, str], now: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """The inputs of ``case`` whose content the pre-registration fixed and that differ now."""
+    found = []
+    for path in dict.fromkeys(_refs(case)):
+        if path in fixed and now.get(path) != fixed[path]:
+            change = "removed" if path not in now else "changed"
+            found.append(
+                {
+                    "what": what,
+                    "path": f"content of {path}",
+                    "change": change,
+                    "old": f"sha256:{fixed[path]}",
+                    "new": f"sha256:{now[path]}" if path in now else None,
+                }
+            )
+    return found
+
+
+def _fixed_status(pre: str, now: str | None) -> str:
+    if now is None:
+        return "missing"
+    return AS_PREREGISTERED if now == pre else CHANGED

@@ -132,7 +132,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
     """Per claim: as pre-registered, changed after pre-registration (what changed), or not
     pre-registered. A claim is "as pre-registered" only against a pre-registration a
     trusted key signed; against an unsigned or untrusted one it "matches" it, said so."""
-    from bundler.format.preregistration import FILE_NAME, time_warnings
+    from bundler.format.preregistration import FILE_NAME, fixed_files, time_warnings
     from bundler.reports.diff import AS_PREREGISTERED, NOT_PREREGISTERED, against_preregistration
 
     check = verification.preregistration
@@ -155,7 +155,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
         trust = "signed, but by no key you trust"
     else:
         trust = "unsigned"
-    compared = against_preregistration(found.view, manifest)
+    compared = against_preregistration(found.view, manifest, fixed_files(found.doc))
     epoch = manifest.environment.get("source_date_epoch")
     warnings = (
         time_warnings(found.doc.get("written"), check.at, epoch if type(epoch) is int else 0)
@@ -163,7 +163,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
         else []
     )
     if not check.trusted_signers:
-        for item in compared["claims"].values():
+        for item in [*compared["claims"].values(), *compared.get("fixed", ())]:
             if item["status"] == AS_PREREGISTERED:
                 item["status"] = UNVERIFIED
     return out | {

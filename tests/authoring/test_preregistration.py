@@ -449,3 +449,78 @@ def test_a_claim_changed_after_preregistration_says_so_beside_its_status_in_ever
     assert counted in texts["--markdown"].split("**Claims**")[0]  # in the headline
     quiet = RUN.invoke(main, ["verify", str(bundle), "-q", "--allow-unsigned", *trust])
     assert counted in quiet.output
+
+
+def test_a_fixed_reference_input_edited_after_preregistration_is_a_change(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    source = _source(tmp_path)
+    args = ["--fix", "inputs/expected.yaml", "--sign", f"{keys['author']}.key"]
+    done = RUN.invoke(main, ["preregister", str(source), "-o", str(tmp_path / "p.json"), *args])
+    assert done.exit_code == 0, done.output
+    assert "1 file digest(s) fixed" in done.output
+    prereg = tmp_path / "p.json"
+    assert [f["path"] for f in _payload(prereg)["files"]] == ["inputs/expected.yaml"]
+    report = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    pre = report["preregistration"]
+    assert pre["fixed"] == [{"path": "inputs/expected.yaml", "status": "as pre-registered"}]
+    assert {c["status"] for c in pre["claims"].values()} == {"as pre-registered"}
+    # edited after the results, in a way that keeps every claim supported
+    with (source / "inputs" / "expected.yaml").open("a") as expected:
+        expected.write("# reviewed again after the results\n")
+    report = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")
+    assert report["result"] == "supported"
+    pre = report["preregistration"]
+    assert pre["fixed"] == [
+        {"path": "inputs/expected.yaml", "status": "changed after pre-registration"}
+    ]
+    for item in pre["claims"].values():
+        assert item["status"] == "changed after pre-registration"
+        assert any(c["path"] == "content of inputs/expected.yaml" for c in item["changes"])
+    text = RUN.invoke(main, ["verify", str(tmp_path / "b.bundle.tar.gz")]).output
+    assert "content of inputs/expected.yaml" in text
+
+
+def test_fixing_a_file_no_case_reads_is_refused(tmp_path: Path) -> None:
+    source = _source(tmp_path)
+    for path in ("inputs/nothing.yaml", "bundle.yaml"):
+        args = ["preregister", str(source), "-o", str(tmp_path / "p.json"), "--fix", path]
+        done = RUN.invoke(main, args)
+        assert done.exit_code == 2, done.output
+        assert "preregistration.fix" in done.output and path in done.output
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_source_with_bundled_code_can_be_preregistered_with_its_code_fixed(
+    tmp_path: Path, keys: dict[str, Path]
+) -> None:
+    from tests.helpers import REPO
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "tests" / "sources" / "own-code", source)
+    prereg = _preregister(source, tmp_path / "p.json", keys["author"])
+    doc = _payload(prereg)
+    assert doc["format"] == model.PREREGISTRATION_FORMAT_FIXED
+    assert [f["path"] for f in doc["files"]] == ["code/rows.py"]
+    assert [c["name"] for c in doc["code"]] == ["row-count"]
+    pre = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")["preregistration"]
+    assert pre["refused"] is None
+    assert {c["status"] for c in pre["claims"].values()} == {"as pre-registered"}
+    with (source / "code" / "rows.py").open("a") as code:
+        code.write("\n# changed after the results\n")
+    pre = _build_and_verify(source, prereg, tmp_path, f"{keys['author']}.pub")["preregistration"]
+    assert pre["fixed"] == [{"path": "code/rows.py", "status": "changed after pre-registration"}]
+    (claim,) = pre["claims"].values()
+    assert claim["status"] == "changed after pre-registration"
+    assert any(c["path"].startswith("code.files") for c in claim["changes"])
+
+
+def test_a_preregistration_fixing_a_file_no_case_reads_is_refused(tmp_path: Path) -> None:
+    doc = _payload(_preregister(_source(tmp_path), tmp_path / "p.json"))
+    stray = {"path": "inputs/other.yaml", "sha256": "0" * 64, "size": 1}
+    doc |= {"format": model.PREREGISTRATION_FORMAT_FIXED, "files": [stray], "code": []}
+    with pytest.raises(ValueError, match="neither a file a case names"):
+        model.parse(model.canonical(doc))
+    doc["format"] = model.PREREGISTRATION_FORMAT  # 1 has no files
+    with pytest.raises(ValueError, match="has keys"):
+        model.parse(model.canonical(doc))
