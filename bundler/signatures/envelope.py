@@ -167,7 +167,7 @@ def open_envelope(
             )
         for key in verified:
             found.setdefault(key.key.keyid, key)
-    return Opened(payload, signed_by(found.values(), at), len(doc["signatures"]))
+    return Opened(payload, signed_by(found.values(), at, kind), len(doc["signatures"]))
 
 
 def _b64(text: str, what: str, kind: str) -> bytes:

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from bundler.signatures.signing import PublicKey, Signature
 
 SignatureState = Literal["trusted", "unknown-key", "unsigned"]
+# what a signature signs: a bundle's manifest (inside it or detached), an attestation of a
+# verification, a pre-registration. A trust store entry may limit a key to some (may_sign).
+SIGNED_KINDS = ("bundle", "attestation", "preregistration")
+_KIND_WORDS = {"bundle": "a bundle", "attestation": "an attestation"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class TrustedKey:
     revoked: bool = False
     allow_code: bool = False
     source: str = ""
+    may_sign: frozenset[str] | None = None  # the SIGNED_KINDS it may sign (None: every one)
 
     def window_problem(self, now: dt.datetime) -> str | None:
         """Why the key does not count at ``now`` by its validity window (None: it does)."""
@@ -61,8 +66,9 @@ class Standing:
     revoked: bool = False
 
 
-def standing(key: TrustedKey, at: dt.datetime) -> Standing:
-    """The trust rule: does ``key`` count for a signature judged at ``at``?"""
+def standing(key: TrustedKey, at: dt.datetime, kind: str | None = None) -> Standing:
+    """The trust rule: does ``key`` count for a signature over a ``kind`` of statement
+    (``SIGNED_KINDS``; None: whatever it signs) judged at ``at``?"""
     if key.revoked:
         where = f" in {key.source}" if key.source else ""
         return Standing(key, False, f"key {key.name!r} is revoked{where}", revoked=True)
@@ -75,6 +81,10 @@ def standing(key: TrustedKey, at: dt.datetime) -> Standing:
     if key.valid_until is not None and at > key.valid_until:
         until = key.valid_until.isoformat()
         return Standing(key, False, f"key {key.name!r} expired: it was valid until {until}")
+    if kind is not None and key.may_sign is not None and kind not in key.may_sign:
+        allowed = ", ".join(sorted(key.may_sign)) or "nothing"
+        what = _KIND_WORDS.get(kind, "a pre-registration")
+        return Standing(key, False, f"key {key.name!r} may not sign {what} (may_sign: {allowed})")
     return Standing(key, True)
 
 
@@ -109,12 +119,13 @@ class Signers(NamedTuple):
         return tuple(s.why for s in self.refused)
 
 
-def signed_by(keys: Iterable[TrustedKey], at: dt.datetime) -> Signers:
-    """The trusted ``keys`` whose signature verified, sorted by the trust rule at ``at``."""
+def signed_by(keys: Iterable[TrustedKey], at: dt.datetime, kind: str | None = None) -> Signers:
+    """The trusted ``keys`` whose signature over a ``kind`` of statement verified, sorted
+    by the trust rule at ``at``."""
     counted: list[TrustedKey] = []
     refused: list[Standing] = []
     for key in keys:
-        found = standing(key, at)
+        found = standing(key, at, kind)
         if found.counts:
             counted.append(key)
         else:
@@ -359,7 +370,7 @@ def _sort_signers(
         if trusted is None:
             unknown.append(sig.keyid)
             continue
-        found = standing(trusted, now)
+        found = standing(trusted, now, "bundle")
         if found.revoked:
             raise _reject(
                 "the bundle is signed by a revoked key",

@@ -11,6 +11,7 @@ A trust store is a TOML file::
     valid_until = 2027-01-01T00:00:00Z   # optional
     revoked = false                      # optional; a revoked key's signature rejects
     allow_code = false                   # optional; may this key's bundles run their code
+    may_sign = ["bundle", "attestation", "preregistration"]  # optional; default: all
 """
 
 from __future__ import annotations
@@ -25,9 +26,24 @@ import tomli
 
 from bundler.errors import Problem, UsageError
 from bundler.files import read_bounded
-from bundler.signatures.trust import DETACHED, DETACHED_SUFFIX, Policy, TrustedKey, identity_pin
+from bundler.signatures.trust import (
+    DETACHED,
+    DETACHED_SUFFIX,
+    SIGNED_KINDS,
+    Policy,
+    TrustedKey,
+    identity_pin,
+)
 
-_STORE_KEYS = {"name", "public_key", "valid_from", "valid_until", "revoked", "allow_code"}
+_STORE_KEYS = {
+    "name",
+    "public_key",
+    "valid_from",
+    "valid_until",
+    "revoked",
+    "allow_code",
+    "may_sign",
+}
 MAX_KEY_FILE = 64 << 10
 
 
@@ -62,6 +78,17 @@ def _when(value: Any, where: str) -> dt.datetime | None:
         f"{where} must be a TOML date-time with a time zone (2026-01-01T00:00:00Z), "
         f"observed {value!r}"
     )
+
+
+def may_sign(value: Any, where: str) -> frozenset[str] | None:
+    """A trust store entry's ``may_sign``: a list of ``SIGNED_KINDS`` (absent: every kind)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(v in SIGNED_KINDS for v in value):
+        raise UsageError(
+            f"{where} must be a list of {', '.join(SIGNED_KINDS)}, observed {str(value)[:80]}"
+        )
+    return frozenset(value)
 
 
 def load_store(path: Path) -> tuple[TrustedKey, ...]:
@@ -120,6 +147,7 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
                     valid_until=_when(entry.get("valid_until"), f"{where}.valid_until"),
                     revoked=flags["revoked"],
                     allow_code=flags["allow_code"],
+                    may_sign=may_sign(entry.get("may_sign"), f"{where}.may_sign"),
                     source=str(path),
                 )
             )

@@ -122,6 +122,8 @@ def state(keys: Iterable[TrustedKey]) -> list[dict[str, Any]]:
                 "revoked": k.revoked,
                 "valid_from": k.valid_from.isoformat() if k.valid_from else None,
                 "valid_until": k.valid_until.isoformat() if k.valid_until else None,
+                # only when limited: the log of a key that may sign anything is as before
+                **({"may_sign": sorted(k.may_sign)} if k.may_sign is not None else {}),
             }
             for k in keys
         ),
@@ -145,6 +147,7 @@ def from_state(entry: Mapping[str, Any]) -> TrustedKey:
         valid_until=when(entry.get("valid_until")),
         revoked=bool(entry.get("revoked")),
         allow_code=bool(entry.get("allow_code")),
+        may_sign=frozenset(entry["may_sign"]) if isinstance(entry.get("may_sign"), list) else None,
     )
 
 
@@ -220,6 +223,8 @@ def write(root: Path, keys: Sequence[TrustedKey]) -> None:
             entry["valid_until"] = key.valid_until
         entry["revoked"] = key.revoked
         entry["allow_code"] = key.allow_code
+        if key.may_sign is not None:
+            entry["may_sign"] = sorted(key.may_sign)
         entries.append(entry)
     header = (
         "# The keys this archive trusts when it checks bundle signatures (archive add, verify).\n"

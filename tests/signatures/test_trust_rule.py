@@ -33,6 +33,12 @@ WAYS = {
     "future": ({"valid_from": FUTURE}, "not yet valid: valid only from 2999-01-01"),
     "revoked": ({"revoked": True}, "is revoked"),
 }
+# a key limited to the other kinds of statement (may_sign), by the kind it signs here
+LIMITED = {
+    "bundle": ({"may_sign": ["attestation", "preregistration"]}, "may not sign a bundle"),
+    "attestation": ({"may_sign": ["bundle"]}, "may not sign an attestation"),
+    "preregistration": ({"may_sign": ["bundle"]}, "may not sign a pre-registration"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,8 @@ def stores(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, Path]) -> d
     folder = tmp_path_factory.mktemp("rule-stores")
     public = PublicKey.from_text(Path(f"{keys['author']}.pub").read_text())
     out = {}
-    for way, (entry, _) in {**WAYS, "ok": ({}, "")}.items():
+    limited = {f"not-{kind}": way for kind, way in LIMITED.items()}
+    for way, (entry, _) in {**WAYS, **limited, "ok": ({}, "")}.items():
         path = folder / f"{way}.toml"
         key = {"name": "author", "public_key": f"ed25519:{public.b64}", **entry}
         path.write_text(tomli_w.dumps({"key": [key]}))
@@ -123,6 +130,9 @@ def test_the_rule_is_one_pure_function_of_the_key_and_the_time() -> None:
     assert counting([plain, revoked], at) == (plain,)
     judged = signed_by([plain, revoked], at)
     assert judged.names == ("k",) and judged.notes == ("key 'k' is revoked in t.toml",)
+    limited = TrustedKey("k", key, may_sign=frozenset({"bundle"}))
+    assert standing(limited, at, "bundle").counts and standing(limited, at).counts
+    assert not standing(limited, at, "attestation").counts
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
@@ -245,3 +255,62 @@ def test_a_tampered_attestation_signature_is_a_bad_signature(
     done = RUN.invoke(main, args)
     assert done.exit_code == 3, done.output
     assert "attestation.bad_signature" in done.output and "altered" in done.output
+
+
+def test_a_key_counts_only_for_what_its_may_sign_names(
+    signed: Path,
+    detached: Path,
+    attestation: Path,
+    preregistered: Path,
+    stores: dict[str, Path],
+) -> None:
+    for bundle in (signed, detached):
+        store = str(stores["not-bundle"])
+        done = RUN.invoke(main, ["verify", str(bundle), "-q", "--trust-store", store])
+        assert done.exit_code == 3 and LIMITED["bundle"][1] in done.output
+        other = str(stores["not-attestation"])  # may sign bundles
+        assert (
+            RUN.invoke(main, ["verify", str(bundle), "-q", "--trust-store", other]).exit_code == 0
+        )
+    args = ["attestation", "verify", str(attestation), "--trust-store"]
+    done = RUN.invoke(main, [*args, str(stores["not-attestation"])])
+    assert done.exit_code == 3 and LIMITED["attestation"][1] in done.output
+    assert RUN.invoke(main, [*args, str(stores["not-bundle"])]).exit_code == 0
+    args = ["verify", str(preregistered), "--json", "-", "-q", "--allow-unsigned", "--trust-store"]
+    pre = json.loads(RUN.invoke(main, [*args, str(stores["not-preregistration"])]).stdout)
+    assert pre["preregistration"]["trusted"] is False
+    assert LIMITED["preregistration"][1] in pre["preregistration"]["trust"]
+    pre = json.loads(RUN.invoke(main, [*args, str(stores["not-bundle"])]).stdout)
+    assert pre["preregistration"]["trusted"] is True
+
+
+def test_may_sign_names_only_known_kinds(tmp_path: Path, stores: dict[str, Path]) -> None:
+    text = stores["ok"].read_text() + 'may_sign = ["bundles"]\n'
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    done = RUN.invoke(main, ["verify", "x.bundle.tar.zst", "--trust-store", str(bad)])
+    assert done.exit_code == 2 and "may_sign" in done.output
+
+
+def test_an_archive_keeps_may_sign_in_its_trust_store_and_log(
+    tmp_path: Path, quickstart_bundle: Path, attestation: Path, stores: dict[str, Path]
+) -> None:
+    root = tmp_path / "archive"
+    done = RUN.invoke(
+        main,
+        [
+            "archive",
+            "--archive",
+            str(root),
+            "init",
+            "--trust-store",
+            str(stores["not-attestation"]),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    assert "may_sign" in (root / "trust.toml").read_text()
+    code, out, err = cli(root, "add", str(quickstart_bundle), "--attestation", str(attestation))
+    assert code == 3 and LIMITED["attestation"][1] in out + err
+    assert _records(root, "attest") == []
+    code, out, err = cli(root, "log", "verify")
+    assert code == 0, out + err

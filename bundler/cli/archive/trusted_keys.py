@@ -43,6 +43,8 @@ def trust_list(root: Path | None, /) -> None:
         return
     for k in keys:
         flags = [f for f, on in (("allow_code", k.allow_code), ("revoked", k.revoked)) if on]
+        if k.may_sign is not None:
+            flags.append(f"may_sign={','.join(sorted(k.may_sign)) or 'nothing'}")
         window = "".join(
             f" {label} {when.isoformat()}"
             for label, when in (("from", k.valid_from), ("until", k.valid_until))
