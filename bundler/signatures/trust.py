@@ -49,11 +49,6 @@ class TrustedKey:
     source: str = ""
     may_sign: frozenset[str] | None = None  # the SIGNED_KINDS it may sign (None: every one)
 
-    def window_problem(self, now: dt.datetime) -> str | None:
-        """Why the key does not count at ``now`` by its validity window (None: it does)."""
-        found = standing(self, now)
-        return None if found.counts or self.revoked else found.why
-
 
 @dataclass(frozen=True)
 class Standing:
