@@ -57,11 +57,29 @@ def preregister_source(
         _hash_into(fixed, source, path, where, problems)
     for code in document.get("code") or ():
         entry = BundledChecker(code["name"], code["entry"], code.get("reasons", {}))
+        if not (source / entry.path).is_file():
+            problems.append(
+                Problem(
+                    f"code {entry.name}",
+                    "preregistration.fix",
+                    f"its entry file {entry.path!r} does not exist: bundled code is "
+                    "pre-registered with its digest, so it must be written first",
+                )
+            )
+            continue
         for path in _code_files(source, entry, problems):
             _hash_into(fixed, source, path, f"code {entry.name}", problems)
     if problems:
         raise SourceError(f"cannot pre-register {source}", problems)
-    return model.from_document(document, written, fixed)
+    doc = model.from_document(document, written, fixed)
+    try:  # never write what `build --preregistration` and `verify` would refuse to read
+        model.parse(model.canonical(doc))
+    except ValueError as exc:
+        raise SourceError(
+            f"cannot pre-register {source}",
+            [Problem("bundle.yaml", "preregistration.format", str(exc))],
+        ) from None
+    return doc
 
 
 def _hash_into(

@@ -524,3 +524,15 @@ def test_a_preregistration_fixing_a_file_no_case_reads_is_refused(tmp_path: Path
     doc["format"] = model.PREREGISTRATION_FORMAT  # 1 has no files
     with pytest.raises(ValueError, match="has keys"):
         model.parse(model.canonical(doc))
+
+
+def test_bundled_code_must_exist_to_be_preregistered(tmp_path: Path) -> None:
+    from tests.helpers import REPO
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "tests" / "sources" / "own-code", source)
+    (source / "code" / "rows.py").unlink()
+    done = RUN.invoke(main, ["preregister", str(source), "-o", str(tmp_path / "p.json")])
+    assert done.exit_code == 2
+    assert "preregistration.fix" in done.output and "'code/rows.py' does not exist" in done.output
+    assert not (tmp_path / "p.json").exists()
