@@ -536,3 +536,16 @@ def test_bundled_code_must_exist_to_be_preregistered(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert "preregistration.fix" in done.output and "'code/rows.py' does not exist" in done.output
     assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(p.parent.name for p in (Path(__file__).parents[2] / "bundles").glob("*/bundle.yaml")),
+)
+def test_every_example_source_preregisters_into_what_build_reads(name: str, tmp_path: Path) -> None:
+    from bundler.signatures.preregistration import open_preregistration
+    from tests.helpers import REPO
+
+    prereg = _preregister(REPO / "bundles" / name, tmp_path / "p.json")
+    found = open_preregistration(prereg.read_bytes(), name=_payload(prereg)["bundle"]["name"])
+    assert found.view.claims  # read as build --preregistration and verify read it
