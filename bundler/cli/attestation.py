@@ -175,7 +175,11 @@ def _describe(checked: Any) -> list[str]:
 
     statement = checked.statement
     lines = [
-        f"attestation signed by {', '.join(k[:16] for k in checked.signers)}",
+        "attestation signed by "
+        + ", ".join(
+            f"{name} (key id {keyid[:16]})"
+            for name, keyid in zip(checked.names, checked.signers, strict=True)
+        ),
         f"predicate {checked.predicate_type}",
     ]
     for item in statement["subject"]:
