@@ -157,14 +157,18 @@ def open_envelope(
             "each signature is an object with a string sig (and keyid)",
         )
         sig = _b64(item["sig"], "sig", kind)
-        verified = [k for k in trusted if k.key.verifies(message, sig)]
         named = by_id.get(item.get("keyid", ""))
-        if not verified and named is not None:
-            raise EnvelopeProblem(
-                _altered(kind),
-                f"the signature by trusted key {named.name!r} ({named.key.keyid[:16]}) does "
-                f"not verify: the {kind} or its signature was altered after it was signed",
-            )
+        if named is not None:  # checked with the key it names, which must verify it
+            if not named.key.verifies(message, sig):
+                raise EnvelopeProblem(
+                    _altered(kind),
+                    f"the signature by trusted key {named.name!r} ({named.key.keyid[:16]}) "
+                    f"does not verify: the {kind} or its signature was altered after it was "
+                    "signed",
+                )
+            verified = [named]
+        else:  # no key id, or one no trusted key has: any trusted key that verifies it
+            verified = [k for k in trusted if k.key.verifies(message, sig)]
         for key in verified:
             found.setdefault(key.key.keyid, key)
     return Opened(payload, signed_by(found.values(), at, kind), len(doc["signatures"]))
