@@ -23,7 +23,7 @@ def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, 
     keys = load_trusted_keys(values["trust_files"], values["trust_store"])
     signature = report.get("signature") or {}
     return {
-        "trustedKeyIds": sorted(k.key.keyid for k in counting(keys, now())),
+        "trustedKeyIds": sorted(k.key.keyid for k in counting(keys, now(), "bundle")),
         "requireSignature": values["require_signature"],
         "allowUnsigned": values["allow_unsigned"],
         "expectManifestSha256": values["expect_manifest_sha256"],

@@ -8,8 +8,10 @@ never to trust anything.
 
 **The trust rule** is written once, here (``standing``): a trusted key counts at a time
 unless it is revoked, or the time is before its ``valid_from`` or after its
-``valid_until``; what a counting key may do beyond vouching for what it signed is its
-permission ``allow_code`` (its bundles may run their code). Every signature goes through
+``valid_until``, and only for the kinds of statement its ``may_sign`` names (a bundle, an
+attestation, a pre-registration; all when it names none); what a counting key may do
+beyond vouching for what it signed is its permission ``allow_code`` (its bundles may run
+their code). Every signature goes through
 it: a bundle's own and a detached one (``check_signatures``), an attestation's and a
 pre-registration's (``signatures.envelope``), the statements and bundles an archive keeps.
 
@@ -33,7 +35,11 @@ SignatureState = Literal["trusted", "unknown-key", "unsigned"]
 # what a signature signs: a bundle's manifest (inside it or detached), an attestation of a
 # verification, a pre-registration. A trust store entry may limit a key to some (may_sign).
 SIGNED_KINDS = ("bundle", "attestation", "preregistration")
-_KIND_WORDS = {"bundle": "a bundle", "attestation": "an attestation"}
+_KIND_WORDS = {
+    "bundle": "a bundle",
+    "attestation": "an attestation",
+    "preregistration": "a pre-registration",
+}
 
 
 @dataclass(frozen=True)
@@ -78,14 +84,16 @@ def standing(key: TrustedKey, at: dt.datetime, kind: str | None = None) -> Stand
         return Standing(key, False, f"key {key.name!r} expired: it was valid until {until}")
     if kind is not None and key.may_sign is not None and kind not in key.may_sign:
         allowed = ", ".join(sorted(key.may_sign)) or "nothing"
-        what = _KIND_WORDS.get(kind, "a pre-registration")
+        what = _KIND_WORDS.get(kind, kind)
         return Standing(key, False, f"key {key.name!r} may not sign {what} (may_sign: {allowed})")
     return Standing(key, True)
 
 
-def counting(keys: Iterable[TrustedKey], at: dt.datetime) -> tuple[TrustedKey, ...]:
-    """The keys of ``keys`` that count at ``at`` (``standing``)."""
-    return tuple(k for k in keys if standing(k, at).counts)
+def counting(
+    keys: Iterable[TrustedKey], at: dt.datetime, kind: str | None = None
+) -> tuple[TrustedKey, ...]:
+    """The keys of ``keys`` that count at ``at`` for a ``kind`` of statement (``standing``)."""
+    return tuple(k for k in keys if standing(k, at, kind).counts)
 
 
 def unrevoked(keys: Iterable[TrustedKey]) -> tuple[TrustedKey, ...]:
