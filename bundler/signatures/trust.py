@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import tomli
 
-from bundler.errors import BundleRejected, Problem, UsageError
+from bundler.errors import BundleRejected, Problem, UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from bundler.signatures.signing import PublicKey, Signature
@@ -393,17 +393,21 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
         if not isinstance(entry, dict):
             problems.append(Problem(where, "trust.format", "must be a table"))
             continue
-        unknown = sorted(set(entry) - _STORE_KEYS)
-        if unknown or not isinstance(entry.get("name"), str) or not entry.get("name"):
-            problems.append(
-                Problem(
-                    where,
-                    "trust.format",
-                    f"needs a name and a public_key; unknown keys {unknown}"
-                    if unknown
-                    else "needs a non-empty name",
-                )
+        wrong = [
+            Problem(
+                f"{where}.{key}",
+                "trust.format",
+                f"unknown key {key!r}{did_you_mean(key, _STORE_KEYS)} "
+                f"(known: {', '.join(sorted(_STORE_KEYS))})",
             )
+            for key in sorted(set(entry) - _STORE_KEYS, key=str)
+        ]
+        if not isinstance(entry.get("name"), str) or not entry.get("name"):
+            wrong.append(Problem(where, "trust.format", "needs a non-empty name"))
+        if "public_key" not in entry:
+            wrong.append(Problem(where, "trust.format", "needs a public_key"))
+        if wrong:
+            problems += wrong
             continue
         if entry["name"] in names:
             problems.append(Problem(where, "trust.duplicate", f"name {entry['name']!r} twice"))

@@ -1,6 +1,9 @@
 """Every README example runs as written: the ``sh`` blocks of README.md, in order, in one
-empty folder beside the repository's ``bundles/``, with ``set -e``; a ``# `` line right
-after a command is what that command must print (``…`` stands for any text). The
+empty folder holding a link to the repository's ``bundles/``, with ``set -e -o pipefail``;
+a ``# `` line right after a command is what that command must print (``…`` stands for any
+text). Every command of an ``&&`` chain must succeed: ``set -e`` ignores a failure on the
+left of ``&&``, so a chain runs as one command per part (a line mixing ``&&`` with ``||``
+is refused: write it as separate commands). The
 ``python`` blocks run the same way, in order, as one program (their asserts are the check).
 
 A block is left out only when the line before its fence says why
@@ -117,14 +120,69 @@ def test_matches_reads_the_ellipsis_as_any_text() -> None:
     assert not matches("exit 3", "exit 1")
 
 
-def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
-    found = commands(README.read_text("utf-8"))
+def and_chain(text: str) -> list[str]:
+    """The parts of a command joined by ``&&`` outside quotes (one part when there is none).
+
+    A line that also holds ``||`` outside quotes is refused: in ``a && b || c`` a failure of
+    ``a`` or ``b`` is meant, and splitting it would change what it does."""
+    parts, current, quote, i, either = [], "", "", 0, False
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(text):
+                current += text[i : i + 2]
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\" and i + 1 < len(text):
+            current += text[i : i + 2]
+            i += 2
+            continue
+        elif text.startswith("&&", i) or text.startswith("||", i):
+            either = either or text[i] == "|"
+            if text[i] == "&":
+                parts.append(current.strip())
+                current, i = "", i + 2
+                continue
+        elif ch == "#" and (not current or current[-1].isspace()):
+            break  # a comment: the rest of the line is not run
+        current += ch
+        i += 1
+    if parts and either:
+        raise ValueError(f"`{text}` mixes && and ||: write it as separate commands")
+    return [*parts, current.strip()] if parts else [text]
+
+
+def shell_script(found: list[Command]) -> str:
+    """The bash program that runs ``found`` in order and stops at the first failing command,
+    each command's output preceded by a ``@@command N@@`` line."""
     script = ["set -e -o pipefail", "exec 2>&1"]
     for n, command in enumerate(found):
-        script += [f"printf '\\n@@command {n}@@\\n'", command.text]
+        script += [f"printf '\\n@@command {n}@@\\n'", *and_chain(command.text)]
+    return "\n".join(script)
+
+
+def test_a_failure_on_the_left_of_and_and_fails_the_readme_run() -> None:
+    """Defect 2 of issue 43: ``false && true`` under ``set -e`` went on, so a README command
+    that failed on the left of ``&&`` passed the README test."""
+    chained = [Command("false && echo after", 1), Command("echo next", 2)]
+    done = subprocess.run(["bash", "-c", shell_script(chained)], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "after" not in done.stdout and "next" not in done.stdout
+    assert and_chain("a 'x && y' && b \"c&&\" # d && e") == ["a 'x && y'", 'b "c&&"']
+    assert and_chain('verify x || echo "exit $?"') == ['verify x || echo "exit $?"']
+    with pytest.raises(ValueError, match=r"mixes && and \|\|"):
+        and_chain("a && b || c")
+
+
+def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
+    found = commands(README.read_text("utf-8"))
     (tmp_path / "bundles").symlink_to(REPO / "bundles")
     done = subprocess.run(
-        ["bash", "-c", "\n".join(script)],
+        ["bash", "-c", shell_script(found)],
         cwd=tmp_path,
         env=readme_env(),
         capture_output=True,

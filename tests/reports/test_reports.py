@@ -104,6 +104,44 @@ def test_report_whose_claim_names_a_missing_case_is_refused(supported: dict[str,
     assert [(p.where, p.code) for p in problems] == [("claims[0].cases[2]", "report.unknown_case")]
 
 
+def test_report_whose_headline_contradicts_its_claims_is_refused(
+    contradicted: dict[str, Any],
+) -> None:
+    """Defect 5 of issue 43: a report saying ``result: supported`` over a contradicted
+    claim was rendered as "Result: every claim supported: 0 of 1 claims supported ...
+    1 diverged" without a word."""
+    report = copy.deepcopy(contradicted)
+    report["result"], report["exit_code"] = "supported", 0
+    problems = schema_problems(report)
+    assert [(p.where, p.code) for p in problems] == [("result", "report.inconsistent")]
+    assert "the claims make it contradicted" in problems[0].message
+    with pytest.raises(BundleRejected) as caught:
+        read_report(json.dumps(report).encode(), "r.json")
+    assert "report.inconsistent" in caught.value.diagnostics()
+
+
+def test_report_whose_counts_contradict_its_cases_is_refused(
+    supported: dict[str, Any], contradicted: dict[str, Any]
+) -> None:
+    report = copy.deepcopy(supported)
+    report["claims"][0]["reproduced"] -= 1
+    report["claims"][0]["diverged"] += 1
+    assert [p.where for p in schema_problems(report)] == [
+        "claims[0].reproduced",
+        "claims[0].diverged",
+    ]
+    report = copy.deepcopy(contradicted)
+    claim = next(c for c in report["claims"] if c["status"] == "contradicted")
+    claim["status"] = "inconclusive"
+    report["result"], report["exit_code"] = "inconclusive", 4
+    assert "a claim is contradicted exactly when one of its cases diverged" in " ".join(
+        p.message for p in schema_problems(report)
+    )
+    report = copy.deepcopy(supported)
+    report["exit_code"] = 1
+    assert [p.where for p in schema_problems(report)] == ["exit_code"]
+
+
 def test_stored_report_with_duplicate_keys_is_refused() -> None:
     from bundler.errors import BundleRejected
 
@@ -414,3 +452,20 @@ def test_any_text_renders_safely_in_every_format(text: str, supported: dict[str,
     assert "<script" not in page.lower()
     assert html.escape(one_line(text), quote=True) in page
     assert page.count('<tr class="claim ') == len(report["claims"])
+
+
+def test_the_docs_name_the_report_format_verify_writes() -> None:
+    """Defect 9 of issue 43: the README said ``reprobundle-report/1.2`` and REPORT.md said a
+    rejection is ``1.1`` while every report ``verify`` writes, a rejection too, is 1.3."""
+    import re
+
+    from bundler.reports.document import REPORT_FORMAT
+    from tests.helpers import REPO
+
+    for doc in ("README.md", "manifests/REPORT.md"):
+        text = (REPO / doc).read_text("utf-8")
+        stated = set(re.findall(r'`"?(reprobundle-report/1\.\d+)"?`', text))
+        assert stated <= {REPORT_FORMAT, "reprobundle-report/1.1"} and REPORT_FORMAT in stated
+        for line in text.splitlines():
+            if "| `report_format` |" in line or "(format `reprobundle-report" in line:
+                assert f"{REPORT_FORMAT}" in line, f"{doc}: {line}"
