@@ -217,7 +217,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
             limits = '<p class="limits-label muted">Limits of this claim:</p>' + (
                 f'<ul class="limits">{limits}</ul>'
             )
-        limits += "".join(f'<p class="controls">{e(s)}</p>' for s in controls_words(claim))
+        limits += "".join(f'<p class="controls">{breakable(s)}</p>' for s in controls_words(claim))
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"

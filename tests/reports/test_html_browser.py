@@ -315,10 +315,8 @@ def test_reproduced_passing_cases_fold_while_the_rest_stay_open(
     try:
         state = page.page.evaluate(
             """() => [...document.querySelectorAll("article.case")].map((a) => {
-                const body = a.querySelector(".cols");
-                const box = body.getBoundingClientRect();
-                return [a.id, box.width > 0 && box.height > 0,
-                        a.querySelector("h3").getBoundingClientRect().height > 0];
+                return [a.id, a.querySelector(".cols").checkVisibility(),
+                        a.querySelector("h3").checkVisibility()];
             })"""
         )
         shown = {case_id.removeprefix("case-"): open_ for case_id, open_, _ in state}

@@ -469,3 +469,27 @@ def test_the_docs_name_the_report_format_verify_writes() -> None:
         for line in text.splitlines():
             if "| `report_format` |" in line or "(format `reprobundle-report" in line:
                 assert f"{REPORT_FORMAT}" in line, f"{doc}: {line}"
+
+
+def test_html_says_what_controls_showed_in_words_with_params_only_to_tell_checks_apart(
+    supported: dict[str, Any],
+) -> None:
+    """Issue 43 (the HTML report): "controls showed" printed each check's params as raw
+    JSON (``inspect-metric@2 {"claimed": 0.8333333333333334, ...}``, or ``{}``)."""
+    from bundler.reports.common import controls_words
+
+    claim = {
+        "controls_showed": [
+            {"check": 'm@2 {"lists": "replace", "key": "name"}', "reasons": ["a"], "cases": ["x"]},
+            {"check": 'm@2 {"lists": "by_key", "key": "name"}', "reasons": ["b"], "cases": ["y"]},
+            {"check": "s@1 {}", "reasons": ["c"], "cases": ["z"]},
+        ]
+    }
+    assert controls_words(claim) == [
+        'The controls show that m@2 (with lists "replace") can fail: a (x).',
+        'The controls show that m@2 (with lists "by_key") can fail: b (y).',
+        "The controls show that s@1 can fail: c (z).",
+    ]
+    html = to_html(supported).replace("<wbr>", "")
+    assert "The controls show that structured-equal@1 can fail: content.removed" in html
+    assert "{}" not in html.split("<main>")[1]
