@@ -238,3 +238,33 @@ def test_every_readme_python_example_runs_saved_as_a_file(tmp_path: Path) -> Non
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     assert report["result"] == "supported"
     assert (tmp_path / "signed.bundle.tar.zst").is_file()
+
+
+def sample_output(markdown: str, after: str) -> list[str]:
+    """The lines of the first unlabelled fenced block after the paragraph holding ``after``."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if after in line)
+    fence = next(i for i in range(start, len(lines)) if lines[i].strip() == "```")
+    end = next(j for j in range(fence + 1, len(lines)) if lines[j].strip() == "```")
+    return lines[fence + 1 : end]
+
+
+def test_readme_sample_verify_output_is_what_verify_prints(tmp_path: Path) -> None:
+    """Defect 9 of issue 43: the sample lacked the ``controls showed:`` line and the scope
+    sentence verify prints: it is what verify prints from ``Cases:`` on, word for word."""
+    sample = sample_output(README.read_text("utf-8"), "**verdict** beside its **outcome**")
+    script = shell_script(commands("```sh\n" + "\n".join(WALKTHROUGH) + "\n```\n"))
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=readme_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    printed = done.stdout[done.stdout.index("Cases:") :]
+    # the same words, wrapped at another width than the sample's
+    assert " ".join("\n".join(sample).split()) == " ".join(printed.split()), printed
+
+
+WALKTHROUGH = [
+    "reprobundle init mybundle",
+    "reprobundle build mybundle -q",
+    "reprobundle verify starter-0.1.0.bundle.tar.zst",
+]
