@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,17 +179,26 @@ def test_a_failure_on_the_left_of_and_and_fails_the_readme_run() -> None:
         and_chain("a && b || c")
 
 
-def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
-    found = commands(README.read_text("utf-8"))
-    (tmp_path / "bundles").symlink_to(REPO / "bundles")
+@pytest.fixture(scope="module")
+def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The ``sh`` blocks run once, in order, in a new folder holding a ``bundles`` link (as
+    the README tells a reader to make): (the folder, the finished bash)."""
+    folder = tmp_path_factory.mktemp("walkthrough")
+    (folder / "bundles").symlink_to(REPO / "bundles")
     done = subprocess.run(
-        ["bash", "-c", shell_script(found)],
-        cwd=tmp_path,
+        ["bash", "-c", shell_script(commands(README.read_text("utf-8")))],
+        cwd=folder,
         env=readme_env(),
         capture_output=True,
         text=True,
         timeout=900,
     )
+    return folder, done
+
+
+def test_every_readme_example_runs_as_written(walkthrough: tuple[Path, Any]) -> None:
+    found = commands(README.read_text("utf-8"))
+    done = walkthrough[1]
     output = done.stdout + done.stderr
     parts = re.split(r"\n@@command (\d+)@@\n", "\n" + done.stdout)
     by_command = {int(parts[i]): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
@@ -212,12 +222,14 @@ def test_readme_python_blocks_are_found() -> None:
         assert call in code
 
 
-def test_every_readme_python_example_runs_saved_as_a_file(tmp_path: Path) -> None:
+def test_every_readme_python_example_runs_saved_as_a_file(walkthrough: tuple[Path, Any]) -> None:
     """The Python examples cannot drift from the API: each block, saved as a file of its
     own and run with ``python FILE`` in order (as a user would, not with ``python -c``:
-    worker processes import the file again), in an empty folder beside ``bundles/``."""
+    worker processes import the file again), in the folder where the ``sh`` blocks ran
+    (issue 43, friction 1: the first block raised a traceback there, the shell walkthrough
+    having made its archive already)."""
     blocks = python_blocks(README.read_text("utf-8"))
-    (tmp_path / "bundles").symlink_to(REPO / "bundles")
+    tmp_path = walkthrough[0]
     printed = []
     for n, (line, text) in enumerate(blocks):
         example = tmp_path / f"example_{n}.py"
@@ -235,9 +247,9 @@ def test_every_readme_python_example_runs_saved_as_a_file(tmp_path: Path) -> Non
     output = "\n".join(printed)
     assert "1 bundle(s) verified: 1 supported 0" in output  # the archive's batch, exit 0
     assert re.search(r"^supported +\S+: \d+ of \d+ cases reproduced", output, re.M), output
-    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    report = json.loads((tmp_path / "py-report.json").read_text("utf-8"))
     assert report["result"] == "supported"
-    assert (tmp_path / "signed.bundle.tar.zst").is_file()
+    assert (tmp_path / "py-signed.bundle.tar.zst").is_file()
 
 
 def sample_output(markdown: str, after: str) -> list[str]:
