@@ -203,3 +203,11 @@ def test_closed_pipe_is_not_reported_as_a_bug(
     assert sys.stdout.name == "/dev/null"  # what is left to flush goes nowhere
     sys.stdout.close()
     assert "internal error" not in capfd.readouterr().err
+
+
+def test_archive_option_after_the_subcommand_says_where_it_goes() -> None:
+    """Friction 7 of issue 43: ``archive list --archive DIR`` said only "No such option"."""
+    code, _, err = run("archive", "list", "--archive", "somewhere")
+    assert code == 2
+    assert "--archive is an option of `reprobundle archive` itself" in err
+    assert "reprobundle archive --archive DIR list" in err
