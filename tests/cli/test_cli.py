@@ -211,3 +211,14 @@ def test_archive_option_after_the_subcommand_says_where_it_goes() -> None:
     assert code == 2
     assert "--archive is an option of `reprobundle archive` itself" in err
     assert "reprobundle archive --archive DIR list" in err
+
+
+def test_checkers_listing_marks_the_current_version_of_each_checker() -> None:
+    """Friction 11 of issue 43: ``checkers`` listed @1 and @2 side by side with nothing
+    marking the one a new bundle should name."""
+    code, out, _ = run("checkers")
+    assert code == 0
+    lines = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert "(older; @2 is current)" in lines["structured-equal@1"]
+    assert "(current)" in lines["structured-equal@2"]
+    assert "current" not in lines["contamination@1"]  # one version: nothing to choose
