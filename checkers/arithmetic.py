@@ -13,7 +13,17 @@ refuses the built-in ``sum`` anywhere under ``checkers/``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar, overload
+
+T = TypeVar("T")
+
+
+@overload
+def left_sum(values: Iterable[int]) -> int: ...
+@overload
+def left_sum(values: Iterable[float]) -> float: ...
+@overload
+def left_sum(values: Iterable[T], start: T) -> T: ...
 
 
 def left_sum(values: Iterable[Any], start: Any = 0) -> Any:
