@@ -493,3 +493,19 @@ def test_html_says_what_controls_showed_in_words_with_params_only_to_tell_checks
     html = to_html(supported).replace("<wbr>", "")
     assert "The controls show that structured-equal@1 can fail: content.removed" in html
     assert "structured-equal@1 {}" not in html
+
+
+def test_html_verify_line_allows_code_and_the_scope_sentence_is_said_once(
+    supported: dict[str, Any],
+) -> None:
+    """Defect 9 of issue 43: the "Verify it" line of a bundle with its own code left out
+    ``--allow-code`` (the command as shown would not run its cases), and the page said the
+    fixed scope sentence twice (the scope and the footer)."""
+    from bundler.reports.common import WHAT_IT_SHOWS
+
+    html = to_html(supported)
+    assert html.count(WHAT_IT_SHOWS) == 1
+    assert "--allow-code" not in html
+    with_code = {**supported, "bundled_code": {"allowed": False, "entries": []}}
+    line = to_html(with_code).split("<dt>Verify it</dt>")[1].split("</dd>")[0]
+    assert "--allow-code" in line.replace("<wbr>", "")
