@@ -114,6 +114,7 @@ article.case.finding{border-left-color:#6e40c9;background:#f3efff}
 article.case.reproduced.finding .badge{color:#6e40c9;background:#fff}
 article.case.finding .badge.kind.finding{color:#fff;background:#6e40c9}
 article.case h3{font-size:1rem;margin:0 0 .25rem}
+p.controls{overflow-wrap:anywhere}
 article.case summary{cursor:pointer}article.case summary h3{display:inline;margin:0}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.25rem 1rem}
 tr.differs td{background:var(--unk-bg);font-weight:600}
@@ -217,7 +218,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
             limits = '<p class="limits-label muted">Limits of this claim:</p>' + (
                 f'<ul class="limits">{limits}</ul>'
             )
-        limits += "".join(f'<p class="controls">{breakable(s)}</p>' for s in controls_words(claim))
+        limits += "".join(f'<p class="controls">{e(s)}</p>' for s in controls_words(claim))
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"
