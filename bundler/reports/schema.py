@@ -128,6 +128,12 @@ def read_report(data: bytes, where: str) -> dict[str, Any]:
             [Problem(where, "report.json", str(exc))],
         ) from None
     problems = schema_problems(report)
+    if problems and all(p.code == "report.inconsistent" for p in problems):
+        raise BundleRejected(
+            f"{where} is a JSON report that contradicts itself (edited by hand, or by a "
+            "tool that did not keep its counts): nothing is rendered from it",
+            problems[:20],
+        )
     if problems:
         raise BundleRejected(
             f"{where} is neither a bundle nor a JSON report of format reprobundle-report/1",

@@ -118,6 +118,7 @@ def test_report_whose_headline_contradicts_its_claims_is_refused(
     with pytest.raises(BundleRejected) as caught:
         read_report(json.dumps(report).encode(), "r.json")
     assert "report.inconsistent" in caught.value.diagnostics()
+    assert "is a JSON report that contradicts itself" in caught.value.diagnostics()
 
 
 def test_report_whose_counts_contradict_its_cases_is_refused(
