@@ -1,7 +1,7 @@
 """Every measurement of issue 33 in one command, each yardstick in the same run.
 
     python bench/all.py                       # the issue's sizes (about an hour on 2 cores)
-    python bench/all.py --quick               # a quarter of each size, one run: minutes
+    python bench/all.py --quick               # a quarter of each size, one run: still long
     python bench/all.py --runs 5 --work /tmp/rb-all
     python bench/all.py --quick --skip inspect_import_bench.py   # leave a script out
 
@@ -19,6 +19,10 @@ The rows come from ``bench.py`` (build and verify of one large file, 5,000 files
 columns is merged into it; any other table is printed after it, under the script's name;
 a script that does not exist yet is named on a line of its own. Run by hand; never from
 tests.
+
+How long: ``--quick`` is not a matter of minutes (issue 43, friction 12: a run on a shared
+2-core machine printed no table in 30 minutes); the machine is printed first, then each
+part on stderr as it starts, with the seconds the parts before it took.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import bench  # noqa: E402
 
+STARTED = time.monotonic()
 COLUMNS = ["work", "reprobundle", "yardstick", "ratio", "target", "met?", "peak RSS"]
 MAX_RSS_MIB = 200  # issue 33 item 6
 # (script, the issue item it measures); each takes --runs N --work DIR
@@ -117,7 +123,11 @@ def run_script(script: str, runs: int, work: Path) -> tuple[list[list[str]], lis
     folder = work / path.stem
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, str(path), "--runs", str(runs), "--work", str(folder)]
-    print(f"running {script} ...", file=sys.stderr, flush=True)
+    print(
+        f"running {script} ... ({time.monotonic() - STARTED:.0f} s so far)",
+        file=sys.stderr,
+        flush=True,
+    )
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
@@ -159,6 +169,7 @@ def main() -> int:
     work: Path = args.work.absolute()
     work.mkdir(parents=True, exist_ok=True)
     header = machine(work)
+    print("\n".join(header), file=sys.stderr, flush=True)  # at once: the run is long
     bench.TARGETS_ONLY[0] = True
     rows = target_rows(
         bench.run(

@@ -202,6 +202,9 @@ CODES: dict[str, Code] = {
     "report.json": Code("a stored JSON report is not valid JSON", _U),
     "report.schema": Code("a stored JSON report does not follow the report schema", _U),
     "report.unknown_case": Code("a stored report's claim names a case it lacks", _U),
+    "report.inconsistent": Code(
+        "a stored report's headline or counts contradict its claims and cases", _U
+    ),
     # -- the archive -------------------------------------------------------------------
     "add.not_a_file": Code("a path given to add is not a file", _U),
     "add.version_reused": Code("NAME@VERSION is stored already with other bytes", _R),

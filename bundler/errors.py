@@ -7,6 +7,7 @@ every other exception is a bug and is reported as one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import ClassVar, NamedTuple
 
 from bundler.codes import Ends
@@ -45,6 +46,15 @@ def os_reason(exc: OSError) -> str:
     if exc.errno == errno.EISDIR:
         return "it is a folder; give the path of a file"
     return exc.strerror or str(exc)
+
+
+def did_you_mean(word: object, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known word closest to a misspelt one, else ``""``:
+    the one wording of every suggestion (keys, case ids, reason codes, checkers)."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Problem(NamedTuple):

@@ -18,6 +18,8 @@ from itertools import chain, compress, repeat
 from operator import is_
 from typing import Any, cast
 
+from .arithmetic import left_sum
+
 
 def _same(value: Any) -> Any:
     return value
@@ -158,7 +160,7 @@ def json_native(value: Any) -> bool:
         seen = set(kinds)
         if not seen <= _NATIVE:
             return False
-        if float in seen and not math.isfinite(sum(_of(float, level, kinds))):
+        if float in seen and not math.isfinite(left_sum(_of(float, level, kinds))):
             return False  # a NaN or an infinity (or a sum too large: then not called native)
         if int in seen and max(map(int.bit_length, _of(int, level, kinds))) > _INT_BITS:
             return False

@@ -93,6 +93,12 @@ def _scan(text: str, max_values: int, max_depth: int | None) -> None:
         return  # the full read below says what is wrong, with its line
 
 
+TAB = (
+    "not valid YAML: a tab where YAML reads indentation or a value's start; YAML indents "
+    "with spaces only: replace the tab with spaces"
+)
+
+
 def _load(text: str, aliases: bool) -> tuple[Any, dict[Locator, int]]:
     loader = _Loader(text)
     try:
@@ -103,6 +109,8 @@ def _load(text: str, aliases: bool) -> tuple[Any, dict[Locator, int]]:
             line = mark.line + 1 if mark else None
             if "nesting depth" in str(exc.problem):
                 raise YamlProblem(line, TOO_DEEP) from None
+            if mark is not None and text[mark.index : mark.index + 1] == "\t":
+                raise YamlProblem(line, TAB) from None
             raise YamlProblem(line, f"not valid YAML: {exc.problem or exc}") from None
         except yaml.YAMLError as exc:
             raise YamlProblem(None, f"not valid YAML: {exc}") from None

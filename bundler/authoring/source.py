@@ -11,6 +11,7 @@ import contextlib
 import difflib
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import checkers
 from bundler.authoring import foreach
-from bundler.errors import Problem, SourceError
+from bundler.errors import Problem, SourceError, did_you_mean
 from bundler.format.manifest import (
     BUNDLED_PREFIX,
     FORMAT,
@@ -339,6 +340,9 @@ def _resolve_files(
         out.add(("files",), "source.files", "files must be a non-empty list of glob patterns")
         return [], ()
     present, refused = _walk(root)
+    for rel in [rel for rel in present if unicodedata.normalize("NFC", rel) != rel]:
+        present.remove(rel)
+        out.add(("files",), "path.invalid", _not_nfc(rel))
     bundles = {rel for rel in present if is_bundle_file(rel) or rel == output}
     present = [rel for rel in present if rel not in bundles]
     chosen: set[str] = set()
@@ -370,6 +374,20 @@ def _resolve_files(
                 f"{rel!r} is reserved for the bundle's own use; rename it",
             )
     return sorted(chosen), tuple(sorted(skipped))
+
+
+def _not_nfc(rel: str) -> str:
+    """A file named in Unicode NFD (as macOS writes names): the name looks like the NFC one
+    bundle.yaml spells, so the message shows both as escapes and gives the rename."""
+    nfc = unicodedata.normalize("NFC", rel)
+    return (
+        f"the file {nfc!r} is named in Unicode NFD in the source folder: {rel!a}, a "
+        f"letter and a combining mark (as macOS writes names), not {nfc!a}; it looks "
+        "the same but its bytes differ, and a bundle holds NFC names only. Rename every such "
+        "file, from the source folder: python3 -c 'import os, unicodedata as u; "
+        '[os.rename(os.path.join(d, n), os.path.join(d, u.normalize("NFC", n))) '
+        'for d, _, names in os.walk(".") for n in names if u.normalize("NFC", n) != n]\''
+    )
 
 
 def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:
@@ -479,7 +497,8 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
                 out.add(
                     ("cases", i, "expect_reasons"),
                     "case.unknown_reason",
-                    f"{case['checker']} does not declare reason {reason!r} in its code entry",
+                    f"{case['checker']} does not declare reason {reason!r} in its code entry"
+                    + did_you_mean(reason, declared),
                 )
             continue
         found = checkers.get(case["checker"])
@@ -533,7 +552,8 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
             out.add(
                 ("cases", i, "expect_reasons"),
                 "case.unknown_reason",
-                f"{found.key} never returns reason {code!r} (see `reprobundle checkers`)",
+                f"{found.key} never returns reason {code!r}"
+                + (did_you_mean(code, found.all_reasons) or " (see `reprobundle checkers`)"),
             )
 
 
@@ -544,6 +564,8 @@ def _claim_problems(document: Mapping[str, Any], out: _Collector) -> None:
     cases = {c["id"]: _case(c) for c in document["cases"]}
     for i, claim in enumerate(document["claims"]):
         mine = [cases[c] for c in claim["cases"] if c in cases]
+        if len(mine) < len(claim["cases"]):
+            continue  # a case id it names is unknown (claim.unknown_case): that first
         if mine and not claims_something(mine):
             out.add(
                 ("claims", i),

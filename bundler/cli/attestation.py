@@ -78,7 +78,13 @@ ATTESTATION_EXIT_HELP = exit_help(
 
 @click.group(epilog=ATTESTATION_EXIT_HELP)
 def attestation() -> None:
-    """Check signed attestations of verifications (written by `verify --attest`)."""
+    """Check signed attestations of verifications (written by `verify --attest`).
+
+    \b
+    Example:
+      reprobundle attestation verify a.intoto.json --trust me.pub \\
+          --bundle starter-0.1.0.bundle.tar.zst --expect-result PASSED
+    """
 
 
 @attestation.command("verify", epilog=ATTESTATION_EXIT_HELP)

@@ -19,6 +19,8 @@ from bundler.cli._shared import exit_help, handle_errors
 def list_checkers(name: str | None) -> None:
     """List the built-in checkers with their inputs, params and reason codes.
 
+    Of a checker with several versions, the newest is marked (current): a new bundle names
+    it; the older ones stay so that old bundles keep verifying as they did.
     NAME (e.g. structured-equal or structured-equal@1) shows one in full.
 
     \b
@@ -37,8 +39,19 @@ def list_checkers(name: str | None) -> None:
         )
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UsageError(f"no built-in checker {name!r}{hint}; known: {', '.join(registry)}")
+    newest: dict[str, int] = {}
+    versions: dict[str, int] = {}
+    for checker in registry.values():
+        newest[checker.name] = max(newest.get(checker.name, 0), checker.version)
+        versions[checker.name] = versions.get(checker.name, 0) + 1
     for found in chosen:
-        click.echo(f"{found.key}  {found.summary}")
+        mark = ""
+        if versions[found.name] > 1:  # which one a new bundle should name
+            current = newest[found.name]
+            mark = (
+                "(current)  " if found.version == current else f"(older; @{current} is current)  "
+            )
+        click.echo(f"{found.key}  {mark}{found.summary}")
         if name is None:
             continue
         click.echo("")

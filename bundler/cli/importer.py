@@ -12,7 +12,7 @@ from bundler.cli._shared import exit_help, handle_errors
 
 IMPORT_EXIT_HELP = exit_help(
     "0 the bundle source was written",
-    "2 usage error, or a log it cannot read or that passes verify's caps (named in the message)",
+    "2 usage error, or a log it cannot read or that exceeds verify's caps (named in the message)",
 )
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import tomli
 
-from bundler.errors import BundleRejected, Problem
+from bundler.errors import BundleRejected, Problem, did_you_mean
 from bundler.format.hashing import sha256_bytes
 from bundler.format.paths import fold, folders_of, path_problem
 from bundler.format.schemafast import Check, compile_schema
@@ -615,5 +615,9 @@ def _claim_problems(doc: Mapping[str, Any], case_ids: dict[str, int], problems: 
         for j, case_id in enumerate(claim["cases"]):
             if case_id not in case_ids:
                 problems.append(
-                    (("claims", i, "cases", j), "claim.unknown_case", f"no case has id {case_id!r}")
+                    (
+                        ("claims", i, "cases", j),
+                        "claim.unknown_case",
+                        f"no case has id {case_id!r}{did_you_mean(case_id, case_ids)}",
+                    )
                 )

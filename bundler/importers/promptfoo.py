@@ -264,6 +264,17 @@ def _not_rerun(done: Rerun) -> str:
     )
 
 
+def _providers(names: list[str]) -> str:
+    """``the provider 'flaky'``, ``the providers 'a' and 'b'``: names quoted, so a name such
+    as ``flaky`` is not read as a word of the sentence (issue 43, friction 14)."""
+    if not names:
+        return "the provider (the file names none)"
+    quoted = [repr(n) for n in names]
+    if len(quoted) == 1:
+        return f"the provider {quoted[0]}"
+    return f"the providers {', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
 def _cannot_support(document: Mapping[str, Any], done: Rerun) -> list[str]:
     results = document["results"]
     prompts: list[Any] = results.get("prompts") or []
@@ -271,8 +282,8 @@ def _cannot_support(document: Mapping[str, Any], done: Rerun) -> list[str]:
         prompts = []
     providers = sorted({str(p.get("provider")) for p in prompts if isinstance(p, dict)})
     cannot = [
-        f"That the provider(s) {', '.join(providers) or '?'} give these outputs again: the "
-        "bundle re-checks stored outputs and counts, never the model.",
+        f"That {_providers(providers)} give{'s' if len(providers) <= 1 else ''} these outputs "
+        "again: the bundle re-checks stored outputs and counts, never the model.",
         "That this file is the one promptfoo wrote: it is not signed; the bundle fixes its "
         "bytes from the import on.",
     ]

@@ -86,6 +86,8 @@ def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> 
     """The exact command a reader runs to check the bundle themselves."""
     bundle = report.get("bundle", {})
     words = ["reprobundle", "verify", str(bundle.get("file") or "BUNDLE")]
+    if report.get("bundled_code"):  # its own checker code runs only when allowed
+        words.append("--allow-code")
     if expect_identity and bundle.get("identity"):
         words += ["--expect-manifest-sha256", str(bundle["identity"])]
     import shlex  # only the renderers show the command
@@ -188,6 +190,41 @@ def controls_text(claim: Mapping[str, Any]) -> str:
         return "controls showed: nothing (no counted control)"
     parts = [f"{', '.join(s['reasons'])} for {s['check']}" for s in shown]
     return "controls showed: " + "; ".join(parts)
+
+
+def controls_words(claim: Mapping[str, Any]) -> list[str]:
+    """What the claim's counted controls showed, a sentence per check, in words: "The
+    controls show that structured-equal@1 can fail: content.removed (dropped-rule-is-caught)."
+    A check's params are named only where they tell two checks of one checker apart (then
+    only the params that differ); empty for a report before 1.3."""
+    shown = claim.get("controls_showed")
+    if shown is None:
+        return []
+    if not shown:
+        return ["No control of this claim counts: nothing shows its checks can fail."]
+    checks = [_check_parts(str(s["check"])) for s in shown]
+    sentences = []
+    for (name, params), item in zip(checks, shown, strict=True):
+        twins = [p for n, p in checks if n == name]
+        differing = sorted(
+            {k for p in twins for k in set(p) | set(params) if p.get(k) != params.get(k)}
+        )
+        told = ", ".join(f"{k} {json.dumps(params.get(k), ensure_ascii=False)}" for k in differing)
+        check = f"{name} (with {told})" if told else name
+        reasons = ", ".join(item["reasons"])
+        cases = ", ".join(item["cases"])
+        sentences.append(f"The controls show that {check} can fail: {reasons} ({cases}).")
+    return sentences
+
+
+def _check_parts(check: str) -> tuple[str, dict[str, Any]]:
+    """``("name@N", params)`` from a ``controls_showed`` check, ``name@N {params JSON}``."""
+    name, _, rest = check.partition(" ")
+    try:
+        params = json.loads(rest) if rest else {}
+    except ValueError:
+        params = {"params": rest}
+    return name, params if isinstance(params, dict) else {"params": params}
 
 
 def claim_cases(report: Mapping[str, Any], claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:

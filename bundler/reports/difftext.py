@@ -34,8 +34,10 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
 
 def _expect(e: Mapping[str, Any]) -> str:
     reasons = e["expect_reasons"]
-    finding = " (finding)" if e.get("kind") == "finding" else ""
-    return t(e["expect"]) + (f" [{t(', '.join(reasons))}]" if reasons else "") + finding
+    # a case expected to fail is a control or a finding, said on both sides, so that a
+    # control turned finding reads "(control) -> (finding)" (issue 43, friction 14)
+    kind = f" ({e.get('kind') or 'control'})" if e["expect"] == "fail" else ""
+    return t(e["expect"]) + (f" [{t(', '.join(reasons))}]" if reasons else "") + kind
 
 
 def to_text(result: Mapping[str, Any], verbose: bool = False) -> str:

@@ -26,7 +26,7 @@ from bundler.reports.common import (
     WHAT_IT_SHOWS,
     case_kind,
     claim_cases,
-    controls_text,
+    controls_words,
     expected_text,
     findings,
     is_rejection,
@@ -120,6 +120,8 @@ article.case.finding{border-left-color:#6e40c9;background:#f3efff}
 article.case.reproduced.finding .badge{color:#6e40c9;background:#fff}
 article.case.finding .badge.kind.finding{color:#fff;background:#6e40c9}
 article.case h3{font-size:1rem;margin:0 0 .25rem}
+p.controls{overflow-wrap:anywhere}
+article.case summary{cursor:pointer}article.case summary h3{display:inline;margin:0}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.25rem 1rem}
 tr.differs td{background:var(--unk-bg);font-weight:600}
 figure{margin:.5rem 0;overflow-x:auto}figure svg{max-width:100%;height:auto}
@@ -178,8 +180,7 @@ def to_html(
 </head>
 <body>
 {body}
-<footer>Written by {e(tool)} from the report format {e(report["report_format"])}.
-{e(WHAT_IT_SHOWS)}</footer>
+<footer>Written by {e(tool)} from the report format {e(report["report_format"])}.</footer>
 </body>
 </html>
 """
@@ -234,8 +235,7 @@ def _claims_section(report: Mapping[str, Any]) -> str:
             limits = '<p class="limits-label muted">Limits of this claim:</p>' + (
                 f'<ul class="limits">{limits}</ul>'
             )
-        if controls_text(claim):
-            limits += f'<p class="controls">{breakable(controls_text(claim))}</p>'
+        limits += "".join(f'<p class="controls">{e(s)}</p>' for s in controls_words(claim))
         cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
         if len(claim["cases"]) > 50:
             cases += f" and {len(claim['cases']) - 50} more"
@@ -290,6 +290,13 @@ def _findings_section(report: Mapping[str, Any]) -> str:
 output as the author does.</p><ul>{items}</ul></section>"""
 
 
+def folds(case: Mapping[str, Any]) -> bool:
+    """Whether a case's card starts folded: only a reproduced pass, the case that needs no
+    look (a page of 70 cards is long to scan); diverged and inconclusive cases, findings and
+    controls stay open."""
+    return case["outcome"] == "reproduced" and case_kind(case) is None
+
+
 def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
     articles = []
     for case in report["cases"]:
@@ -299,17 +306,22 @@ def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRen
         kind = case_kind(case)
         label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
         kind_badge = f' <span class="badge kind {e(kind)}">{e(label)}</span>' if kind else ""
-        articles.append(
-            f"""<article class="case {e(case["outcome"])} {e(kind or "pass")}" \
-id="case-{e(case["id"])}">
-<h3><span class="badge">{e(case["outcome"])}</span>{kind_badge}
-<span class="mono">{breakable(case["id"])}</span></h3>
-<div class="cols"><div><strong>verdict</strong>
+        heading = f"""<h3><span class="badge">{e(case["outcome"])}</span>{kind_badge}
+<span class="mono">{breakable(case["id"])}</span></h3>"""
+        body = f"""<div class="cols"><div><strong>verdict</strong>
 <code class="verdict-of">{e(observed_text(case))}</code></div>
 <div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
 <div><strong>checker</strong> <code>{e(case["checker"])}</code></div></div>
 <p class="explanation">{e(outcome_text(case))}</p>{message}
-{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}
+{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}"""
+        if folds(case):  # a reproduced pass: one line until opened
+            body = f"<details><summary>{heading}</summary>\n{body}\n</details>"
+        else:
+            body = f"{heading}\n{body}"
+        articles.append(
+            f"""<article class="case {e(case["outcome"])} {e(kind or "pass")}" \
+id="case-{e(case["id"])}">
+{body}
 </article>"""
         )
     return f'<section id="cases"><h2>Cases</h2>\n{chr(10).join(articles)}\n</section>'

@@ -49,6 +49,71 @@ def schema_problems(report: Any) -> list[Problem]:
                         f"no case has id {case_id!r}",
                     )
                 )
+    return problems or contradictions(report)
+
+
+_COUNTS = ("reproduced", "diverged", "inconclusive")
+
+
+def contradictions(report: dict[str, Any]) -> list[Problem]:
+    """Where a report's headline or counts say other than its claims and cases (every
+    format prints the headline from ``result`` and the counts from the claims, so a report
+    edited in one place would contradict itself on the page): ``result`` and
+    ``exit_code`` against the claims' statuses, each claim's counts against its cases'
+    outcomes, and each claim's status against its counts."""
+    from bundler.codes import EXIT_CODES
+
+    problems: list[Problem] = []
+
+    def add(where: list[str | int], message: str) -> None:
+        problems.append(Problem(dotted(where), "report.inconsistent", message))
+
+    outcome = {case["id"]: case["outcome"] for case in report["cases"]}
+    for i, claim in enumerate(report["claims"]):
+        counted = {n: sum(1 for c in claim["cases"] if outcome[c] == n) for n in _COUNTS}
+        if claim["total"] != len(claim["cases"]):
+            add(
+                ["claims", i, "total"],
+                f"says {claim['total']}; the claim names {len(claim['cases'])} case(s)",
+            )
+        for name in _COUNTS:
+            if claim[name] != counted[name]:
+                add(
+                    ["claims", i, name],
+                    f"says {claim[name]}; {counted[name]} of the claim's "
+                    f"cases have the outcome {name}",
+                )
+        status = claim["status"]
+        if (counted["diverged"] > 0) != (status == "contradicted"):
+            add(
+                ["claims", i, "status"],
+                f"says {status} with {counted['diverged']} case(s) "
+                "diverged; a claim is contradicted exactly when one of its cases diverged",
+            )
+        elif status == "supported" and counted["reproduced"] != len(claim["cases"]):
+            add(
+                ["claims", i, "status"],
+                f"says supported with {counted['reproduced']} of "
+                f"{len(claim['cases'])} cases reproduced",
+            )
+    statuses = {claim["status"] for claim in report["claims"]}
+    verdict = next(
+        (s for s in ("contradicted", "inconclusive") if s in statuses),
+        "supported" if statuses else "inconclusive",
+    )
+    if report["result"] != verdict:
+        supported = sum(1 for claim in report["claims"] if claim["status"] == "supported")
+        add(
+            ["result"],
+            f"says {report['result']}, but {supported} of "
+            f"{len(report['claims'])} claims are supported: the claims make it {verdict}",
+        )
+    if report["exit_code"] != EXIT_CODES[report["result"]]:
+        add(
+            ["exit_code"],
+            f"says {report['exit_code']}; a result of {report['result']} "
+            f"exits {EXIT_CODES[report['result']]}",
+        )
     return problems
 
 
@@ -63,6 +128,12 @@ def read_report(data: bytes, where: str) -> dict[str, Any]:
             [Problem(where, "report.json", str(exc))],
         ) from None
     problems = schema_problems(report)
+    if problems and all(p.code == "report.inconsistent" for p in problems):
+        raise BundleRejected(
+            f"{where} is a JSON report that contradicts itself (edited by hand, or by a "
+            "tool that did not keep its counts): nothing is rendered from it",
+            problems[:20],
+        )
     if problems:
         raise BundleRejected(
             f"{where} is neither a bundle nor a JSON report of format reprobundle-report/1",

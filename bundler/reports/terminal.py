@@ -7,7 +7,7 @@ lost without colour. Piped output uses the plain text of ``bundler.reports.text`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Console, Group
@@ -116,8 +116,16 @@ def _print_cases(report: Mapping[str, Any], console: Console, verbose: bool) -> 
         cases = Table(show_lines=False, expand=True)
         cases.add_column("OUTCOME", no_wrap=True)
         cases.add_column("CASE", overflow="fold", ratio=2)
-        cases.add_column("EXPECTED", overflow="fold", ratio=1)
-        cases.add_column("OBSERVED", overflow="fold", ratio=3)
+        # EXPECTED and OBSERVED at least as wide as their longest code (a ratio column takes
+        # its width as its minimum), so that a reason code is not cut in two at 80 columns
+        # (issue 43, friction 10), as far as the width leaves CASE 12 columns
+        room = max(0, (console.width - 5 - 4 * 2 - len("inconclusive") - 12) // 2)
+        expected = _widest_token(expected_text(c) for c in shown)
+        observed = _widest_token(
+            [observed_text(c)] + [f"{r['code']}:" for r in reasons_beyond_outcome(c)] for c in shown
+        )
+        cases.add_column("EXPECTED", overflow="fold", ratio=1, width=min(expected, room) or None)
+        cases.add_column("OBSERVED", overflow="fold", ratio=3, width=min(observed, room) or None)
         for case in shown:
             cases.add_row(
                 Text(case["outcome"], style=STYLE.get(case["outcome"], "")),
@@ -133,6 +141,15 @@ def _print_cases(report: Mapping[str, Any], console: Console, verbose: bool) -> 
                 "--verbose lists them)"
             )
         )
+
+
+MAX_UNBROKEN = 22
+
+
+def _widest_token(texts: Iterable[str | list[str]]) -> int:
+    """The length of the longest space-free run in ``texts``, at most ``MAX_UNBROKEN``."""
+    flat = [t for item in texts for t in ([item] if isinstance(item, str) else item)]
+    return min(MAX_UNBROKEN, max((len(w) for t in flat for w in t.split()), default=1))
 
 
 def _case_label(case: Mapping[str, Any]) -> Text:

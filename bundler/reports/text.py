@@ -139,13 +139,20 @@ def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[st
     cases = report["cases"]
     shown = shown_cases(report, verbose)
     out = _wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")
-    id_width = min(28, max([4, *(len(c["id"]) for c in shown)]))
+    # piped with no width: a column as wide as the longest id (one line per case, for grep);
+    # wrapped at a width: at most 28, a longer id on a line of its own (issue 43, friction 10)
+    longest = max([4, *(len(c["id"]) for c in shown)])
+    id_width = longest if width <= 0 else min(28, longest)
     if shown:
         header = f"       {'outcome':<12} {'case':<{id_width}}  {'expected':<14} observed"
         out += _wrap(header, width, "", "           ")
     for case in shown:
+        row = f"  [{MARK[case['outcome']]}] {case['outcome']:<12} "
+        if len(case["id"]) > id_width:  # on a line of its own: the columns stay in line
+            out.append(row + case["id"])
+            row = " " * len(row)
         out += _wrap(
-            f"  [{MARK[case['outcome']]}] {case['outcome']:<12} {case['id']:<{id_width}}  "
+            f"{row}{case['id'] if len(case['id']) <= id_width else '':<{id_width}}  "
             f"{expected_label(case):<14} {observed_text(case)}",
             width,
             "",

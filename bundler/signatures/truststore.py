@@ -24,7 +24,7 @@ from typing import Any
 
 import tomli
 
-from bundler.errors import Problem, UsageError
+from bundler.errors import Problem, UsageError, did_you_mean
 from bundler.files import read_bounded
 from bundler.signatures.trust import (
     DETACHED,
@@ -115,17 +115,21 @@ def load_store(path: Path) -> tuple[TrustedKey, ...]:
         if not isinstance(entry, dict):
             problems.append(Problem(where, "trust.format", "must be a table"))
             continue
-        unknown = sorted(set(entry) - _STORE_KEYS)
-        if unknown or not isinstance(entry.get("name"), str) or not entry.get("name"):
-            problems.append(
-                Problem(
-                    where,
-                    "trust.format",
-                    f"needs a name and a public_key; unknown keys {unknown}"
-                    if unknown
-                    else "needs a non-empty name",
-                )
+        wrong = [
+            Problem(
+                f"{where}.{key}",
+                "trust.format",
+                f"unknown key {key!r}{did_you_mean(key, _STORE_KEYS)} "
+                f"(known: {', '.join(sorted(_STORE_KEYS))})",
             )
+            for key in sorted(set(entry) - _STORE_KEYS, key=str)
+        ]
+        if not isinstance(entry.get("name"), str) or not entry.get("name"):
+            wrong.append(Problem(where, "trust.format", "needs a non-empty name"))
+        if "public_key" not in entry:
+            wrong.append(Problem(where, "trust.format", "needs a public_key"))
+        if wrong:
+            problems += wrong
             continue
         if entry["name"] in names:
             problems.append(Problem(where, "trust.duplicate", f"name {entry['name']!r} twice"))

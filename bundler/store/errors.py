@@ -34,12 +34,19 @@ class ArchiveTampered(BundlerError):
     ends = Ends.TAMPERED
 
 
+# what a reader of a read-only archive can still do, and how to write to it
+_READ_ONLY = (
+    "; the commands that only read (list, show, log verify, log show, trust list) work on it "
+    "as it is; "
+    "to change it, run as a user who may write the folder, or copy the folder somewhere "
+    "writable and give that copy with --archive"
+)
 _OS_HINTS = {
     errno.ENOSPC: "the disk is full; free space and try again (nothing was half-written)",
     errno.EDQUOT: "the disk quota is exhausted; free space and try again",
-    errno.EROFS: "the archive is on a read-only file system",
-    errno.EACCES: "permission denied; the archive must be writable by this user",
-    errno.EPERM: "operation not permitted; the archive must be writable by this user",
+    errno.EROFS: "the archive is on a read-only file system" + _READ_ONLY,
+    errno.EACCES: "permission denied: this user may not write the archive" + _READ_ONLY,
+    errno.EPERM: "operation not permitted: this user may not write the archive" + _READ_ONLY,
 }
 
 
@@ -60,13 +67,16 @@ def db_failure(exc: sqlite3.Error, what: str, where: Path | str) -> ArchiveError
         hint = "the disk is full; free space and try again (the index was left unchanged)"
         code = "index.full"
     elif "readonly" in lowered or "read-only" in lowered:
-        hint = "the archive index is read-only; the archive must be writable by this user"
+        hint = "the archive index is read-only for this user" + _READ_ONLY
         code = "index.readonly"
     elif "locked" in lowered or "busy" in lowered:
         hint = "the index stayed locked by another process; try again"
         code = "index.busy"
     elif "unable to open" in lowered:
-        hint = "the index cannot be opened (missing, not readable, or a read-only folder)"
+        hint = (
+            "the index cannot be opened: it is missing or not readable, or the folder is "
+            "read-only (SQLite writes beside the index)" + _READ_ONLY
+        )
         code = "index.open"
     elif "malformed" in lowered or "not a database" in lowered:
         hint = "the index file is damaged (not a readable SQLite database)"

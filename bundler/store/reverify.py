@@ -98,7 +98,10 @@ def verify_one(job: Job) -> Reverification:
         return Reverification(
             job.digest, "error", environment, [], {"message": f"{type(exc).__name__}: {exc}"}
         )
-    claims = [{"id": c.claim.id, "status": c.status, "why": c.why} for c in verification.claims]
+    claims = [
+        {"id": c.claim.id, "status": c.status, "why": _why(c, verification)}
+        for c in verification.claims
+    ]
     tally: dict[str, int] = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
     for case in verification.cases:
         tally[case.outcome] += 1
@@ -218,3 +221,27 @@ def _in_job(function: Callable[[Job], Reverification], job: Job) -> Reverificati
         return function(job)
     finally:
         _running = False
+
+
+def _why(claim: Any, verification: Any) -> str:
+    """What the archive's history says of a claim: for a supported one, the sentence
+    ``verify`` prints ("2 of 2 verdicts reproduced (1 pass, 1 fail as expected: 1
+    control)"), which tells findings from controls (issue 43, friction 9); else its reason.
+    (The JSON report's ``why`` keeps its words: golden bundles pin them.)"""
+    if claim.status != "supported":
+        return str(claim.why)
+    from bundler.reports.common import verdicts_text
+
+    by_id = {r.case.id: r for r in verification.cases}
+    cases = [
+        {
+            "outcome": r.outcome,
+            "expect": r.case.expect,
+            "kind": "finding" if r.case.is_finding else None,
+        }
+        for r in (by_id[i] for i in claim.claim.cases)
+    ]
+    text = verdicts_text(cases)
+    if claim.waiver:
+        text += f"; negative control waived for {'; '.join(claim.uncontrolled)}: {claim.waiver}"
+    return text

@@ -19,6 +19,7 @@ from ..api import (
     Verdict,
     checker,
 )
+from ..arithmetic import left_sum
 from ..compare import format_path
 from ..plain import via_json
 from .model import _json_type, _jsonl_records, _reading_version, _require_mapping, _str_list
@@ -188,7 +189,7 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
         return Verdict.failed(
             f"{len(reasons)} argument problem(s) in {len(calls)} recorded call(s)", reasons
         )
-    checked = sum(len(seen) for seen in calls.values())
+    checked = left_sum(len(seen) for seen in calls.values())
     return Verdict.passed(
         f"all {checked} record(s) of {len(calls)} call(s) match their tools' schemas"
     )

@@ -19,6 +19,7 @@ from ..api import (
     Verdict,
     checker,
 )
+from ..arithmetic import left_sum
 from ..compare import compare_documents, format_path
 from ..plain import brief, via_json
 from .model import _choice, _json_type, _reading_version
@@ -345,7 +346,7 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         "semantics": {"mappings": mappings, "lists": lists, "list_key": params["list_key"]},
     }
     if reasons:
-        targets = sum(r.code == "target.wrong" for r in reasons)
+        targets = left_sum(r.code == "target.wrong" for r in reasons)
         return Verdict.failed(
             f"reconstructed candidate differs from the expected one: {targets} difference(s) "
             f"in the intended change, {len(reasons) - targets} collateral",

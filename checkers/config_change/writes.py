@@ -21,6 +21,7 @@ from ..api import (
     checker,
     first_failing,
 )
+from ..arithmetic import left_sum
 from ..plain import brief
 from ..witness import examples
 from .model import _jsonl_records, _str_list
@@ -145,7 +146,7 @@ def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     writes, reads = _rules(params, "writes"), _rules(params, "reads")
     requests = _requests(inputs["trace"])
     reasons = _attempts(requests, writes, reads)
-    writes_found = sum(r.code == "trace.write_attempt" for r in reasons)
+    writes_found = left_sum(r.code == "trace.write_attempt" for r in reasons)
     if reasons:
         return Verdict.failed(
             f"{writes_found} write attempt(s) and {len(reasons) - writes_found} unclassified "

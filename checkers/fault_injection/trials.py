@@ -16,6 +16,7 @@ from typing import Any
 from ..api import (
     CheckerInputError,
 )
+from ..arithmetic import left_sum
 from ..plain import SAME, few, plain
 from .report import _SHOWN, _few, _show
 
@@ -155,13 +156,13 @@ class TrialStats:
 
     def figures(self) -> dict[str, int | float | None]:
         included = [t for t in self.tasks if t.included]
-        counted = sum(t.counted for t in self.tasks)
-        successes = sum(t.successes for t in self.tasks)
-        at_k = sum(t.pass_at_k for t in included)
-        hat_k = sum(t.pass_hat_k for t in included)
+        counted = left_sum(t.counted for t in self.tasks)
+        successes = left_sum(t.successes for t in self.tasks)
+        at_k = left_sum(t.pass_at_k for t in included)
+        hat_k = left_sum(t.pass_hat_k for t in included)
         return {
-            "trials": sum(t.launched for t in self.tasks),
-            "environment_failures": sum(t.environment_failures for t in self.tasks),
+            "trials": left_sum(t.launched for t in self.tasks),
+            "environment_failures": left_sum(t.environment_failures for t in self.tasks),
             "counted_trials": counted,
             "successes": successes,
             "success_rate": successes / counted if counted else None,
@@ -187,7 +188,7 @@ def compute_stats(trials: Sequence[Trial], k: int, rule: str) -> TrialStats:
     too_many: list[str] = []
     for task in sorted(by_task):
         rows = by_task[task]
-        env = sum(t.outcome == "environment_failure" for t in rows)
+        env = left_sum(t.outcome == "environment_failure" for t in rows)
         counted = len(rows) - env if rule == "exclude" else len(rows)
         if counted > k:
             too_many.append(f"{task!r} has {counted} counted trials")
@@ -197,7 +198,7 @@ def compute_stats(trials: Sequence[Trial], k: int, rule: str) -> TrialStats:
                 launched=len(rows),
                 environment_failures=env,
                 counted=counted,
-                successes=sum(t.outcome == "success" for t in rows),
+                successes=left_sum(t.outcome == "success" for t in rows),
                 k=k,
             )
         )
@@ -499,17 +500,17 @@ def _counts(samples: Sequence[Sample], rule: str) -> list[TaskCount]:
     out = []
     for task in sorted(by_task):
         rows = by_task[task]
-        env = sum(s.outcome == "environment_failure" for s in rows)
+        env = left_sum(s.outcome == "environment_failure" for s in rows)
         counted = len(rows) - env if rule == "exclude" else len(rows)
-        successes = sum(s.outcome == "success" for s in rows)
+        successes = left_sum(s.outcome == "success" for s in rows)
         out.append(TaskCount(task, len(rows), env, counted, successes))
     return out
 
 
 def figures_of(tasks: Sequence[TaskCount], k: int) -> dict[str, int | float | None]:
     included = [t for t in tasks if t.counted >= k]
-    counted = sum(t.counted for t in tasks)
-    successes = sum(t.successes for t in tasks)
+    counted = left_sum(t.counted for t in tasks)
+    successes = left_sum(t.successes for t in tasks)
 
     # each estimator depends on a task's (counted, successes) only: summed once per pair,
     # times its tasks (exact fractions, so the sum and its float are the per-task ones)
@@ -518,20 +519,20 @@ def figures_of(tasks: Sequence[TaskCount], k: int) -> dict[str, int | float | No
     def mean(of: Callable[[int, int], Fraction]) -> float | None:
         if not included:
             return None
-        total = sum((of(n, c) * m for (n, c), m in pairs.items()), Fraction(0))
+        total = left_sum((of(n, c) * m for (n, c), m in pairs.items()), Fraction(0))
         return float(total / len(included))
 
     return {
-        "trials": sum(t.launched for t in tasks),
-        "environment_failures": sum(t.environment_failures for t in tasks),
+        "trials": left_sum(t.launched for t in tasks),
+        "environment_failures": left_sum(t.environment_failures for t in tasks),
         "counted_trials": counted,
         "successes": successes,
         "success_rate": successes / counted if counted else None,
         "mean_success_rate": mean(lambda n, c: Fraction(c, n)),
         "tasks": len(included),
         "tasks_excluded": len(tasks) - len(included),
-        "tasks_with_a_success": sum(t.successes >= 1 for t in included),
-        "tasks_all_succeeded": sum(t.successes == t.counted for t in included),
+        "tasks_with_a_success": left_sum(t.successes >= 1 for t in included),
+        "tasks_all_succeeded": left_sum(t.successes == t.counted for t in included),
         "pass_at_k": mean(lambda n, c: pass_at_k(n, c, k)),
         "pass_hat_k": mean(lambda n, c: pass_hat_k(n, c, k)),
     }

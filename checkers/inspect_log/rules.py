@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError
+from ..arithmetic import left_sum
 from .log import (
     InspectLog,
     Record,
@@ -65,7 +66,7 @@ def reduce(values: list[Any], reducer: str | None) -> Any:
         return max(kept, key=to_float)
     if found.group(2):
         k = int(found.group(2))
-        total, correct = len(floats), sum(1 for f in floats if f >= 1.0)
+        total, correct = len(floats), left_sum(1 for f in floats if f >= 1.0)
         if total < k:
             return math.nan
         if total - correct < k:
@@ -75,7 +76,7 @@ def reduce(values: list[Any], reducer: str | None) -> Any:
             product *= 1.0 - k / n
         return 1.0 - product
     k = int(found.group(3))
-    return 1 if sum(1 for f in floats if f >= 1.0) >= k else 0
+    return 1 if left_sum(1 for f in floats if f >= 1.0) >= k else 0
 
 
 def _mean(floats: list[float]) -> float:
@@ -86,7 +87,7 @@ def _mean(floats: list[float]) -> float:
     if (len(floats) == 1 and math.isfinite(floats[0])) or (
         len(floats) < 1 << 20 and all(f.is_integer() and abs(f) < 1 << 32 for f in floats)
     ):
-        return sum(floats) / len(floats)  # sum starts at 0: -0.0 gives 0.0, as there
+        return left_sum(floats) / len(floats)  # sum starts at 0: -0.0 gives 0.0, as there
     return statistics.mean(floats)
 
 
@@ -94,11 +95,11 @@ def metric(values: list[float], name: str) -> float:
     """A metric over reduced values, as Inspect's default metric of that name computes it."""
     n = len(values)
     if name in ("accuracy", "mean"):
-        return sum(values) / n if n else 0.0
+        return left_sum(values) / n if n else 0.0
     if n < 2:
         return 0.0
-    mean = sum(values) / n
-    variance = sum((v - mean) ** 2 for v in values) / (n - 1)
+    mean = left_sum(values) / n
+    variance = left_sum((v - mean) ** 2 for v in values) / (n - 1)
     if name == "var":
         return variance
     if name == "std":
@@ -154,7 +155,7 @@ def pooled(log: InspectLog, scorer: str) -> dict[str, Any]:
     """Every epoch on its own: the sum of values over the scored epochs, and over every
     epoch with errors counted as failures."""
     scored = [r.scores[scorer].value for r in log.records if scorer in r.scores]
-    total = sum(to_float(v) for v in scored if is_scalar(v) and not unscored(v))
+    total = left_sum(to_float(v) for v in scored if is_scalar(v) and not unscored(v))
     return {
         "sum": total,
         "scored_epochs": len(scored),

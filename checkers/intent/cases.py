@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api import CheckerInputError, Reason
+from ..arithmetic import left_sum
 from ..plain import plain
 
 DEFAULT_STATES = ("ASK", "ROUTE", "ABORT")
@@ -589,12 +590,12 @@ def suite_counts(results: Sequence[CaseResult]) -> dict[str, Any]:
     modes = Counter(r.failure_mode for r in results if r.failure_mode)
     return {
         "total": len(results),
-        "passed": sum(r.result == "pass" for r in results),
-        "failed": sum(r.result == "fail" for r in results),
-        "inconclusive": sum(r.result == "inconclusive" for r in results),
+        "passed": left_sum(r.result == "pass" for r in results),
+        "failed": left_sum(r.result == "fail" for r in results),
+        "inconclusive": left_sum(r.result == "inconclusive" for r in results),
         "by_category": {
             name: {
-                "total": sum(c.values()),
+                "total": left_sum(c.values()),
                 "passed": c["pass"],
                 "failed": c["fail"],
                 "inconclusive": c["inconclusive"],
@@ -603,9 +604,9 @@ def suite_counts(results: Sequence[CaseResult]) -> dict[str, Any]:
         },
         "failure_modes": {mode: modes[mode] for mode in FAILURE_MODES},
         "evidence": {
-            "form_violations": sum(len(r.form_violations) for r in results),
+            "form_violations": left_sum(len(r.form_violations) for r in results),
             "form_violation_cases": [r.case.id for r in results if r.form_violations],
-            "hallucinated": sum(len(r.hallucinated) for r in results),
+            "hallucinated": left_sum(len(r.hallucinated) for r in results),
             "hallucinated_cases": [r.case.id for r in results if r.hallucinated],
         },
     }
@@ -619,8 +620,8 @@ def diagnostics(results: Sequence[CaseResult]) -> dict[str, Any]:
     itself. Asking less is not asking right, so it decides nothing.
     """
     done = [r.output for r in results if r.output.status == "completed"]
-    probed = sum(len(o.resolved_by_probe) for o in done)
-    asked = sum(len(o.questions) for o in done)
+    probed = left_sum(len(o.resolved_by_probe) for o in done)
+    asked = left_sum(len(o.questions) for o in done)
     return {
         "completed_runs": len(done),
         "questions_asked": asked,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..arithmetic import left_sum
 from ..witness import example
 from .cases import (
     input_invalid,
@@ -149,22 +150,22 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
                     first.setdefault(marker, f"{name}:{number}")
                     if len(where[marker]) < limit:
                         where[marker].append(f"{name}:{number}")
-    total = sum(sum(c.values()) for c in hits.values())
+    total = left_sum(left_sum(c.values()) for c in hits.values())
     details = {
         "files_scanned": len(tree),
         "lines_scanned": lines_scanned,
         "hits": total,
-        "by_marker": {m: sum(c.values()) for m, c in hits.items()},
-        "by_file": dict(sorted(sum(hits.values(), Counter()).items())),
+        "by_marker": {m: left_sum(c.values()) for m, c in hits.items()},
+        "by_file": dict(sorted(left_sum(hits.values(), Counter()).items())),
     }
     reasons = [
         Reason(
             "contamination.detected",
-            f"marker /{marker}/: {sum(c.values())} hit(s) in {len(c)} transcript(s), "
+            f"marker /{marker}/: {left_sum(c.values())} hit(s) in {len(c)} transcript(s), "
             f"first at {first[marker]}",
             {
                 "marker": marker,
-                "hits": sum(c.values()),
+                "hits": left_sum(c.values()),
                 "by_file": dict(sorted(c.items())),
                 "locations": where[marker],
             },

@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..arithmetic import left_sum
 from .cases import (
     DEFAULT_STATES,
     ENVIRONMENT_FAILURES,
@@ -179,7 +180,7 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
                 case=rows[0],
             )
         if one.result == "fail":
-            held = sum(1 for e in one.expectations.values() if e["held"])
+            held = left_sum(1 for e in one.expectations.values() if e["held"])
             judged = (
                 f"{held} of {len(one.expectations)} expectation(s) held"
                 if one.output.status == "completed"

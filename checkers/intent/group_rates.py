@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
+from ..arithmetic import left_sum
 from .cases import (
     LARGEST_SUITE,
     input_invalid,
@@ -34,7 +35,7 @@ def _claimed(value: Any) -> dict[str, tuple[int, int]]:
 def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Per claimed group, as many runs as claimed, one more (or one fewer) passing."""
     claimed = _claimed(params["claimed"])
-    if sum(n for _, n in claimed.values()) > LARGEST_SUITE:
+    if left_sum(n for _, n in claimed.values()) > LARGEST_SUITE:
         return None
     runs = []
     for group, (k, n) in claimed.items():

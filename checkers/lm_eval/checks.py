@@ -26,6 +26,7 @@ from ..api import (
     Verdict,
     checker,
 )
+from ..arithmetic import left_sum
 from .run import (
     HASHES,
     each_record,
@@ -190,7 +191,7 @@ def lm_eval_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
         "stated": stated,
         "recomputed": recomputed,
         "values": len(items),
-        "sum": sum(items),
+        "sum": left_sum(items),
         "stated_stderr": stated_stderr,
         "recomputed_stderr": stderr,
         "claimed": claimed,
@@ -319,9 +320,9 @@ def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
         per_filter: dict[str, Counter[int]] = {}
         for record in records:
             per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
-        details["records_per_filter"] = {f: sum(c.values()) for f, c in per_filter.items()}
+        details["records_per_filter"] = {f: left_sum(c.values()) for f, c in per_filter.items()}
         for filter_name, docs in per_filter.items():
-            held = sum(docs.values())
+            held = left_sum(docs.values())
             if held != task.effective:
                 reasons.append(
                     Reason(
@@ -408,7 +409,7 @@ def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     read_task(results, name)
     samples = _samples_of(inputs)
     # each pass reads the records one at a time, none kept: every record checked first
-    count = sum(1 for _ in each_record(samples))
+    count = left_sum(1 for _ in each_record(samples))
     reasons = []
     wrong: Counter[str] = Counter()
     for record in each_record(samples):

@@ -38,6 +38,7 @@ from json.encoder import encode_basestring
 from typing import Any, NamedTuple, TypeGuard
 
 from ..api import CheckerInputError
+from ..arithmetic import left_sum
 
 # lm-eval's registered metrics whose default aggregation is ``mean`` (acc_all is not: its
 # values are not numbers and its stderr is its own)
@@ -217,13 +218,15 @@ def values(records: Iterable[Record], metric: str, filter_name: str) -> list[flo
 
 def mean(items: list[float]) -> float:
     """lm-eval's ``mean``: the sum in order over the count."""
-    return sum(items) / len(items)
+    return left_sum(items) / len(items)
 
 
 def mean_stderr(items: list[float]) -> float:
     """lm-eval's ``mean_stderr``: sample standard deviation / sqrt(count); two or more."""
     mu = mean(items)
-    return math.sqrt(sum((x - mu) ** 2 for x in items) / (len(items) - 1)) / math.sqrt(len(items))
+    return math.sqrt(left_sum((x - mu) ** 2 for x in items) / (len(items) - 1)) / math.sqrt(
+        len(items)
+    )
 
 
 # -- hashes -----------------------------------------------------------------------------

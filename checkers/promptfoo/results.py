@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api import CheckerInputError
+from ..arithmetic import left_sum
 
 KNOWN_VERSIONS = (3,)
 ERROR = 2  # promptfoo's ResultFailureReason.ERROR
@@ -89,8 +90,8 @@ def _rows_of(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[Row]]
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
-    errors = sum(1 for r in rows if r.errored)
-    successes = sum(1 for r in rows if r.success)
+    errors = left_sum(1 for r in rows if r.errored)
+    successes = left_sum(1 for r in rows if r.success)
     return {
         "tests": len(rows),
         "successes": successes,
@@ -268,8 +269,8 @@ def prompt_counts(rows: list[RowV2]) -> dict[str, int | None]:
         and kind_of(c) != "max-score"
         for c in components
     )
-    figures["assert_passes"] = sum(c["pass"] for c in components) if certain else None
-    figures["assert_failures"] = sum(not c["pass"] for c in components) if certain else None
+    figures["assert_passes"] = left_sum(c["pass"] for c in components) if certain else None
+    figures["assert_failures"] = left_sum(not c["pass"] for c in components) if certain else None
     return figures
 
 
@@ -277,8 +278,8 @@ def counts_v2(rows: tuple[RowV2, ...] | list[RowV2]) -> dict[str, int]:
     """successes, failures, errors and tests as promptfoo 0.123.1 counts them
     (``Evaluator.trackRowStats``): a success, else an error (failureReason 2), else a
     failure."""
-    successes = sum(1 for r in rows if r.success)
-    errors = sum(1 for r in rows if not r.success and r.errored)
+    successes = left_sum(1 for r in rows if r.success)
+    errors = left_sum(1 for r in rows if not r.success and r.errored)
     return {
         "tests": len(rows),
         "successes": successes,
@@ -294,6 +295,6 @@ def tokens_v2(rows: tuple[RowV2, ...]) -> dict[str, int]:
     if any(r.tokens is None for r in rows):
         return {}
     return {
-        name: sum(r.tokens.get(name, 0) for r in rows if r.tokens is not None)
+        name: left_sum(r.tokens.get(name, 0) for r in rows if r.tokens is not None)
         for name in TOKEN_FIGURES.values()
     }

@@ -268,6 +268,15 @@ def test_show_gives_the_whole_verification_history(three: Path) -> None:
     assert "History   2 verification(s)" in text
 
 
+def test_archive_history_counts_findings_and_controls_as_verify_does(three: Path) -> None:
+    """Friction 9 of issue 43: the archive said "2 of them negative control(s)" where verify
+    says "1 fail as expected: 1 control" (a finding counted as a control)."""
+    code, out, _ = cli(three, "verify", "quickstart")
+    assert code == 0
+    assert "accepts-equivalent-content: 2 of 2 verdicts reproduced (1 pass, 1 fail as " in out
+    assert "negative control(s)" not in out
+
+
 def test_show_by_digest_and_unique_prefix(three: Path) -> None:
     digest = json.loads(cli(three, "list", "--json", "-", "--name", "quickstart")[1])["bundles"][0][
         "digest"

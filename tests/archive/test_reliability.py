@@ -330,6 +330,9 @@ def test_read_only_index_fails_with_a_message(
     code, _, err = cli(root, "add", str(many[0]))
     assert code == 2
     assert "read-only" in err and "[index.readonly]" in err
+    # friction 7 of issue 43: the message says what still works and how to write
+    assert "the commands that only read (list, show," in err
+    assert "copy the folder somewhere writable and give that copy with --archive" in err
     code, out, _ = cli(root, "list")  # reading still works
     assert code == 0 and "no bundle matches" in out
 

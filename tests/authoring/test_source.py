@@ -55,6 +55,28 @@ def test_all_problems_are_reported_together(tmp_path: Path) -> None:
     assert "no case has id 'no-such-case'" in found
 
 
+def test_misspelt_case_id_and_reason_code_get_a_did_you_mean_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """Friction 5 of issue 43: no did-you-mean for case ids or reason codes
+    (``content.remove``), and an unknown case id added a confusing
+    ``claim.nothing_claimed`` (the claim's remaining cases being controls)."""
+    source = copy_source(tmp_path)
+    rewrite(source, "expect_reasons: [content.removed]", "expect_reasons: [content.remove]")
+    rewrite(
+        source,
+        "cases: [reformatted-candidate-passes, dropped-rule-is-caught]",
+        "cases: [reformatted-candidate-pases, dropped-rule-is-caught]",
+    )
+    found = "\n".join(problems_of(source))
+    assert "reason 'content.remove' (did you mean 'content.removed'?)" in found
+    assert (
+        "no case has id 'reformatted-candidate-pases' "
+        "(did you mean 'reformatted-candidate-passes'?)" in found
+    )
+    assert "claim.nothing_claimed" not in found
+
+
 def test_case_naming_a_missing_file(tmp_path: Path) -> None:
     source = copy_source(tmp_path)
     rewrite(source, "inputs/candidate-reformatted.json", "inputs/nope.json")
@@ -179,3 +201,29 @@ def test_not_yaml_at_all(tmp_path: Path) -> None:
     (tmp_path / "bundle.yaml").write_text("name: [unclosed\n")
     found = problems_of(tmp_path)
     assert found[0].startswith("bundle.yaml:2: not valid YAML")
+
+
+def test_a_file_named_in_nfd_is_named_with_its_escapes_and_the_rename(tmp_path: Path) -> None:
+    """Friction 6 of issue 43: "'inputs/été.yaml' is not in Unicode NFC" looked identical to
+    the right name and gave no fix (macOS writes decomposed names)."""
+    import unicodedata
+
+    source = copy_source(tmp_path)
+    nfd = unicodedata.normalize("NFD", "inputs/été.yaml")
+    (source / "inputs" / "expected.yaml").rename(source / nfd)
+    rewrite(source, "expected: inputs/expected.yaml", "expected: inputs/été.yaml")
+    found = problems_of(source)
+    assert len(found) == 1, found
+    assert "'inputs/e\\u0301te\\u0301.yaml', a letter and a combining mark" in found[0]
+    assert "not 'inputs/\\xe9t\\xe9.yaml'" in found[0]
+    assert "os.rename(" in found[0] and 'u.normalize("NFC", n)' in found[0]
+
+
+def test_a_yaml_tab_is_named_as_a_tab(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    text = (source / "bundle.yaml").read_text()
+    (source / "bundle.yaml").write_text(text.replace("\nversion:", "\n\tversion:", 1))
+    with pytest.raises(SourceError) as caught:
+        read_source(source)
+    assert "a tab where YAML reads indentation" in caught.value.diagnostics()
+    assert "replace the tab with spaces" in caught.value.diagnostics()

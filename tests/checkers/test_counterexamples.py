@@ -319,9 +319,25 @@ def _numeric_cases() -> list[tuple[str, dict[str, Any], str]]:
     return [
         (key, base[key], param.name)
         for key, found in sorted(checkers.registry().items())
+        if key in base  # one no example uses: named by the test of KNOWN_PARAMS, not a KeyError
         for param in found.params
         if param.numeric
     ]
+
+
+def test_a_checker_missing_from_known_params_is_named_not_a_key_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Friction 15 of issue 43: forgetting ``KNOWN_PARAMS`` gave a bare ``KeyError`` while
+    collecting the tests; now the one test says which checker to add."""
+    import sys
+
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "KNOWN_PARAMS", [])
+    monkeypatch.setattr(here, "SOURCES", [])
+    assert _numeric_cases() == []
+    with pytest.raises(AssertionError, match="add it to KNOWN_PARAMS"):
+        test_every_registered_checker_is_exercised_by_the_property()
 
 
 def test_every_numeric_param_of_every_checker_documents_a_range() -> None:

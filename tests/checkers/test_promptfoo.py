@@ -160,6 +160,19 @@ def test_import_then_build_supports_both_claims(tmp_path: Path) -> None:
     assert any("javascript x1" in limit for limit in claims["assertions"].limits)
 
 
+def test_the_scope_quotes_the_provider_name(tmp_path: Path) -> None:
+    """Friction 14 of issue 43: "That the provider(s) flaky give these outputs again" read
+    the provider's name ``flaky`` as a word of the sentence."""
+    import yaml
+
+    import_promptfoo(RESULTS, tmp_path / "source")
+    source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text("utf-8"))
+    scope = source["scope"]["cannot_support"]
+    assert "That the provider 'flaky' gives these outputs again: the bundle re-checks" in (
+        " ".join(scope)
+    )
+
+
 def test_stated_totals_that_disagree_with_the_rows_contradict_the_claim(tmp_path: Path) -> None:
     document = json.loads(RESULTS.read_text())
     document["results"]["stats"]["successes"] = 4  # the rows give 3

@@ -61,7 +61,7 @@ def test_flipped_expectation_comes_first_and_loudest(
     lines = text.splitlines()
     assert lines[3].startswith("EXPECTED VERDICTS CHANGED: 1 case(s), 1 flipped")
     assert lines[4] == (
-        "  !! FLIPPED dropped-rule-is-caught: expected fail [content.removed] -> pass "
+        "  !! FLIPPED dropped-rule-is-caught: expected fail [content.removed] (control) -> pass "
         "(claims: accepts-equivalent-content)"
     )
     assert text.index("EXPECTED VERDICTS") < text.index("Claims")

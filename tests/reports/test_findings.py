@@ -185,3 +185,9 @@ def test_diff_shows_a_finding_turned_into_a_control(built: Path) -> None:
     assert [(e["case"], e["flipped"], e["old"].get("kind")) for e in found] == [
         ("run-6", False, "finding")
     ]
+    from bundler.reports.difftext import to_text
+
+    # friction 14 of issue 43: "(finding)" was shown on the finding's side only
+    text = to_text(diff(old, new, "old", "new"))
+    assert "fail [content.changed, content.removed] (finding) -> fail [content.changed, " in text
+    assert "content.removed] (control)" in text

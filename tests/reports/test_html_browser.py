@@ -281,7 +281,13 @@ def test_phone_page_never_breaks_a_token_mid_word(
     page.settle()
     try:
         assert not page.overflows_sideways()
-        for selector in ("dd.digest", "table.env th", "table.env td", "article.case h3 .mono"):
+        for selector in (
+            "dd.digest",
+            "table.env th",
+            "table.env td",
+            "article.case h3 .mono",
+            "p.controls",  # a reason code is never cut in two (issue 43)
+        ):
             assert page.page.evaluate(UNBROKEN, selector) == [], selector
         identity = page.page.locator("dd.digest").inner_text().replace("\n", "")
         assert identity == f"sha256:{report['bundle']['identity']}"  # copies whole
@@ -295,5 +301,42 @@ def test_phone_page_never_breaks_a_token_mid_word(
         assert finding.count() == 1 and "finding" in finding.locator(".badge.kind").inner_text()
         assert page.page.locator("section#findings").is_visible()
         page.screenshot("config-edits-phone-check")
+    finally:
+        page.close()
+
+
+def test_reproduced_passing_cases_fold_while_the_rest_stay_open(
+    browser: Any, example_reports: dict[str, Any], tmp_path: Path
+) -> None:
+    """Issue 43 (the HTML report): a page of 70 full cards is long to scan. A reproduced
+    pass folds to its heading; a diverged or inconclusive case, a finding and a control
+    stay open."""
+    report = copy.deepcopy(example_reports["config-edits"])
+    report["result"], report["exit_code"] = "contradicted", 1
+    case = next(c for c in report["cases"] if c["id"] == "run-2")
+    case.update(outcome="diverged", verdict="fail")
+    claim = next(c for c in report["claims"] if "run-2" in c["cases"])
+    claim.update(status="contradicted", reproduced=claim["reproduced"] - 1, diverged=1)
+    page = Page(browser, to_html(report), tmp_path / "folded.html", "laptop").settle()
+    try:
+        state = page.page.evaluate(
+            """() => [...document.querySelectorAll("article.case")].map((a) => {
+                return [a.id, a.querySelector(".cols").checkVisibility(),
+                        a.querySelector("h3").checkVisibility()];
+            })"""
+        )
+        shown = {case_id.removeprefix("case-"): open_ for case_id, open_, _ in state}
+        assert all(heading for _, _, heading in state)  # every card's heading is on the page
+        assert shown == {
+            "run-1": False,
+            "run-2": True,  # diverged
+            "run-3": False,
+            "run-4": False,
+            "run-5": False,
+            "run-6": True,  # a finding
+            "unedited-config-is-caught": True,  # a control
+        }
+        page.page.locator("#case-run-1 summary").click()
+        assert page.page.locator("#case-run-1 .cols").is_visible()
     finally:
         page.close()

@@ -104,6 +104,45 @@ def test_report_whose_claim_names_a_missing_case_is_refused(supported: dict[str,
     assert [(p.where, p.code) for p in problems] == [("claims[0].cases[2]", "report.unknown_case")]
 
 
+def test_report_whose_headline_contradicts_its_claims_is_refused(
+    contradicted: dict[str, Any],
+) -> None:
+    """Defect 5 of issue 43: a report saying ``result: supported`` over a contradicted
+    claim was rendered as "Result: every claim supported: 0 of 1 claims supported ...
+    1 diverged" without a word."""
+    report = copy.deepcopy(contradicted)
+    report["result"], report["exit_code"] = "supported", 0
+    problems = schema_problems(report)
+    assert [(p.where, p.code) for p in problems] == [("result", "report.inconsistent")]
+    assert "the claims make it contradicted" in problems[0].message
+    with pytest.raises(BundleRejected) as caught:
+        read_report(json.dumps(report).encode(), "r.json")
+    assert "report.inconsistent" in caught.value.diagnostics()
+    assert "is a JSON report that contradicts itself" in caught.value.diagnostics()
+
+
+def test_report_whose_counts_contradict_its_cases_is_refused(
+    supported: dict[str, Any], contradicted: dict[str, Any]
+) -> None:
+    report = copy.deepcopy(supported)
+    report["claims"][0]["reproduced"] -= 1
+    report["claims"][0]["diverged"] += 1
+    assert [p.where for p in schema_problems(report)] == [
+        "claims[0].reproduced",
+        "claims[0].diverged",
+    ]
+    report = copy.deepcopy(contradicted)
+    claim = next(c for c in report["claims"] if c["status"] == "contradicted")
+    claim["status"] = "inconclusive"
+    report["result"], report["exit_code"] = "inconclusive", 4
+    assert "a claim is contradicted exactly when one of its cases diverged" in " ".join(
+        p.message for p in schema_problems(report)
+    )
+    report = copy.deepcopy(supported)
+    report["exit_code"] = 1
+    assert [p.where for p in schema_problems(report)] == ["exit_code"]
+
+
 def test_stored_report_with_duplicate_keys_is_refused() -> None:
     from bundler.errors import BundleRejected
 
@@ -414,3 +453,60 @@ def test_any_text_renders_safely_in_every_format(text: str, supported: dict[str,
     assert "<script" not in page.lower()
     assert html.escape(one_line(text), quote=True) in page
     assert page.count('<tr class="claim ') == len(report["claims"])
+
+
+def test_the_docs_name_the_report_format_verify_writes() -> None:
+    """Defect 9 of issue 43: the README said ``reprobundle-report/1.2`` and REPORT.md said a
+    rejection is ``1.1`` while every report ``verify`` writes, a rejection too, is 1.3."""
+    import re
+
+    from bundler.reports.document import REPORT_FORMAT
+    from tests.helpers import REPO
+
+    for doc in ("README.md", "manifests/REPORT.md"):
+        text = (REPO / doc).read_text("utf-8")
+        stated = set(re.findall(r'`"?(reprobundle-report/1\.\d+)"?`', text))
+        assert stated <= {REPORT_FORMAT, "reprobundle-report/1.1"} and REPORT_FORMAT in stated
+        for line in text.splitlines():
+            if "| `report_format` |" in line or "(format `reprobundle-report" in line:
+                assert f"{REPORT_FORMAT}" in line, f"{doc}: {line}"
+
+
+def test_html_says_what_controls_showed_in_words_with_params_only_to_tell_checks_apart(
+    supported: dict[str, Any],
+) -> None:
+    """Issue 43 (the HTML report): "controls showed" printed each check's params as raw
+    JSON (``inspect-metric@2 {"claimed": 0.8333333333333334, ...}``, or ``{}``)."""
+    from bundler.reports.common import controls_words
+
+    claim = {
+        "controls_showed": [
+            {"check": 'm@2 {"lists": "replace", "key": "name"}', "reasons": ["a"], "cases": ["x"]},
+            {"check": 'm@2 {"lists": "by_key", "key": "name"}', "reasons": ["b"], "cases": ["y"]},
+            {"check": "s@1 {}", "reasons": ["c"], "cases": ["z"]},
+        ]
+    }
+    assert controls_words(claim) == [
+        'The controls show that m@2 (with lists "replace") can fail: a (x).',
+        'The controls show that m@2 (with lists "by_key") can fail: b (y).',
+        "The controls show that s@1 can fail: c (z).",
+    ]
+    html = to_html(supported)  # a code stays whole: the sentence wraps at its spaces
+    assert "The controls show that structured-equal@1 can fail: content.removed" in html
+    assert "structured-equal@1 {}" not in html
+
+
+def test_html_verify_line_allows_code_and_the_scope_sentence_is_said_once(
+    supported: dict[str, Any],
+) -> None:
+    """Defect 9 of issue 43: the "Verify it" line of a bundle with its own code left out
+    ``--allow-code`` (the command as shown would not run its cases), and the page said the
+    fixed scope sentence twice (the scope and the footer)."""
+    from bundler.reports.common import WHAT_IT_SHOWS
+
+    html = to_html(supported)
+    assert html.count(WHAT_IT_SHOWS) == 1
+    assert "--allow-code" not in html
+    with_code = {**supported, "bundled_code": {"allowed": False, "entries": []}}
+    line = to_html(with_code).split("<dt>Verify it</dt>")[1].split("</dd>")[0]
+    assert "--allow-code" in line.replace("<wbr>", "")

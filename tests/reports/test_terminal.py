@@ -177,3 +177,50 @@ def test_terminal_tables_wrap_at_the_terminal_width(
     lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line) for line in screen.splitlines()]
     assert "A statement of about four" in screen
     assert max(len(line.rstrip("\r")) for line in lines if "sha256:" not in line) <= 70
+
+
+def folded_codes(text: str, codes: set[str]) -> list[str]:
+    """Tokens of table cells that are a code cut short (a proper prefix of a code)."""
+    cut = []
+    for line in text.splitlines():
+        for cell in re.split(r"[│┃]", line):
+            for token in cell.split():
+                word = token.strip("[],:")
+                cut_short = word not in codes and any(c.startswith(word) for c in codes)
+                if cut_short and ("." in word or "_" in word):  # not a word such as "content"
+                    cut.append(word)
+    return cut
+
+
+def test_terminal_table_at_80_columns_never_cuts_a_reason_code() -> None:
+    """Friction 10 of issue 43: at 80 columns the EXPECTED cell broke ``[content.removed]``
+    into ``[content.`` and ``removed]``."""
+    import json
+
+    from bundler.reports.terminal import render
+
+    report = json.loads((REPO / "tests/golden/config-change/report.json").read_text("utf-8"))
+    codes = {r for c in report["cases"] for r in c["expect_reasons"]}
+    codes |= {r["code"] for c in report["cases"] for r in c["reasons"]}
+    out = io.StringIO()
+    render(report, Console(file=out, width=80, force_terminal=False, color_system=None))
+    assert "┃ OUTCOME" in out.getvalue() and "reproduced │" in out.getvalue()
+    assert folded_codes(out.getvalue(), codes) == []
+
+
+def test_piped_case_columns_stay_in_line_for_long_ids() -> None:
+    """Friction 10 of issue 43: piped, an id longer than the column pushed its row's
+    expected and observed verdicts out of line."""
+    import json
+
+    from bundler.reports.text import to_text
+
+    report = json.loads((REPO / "tests/golden/config-change/report.json").read_text("utf-8"))
+    for width in (0, 100):
+        rows = [
+            line
+            for line in to_text(report, width=width).splitlines()
+            if " pass " in line and ("[ok]" in line or line.startswith(" " * 18))
+        ]
+        starts = {line.index(" pass ", 20) for line in rows}
+        assert len(rows) >= 5 and len(starts) == 1, rows

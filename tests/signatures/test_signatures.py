@@ -296,6 +296,24 @@ def test_forgery_with_a_small_order_key_is_rejected(signed: Path, tmp_path: Path
     assert [p.code for p in rejected(bad, tmp_path / "work", Policy()).problems] == ["key.weak"]
 
 
+def test_misspelt_trust_store_field_is_named_with_a_did_you_mean(
+    tmp_path: Path, alice: object
+) -> None:
+    """Defect 7 of issue 43: ``revokd = true`` was refused with "needs a name and a
+    public_key" although both were there; the store is still refused (a revocation
+    misspelt must not load as a trusted key), naming only what is wrong."""
+    public = f"ed25519:{public_of(alice).b64}"  # type: ignore[arg-type]
+    with pytest.raises(UsageError) as caught:
+        load_store(store(tmp_path, public_key=public, revokd=True))
+    [problem] = caught.value.problems
+    assert problem.where.endswith("key[0].revokd")
+    assert "unknown key 'revokd' (did you mean 'revoked'?)" in problem.message
+    assert "needs" not in problem.message
+    with pytest.raises(UsageError) as caught:
+        load_store(store(tmp_path))
+    assert [p.message for p in caught.value.problems] == ["needs a public_key"]
+
+
 def test_trust_store_with_no_keys_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "trust.toml"
     path.write_text("")

@@ -17,7 +17,27 @@ from bundler.cli.archive.trusted_keys import trust
 from bundler.cli.archive.verifying import verify
 
 
-@click.group(epilog=ARCHIVE_EXIT_HELP)
+class ArchiveGroup(click.Group):
+    """The group, saying where ``--archive`` goes when a subcommand is given it (it is the
+    group's option, so it comes before the subcommand's name)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            if exc.option_name != "--archive":
+                raise
+            command = exc.ctx.info_name if exc.ctx else "COMMAND"
+            raise click.NoSuchOption(
+                exc.option_name,
+                f"--archive is an option of `reprobundle archive` itself, so it goes before "
+                f"the subcommand: reprobundle archive --archive DIR {command} ... (or set "
+                "REPROBUNDLE_ARCHIVE=DIR once)",
+                ctx=exc.ctx,
+            ) from None
+
+
+@click.group(cls=ArchiveGroup, epilog=ARCHIVE_EXIT_HELP)
 @click.option(
     "--archive",
     "root",

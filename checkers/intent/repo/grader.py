@@ -15,6 +15,7 @@ from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
 from ...api import Reason
+from ...arithmetic import left_sum
 from ...jsonschemas import check_schema
 from ...plain import plain
 from ..cases import input_invalid
@@ -65,7 +66,7 @@ def invariant_failures(spec: Mapping[str, Any]) -> list[str]:
     state = as_mapping(spec.get("decision")).get("state")
     try:
         open_items = len(unknown or [])  # a number or a flag here is "not integers"
-        total = sum(_as_int(resolution[k]) for k in ("resolved_by_probe", "asked", "inferred"))
+        total = left_sum(_as_int(resolution[k]) for k in ("resolved_by_probe", "asked", "inferred"))
         total += open_items
         found = _as_int(resolution["unknowns_found"])
         if total != found:
@@ -138,7 +139,7 @@ def _assertion(key: str, want: Any, spec: Mapping[str, Any], turn: Turn) -> tupl
             return value != want, value
         return not (isinstance(value, int) and value >= want), value
     if key == "probed_constraints_eq":
-        n = sum(1 for c in constraints if c.get("source") == "probed")
+        n = left_sum(1 for c in constraints if c.get("source") == "probed")
         return n != want, n
     if key == "unknown_empty":
         return bool(spec.get("unknown")) == bool(want), len(unknown)

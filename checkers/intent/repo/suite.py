@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...api import Reason
+from ...arithmetic import left_sum
 from .format import RepoCase
 from .grader import RunResult, plain_copy
 
@@ -24,11 +25,11 @@ class RepoCaseResult:
     def verdict(self) -> bool | None:
         if self.runs is None:
             return None
-        return sum(r.passed for r in self.runs) >= len(self.runs) // 2 + 1
+        return left_sum(r.passed for r in self.runs) >= len(self.runs) // 2 + 1
 
     @property
     def pass_count(self) -> int:
-        return sum(r.passed for r in self.runs or [])
+        return left_sum(r.passed for r in self.runs or [])
 
     def reasons(self) -> list[Reason]:
         many = self.runs is not None and len(self.runs) > 1
@@ -78,9 +79,9 @@ def summary(results: Sequence[RepoCaseResult]) -> dict[str, Any]:
     ratios = [m["probe_ratio"] for m in spec_turns if isinstance(m.get("probe_ratio"), float)]
 
     def cases_with(status: str) -> int:
-        return sum(any(status in run.statuses for run in r.runs or []) for r in results)
+        return left_sum(any(status in run.statuses for run in r.runs or []) for r in results)
 
-    not_triggered = sum(
+    not_triggered = left_sum(
         1
         for r in results
         if r.case.spec_expected and r.runs is not None
@@ -89,23 +90,25 @@ def summary(results: Sequence[RepoCaseResult]) -> dict[str, Any]:
     )
     return {
         "cases": len(results),
-        "passed": sum(r.verdict is True for r in results),
-        "not_run": sum(r.verdict is None for r in results),
-        "over_asks": sum(1 for m in measured if m.get("over_ask")),
+        "passed": left_sum(r.verdict is True for r in results),
+        "not_run": left_sum(r.verdict is None for r in results),
+        "over_asks": left_sum(1 for m in measured if m.get("over_ask")),
         "degraded_output": cases_with("degraded_output"),
         "timeouts": cases_with("timeout"),
         "harness_errors": cases_with("harness_error"),
         "not_triggered": not_triggered,
-        "evidence_form_violations": sum(len(m.get("form_violations") or []) for m in measured),
-        "hallucinated_evidence": sum(len(m.get("hallucinated_evidence") or []) for m in measured),
+        "evidence_form_violations": left_sum(len(m.get("form_violations") or []) for m in measured),
+        "hallucinated_evidence": left_sum(
+            len(m.get("hallucinated_evidence") or []) for m in measured
+        ),
         "hallucinated_cases": [
             r.case.id
             for r in results
             if any(m.get("hallucinated_evidence") for run in r.runs or [] for m in run.measured)
         ],
-        "would_pass_if_parseable": sum(
+        "would_pass_if_parseable": left_sum(
             1 for r in results if r.verdict is False and set(r.failure_names) <= {"degraded_output"}
         ),
-        "probe_ratio": round(sum(ratios) / len(ratios), 4) if ratios else 0.0,
+        "probe_ratio": round(left_sum(ratios) / len(ratios), 4) if ratios else 0.0,
         "spec_bearing_turns": f"{len(spec_turns)}/{len(measured)}",
     }

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...arithmetic import left_sum
 from .equivalence import Equivalence, is_blank
 from .graphs import (
     Graph,
@@ -96,7 +97,7 @@ def learn(
         kept_apart=_kept_apart(states, equivalence),
         prefix_tree={
             "nodes": len(tree.node_key),
-            "observations": sum(len(o) for o in tree.observations.values()),
+            "observations": left_sum(len(o) for o in tree.observations.values()),
             "states": len(state_of_key),
         },
         format=model_format,
@@ -235,7 +236,7 @@ def _order(
         if p != q and all(first[n][p] < first[n][q] for n in first)
     }
     skeleton = topological_order(
-        sorted(essential), order, key=lambda s: (sum(first[n][s] for n in first), s)
+        sorted(essential), order, key=lambda s: (left_sum(first[n][s] for n in first), s)
     )
     return order, reduction(order), skeleton
 

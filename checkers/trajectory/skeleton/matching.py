@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import compress, count, repeat
 from typing import Any
 
+from ...arithmetic import left_sum
 from .model import Model
 from .traces import Observed, Step, Trace, canonical
 
@@ -38,7 +39,7 @@ class Match:
 
     @property
     def matched(self) -> int:
-        return sum(1 for p in self.positions.values() if p is not None)
+        return left_sum(1 for p in self.positions.values() if p is not None)
 
     @property
     def coverage(self) -> float:
