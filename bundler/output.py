@@ -15,6 +15,9 @@
   (``--json X --html X`` would keep only the last): ``check_distinct`` refuses both
   before any work, comparing the files themselves (links, ``..`` and hard links seen
   through), not their names.
+- Outputs a command names itself inside a folder (``ci``'s reports in ``--out``) are
+  written by ``write_in``, which follows no link at all: a link planted in that folder
+  cannot send a report outside it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from bundler.atomic import beside, publish
@@ -179,3 +182,95 @@ def encode(text: str) -> bytes:
     """UTF-8 that never fails: a lone surrogate (a name that was not UTF-8, a ``\\ud800``
     escape in evidence) is written as its escape ``\\udcff`` instead of raising."""
     return text.encode("utf-8", "backslashreplace")
+
+
+def _folder_fd(folder: Path, what: str) -> int:
+    """The folder itself, opened without following a link (``O_NOFOLLOW``)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(folder, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if os.path.islink(folder):
+            raise OutputError(
+                f"cannot write {what} in {folder}: it is a symbolic link; outputs are written "
+                "only inside a real folder, never through a link: give the folder itself"
+            ) from None
+        raise _problem(folder, what, exc) from None
+
+
+def _must_be_a_name(name: str) -> None:
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"not a file name: {name!r}")
+
+
+def write_in(folder: Path, name: str, data: bytes, what: str = "the output") -> Path:
+    """Write ``data`` as the file ``name`` directly inside ``folder``, following no link:
+    the folder is opened with ``O_NOFOLLOW``, the new content written to a new file in it
+    (``O_EXCL | O_NOFOLLOW``) and renamed onto ``name`` within it, so nothing outside the
+    folder can be written whatever was planted in it. An existing ``name`` that is not a
+    regular file (a symbolic link, a FIFO, a device, a folder) is refused, not replaced:
+    the folder holds something this command did not write."""
+    _must_be_a_name(name)
+    path = folder / name
+    dfd = _folder_fd(folder, what)
+    partial = f".{name}.{os.urandom(6).hex()}.partial"
+    try:
+        try:
+            info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            raise _problem(path, what, exc) from None
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else _kind(info.st_mode)
+            raise OutputError(
+                f"cannot write {what} to {path}: it is {kind}, not a report this command "
+                "wrote; outputs are written only as regular files inside the folder, never "
+                "through a link: remove it, or give another folder"
+            )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(partial, flags | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            raise _problem(path, what, exc) from None
+        with suppress(OSError):
+            os.fsync(dfd)
+    finally:
+        with suppress(OSError):
+            os.unlink(partial, dir_fd=dfd)
+        os.close(dfd)
+    return path
+
+
+def remove_in(folder: Path, name: str, what: str = "the output") -> bool:
+    """Remove the entry ``name`` directly inside ``folder`` (a link itself, never its
+    target); whether there was one to remove."""
+    _must_be_a_name(name)
+    dfd = _folder_fd(folder, what)
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise OutputError(f"cannot remove {what} {folder / name}: {os_reason(exc)}") from None
+    finally:
+        os.close(dfd)
+    return True
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"

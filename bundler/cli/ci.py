@@ -10,6 +10,8 @@ README call this command; tests run it with a temporary summary file.
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import click
 
 from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
 from bundler.cli.report import with_verify_options
+from bundler.errors import UNSAFE_ABOVE_C0
 
 CI_EXIT_HELP = exit_help(
     "0 every bundle passed the --fail-on policy",
@@ -28,9 +31,18 @@ CI_EXIT_HELP = exit_help(
 )
 
 
+# what a report's file name never holds: a path separator, what artifact uploads refuse
+# (actions/upload-artifact: " : < > | * ? and line breaks), and every control character
+_NOT_IN_NAMES = re.compile(f'[\\x00-\\x1f/\\\\":<>|*?{UNSAFE_ABOVE_C0}]')
+
+
 def report_name(bundle: Path, taken: set[str]) -> str:
-    """A file name stem for ``bundle``'s reports, unique among ``taken``."""
-    stem = bundle.name.split(".bundle.tar")[0] or "bundle"
+    """A file name stem for ``bundle``'s reports, unique among ``taken``: what the
+    bundle's file name says, with every character a file name or an artifact upload
+    cannot take as ``_``, and no leading dot or dash (a hidden report would be left out of
+    an artifact; a leading dash reads as an option)."""
+    stem = _NOT_IN_NAMES.sub("_", bundle.name.split(".bundle.tar")[0])
+    stem = re.sub(r"^[.-]", "_", stem) or "bundle"
     name, n = stem, 1
     while name in taken:
         n += 1
@@ -103,16 +115,21 @@ def ci(
     Example:
       reprobundle ci dist/*.bundle.tar.zst --trust-store trust.toml --fail-on inconclusive
     """
-    from bundler.cli.attestation import write_attestation
+    import datetime as dt
+
+    from bundler.cli.attestation import attestation_bytes
     from bundler.cli.keys import signing_key
     from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
     from bundler.format.hashing import HashingReader
-    from bundler.output import check, encode, write_bytes
+    from bundler.output import check, encode, remove_in, write_in
+    from bundler.reports.cilog import line, lines, runner_of
+    from bundler.reports.common import result_words
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
     from bundler.run.verify import must_be_file
 
+    runner = runner_of(os.environ)
     for bundle in bundles:
         must_be_file(bundle)
     if out_dir.exists() and not out_dir.is_dir():
@@ -134,25 +151,32 @@ def ci(
             hashed = HashingReader(bundle.open("rb"))
         except OSError as exc:
             raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+        started = dt.datetime.now(dt.UTC)
         try:
             verification = verify_with_options(
                 bundle, judging_options(options), stream=hashed, limits=limits
             )
             report = to_json(verification)
         except (BundleRejected, UsageError) as exc:
-            click.echo(f"reprobundle: {bundle}: {exc.diagnostics()}", err=True)
+            click.echo(lines(f"reprobundle: {bundle}: {exc.diagnostics()}", runner), err=True)
             report = rejection_json(exc, exc.exit_code)
         for fmt, suffix in (("junit", "junit.xml"), ("html", "html")):
-            text = render(fmt, report)
-            write_bytes(out_dir / f"{name}.{suffix}", encode(text), f"the {fmt} report")
+            write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, report)), f"the {fmt} report")
         sections.append(render("markdown", report))
+        attested = f"{name}.intoto.json"
         if signer is not None and report["result"] not in ("rejected", "error"):
             values = {**options, "attest_predicate": "test-result"}
-            write_attestation(
-                out_dir / f"{name}.intoto.json", report, bundle, hashed, values, signer
+            data = attestation_bytes(report, bundle, hashed, values, signer, started)
+            write_in(out_dir, attested, data, "the attestation")
+        elif remove_in(out_dir, attested, "an older attestation"):
+            why = "this run rejected the bundle" if signer else "this run attests nothing"
+            click.echo(
+                line(f"reprobundle: removed {out_dir / attested} of an earlier run: {why}", runner),
+                err=True,
             )
         failed = fails(str(report["result"]), fail_on)
-        click.echo(f"{'FAIL' if failed else 'ok  '} {bundle}: {report['result']}")
+        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}"
+        click.echo(line(status, runner))
         if failed:
             worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)
     if summary is not None:

@@ -388,6 +388,9 @@ def verify(
             hashed = HashingReader(bundle.open("rb"))
         except OSError as exc:
             raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+    import datetime as dt
+
+    started = dt.datetime.now(dt.UTC)  # an attestation says when the verification ran
     try:
         with ProgressDisplay(enabled=not quiet) as progress:
             verification = verify_with_options(
@@ -430,7 +433,7 @@ def verify(
         from bundler.cli.attestation import write_attestation
 
         values = {**locals(), **limit_values}
-        write_attestation(Path(attest_target), report, bundle, hashed, values, signer)
+        write_attestation(Path(attest_target), report, bundle, hashed, values, signer, started)
     sys.exit(verification.exit_code)
 
 
