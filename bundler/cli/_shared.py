@@ -109,6 +109,7 @@ def log_lines(text: str) -> str:
 
     return lines(text, runner_of(os.environ))
 
+
 # the parameters that name a file a command writes; every other click.Path it is given
 # is read (the archive folder, written only by the archive itself, holds no output)
 OUTPUT_PARAMS = (

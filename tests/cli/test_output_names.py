@@ -1,0 +1,81 @@
+"""What a command writes matches the name it writes to, and a message says what to give
+instead (issue 43: frictions 2, 3, 8, 13)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bundler.cli import main
+from tests.helpers import copy_source
+
+
+def cli(*args: object) -> Any:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+# --- friction 3: the format follows the output's extension; a contradiction is refused --
+
+
+@pytest.mark.parametrize(
+    ("name", "start"),
+    [("x.html", "<!DOCTYPE html>"), ("x.xml", "<?xml"), ("x.json", "{"), ("x.md", "### ")],
+)
+def test_report_format_follows_the_output_extension(
+    quickstart_bundle: Path, tmp_path: Path, name: str, start: str
+) -> None:
+    target = tmp_path / name
+    done = cli("report", quickstart_bundle, "-o", target, "-q")
+    assert done.exit_code == 0, done.output
+    assert target.read_text().lstrip().startswith(start), target.read_text()[:80]
+
+
+def test_report_format_that_contradicts_the_extension_is_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "x.html"
+    done = cli("report", quickstart_bundle, "-o", target, "-f", "markdown")
+    assert done.exit_code == 2, done.output
+    assert "extension says HTML" in done.output and not target.exists()
+
+
+@pytest.mark.parametrize(("flag", "name"), [("--json", "r.html"), ("--html", "r.md")])
+def test_verify_output_whose_extension_says_another_format_is_refused(
+    quickstart_bundle: Path, tmp_path: Path, flag: str, name: str
+) -> None:
+    done = cli("verify", quickstart_bundle, flag, tmp_path / name, "-q")
+    assert done.exit_code == 2, done.output
+    assert "its extension says" in done.output and not (tmp_path / name).exists()
+
+
+# --- friction 13: the message names the command the user meant ----------------------------
+
+
+def test_verify_of_a_json_report_suggests_reprobundle_report(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    assert cli("verify", quickstart_bundle, "--json", report, "-q").exit_code == 0
+    done = cli("verify", report)
+    assert done.exit_code == 3
+    assert "reprobundle report report.json" in done.output
+
+
+def test_build_of_bundle_yaml_says_give_the_folder(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    done = cli("build", source / "bundle.yaml")
+    assert done.exit_code == 2
+    assert "give the folder, not bundle.yaml" in done.output
+
+
+@pytest.mark.parametrize("make", ["nothing", "empty folder"])
+def test_build_of_a_missing_source_says_it_does_not_exist(tmp_path: Path, make: str) -> None:
+    source = tmp_path / "src"
+    if make == "empty folder":
+        source.mkdir()
+    done = cli("build", source)
+    assert done.exit_code == 2
+    assert "does not exist" in done.output
