@@ -64,12 +64,12 @@ def handle_errors(function: F) -> F:
             click.echo(log_lines(f"reprobundle: {exc.diagnostics()}"), err=True)
             sys.exit(exc.exit_code)
         except Stopped as exc:
-            click.echo(f"reprobundle: stopped by {exc.signal_name}", err=True)
+            click.echo(f"reprobundle: stopped by {exc.signal_name}{_notes(exc)}", err=True)
             raise
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except KeyboardInterrupt:
-            click.echo("reprobundle: interrupted", err=True)
+        except KeyboardInterrupt as exc:
+            click.echo(f"reprobundle: interrupted{_notes(exc)}", err=True)
             sys.exit(130)
         except BrokenPipeError:
             # the reader went away (`... | head`): not an error of ours; say nothing more
@@ -99,6 +99,13 @@ def handle_errors(function: F) -> F:
 
 
 VERBOSE_ENV = "REPROBUNDLE_VERBOSE"
+
+
+def _notes(exc: BaseException) -> str:
+    """What the library noted on an interruption (a kept work folder's path), as
+    ``; note`` each, escaped for the log."""
+    notes = getattr(exc, "__notes__", [])
+    return log_lines("".join(f"; {one_line(note)}" for note in notes))
 
 
 def log_lines(text: str) -> str:

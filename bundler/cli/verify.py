@@ -433,6 +433,11 @@ def verify(
         click.echo(text, err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
+    elif workdir is not None:  # a folder the user named: say what became of it
+        done = (
+            "emptied (it was there before)" if workdir.exists() else "removed (made for this run)"
+        )
+        click.echo(f"work directory {workdir} {done}; --keep keeps its files", err=True)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost
     if signer is not None and hashed is not None and attest_target:
         from bundler.cli.attestation import write_attestation

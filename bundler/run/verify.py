@@ -171,6 +171,13 @@ def unpacked(
                 Problem("", "workdir.kept", f"the work directory is kept at {folder.path}")
             )
         raise
+    except BaseException as exc:  # Ctrl-C, a signal: a kept folder is never left unnamed
+        if keep:
+            exc.add_note(
+                f"the work directory is kept at {folder.path} (half-written: the "
+                "verification was stopped)"
+            )
+        raise
     finally:
         if keep:
             folder.release()

@@ -79,3 +79,49 @@ def test_build_of_a_missing_source_says_it_does_not_exist(tmp_path: Path, make: 
     done = cli("build", source)
     assert done.exit_code == 2
     assert "does not exist" in done.output
+
+
+# --- friction 8: a work folder the user named is never left unnamed ------------------------
+
+
+def test_keep_and_ctrl_c_print_where_the_half_written_folder_is(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("bundler.run.verify.run_cases", interrupted)
+    work = tmp_path / "w"
+    done = CliRunner().invoke(
+        main, ["verify", str(quickstart_bundle), "--keep", "--workdir", str(work)]
+    )
+    assert done.exit_code == 130, done.output
+    assert f"the work directory is kept at {work}" in done.output
+    assert (work / "quickstart-1.0.0" / "inputs" / "expected.yaml").is_file()
+
+
+def test_ctrl_c_without_keep_leaves_no_folder_and_names_none(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("bundler.run.verify.run_cases", interrupted)
+    work = tmp_path / "w"
+    done = CliRunner().invoke(main, ["verify", str(quickstart_bundle), "--workdir", str(work)])
+    assert done.exit_code == 130, done.output
+    assert "kept" not in done.output and not work.exists()
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_workdir_without_keep_says_what_became_of_the_folder(
+    quickstart_bundle: Path, tmp_path: Path, before: bool
+) -> None:
+    work = tmp_path / "w"
+    if before:
+        work.mkdir()
+    done = cli("verify", quickstart_bundle, "--workdir", work, "-q")
+    assert done.exit_code == 0, done.output
+    assert work.exists() is before, "never delete a folder this run did not make"
+    said = "emptied (it was there before)" if before else "removed (made for this run)"
+    assert f"work directory {work} {said}; --keep keeps its files" in done.output
