@@ -15,6 +15,10 @@
   (``--json X --html X`` would keep only the last): ``check_distinct`` refuses both
   before any work, comparing the files themselves (links, ``..`` and hard links seen
   through), not their names.
+- An output replaces only a file of the kind the command writes (``check_output``: a
+  bundle over a bundle, a JSON report over a JSON report; an empty file or a device is
+  fine), unless the user says ``--force``, and its name's extension must say what is
+  written (``-o out.zip`` is refused for a zstd bundle).
 - Outputs a command names itself inside a folder (``ci``'s reports in ``--out``) are
   written by ``write_in``, which follows no link at all: a link planted in that folder
   cannot send a report outside it.
@@ -28,6 +32,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import NamedTuple
 
 from bundler.atomic import beside, publish
 from bundler.errors import UsageError, os_reason
@@ -274,3 +279,88 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+# -- what an existing output may be replaced by (issue 43: outputs never replace the wrong file)
+
+
+class Kind(NamedTuple):
+    """A kind of file a command writes: how to say it, the name endings it takes, and how
+    to recognise one already there (from its first bytes), which it may replace."""
+
+    what: str
+    suffixes: tuple[str, ...]
+    marks: tuple[bytes, ...]  # the file starts (after blanks) with one of these ...
+    inside: tuple[bytes, ...] = (b"",)  # ... and holds one of these in its first bytes
+
+
+BUNDLE = Kind(
+    "a bundle",
+    (".bundle.tar.zst", ".bundle.tar.gz", ".tar.zst", ".tar.gz", ".tgz"),
+    (b"\x28\xb5\x2f\xfd", b"\x1f\x8b"),
+)
+REPORTS = {
+    "json": Kind("a JSON report", (".json",), (b"{",), (b'"reprobundle-report/',)),
+    "markdown": Kind("a Markdown report", (".md", ".markdown"), (b"### Reproducibility bundle",)),
+    "html": Kind(
+        "an HTML report",
+        (".html", ".htm"),
+        (b"<!DOCTYPE html>",),
+        # the generator's name, or (pages written before it was named) their policy line
+        (b"reprobundle", b"default-src 'none'; style-src 'unsafe-inline'; img-src data:;"),
+    ),
+    "junit": Kind("a JUnit report", (".xml",), (b"<?xml",), (b'<testsuites name="reprobundle',)),
+}
+DIFF = Kind("a JSON diff", (".json",), (b"{",), (b'"reprobundle-diff/',))
+ATTESTATION = Kind("an attestation", (), (b"{",), (b'"payloadType"',))
+_HEAD = 4096
+
+
+def suffix_problem(target: Path | str, kind: Kind, option: str) -> str | None:
+    """Why ``target``'s name does not fit ``kind`` (``-o out.zip`` for a zstd bundle),
+    or None. A device, FIFO or other non-regular file that exists takes any name."""
+    path = Path(target)
+    if str(target) == "-" or not kind.suffixes or _in_place(path, option):
+        return None
+    if path.name.lower().endswith(kind.suffixes):
+        return None
+    return (
+        f"{option} {path}: this writes {kind.what}, and its name does not say so: name it "
+        f"{' or '.join('NAME' + suffix for suffix in kind.suffixes[:2])}"
+    )
+
+
+def replace_problem(target: Path | str, kind: Kind, option: str) -> str | None:
+    """Why writing over ``target`` would replace a file that is not ``kind`` (a command
+    replaces only what such a command wrote), or None: no file there, an empty file, a
+    device or FIFO (written in place, never replaced), or a file of that kind."""
+    path = Path(target)
+    if str(target) == "-" or _in_place(path, option):
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(_HEAD)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _problem(path, option, exc) from None
+    stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not head or (stripped.startswith(kind.marks) and any(m in head for m in kind.inside)):
+        return None
+    return (
+        f"{option} {path} exists and is not {kind.what}: writing would replace it; give "
+        "another name, or --force to replace it"
+    )
+
+
+def check_output(target: Path | str | None, kind: Kind, option: str, force: bool = False) -> None:
+    """The rule every command's file output follows, before any work: its name fits what
+    is written (``suffix_problem``) and, unless ``force``, it replaces no file of another
+    kind (``replace_problem``). Raises ``OutputError`` naming the fix."""
+    if target is None or str(target) == "-":
+        return
+    problem = suffix_problem(target, kind, option) or (
+        None if force else replace_problem(target, kind, option)
+    )
+    if problem:
+        raise OutputError(problem)

@@ -74,12 +74,21 @@ def output_format(output: str, fmt: str | None) -> str:
     help="What to write (default: what the -o file's extension says: .md, .html, .xml "
     "(JUnit), .json; else markdown).",
 )
+@click.option(
+    "--force", is_flag=True, help="Replace an existing -o file that is not a report of its kind."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
 @limit_options
 @handle_errors
 def report(
-    file: Path, output: str, fmt: str | None, quiet: bool, verbose: bool, **options: Any
+    file: Path,
+    output: str,
+    fmt: str | None,
+    force: bool,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
 ) -> None:
     """Write the Markdown block for a report's appendix (or another format) for FILE.
 
@@ -97,7 +106,7 @@ def report(
     """
     from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
-    from bundler.output import OutputError, check
+    from bundler.output import REPORTS, OutputError, check, replace_problem
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
     from bundler.reports.schema import read_report
@@ -107,6 +116,8 @@ def report(
     fmt = output_format(output, fmt)
     if output != "-":
         check(output, "-o")
+        if not force and (problem := replace_problem(output, REPORTS[fmt], "-o")):
+            raise OutputError(problem)
     limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     if not _is_json(file):
         try:

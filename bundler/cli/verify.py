@@ -36,9 +36,9 @@ def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> Non
             write_text(target, text, f"the {FORMATS[fmt]} report")
 
 
-def check_targets(targets: dict[str, str | None]) -> None:
+def check_targets(targets: dict[str, str | None], force: bool = False) -> None:
     from bundler.errors import UsageError
-    from bundler.output import check
+    from bundler.output import ATTESTATION, REPORTS, check, replace_problem
 
     to_stdout = [name for name, target in targets.items() if target == "-"]
     if len(to_stdout) > 1:
@@ -51,6 +51,9 @@ def check_targets(targets: dict[str, str | None]) -> None:
         if target and target != "-":
             check(target, f"--{name}")
             problem = name in FORMATS and format_problem(Path(target).name, name, f"--{name}")
+            if not problem and not force:
+                kind = REPORTS.get(name, ATTESTATION)
+                problem = replace_problem(target, kind, f"--{name}")
             if problem:
                 raise UsageError(problem)
 
@@ -77,6 +80,7 @@ _OUTPUT_OPTIONS = frozenset(
         "attest_target",
         "attest_key",
         "attest_predicate",
+        "force",
     }
 )
 
@@ -202,6 +206,11 @@ def verify_with_options(
     show_default=True,
     help="in-toto's Test Result (every claim and case) or SLSA's Verification Summary.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing output file that is not a report of its kind (or an attestation).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option(
     "--verbose",
@@ -319,6 +328,7 @@ def verify(
     attest_target: str | None,
     attest_key: Path | None,
     attest_predicate: str,
+    force: bool,
     quiet: bool,
     verbose: bool,
     trust_files: tuple[Path, ...],
@@ -382,7 +392,7 @@ def verify(
         "junit": junit_target,
         "html": html_target,
     }
-    check_targets({**targets, "attest": attest_target})
+    check_targets({**targets, "attest": attest_target}, force)
     signer = attest_signer(bundle, attest_target, attest_key)
     text_to_stderr = "-" in targets.values()
     hashed = None

@@ -125,3 +125,108 @@ def test_workdir_without_keep_says_what_became_of_the_folder(
     assert work.exists() is before, "never delete a folder this run did not make"
     said = "emptied (it was there before)" if before else "removed (made for this run)"
     assert f"work directory {work} {said}; --keep keeps its files" in done.output
+
+
+# --- friction 2: an output replaces only what such a command wrote --------------------------
+
+
+def test_build_output_that_is_an_unrelated_file_is_refused(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    notes = tmp_path / "notes.bundle.tar.zst"
+    notes.write_text("my notes")
+    done = cli("build", source, "-o", notes)
+    assert done.exit_code == 2, done.output
+    assert "exists and is not a bundle" in done.output and "--force" in done.output
+    assert notes.read_text() == "my notes"
+    assert cli("build", source, "-o", notes, "--force").exit_code == 0
+    assert notes.read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    assert cli("build", source, "-o", notes).exit_code == 0, "a bundle over a bundle is fine"
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "out.zip", "bundle"])
+def test_build_output_whose_name_does_not_say_bundle_is_refused(tmp_path: Path, name: str) -> None:
+    source = copy_source(tmp_path)
+    done = cli("build", source, "-o", tmp_path / name)
+    assert done.exit_code == 2, done.output
+    assert "NAME.bundle.tar.zst" in done.output and not (tmp_path / name).exists()
+
+
+def test_build_compression_that_contradicts_the_name_is_refused(tmp_path: Path) -> None:
+    source = copy_source(tmp_path)
+    done = cli("build", source, "-o", tmp_path / "x.bundle.tar.zst", "--compression", "gzip")
+    assert done.exit_code == 2, done.output
+    assert "NAME.bundle.tar.gz" in done.output
+
+
+def test_archive_export_over_an_unrelated_file_is_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    assert cli("archive", "--archive", archive, "init").exit_code == 0
+    assert cli("archive", "--archive", archive, "add", quickstart_bundle).exit_code == 0
+    notes = tmp_path / "notes.bundle.tar.gz"
+    notes.write_text("my notes")
+    export = ("archive", "--archive", archive, "export", "quickstart@1.0.0", "-o")
+    done = cli(*export, notes)
+    assert done.exit_code == 2, done.output
+    assert "exists and is not a bundle" in done.output and notes.read_text() == "my notes"
+    assert cli(*export, tmp_path / "out.zip").exit_code == 2
+    assert cli(*export, notes, "--force").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (("verify", "{b}", "-q", "--json"), "r.json"),
+        (("verify", "{b}", "-q", "--html"), "r.html"),
+        (("verify", "{b}", "-q", "--junit"), "r.xml"),
+        (("verify", "{b}", "-q", "--markdown"), "r.md"),
+        (("report", "{b}", "-q", "-o"), "r.md"),
+        (("diff", "{b}", "{b}", "-q", "--json"), "d.json"),
+    ],
+)
+def test_report_output_over_an_unrelated_file_is_refused(
+    quickstart_bundle: Path, tmp_path: Path, command: tuple[str, ...], name: str
+) -> None:
+    target = tmp_path / name
+    target.write_text("my notes")
+    args = [str(quickstart_bundle) if a == "{b}" else a for a in command]
+    done = cli(*args, target)
+    assert done.exit_code == 2, done.output
+    assert "exists and is not a" in done.output and target.read_text() == "my notes"
+    assert cli(*args, target, "--force").exit_code == 0
+    assert cli(*args, target).exit_code == 0, "a report over a report of its kind is fine"
+
+
+def test_sign_output_over_an_unrelated_file_is_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import key_files
+
+    keys = key_files(tmp_path, "alice")
+    target = tmp_path / "signed.bundle.tar.gz"
+    target.write_text("my notes")
+    sign = ("sign", quickstart_bundle, "--key", f"{keys['alice']}.key", "-o", target)
+    done = cli(*sign)
+    assert done.exit_code == 2, done.output
+    assert target.read_text() == "my notes"
+    assert cli(*sign, "--force").exit_code == 0
+
+
+def test_two_lm_eval_runs_default_to_different_names(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.helpers import REPO
+
+    data = REPO / "tests" / "data" / "lm_eval"
+    names = []
+    for run in ("full", "limit"):
+        shutil.copytree(data / run, tmp_path / run)
+        done = cli("import", "lm-eval", tmp_path / run)
+        assert done.exit_code == 0, done.output
+        made = [p for p in tmp_path.iterdir() if p.name.startswith("lm-eval-") and p not in names]
+        assert len(made) == 1, made
+        names.append(made[0])
+        assert f"name: {made[0].name}" in (made[0] / "bundle.yaml").read_text()
+    assert names[0].name != names[1].name
+    assert names[0].name == "lm-eval-2026-12-01t20-28-25-019075"
