@@ -313,6 +313,12 @@ REPORTS = {
 }
 DIFF = Kind("a JSON diff", (".json",), (b"{",), (b'"reprobundle-diff/',))
 ATTESTATION = Kind("an attestation", (), (b"{",), (b'"payloadType"',))
+PREREGISTRATION = Kind(
+    "a pre-registration", (), (b"{",), (b'"application/vnd.reprobundle.preregistration',)
+)
+SIGNATURE = Kind("a signature file", (), (b"{",), (b'"reprobundle-signature/',))
+CHECKPOINT = Kind("an archive checkpoint", (), (b"{",), (b'"checkpoint"',))
+TRAJECTORY_MODEL = Kind("a trajectory model", (), (b"{",), (b'"trajectory-model/',))
 _HEAD = 4096
 
 

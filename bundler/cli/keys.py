@@ -130,7 +130,7 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
 @click.option(
     "--force",
     is_flag=True,
-    help="Replace an existing -o file that is not a bundle.",
+    help="Replace an existing output that is not a bundle (with --detached: a signature).",
 )
 @limit_options
 @handle_errors
@@ -153,10 +153,14 @@ def sign(
     Example:
       reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
-    from bundler.output import BUNDLE, check_output
+    from bundler.output import BUNDLE, SIGNATURE, check_output
     from bundler.signatures.signfile import sign_bundle
+    from bundler.signatures.trust import DETACHED_SUFFIX
 
-    if not detached:
+    if detached:
+        target = out or bundle.with_name(bundle.name + DETACHED_SUFFIX)
+        check_output(target, SIGNATURE, "-o" if out else "the signature file", force)
+    else:
         check_output(out, BUNDLE, "-o", force)
     key = signing_key(key_file)
     target, signature = sign_bundle(

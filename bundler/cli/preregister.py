@@ -29,9 +29,14 @@ from bundler.cli._shared import exit_help, handle_errors
     type=click.Path(path_type=Path, dir_okay=False),
     help="Sign it with this private key (made by `reprobundle keygen`).",
 )
+@click.option(
+    "--force", is_flag=True, help="Replace an existing -o file that is not a pre-registration."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @handle_errors
-def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) -> None:
+def preregister(
+    source: Path, output: Path, key_file: Path | None, force: bool, quiet: bool
+) -> None:
     """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
 
     Reads SOURCE's bundle.yaml as `build` does, but looks for no input file (they may not
@@ -48,10 +53,11 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     """
     from bundler.authoring.source import read_source
     from bundler.format import preregistration as model
-    from bundler.output import check, write_bytes
+    from bundler.output import PREREGISTRATION, check, check_output, write_bytes
     from bundler.signatures.preregistration import seal_preregistration
 
     check(output, "-o")
+    check_output(output, PREREGISTRATION, "-o", force)
     from bundler.cli.keys import signing_key
 
     keys = [signing_key(key_file)] if key_file is not None else []

@@ -230,3 +230,49 @@ def test_two_lm_eval_runs_default_to_different_names(tmp_path: Path) -> None:
         assert f"name: {made[0].name}" in (made[0] / "bundle.yaml").read_text()
     assert names[0].name != names[1].name
     assert names[0].name == "lm-eval-2026-12-01t20-28-25-019075"
+
+
+def test_preregister_checkpoint_and_model_outputs_over_an_unrelated_file_are_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import REPO
+
+    notes = tmp_path / "notes.json"
+    runs = sorted((REPO / "bundles" / "trajectory-skeleton").rglob("*.yaml"))
+    traces = [p for p in runs if p.parent.name != "trajectory-skeleton"][:2]
+    archive = tmp_path / "archive"
+    assert cli("archive", "--archive", archive, "init").exit_code == 0
+    commands = [
+        ("preregister", copy_source(tmp_path), "-o", notes),
+        ("archive", "--archive", archive, "checkpoint", "-o", notes),
+        ("trajectory", "learn", *traces, "-o", notes),
+    ]
+    for command in commands:
+        notes.write_text("my notes")
+        done = cli(*command)
+        assert done.exit_code == 2, (command, done.output)
+        assert "exists and is not a" in done.output and notes.read_text() == "my notes"
+        done = cli(*command, "--force")
+        assert done.exit_code == 0, (command, done.output)
+        assert cli(*command).exit_code == 0, ("its own kind is replaced", command)
+
+
+def test_detached_signature_over_an_unrelated_file_is_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.helpers import key_files
+
+    keys = key_files(tmp_path, "alice")
+    bundle = tmp_path / quickstart_bundle.name
+    shutil.copy(quickstart_bundle, bundle)
+    beside = tmp_path / f"{bundle.name}.sig.json"
+    beside.write_text("my notes")
+    sign = ("sign", bundle, "--key", f"{keys['alice']}.key", "--detached")
+    done = cli(*sign)
+    assert done.exit_code == 2, done.output
+    assert "exists and is not a signature file" in done.output
+    assert beside.read_text() == "my notes"
+    assert cli(*sign, "--force").exit_code == 0
+    assert cli(*sign).exit_code == 0, "a signature over a signature is fine"
