@@ -276,3 +276,15 @@ def test_detached_signature_over_an_unrelated_file_is_refused(
     assert beside.read_text() == "my notes"
     assert cli(*sign, "--force").exit_code == 0
     assert cli(*sign).exit_code == 0, "a signature over a signature is fine"
+
+
+def test_init_names_the_bundle_after_its_folder(tmp_path: Path) -> None:
+    for folder in ("first-study", "Second Study"):
+        done = cli("init", tmp_path / folder)
+        assert done.exit_code == 0, done.output
+    first = (tmp_path / "first-study" / "bundle.yaml").read_text()
+    second = (tmp_path / "Second Study" / "bundle.yaml").read_text()
+    assert "\nname: first-study\n" in first and "\nname: second-study\n" in second
+    assert "first-study-0.1.0.bundle.tar.zst" in first, "the comment names the file build writes"
+    done = cli("build", tmp_path / "Second Study", "-o", tmp_path / "s.bundle.tar.zst", "-q")
+    assert done.exit_code == 0, done.output
