@@ -85,7 +85,7 @@ def _read(path: Path, what: str) -> bytes:
     return read_bounded(path, MAX_READ, what)
 
 
-class MaxAge(click.ParamType):
+class MaxAge(click.ParamType[dt.timedelta]):
     """A length of time: a number and a unit (s, m, h, d, w)."""
 
     name = "age"

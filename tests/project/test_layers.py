@@ -52,6 +52,7 @@ LAYERS: dict[str, int] = {
 PURE = (
     "bundler.format.",
     "bundler.container.readrules",
+    "bundler.reports.cilog",
     "bundler.reports.common",
     "bundler.reports.diff",
     "bundler.reports.difftext",
