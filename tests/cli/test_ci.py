@@ -225,9 +225,7 @@ def test_action_log_carries_no_workflow_command_from_a_file_name(
     shutil.copy(bundles["rejected"], tmp_path / COMMAND_NAME)
     shutil.copy(bundles["supported"], tmp_path / "##[error]y.bundle.tar.gz")
     shutil.copy(bundles["supported"], tmp_path / "\x1b[31m::add-mask::z.bundle.tar.gz")
-    done, _, _ = run_action_script(
-        tmp_path, {"GITHUB_ACTIONS": "true"}, bundles="*.bundle.tar.gz"
-    )
+    done, _, _ = run_action_script(tmp_path, {"GITHUB_ACTIONS": "true"}, bundles="*.bundle.tar.gz")
     assert done.returncode == 3, done.stdout + done.stderr
     log = done.stdout + done.stderr
     assert runner_commands(log) == [], log
