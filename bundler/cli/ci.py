@@ -136,6 +136,7 @@ def ci(
         raise UsageError(f"--out {out_dir} is a file, not a folder")
     if summary is not None:
         check(summary, "--summary")
+        _check_summary(summary)
     signer = signing_key(attest_key) if attest_key else None  # read before any work
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -184,13 +185,40 @@ def ci(
     sys.exit(worst)
 
 
-def _append(summary: Path, text: str) -> None:
-    """Append to the summary file (the CI owns it and may have written to it before)."""
-    from bundler.errors import UsageError
-    from bundler.output import encode
+def _check_summary(summary: Path) -> None:
+    """Refuse a summary that is a link or not a regular file (before any work, and again
+    just before it is appended to)."""
+    import stat
+
+    from bundler.errors import UsageError, os_reason
 
     try:
-        with summary.open("ab") as stream:
+        info = os.lstat(summary)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot append to --summary {summary}: {os_reason(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        raise UsageError(
+            f"cannot append to --summary {summary}: it is {what}; the summary is appended "
+            "only to a regular file, never through a link"
+        )
+
+
+def _append(summary: Path, text: str) -> None:
+    """Append to the summary file (the CI owns it and may have written to it before),
+    opened without following a link: a link planted where the summary goes (a summary
+    inside the reports folder a bundle's repository could hold) is refused, never
+    written through."""
+    from bundler.errors import UsageError, os_reason
+    from bundler.output import encode
+
+    _check_summary(summary)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(summary, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        with os.fdopen(fd, "ab") as stream:
             stream.write(encode(text if text.endswith("\n") else text + "\n"))
     except OSError as exc:
-        raise UsageError(f"cannot append to --summary {summary}: {exc.strerror}") from None
+        raise UsageError(f"cannot append to --summary {summary}: {os_reason(exc)}") from None

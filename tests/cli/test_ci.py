@@ -359,3 +359,18 @@ def test_readme_gitlab_job_runs_its_script(bundles: dict[str, Path], tmp_path: P
     junit = list(tmp_path.glob(job["artifacts"]["reports"]["junit"]))
     assert [p.name for p in junit] == ["q.junit.xml"]
     assert (tmp_path / "reprobundle-reports" / "summary.md").read_text().strip()
+
+
+def test_ci_appends_no_summary_through_a_planted_link(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("precious\n")
+    (tmp_path / "reprobundle-reports").mkdir()
+    (tmp_path / "reprobundle-reports" / "summary.md").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], tmp_path / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", "--summary", "reprobundle-reports/summary.md", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert elsewhere.read_text() == "precious\n"
+    assert not (tmp_path / "reprobundle-reports" / "q.html").exists(), "refused before any work"
