@@ -322,11 +322,23 @@ TRAJECTORY_MODEL = Kind("a trajectory model", (), (b"{",), (b'"trajectory-model/
 _HEAD = 4096
 
 
+def _not_a_file_there(path: Path) -> bool:
+    """Whether something other than a regular file is at ``path`` (links followed): a
+    device or FIFO (written in place), a folder, a path that cannot be looked at. Those
+    are for ``check`` and the writer to judge, with their own words."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 def suffix_problem(target: Path | str, kind: Kind, option: str) -> str | None:
     """Why ``target``'s name does not fit ``kind`` (``-o out.zip`` for a zstd bundle),
     or None. A device, FIFO or other non-regular file that exists takes any name."""
     path = Path(target)
-    if str(target) == "-" or not kind.suffixes or _in_place(path, option):
+    if str(target) == "-" or not kind.suffixes or _not_a_file_there(path):
         return None
     if path.name.lower().endswith(kind.suffixes):
         return None
@@ -341,15 +353,13 @@ def replace_problem(target: Path | str, kind: Kind, option: str) -> str | None:
     replaces only what such a command wrote), or None: no file there, an empty file, a
     device or FIFO (written in place, never replaced), or a file of that kind."""
     path = Path(target)
-    if str(target) == "-" or _in_place(path, option):
+    if str(target) == "-" or _not_a_file_there(path):
         return None
     try:
         with path.open("rb") as stream:
             head = stream.read(_HEAD)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise _problem(path, option, exc) from None
+    except OSError:
+        return None  # (what cannot be read is reported by the writer, with its reason)
     stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
     if not head or (stripped.startswith(kind.marks) and any(m in head for m in kind.inside)):
         return None

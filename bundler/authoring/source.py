@@ -148,7 +148,11 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
         what = (
             "is a symbolic link"
             if source_file.is_symlink()
-            else ("does not exist" if not source_file.exists() else "is not a regular file")
+            else (
+                "is missing: it does not exist"
+                if not source_file.exists()
+                else "is not a regular file"
+            )
         )
         raise SourceError(
             f"{source_file} {what}: a bundle source is a folder holding {SOURCE_NAME} "

@@ -45,10 +45,10 @@ def check_targets(targets: dict[str, str | None], force: bool = False) -> None:
         raise UsageError(
             f"only one output can go to stdout (-), observed --{' --'.join(to_stdout)}"
         )
-    from bundler.reports.formats import FORMATS, format_problem
-
     for name, target in targets.items():
         if target and target != "-":
+            from bundler.reports.formats import FORMATS, format_problem
+
             check(target, f"--{name}")
             problem = name in FORMATS and format_problem(Path(target).name, name, f"--{name}")
             if not problem and not force:

@@ -32,7 +32,7 @@ def checkpoint(root: Path | None, /, out: Path | None, force: bool) -> None:
     """
     from bundler.output import CHECKPOINT, OutputError, check_output, write_bytes
 
-    check_output(out, CHECKPOINT, "-o", force)  # before a checkpoint is issued
+    check_output(out, CHECKPOINT, "-o", force)  # (a file of another kind: before issuing)
     with opened(root) as store:
         issued = store.checkpoint()
     text = issued.to_json()
