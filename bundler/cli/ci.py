@@ -132,6 +132,7 @@ def ci(
     runner = runner_of(os.environ)
     for bundle in bundles:
         must_be_file(bundle)
+    _no_link_on_the_way(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file, not a folder")
     if summary is not None:
@@ -183,6 +184,25 @@ def ci(
     if summary is not None:
         _append(summary, "\n".join(sections))
     sys.exit(worst)
+
+
+def _no_link_on_the_way(out_dir: Path) -> None:
+    """Refuse a relative ``--out`` with a symbolic link on its way (``reports`` in
+    ``reports/ci``, or the folder itself): the folders below the job's working folder are
+    the checked-out repository's, which a pull request controls, and a link there would
+    send the reports outside. (An absolute path is the workflow's own choice.)"""
+    from bundler.errors import UsageError
+
+    if out_dir.is_absolute():
+        return
+    walked = Path()
+    for part in out_dir.parts:
+        walked = walked / part
+        if walked.is_symlink():
+            raise UsageError(
+                f"--out {out_dir}: {walked} is a symbolic link; the reports are written "
+                "only inside a real folder, never through a link: give a folder without one"
+            )
 
 
 def _check_summary(summary: Path) -> None:

@@ -374,3 +374,18 @@ def test_ci_appends_no_summary_through_a_planted_link(
     assert "symbolic link" in done.stderr
     assert elsewhere.read_text() == "precious\n"
     assert not (tmp_path / "reprobundle-reports" / "q.html").exists(), "refused before any work"
+
+
+def test_ci_writes_no_report_through_a_link_on_the_way_to_its_folder(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    work = tmp_path / "checkout"
+    work.mkdir()
+    (work / "reports").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], work / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", "--out", "reports/ci", cwd=work)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert list(elsewhere.iterdir()) == []
