@@ -61,7 +61,7 @@ def handle_errors(function: F) -> F:
                 _check_outputs()
                 return function(*args, **kwargs)
         except BundlerError as exc:
-            click.echo(log_lines(f"reprobundle: {exc.diagnostics()}"), err=True)
+            echo_error(exc)
             sys.exit(exc.exit_code)
         except Stopped as exc:
             click.echo(f"reprobundle: stopped by {exc.signal_name}{_notes(exc)}", err=True)
@@ -106,6 +106,12 @@ def _notes(exc: BaseException) -> str:
     ``; note`` each, escaped for the log."""
     notes = getattr(exc, "__notes__", [])
     return log_lines("".join(f"; {one_line(note)}" for note in notes))
+
+
+def echo_error(exc: BundlerError) -> None:
+    """Print a refusal as every command prints it: ``reprobundle:``, the headline and a
+    line per problem, escaped for the log it goes to."""
+    click.echo(log_lines(f"reprobundle: {exc.diagnostics()}"), err=True)
 
 
 def log_lines(text: str) -> str:

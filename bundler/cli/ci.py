@@ -120,7 +120,7 @@ def ci(
     from bundler.cli.attestation import attestation_bytes
     from bundler.cli.keys import signing_key
     from bundler.cli.verify import judging_options, verify_with_options
-    from bundler.errors import BundleRejected, UsageError
+    from bundler.errors import BundleRejected, UsageError, one_line
     from bundler.format.hashing import HashingReader
     from bundler.output import check, encode, remove_in, write_in
     from bundler.reports.cilog import line, lines, runner_of
@@ -160,7 +160,8 @@ def ci(
             )
             report = to_json(verification)
         except (BundleRejected, UsageError) as exc:
-            click.echo(lines(f"reprobundle: {bundle}: {exc.diagnostics()}", runner), err=True)
+            text = f"reprobundle: {one_line(bundle)}: {exc.diagnostics()}"
+            click.echo(lines(text, runner), err=True)
             report = rejection_json(exc, exc.exit_code)
         for fmt, suffix in (("junit", "junit.xml"), ("html", "html")):
             write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, report)), f"the {fmt} report")

@@ -11,6 +11,7 @@ import click
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
+    echo_error,
     handle_errors,
     limit_options,
     limits_from,
@@ -127,7 +128,7 @@ def report(
                 )
             data = to_json(verification)
         except (BundleRejected, UsageError) as exc:
-            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
+            echo_error(exc)  # as verify says it
             data = rejection_json(exc, exc.exit_code)
     else:
         try:

@@ -12,6 +12,7 @@ import click
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
+    echo_error,
     handle_errors,
     is_terminal,
     limit_options,
@@ -419,7 +420,7 @@ def verify(
             )
     except (BundleRejected, UsageError) as exc:
         # the verdict first, so that an output that cannot be written never hides it
-        click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+        echo_error(exc)
         write_outputs(rejection_json(exc, exc.exit_code), targets)
         sys.exit(exc.exit_code)
     report = to_json(verification)

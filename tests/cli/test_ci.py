@@ -389,3 +389,17 @@ def test_ci_writes_no_report_through_a_link_on_the_way_to_its_folder(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "symbolic link" in done.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_every_command_error_is_escaped_for_the_github_log(tmp_path: Path) -> None:
+    """Not only `ci`: an error any command prints in a GitHub job carries no command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "verify", "a ##[error]b::c.bundle.tar.zst"],
+        cwd=tmp_path,
+        env={**os.environ, "GITHUB_ACTIONS": "true"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    assert runner_commands(done.stdout + done.stderr) == [], done.stderr
+    assert "does not exist" in done.stderr
