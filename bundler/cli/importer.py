@@ -60,7 +60,7 @@ def _source_options(given: str, default_name: str) -> Callable[[F], F]:
 
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_source_options("log", "inspect-TASK")
+@_source_options("log", "inspect-LOG, from the log's file name: its time and task")
 def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
 
@@ -79,13 +79,14 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     from bundler.importers import slug
     from bundler.importers.inspect_eval import import_inspect
 
-    target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
+    name = name or f"inspect-{slug(log.stem)}"[:64].rstrip("-")  # one name per run
+    target = output or log.parent / name
     _report(import_inspect(log, target, name=name, version=version))
 
 
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_source_options("file", "promptfoo-DESCRIPTION")
+@_source_options("file", "promptfoo-FOLDER-FILE, from where the results file is")
 def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
 
@@ -102,7 +103,9 @@ def promptfoo(results: Path, output: Path | None, name: str | None, version: str
     from bundler.importers import slug
     from bundler.importers.promptfoo import import_promptfoo
 
-    target = output or results.parent / (name or f"promptfoo-{slug(results.stem)}"[:64])
+    where = f"{slug(results.absolute().parent.name)}-{slug(results.stem)}"
+    name = name or f"promptfoo-{where}"[:64].rstrip("-")  # one name per results file
+    target = output or results.parent / name
     _report(import_promptfoo(results, target, name=name, version=version))
 
 

@@ -288,3 +288,38 @@ def test_init_names_the_bundle_after_its_folder(tmp_path: Path) -> None:
     assert "first-study-0.1.0.bundle.tar.zst" in first, "the comment names the file build writes"
     done = cli("build", tmp_path / "Second Study", "-o", tmp_path / "s.bundle.tar.zst", "-q")
     assert done.exit_code == 0, done.output
+
+
+def test_two_promptfoo_runs_default_to_different_names(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.helpers import REPO
+
+    made = []
+    for run in ("run-a", "run-b"):
+        (tmp_path / run).mkdir()
+        shutil.copy(REPO / "tests" / "data" / "promptfoo" / "results.json", tmp_path / run)
+        done = cli("import", "promptfoo", tmp_path / run / "results.json")
+        assert done.exit_code == 0, done.output
+        source = tmp_path / run / f"promptfoo-{run}-results"
+        assert f"\nname: promptfoo-{run}-results\n" in (source / "bundle.yaml").read_text()
+        made.append(source)
+    assert len(made) == 2
+
+
+def test_two_inspect_logs_of_one_task_default_to_different_names(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.helpers import REPO
+
+    log = REPO / "tests" / "data" / "inspect" / "mixed.eval"
+    names = []
+    for stamp in ("2026-12-01T09-27-49", "2026-12-02T10-00-00"):
+        copy = tmp_path / f"{stamp}_task_x.eval"
+        shutil.copy(log, copy)
+        done = cli("import", "inspect", copy)
+        assert done.exit_code == 0, done.output
+        name = f"inspect-{stamp.lower()}-task-x"
+        assert f"\nname: {name}\n" in (tmp_path / name / "bundle.yaml").read_text()
+        names.append(name)
+    assert names[0] != names[1]
