@@ -111,9 +111,14 @@ def ci(
     contradicted, or with --fail-on inconclusive also when one is inconclusive; a rejected
     bundle always fails it (exit 3).
 
+    Every line printed is escaped for the CI runner's log (GitHub Actions, GitLab), so no
+    file or bundle name can become a workflow command; reports are written only as regular
+    files inside OUT, never through a link. Put the files after -- so that no file name
+    can be read as an option.
+
     \b
     Example:
-      reprobundle ci dist/*.bundle.tar.zst --trust-store trust.toml --fail-on inconclusive
+      reprobundle ci --trust-store trust.toml --fail-on inconclusive -- dist/*.bundle.tar.zst
     """
     import datetime as dt
 
