@@ -323,3 +323,19 @@ def test_two_inspect_logs_of_one_task_default_to_different_names(tmp_path: Path)
         assert f"\nname: {name}\n" in (tmp_path / name / "bundle.yaml").read_text()
         names.append(name)
     assert names[0] != names[1]
+
+
+def test_attestation_output_over_an_unrelated_file_is_refused(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import key_files
+
+    keys = key_files(tmp_path, "reviewer")
+    target = tmp_path / "a.intoto.json"
+    target.write_text("my notes")
+    args = ("verify", quickstart_bundle, "-q", "--attest", target)
+    done = cli(*args, "--attest-key", f"{keys['reviewer']}.key")
+    assert done.exit_code == 2, done.output
+    assert "exists and is not an attestation" in done.output and target.read_text() == "my notes"
+    assert cli(*args, "--attest-key", f"{keys['reviewer']}.key", "--force").exit_code == 0
+    assert cli(*args, "--attest-key", f"{keys['reviewer']}.key").exit_code == 0
