@@ -403,3 +403,21 @@ def test_every_command_error_is_escaped_for_the_github_log(tmp_path: Path) -> No
     assert done.returncode == 2, done.stderr
     assert runner_commands(done.stdout + done.stderr) == [], done.stderr
     assert "does not exist" in done.stderr
+
+
+def test_action_writes_no_report_through_links_planted_in_the_checkout(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """The whole hostile tree at once, through the action's own script: a report's name
+    and the summary planted as links to a file outside."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("precious\n")
+    work = tmp_path / "checkout"
+    (work / "reprobundle-reports").mkdir(parents=True)
+    (work / "reprobundle-reports" / "q.html").symlink_to(elsewhere)
+    (work / "reprobundle-reports" / "q.junit.xml").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], work / "q.bundle.tar.gz")
+    done, _, _ = run_action_script(work, bundles="*.bundle.tar.gz")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert elsewhere.read_text() == "precious\n"
