@@ -145,6 +145,9 @@ CODES: dict[str, Code] = {
     "attestation.statement": Code("the Statement breaks in-toto's or its predicate's rules", _R),
     "attestation.predicate_type": Code("a predicate type reprobundle does not attest", _R),
     "attestation.subject": Code("the bundle given is not the attestation's subject", _R),
+    "attestation.too_old": Code(
+        "an attestation older than --max-age, in the future, or that says no time", _R
+    ),
     # -- pre-registrations (preregister, build --preregistration, verify) ------------------
     "preregistration.format": Code("a pre-registration that does not read strictly", _U),
     "preregistration.too_large": Code("a pre-registration larger than the reader takes", _U),

@@ -15,6 +15,13 @@
   (``--json X --html X`` would keep only the last): ``check_distinct`` refuses both
   before any work, comparing the files themselves (links, ``..`` and hard links seen
   through), not their names.
+- An output replaces only a file of the kind the command writes (``check_output``: a
+  bundle over a bundle, a JSON report over a JSON report; an empty file or a device is
+  fine), unless the user says ``--force``, and its name's extension must say what is
+  written (``-o out.zip`` is refused for a zstd bundle).
+- Outputs a command names itself inside a folder (``ci``'s reports in ``--out``) are
+  written by ``write_in``, which follows no link at all: a link planted in that folder
+  cannot send a report outside it.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import NamedTuple
 
 from bundler.atomic import beside, publish
 from bundler.errors import UsageError, os_reason
@@ -179,3 +187,196 @@ def encode(text: str) -> bytes:
     """UTF-8 that never fails: a lone surrogate (a name that was not UTF-8, a ``\\ud800``
     escape in evidence) is written as its escape ``\\udcff`` instead of raising."""
     return text.encode("utf-8", "backslashreplace")
+
+
+def _folder_fd(folder: Path, what: str) -> int:
+    """The folder itself, opened without following a link (``O_NOFOLLOW``)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(folder, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if os.path.islink(folder):
+            raise OutputError(
+                f"cannot write {what} in {folder}: it is a symbolic link; outputs are written "
+                "only inside a real folder, never through a link: give the folder itself"
+            ) from None
+        raise _problem(folder, what, exc) from None
+
+
+def _must_be_a_name(name: str) -> None:
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"not a file name: {name!r}")
+
+
+def write_in(folder: Path, name: str, data: bytes, what: str = "the output") -> Path:
+    """Write ``data`` as the file ``name`` directly inside ``folder``, following no link:
+    the folder is opened with ``O_NOFOLLOW``, the new content written to a new file in it
+    (``O_EXCL | O_NOFOLLOW``) and renamed onto ``name`` within it, so nothing outside the
+    folder can be written whatever was planted in it. An existing ``name`` that is not a
+    regular file (a symbolic link, a FIFO, a device, a folder) is refused, not replaced:
+    the folder holds something this command did not write."""
+    _must_be_a_name(name)
+    path = folder / name
+    dfd = _folder_fd(folder, what)
+    partial = f".{name}.{os.urandom(6).hex()}.partial"
+    try:
+        try:
+            info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            raise _problem(path, what, exc) from None
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else _kind(info.st_mode)
+            raise OutputError(
+                f"cannot write {what} to {path}: it is {kind}, not a report this command "
+                "wrote; outputs are written only as regular files inside the folder, never "
+                "through a link: remove it, or give another folder"
+            )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(partial, flags | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            raise _problem(path, what, exc) from None
+        with suppress(OSError):
+            os.fsync(dfd)
+    finally:
+        with suppress(OSError):
+            os.unlink(partial, dir_fd=dfd)
+        os.close(dfd)
+    return path
+
+
+def remove_in(folder: Path, name: str, what: str = "the output") -> bool:
+    """Remove the entry ``name`` directly inside ``folder`` (a link itself, never its
+    target); whether there was one to remove."""
+    _must_be_a_name(name)
+    dfd = _folder_fd(folder, what)
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise OutputError(f"cannot remove {what} {folder / name}: {os_reason(exc)}") from None
+    finally:
+        os.close(dfd)
+    return True
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+# -- what an existing output may be replaced by (issue 43: outputs never replace the wrong file)
+
+
+class Kind(NamedTuple):
+    """A kind of file a command writes: how to say it, the name endings it takes, and how
+    to recognise one already there (from its first bytes), which it may replace."""
+
+    what: str
+    suffixes: tuple[str, ...]
+    marks: tuple[bytes, ...]  # the file starts (after blanks) with one of these ...
+    inside: tuple[bytes, ...] = (b"",)  # ... and holds one of these in its first bytes
+
+
+BUNDLE = Kind(
+    "a bundle",
+    (".bundle.tar.zst", ".bundle.tar.gz", ".tar.zst", ".tar.gz", ".tgz"),
+    (b"\x28\xb5\x2f\xfd", b"\x1f\x8b"),
+)
+REPORTS = {
+    "json": Kind("a JSON report", (".json",), (b"{",), (b'"reprobundle-report/',)),
+    "markdown": Kind("a Markdown report", (".md", ".markdown"), (b"### Reproducibility bundle",)),
+    "html": Kind(
+        "an HTML report",
+        (".html", ".htm"),
+        (b"<!DOCTYPE html>",),
+        # the generator's name, or (pages written before it was named) their policy line
+        (b"reprobundle", b"default-src 'none'; style-src 'unsafe-inline'; img-src data:;"),
+    ),
+    "junit": Kind("a JUnit report", (".xml",), (b"<?xml",), (b'<testsuites name="reprobundle',)),
+}
+DIFF = Kind("a JSON diff", (".json",), (b"{",), (b'"reprobundle-diff/',))
+ATTESTATION = Kind("an attestation", (), (b"{",), (b'"payloadType"',))
+PREREGISTRATION = Kind(
+    "a pre-registration", (), (b"{",), (b'"application/vnd.reprobundle.preregistration',)
+)
+SIGNATURE = Kind("a signature file", (), (b"{",), (b'"reprobundle-signature/',))
+CHECKPOINT = Kind("an archive checkpoint", (), (b"{",), (b'"checkpoint"',))
+TRAJECTORY_MODEL = Kind("a trajectory model", (), (b"{",), (b'"trajectory-model/',))
+_HEAD = 4096
+
+
+def _not_a_file_there(path: Path) -> bool:
+    """Whether something other than a regular file is at ``path`` (links followed): a
+    device or FIFO (written in place), a folder, a path that cannot be looked at. Those
+    are for ``check`` and the writer to judge, with their own words."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def suffix_problem(target: Path | str, kind: Kind, option: str) -> str | None:
+    """Why ``target``'s name does not fit ``kind`` (``-o out.zip`` for a zstd bundle),
+    or None. A device, FIFO or other non-regular file that exists takes any name."""
+    path = Path(target)
+    if str(target) == "-" or not kind.suffixes or _not_a_file_there(path):
+        return None
+    if path.name.lower().endswith(kind.suffixes):
+        return None
+    return (
+        f"{option} {path}: this writes {kind.what}, and its name does not say so: name it "
+        f"{' or '.join('NAME' + suffix for suffix in kind.suffixes[:2])}"
+    )
+
+
+def replace_problem(target: Path | str, kind: Kind, option: str) -> str | None:
+    """Why writing over ``target`` would replace a file that is not ``kind`` (a command
+    replaces only what such a command wrote), or None: no file there, an empty file, a
+    device or FIFO (written in place, never replaced), or a file of that kind."""
+    path = Path(target)
+    if str(target) == "-" or _not_a_file_there(path):
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(_HEAD)
+    except OSError:
+        return None  # (what cannot be read is reported by the writer, with its reason)
+    stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if not head or (stripped.startswith(kind.marks) and any(m in head for m in kind.inside)):
+        return None
+    return (
+        f"{option} {path} exists and is not {kind.what}: writing would replace it; give "
+        "another name, or --force to replace it"
+    )
+
+
+def check_output(target: Path | str | None, kind: Kind, option: str, force: bool = False) -> None:
+    """The rule every command's file output follows, before any work: its name fits what
+    is written (``suffix_problem``) and, unless ``force``, it replaces no file of another
+    kind (``replace_problem``). Raises ``OutputError`` naming the fix."""
+    if target is None or str(target) == "-":
+        return
+    problem = suffix_problem(target, kind, option) or (
+        None if force else replace_problem(target, kind, option)
+    )
+    if problem:
+        raise OutputError(problem)

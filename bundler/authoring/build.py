@@ -135,6 +135,7 @@ def build(
     progress: Callable[[str], None] | None = None,
     codec: Codec | None = None,
     preregistration: bytes | Path | None = None,
+    accept_output: Callable[[Path], None] | None = None,
 ) -> BuildResult:
     """Build ``source`` into ``out`` (a file path; by default ``NAME-VERSION`` and the
     compression's suffix in the current folder). Raises SourceError or BuildRefused.
@@ -143,7 +144,9 @@ def build(
     of each step as it starts. The compression is ``codec``, else the one the file name
     asks for (``.zst`` or ``.gz``), else zstd. ``preregistration`` (a file ``reprobundle
     preregister`` wrote for this bundle's name, or its bytes) is packed as
-    ``preregistration.json``."""
+    ``preregistration.json``. ``accept_output`` is called with the output's path once it
+    is known and shown to be none of the source's files, before any work: it raises to
+    refuse it (the CLI's rule for replacing a file of another kind)."""
     source = Path(source)  # (a library caller may give str)
     if source_date_epoch is None:
         source_date_epoch = read_source_date_epoch()
@@ -156,6 +159,8 @@ def build(
     if out is None:  # a bundle file's name: never one of the source's files
         out = Path.cwd() / default_name(plan, codec or compression.DEFAULT)
     _refuse_source_file_as_output(source, out, plan.files)
+    if accept_output is not None:
+        accept_output(out)
     extra = {}
     if preregistration is not None and not isinstance(preregistration, bytes):
         preregistration = _read_bounded(Path(preregistration))  # (a library caller: str)

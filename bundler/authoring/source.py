@@ -119,6 +119,22 @@ class _Collector:
         return SOURCE_NAME
 
 
+def _not_a_source(root: Path) -> str:
+    """Why ``root`` is no bundle source folder, in words, with the fix."""
+    if root.name == SOURCE_NAME and root.is_file():
+        return (
+            f"{root} is the {SOURCE_NAME} itself: give the folder, not {SOURCE_NAME} "
+            f"(`reprobundle build {root.parent}`)"
+        )
+    if root.is_file():
+        return (
+            f"{root} is a file, not a folder: give the bundle source folder holding {SOURCE_NAME}"
+        )
+    if not root.exists():
+        return f"{root} does not exist: give the bundle source folder holding {SOURCE_NAME}"
+    return f"{root} is not a folder holding a {SOURCE_NAME}"
+
+
 def read_source(root: Path, output: Path | None = None, evidence: bool = True) -> SourcePlan:
     """Read and check a bundle source folder. Raises ``SourceError`` with every problem.
     Bundle files, and ``output`` (the file being built), are never among the files.
@@ -127,9 +143,21 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
     root = Path(root)
     source_file = root / SOURCE_NAME
     if not root.is_dir():
-        raise SourceError(f"{root} is not a folder holding a {SOURCE_NAME}")
+        raise SourceError(_not_a_source(root))
     if source_file.is_symlink() or not source_file.is_file():
-        raise SourceError(f"{source_file} is missing (or is not a regular file)")
+        what = (
+            "is a symbolic link"
+            if source_file.is_symlink()
+            else (
+                "is missing: it does not exist"
+                if not source_file.exists()
+                else "is not a regular file"
+            )
+        )
+        raise SourceError(
+            f"{source_file} {what}: a bundle source is a folder holding {SOURCE_NAME} "
+            f"(`reprobundle init {root}` makes one)"
+        )
     try:
         text = source_file.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

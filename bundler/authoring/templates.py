@@ -23,8 +23,22 @@ def names() -> list[str]:
     )
 
 
-def copy_template(name: str, dest: Path) -> list[Path]:
-    """Copy template ``name`` into ``dest`` (new or empty). Returns the files written."""
+def bundle_name_for(folder: Path) -> str | None:
+    """A bundle name made from a folder's name (``My Bundle``: ``my-bundle``), as the
+    manifest's rule for names allows, or None when nothing of it is left."""
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", folder.absolute().name)
+    text = text.encode("ascii", "ignore").decode().lower()
+    name = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:64].rstrip("-")
+    return name or None
+
+
+def copy_template(name: str, dest: Path, bundle_name: str | None = None) -> list[Path]:
+    """Copy template ``name`` into ``dest`` (new or empty). Returns the files written.
+    ``bundle_name`` replaces the template's own name in its bundle.yaml (and in the
+    file names its comments show), so two sources made by ``init`` do not share a name."""
     if name not in names():
         raise UsageError(f"no template {name!r}; templates: {', '.join(names())}")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -44,4 +58,21 @@ def copy_template(name: str, dest: Path) -> list[Path]:
                 written.append(target / child.name)
 
     copy(_root().joinpath(name), dest)
+    if bundle_name is not None:
+        _rename(dest / "bundle.yaml", bundle_name)
     return written
+
+
+def _rename(source_file: Path, bundle_name: str) -> None:
+    """Give the bundle.yaml of a copied template ``bundle_name``: its ``name:`` line, and
+    the ``NAME-VERSION`` its comments show."""
+    import re
+
+    text = source_file.read_text("utf-8")
+    found = re.search(r"^name: *(\S+) *$", text, re.M)
+    if found is None:
+        return
+    old = found.group(1)
+    text = text[: found.start()] + f"name: {bundle_name}" + text[found.end() :]
+    text = re.sub(rf"(?m)^(#.*){re.escape(old)}-", lambda m: f"{m.group(1)}{bundle_name}-", text)
+    source_file.write_text(text, "utf-8")

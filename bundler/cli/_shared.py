@@ -14,7 +14,7 @@ import click
 
 from bundler.codes import EXIT_CODES
 from bundler.container.extract import Limits
-from bundler.errors import BundlerError
+from bundler.errors import BundlerError, one_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,22 +61,22 @@ def handle_errors(function: F) -> F:
                 _check_outputs()
                 return function(*args, **kwargs)
         except BundlerError as exc:
-            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+            echo_error(exc)
             sys.exit(exc.exit_code)
         except Stopped as exc:
-            click.echo(f"reprobundle: stopped by {exc.signal_name}", err=True)
+            click.echo(f"reprobundle: stopped by {exc.signal_name}{_notes(exc)}", err=True)
             raise
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except KeyboardInterrupt:
-            click.echo("reprobundle: interrupted", err=True)
+        except KeyboardInterrupt as exc:
+            click.echo(f"reprobundle: interrupted{_notes(exc)}", err=True)
             sys.exit(130)
         except BrokenPipeError:
             # the reader went away (`... | head`): not an error of ours; say nothing more
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the final flush goes here)
             sys.exit(141)
         except OSError as exc:
-            click.echo(f"reprobundle: {os_problem(exc)}", err=True)
+            click.echo(log_lines(f"reprobundle: {one_line(os_problem(exc))}"), err=True)
             sys.exit(2)
         except Exception as exc:
             verbose = _has_option("verbose")
@@ -86,8 +86,11 @@ def handle_errors(function: F) -> F:
                 traceback.print_exc()
             how = "--verbose" if verbose else f"{VERBOSE_ENV}=1 set"
             click.echo(
-                f"reprobundle: internal error ({type(exc).__name__}: {exc}); this is a bug in "
-                f"reprobundle, not a verdict on the bundle. Re-run with {how} for details.",
+                log_lines(
+                    f"reprobundle: internal error ({type(exc).__name__}: {one_line(exc)}); this "
+                    f"is a bug in reprobundle, not a verdict on the bundle. Re-run with {how} "
+                    "for details."
+                ),
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
@@ -96,6 +99,29 @@ def handle_errors(function: F) -> F:
 
 
 VERBOSE_ENV = "REPROBUNDLE_VERBOSE"
+
+
+def _notes(exc: BaseException) -> str:
+    """What the library noted on an interruption (a kept work folder's path), as
+    ``; note`` each, escaped for the log."""
+    notes = getattr(exc, "__notes__", [])
+    return log_lines("".join(f"; {one_line(note)}" for note in notes))
+
+
+def echo_error(exc: BundlerError) -> None:
+    """Print a refusal as every command prints it: ``reprobundle:``, the headline and a
+    line per problem, escaped for the log it goes to."""
+    click.echo(log_lines(f"reprobundle: {exc.diagnostics()}"), err=True)
+
+
+def log_lines(text: str) -> str:
+    """``text`` (our lines; each piece from outside already on one line) escaped for the
+    log it goes to: in a CI runner's log no line can be read as a command
+    (``bundler.reports.cilog``)."""
+    from bundler.reports.cilog import lines, runner_of
+
+    return lines(text, runner_of(os.environ))
+
 
 # the parameters that name a file a command writes; every other click.Path it is given
 # is read (the archive folder, written only by the archive itself, holds no output)

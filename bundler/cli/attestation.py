@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -43,6 +44,26 @@ def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, 
     }
 
 
+def attestation_bytes(
+    report: dict[str, Any],
+    bundle: Path,
+    hashed: Any,
+    values: dict[str, Any],
+    signer: Any,
+    when: dt.datetime,
+) -> bytes:
+    """The signed attestation of one verification (``report``) of ``bundle``, whose bytes
+    went through ``hashed`` (a ``HashingReader``) as they were verified; ``when`` is the
+    time the verification started."""
+    from bundler.signatures import attestation as att
+
+    subject = att.subject_of(report, bundle.name, hashed.hexdigest())
+    predicate = values.get("attest_predicate") or "test-result"
+    options = attest_options(values, report)
+    statement = att.statement(report, subject, options, predicate, when)
+    return att.envelope(statement, signer)
+
+
 def write_attestation(
     target: Path,
     report: dict[str, Any],
@@ -50,22 +71,43 @@ def write_attestation(
     hashed: Any,
     values: dict[str, Any],
     signer: Any,
+    when: dt.datetime,
 ) -> None:
-    """Sign and write the attestation of one verification (``report``) of ``bundle``,
-    whose bytes went through ``hashed`` (a ``HashingReader``) as they were verified."""
+    """Sign and write the attestation of one verification (``attestation_bytes``)."""
     from bundler.output import write_bytes
-    from bundler.signatures import attestation as att
 
-    subject = att.subject_of(report, bundle.name, hashed.hexdigest())
-    predicate = values.get("attest_predicate") or "test-result"
-    statement = att.statement(report, subject, attest_options(values, report), predicate)
-    write_bytes(target, att.envelope(statement, signer), "the attestation")
+    data = attestation_bytes(report, bundle, hashed, values, signer, when)
+    write_bytes(target, data, "the attestation")
 
 
 def _read(path: Path, what: str) -> bytes:
     from bundler.files import read_bounded
 
     return read_bounded(path, MAX_READ, what)
+
+
+class MaxAge(click.ParamType[dt.timedelta]):
+    """A length of time: a number and a unit (s, m, h, d, w)."""
+
+    name = "age"
+    UNITS: ClassVar[dict[str, int]] = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> dt.timedelta:
+        if isinstance(value, dt.timedelta):
+            return value
+        import re
+
+        found = re.fullmatch(r"\s*(\d{1,9}(?:\.\d{1,6})?)\s*([smhdw])\s*", str(value))
+        if not found:
+            self.fail(
+                f"{value!r} is not an age: give a number and a unit, as 90s, 45m, 12h, 30d or 2w",
+                param,
+                ctx,
+            )
+        seconds = float(found.group(1)) * self.UNITS[found.group(2)]
+        if seconds <= 0:
+            self.fail(f"{value!r} is no age: give more than nothing", param, ctx)
+        return dt.timedelta(seconds=seconds)
 
 
 ATTESTATION_EXIT_HELP = exit_help(
@@ -96,6 +138,13 @@ def attestation() -> None:
     help="The bundle file the attestation must be about (its SHA-256 and identity).",
 )
 @click.option(
+    "--max-age",
+    type=MaxAge(),
+    metavar="AGE",
+    help="Refuse an attestation of a verification that ran longer ago than AGE (a number "
+    "and a unit: 90s, 45m, 12h, 30d, 2w).",
+)
+@click.option(
     "--expect-result",
     type=click.Choice(["PASSED", "WARNED", "FAILED"]),
     help="Exit 1 unless the attested result is this one.",
@@ -106,6 +155,7 @@ def verify_attestation(
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
     bundle: Path | None,
+    max_age: dt.timedelta | None,
     expect_result: str | None,
 ) -> None:
     """Check FILE, a DSSE envelope holding an in-toto Statement about a verification:
@@ -116,7 +166,7 @@ def verify_attestation(
     Example:
       reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
       reprobundle attestation verify a.intoto.json --trust me.pub \\
-          --bundle starter-0.1.0.bundle.tar.zst --expect-result PASSED
+          --bundle starter-0.1.0.bundle.tar.zst --expect-result PASSED --max-age 30d
     """
     from bundler.errors import BundleRejected, Problem, UsageError, one_line
     from bundler.signatures import attestation as att
@@ -132,6 +182,13 @@ def verify_attestation(
         raise BundleRejected(
             "the attestation was rejected", [Problem(str(file), exc.code, exc.message)]
         ) from None
+    if max_age is not None:
+        why = checked.age_problem(max_age, dt.datetime.now(dt.UTC))
+        if why is not None:
+            raise BundleRejected(
+                "the attestation is too old to accept",
+                [Problem(str(file), "attestation.too_old", why)],
+            )
     if bundle is not None:
         _check_subject(checked, bundle)
     for line in _describe(checked):
@@ -191,6 +248,12 @@ def _describe(checked: Any) -> list[str]:
     for item in statement["subject"]:
         lines.append(f"subject {item.get('name', '')} sha256:{item['digest'].get('sha256')}")
     lines.append(f"result {checked.result}")
+    when = checked.time_verified
+    lines.append(
+        f"verified at {att.rfc3339(when)}"
+        if when
+        else "verified at: not recorded (an older attestation)"
+    )
     if checked.predicate_type == att.TEST_RESULT:
         words = {
             "passedTests": "supported",

@@ -35,6 +35,11 @@ from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
     help="Pack this pre-registration (written by `reprobundle preregister`) into the bundle; "
     "verify then says per claim whether it is as pre-registered.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing -o file that is not a bundle (by default it is refused).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the path of the new bundle.")
 @click.option(
     "--verbose",
@@ -48,6 +53,7 @@ def build(
     output: Path | None,
     compression: str | None,
     preregistration: Path | None,
+    force: bool,
     quiet: bool,
     verbose: bool,
 ) -> None:
@@ -64,6 +70,13 @@ def build(
     """
     from bundler.authoring.build import build as build_bundle
     from bundler.container.compression import CODECS
+    from bundler.output import BUNDLE, check_output
+
+    if output is not None and compression:
+        _compression_fits(output, compression)
+
+    def accept(path: Path) -> None:
+        check_output(path, BUNDLE, "-o" if output is not None else "the output", force)
 
     with ProgressDisplay(enabled=not quiet) as progress:  # ($SOURCE_DATE_EPOCH read first)
         result = build_bundle(
@@ -72,6 +85,7 @@ def build(
             progress=progress.step,
             codec=CODECS[compression] if compression else None,
             preregistration=preregistration,
+            accept_output=accept,
         )
     if result.skipped:
         click.echo(
@@ -101,3 +115,16 @@ def build(
             from bundler.errors import one_line as t
 
             click.echo(f"  [{case['outcome']}] {t(case['id'])}: {t(case['explanation'])}")
+
+
+def _compression_fits(output: Path, compression: str) -> None:
+    """``--compression gzip -o x.bundle.tar.zst`` would write gzip under a zstd name."""
+    from bundler.errors import UsageError
+
+    said = "gzip" if output.name.lower().endswith((".gz", ".tgz")) else "zstd"
+    if said != compression:
+        raise UsageError(
+            f"-o {output} names a {said} file, but --compression is {compression}: name it "
+            f"NAME{'.bundle.tar.gz' if compression == 'gzip' else '.bundle.tar.zst'}, or "
+            "leave --compression out (the name decides)"
+        )

@@ -10,6 +10,8 @@ README call this command; tests run it with a temporary summary file.
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import click
 
 from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
 from bundler.cli.report import with_verify_options
+from bundler.errors import UNSAFE_ABOVE_C0
 
 CI_EXIT_HELP = exit_help(
     "0 every bundle passed the --fail-on policy",
@@ -28,9 +31,18 @@ CI_EXIT_HELP = exit_help(
 )
 
 
+# what a report's file name never holds: a path separator, what artifact uploads refuse
+# (actions/upload-artifact: " : < > | * ? and line breaks), and every control character
+_NOT_IN_NAMES = re.compile(f'[\\x00-\\x1f/\\\\":<>|*?{UNSAFE_ABOVE_C0}]')
+
+
 def report_name(bundle: Path, taken: set[str]) -> str:
-    """A file name stem for ``bundle``'s reports, unique among ``taken``."""
-    stem = bundle.name.split(".bundle.tar")[0] or "bundle"
+    """A file name stem for ``bundle``'s reports, unique among ``taken``: what the
+    bundle's file name says, with every character a file name or an artifact upload
+    cannot take as ``_``, and no leading dot or dash (a hidden report would be left out of
+    an artifact; a leading dash reads as an option)."""
+    stem = _NOT_IN_NAMES.sub("_", bundle.name.split(".bundle.tar")[0])
+    stem = re.sub(r"^[.-]", "_", stem) or "bundle"
     name, n = stem, 1
     while name in taken:
         n += 1
@@ -99,26 +111,38 @@ def ci(
     contradicted, or with --fail-on inconclusive also when one is inconclusive; a rejected
     bundle always fails it (exit 3).
 
+    Every line printed is escaped for the CI runner's log (GitHub Actions, GitLab), so no
+    file or bundle name can become a workflow command; reports are written only as regular
+    files inside OUT, never through a link. Put the files after -- so that no file name
+    can be read as an option.
+
     \b
     Example:
-      reprobundle ci dist/*.bundle.tar.zst --trust-store trust.toml --fail-on inconclusive
+      reprobundle ci --trust-store trust.toml --fail-on inconclusive -- dist/*.bundle.tar.zst
     """
-    from bundler.cli.attestation import write_attestation
+    import datetime as dt
+
+    from bundler.cli.attestation import attestation_bytes
     from bundler.cli.keys import signing_key
     from bundler.cli.verify import judging_options, verify_with_options
-    from bundler.errors import BundleRejected, UsageError
+    from bundler.errors import BundleRejected, UsageError, one_line
     from bundler.format.hashing import HashingReader
-    from bundler.output import check, encode, write_bytes
+    from bundler.output import check, encode, remove_in, write_in
+    from bundler.reports.cilog import line, lines, runner_of
+    from bundler.reports.common import result_words
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
     from bundler.run.verify import must_be_file
 
+    runner = runner_of(os.environ)
     for bundle in bundles:
         must_be_file(bundle)
+    _no_link_on_the_way(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file, not a folder")
     if summary is not None:
         check(summary, "--summary")
+        _check_summary(summary)
     signer = signing_key(attest_key) if attest_key else None  # read before any work
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -134,25 +158,33 @@ def ci(
             hashed = HashingReader(bundle.open("rb"))
         except OSError as exc:
             raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+        started = dt.datetime.now(dt.UTC)
         try:
             verification = verify_with_options(
                 bundle, judging_options(options), stream=hashed, limits=limits
             )
             report = to_json(verification)
         except (BundleRejected, UsageError) as exc:
-            click.echo(f"reprobundle: {bundle}: {exc.diagnostics()}", err=True)
+            text = f"reprobundle: {one_line(bundle)}: {exc.diagnostics()}"
+            click.echo(lines(text, runner), err=True)
             report = rejection_json(exc, exc.exit_code)
         for fmt, suffix in (("junit", "junit.xml"), ("html", "html")):
-            text = render(fmt, report)
-            write_bytes(out_dir / f"{name}.{suffix}", encode(text), f"the {fmt} report")
+            write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, report)), f"the {fmt} report")
         sections.append(render("markdown", report))
+        attested = f"{name}.intoto.json"
         if signer is not None and report["result"] not in ("rejected", "error"):
             values = {**options, "attest_predicate": "test-result"}
-            write_attestation(
-                out_dir / f"{name}.intoto.json", report, bundle, hashed, values, signer
+            data = attestation_bytes(report, bundle, hashed, values, signer, started)
+            write_in(out_dir, attested, data, "the attestation")
+        elif remove_in(out_dir, attested, "an older attestation"):
+            why = "this run rejected the bundle" if signer else "this run attests nothing"
+            click.echo(
+                line(f"reprobundle: removed {out_dir / attested} of an earlier run: {why}", runner),
+                err=True,
             )
         failed = fails(str(report["result"]), fail_on)
-        click.echo(f"{'FAIL' if failed else 'ok  '} {bundle}: {report['result']}")
+        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}"
+        click.echo(line(status, runner))
         if failed:
             worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)
     if summary is not None:
@@ -160,13 +192,59 @@ def ci(
     sys.exit(worst)
 
 
-def _append(summary: Path, text: str) -> None:
-    """Append to the summary file (the CI owns it and may have written to it before)."""
+def _no_link_on_the_way(out_dir: Path) -> None:
+    """Refuse a relative ``--out`` with a symbolic link on its way (``reports`` in
+    ``reports/ci``, or the folder itself): the folders below the job's working folder are
+    the checked-out repository's, which a pull request controls, and a link there would
+    send the reports outside. (An absolute path is the workflow's own choice.)"""
     from bundler.errors import UsageError
-    from bundler.output import encode
+
+    if out_dir.is_absolute():
+        return
+    walked = Path()
+    for part in out_dir.parts:
+        walked = walked / part
+        if walked.is_symlink():
+            raise UsageError(
+                f"--out {out_dir}: {walked} is a symbolic link; the reports are written "
+                "only inside a real folder, never through a link: give a folder without one"
+            )
+
+
+def _check_summary(summary: Path) -> None:
+    """Refuse a summary that is a link or not a regular file (before any work, and again
+    just before it is appended to)."""
+    import stat
+
+    from bundler.errors import UsageError, os_reason
 
     try:
-        with summary.open("ab") as stream:
+        info = os.lstat(summary)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot append to --summary {summary}: {os_reason(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        raise UsageError(
+            f"cannot append to --summary {summary}: it is {what}; the summary is appended "
+            "only to a regular file, never through a link"
+        )
+
+
+def _append(summary: Path, text: str) -> None:
+    """Append to the summary file (the CI owns it and may have written to it before),
+    opened without following a link: a link planted where the summary goes (a summary
+    inside the reports folder a bundle's repository could hold) is refused, never
+    written through."""
+    from bundler.errors import UsageError, os_reason
+    from bundler.output import encode
+
+    _check_summary(summary)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(summary, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        with os.fdopen(fd, "ab") as stream:
             stream.write(encode(text if text.endswith("\n") else text + "\n"))
     except OSError as exc:
-        raise UsageError(f"cannot append to --summary {summary}: {exc.strerror}") from None
+        raise UsageError(f"cannot append to --summary {summary}: {os_reason(exc)}") from None

@@ -45,6 +45,7 @@ def _print_coloured(text: str, stream: Any) -> None:
 @click.option(
     "--json", "json_target", metavar="FILE|-", help="Also write the diff as JSON (- for stdout)."
 )
+@click.option("--force", is_flag=True, help="Replace an existing --json file that is not a diff.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the one-line summary.")
 @click.option("--verbose", "-v", is_flag=True, help="Show file hashes too.")
 @limit_options
@@ -53,6 +54,7 @@ def diff(
     old: Path,
     new: Path,
     json_target: str | None,
+    force: bool,
     quiet: bool,
     verbose: bool,
     **limit_values: int,
@@ -69,7 +71,7 @@ def diff(
       reprobundle diff starter-0.1.0.bundle.tar.zst starter-0.2.0.bundle.tar.zst
     """
     from bundler.errors import BundlerError
-    from bundler.output import check
+    from bundler.output import DIFF, check, check_output
     from bundler.reports.diff import diff as compare
     from bundler.reports.difftext import to_text
     from bundler.run.verify import check_integrity
@@ -78,6 +80,7 @@ def diff(
 
     if json_target and json_target != "-":
         check(json_target, "--json")
+        check_output(json_target, DIFF, "--json", force)
     limits = limits_from(limit_values)
     read, judged = [], []
     for label, path in (("OLD", old), ("NEW", new)):

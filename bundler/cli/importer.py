@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -58,7 +60,7 @@ def _source_options(given: str, default_name: str) -> Callable[[F], F]:
 
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_source_options("log", "inspect-TASK")
+@_source_options("log", "inspect-LOG, from the log's file name: its time and task")
 def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
 
@@ -77,13 +79,14 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     from bundler.importers import slug
     from bundler.importers.inspect_eval import import_inspect
 
-    target = output or log.parent / (name or f"inspect-{slug(log.stem)}"[:64])
+    name = name or f"inspect-{slug(log.stem)}"[:64].rstrip("-")  # one name per run
+    target = output or log.parent / name
     _report(import_inspect(log, target, name=name, version=version))
 
 
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_source_options("file", "promptfoo-DESCRIPTION")
+@_source_options("file", "promptfoo-FOLDER-FILE, from where the results file is")
 def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
 
@@ -100,13 +103,15 @@ def promptfoo(results: Path, output: Path | None, name: str | None, version: str
     from bundler.importers import slug
     from bundler.importers.promptfoo import import_promptfoo
 
-    target = output or results.parent / (name or f"promptfoo-{slug(results.stem)}"[:64])
+    where = f"{slug(results.absolute().parent.name)}-{slug(results.stem)}"
+    name = name or f"promptfoo-{where}"[:64].rstrip("-")  # one name per results file
+    target = output or results.parent / name
     _report(import_promptfoo(results, target, name=name, version=version))
 
 
 @import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@_source_options("run", "lm-eval-TASKS")
+@_source_options("run", "lm-eval-STAMP, from the run's results_STAMP.json")
 def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> None:
     """Import an lm-evaluation-harness run (its output folder or results_*.json).
 
@@ -124,8 +129,52 @@ def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> 
     from bundler.importers import slug
     from bundler.importers.lm_eval import import_lm_eval
 
+    name = name or _lm_eval_run_name(path)
     target = output or path.parent / (name or f"lm-eval-{slug(path.stem)}"[:64])
     _report(import_lm_eval(path, target, name=name, version=version))
+
+
+RESULTS_STAMP = re.compile(r"results_(.+)\.json")
+MAX_LOOKED_AT = 10_000  # entries looked at for the default name (the importer has its caps)
+
+
+def _lm_eval_run_name(path: Path) -> str | None:
+    """A default bundle name that tells one lm-eval run from another: ``lm-eval-`` and
+    the time stamp lm-eval gives its results file (``results_<stamp>.json``), so two runs
+    of the same tasks never default to the same bundle name (and folder). None when
+    ``path`` holds no single results file (the importer then says what it found)."""
+    from itertools import islice
+
+    from bundler.importers import slug
+
+    def results_in(folder: Path) -> list[str]:
+        try:
+            with os.scandir(folder) as entries:
+                return [
+                    e.name
+                    for e in islice(entries, MAX_LOOKED_AT)
+                    if RESULTS_STAMP.fullmatch(e.name)
+                ]
+        except OSError:
+            return []
+
+    if path.is_file():
+        found = [path.name] if RESULTS_STAMP.fullmatch(path.name) else []
+    else:
+        found = results_in(path)
+        try:
+            with os.scandir(path) as entries:
+                folders = [
+                    e.path
+                    for e in islice(entries, MAX_LOOKED_AT)
+                    if e.is_dir(follow_symlinks=False)
+                ]
+        except OSError:
+            folders = []
+        for folder in folders[:MAX_LOOKED_AT]:
+            found += results_in(Path(folder))
+    stamps = [m.group(1) for n in found if (m := RESULTS_STAMP.fullmatch(n))]
+    return f"lm-eval-{slug(stamps[0])}"[:64].rstrip("-") if len(stamps) == 1 else None
 
 
 def _report(done: Imported) -> None:

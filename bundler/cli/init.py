@@ -34,10 +34,13 @@ def init(directory: Path, template: str) -> None:
     Example:
       reprobundle init mybundle && reprobundle build mybundle
     """
-    from bundler.authoring.templates import copy_template
+    from bundler.authoring.templates import bundle_name_for, copy_template
 
-    written = copy_template(template, directory)
+    name = bundle_name_for(directory)
+    written = copy_template(template, directory, name)
     click.echo(f"created {len(written)} files in {directory}:")
     for path in written:
         click.echo(f"  {path.relative_to(directory)}")
+    if name is not None:
+        click.echo(f"bundle name: {name} (from the folder's name; bundle.yaml can change it)")
     click.echo(f"next: edit {directory}/bundle.yaml, then `reprobundle build {directory}`")

@@ -127,10 +127,20 @@ def keygen(name: str, out_dir: Path, no_passphrase: bool) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write here instead (default: the bundle in place, or BUNDLE.sig.json).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing output that is not a bundle (with --detached: a signature).",
+)
 @limit_options
 @handle_errors
 def sign(
-    bundle: Path, key_file: Path, detached: bool, out: Path | None, **limit_values: int
+    bundle: Path,
+    key_file: Path,
+    detached: bool,
+    out: Path | None,
+    force: bool,
+    **limit_values: int,
 ) -> None:
     """Sign BUNDLE's exact manifest bytes with an Ed25519 key.
 
@@ -143,8 +153,15 @@ def sign(
     Example:
       reprobundle sign starter-0.1.0.bundle.tar.zst --key alice.key
     """
+    from bundler.output import BUNDLE, SIGNATURE, check_output
     from bundler.signatures.signfile import sign_bundle
+    from bundler.signatures.trust import DETACHED_SUFFIX
 
+    if detached:
+        target = out or bundle.with_name(bundle.name + DETACHED_SUFFIX)
+        check_output(target, SIGNATURE, "-o" if out else "the signature file", force)
+    else:
+        check_output(out, BUNDLE, "-o", force)
     key = signing_key(key_file)
     target, signature = sign_bundle(
         bundle, key, out=out, detached=detached, limits=limits_from(limit_values)

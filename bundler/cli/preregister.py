@@ -38,10 +38,18 @@ from bundler.cli._shared import exit_help, handle_errors
     "as bundle.yaml names it, e.g. an expected file or a schema): its digest is "
     "pre-registered, so a later edit shows as a change. Repeatable.",
 )
+@click.option(
+    "--force", is_flag=True, help="Replace an existing -o file that is not a pre-registration."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @handle_errors
 def preregister(
-    source: Path, output: Path, key_file: Path | None, fix: tuple[str, ...], quiet: bool
+    source: Path,
+    output: Path,
+    key_file: Path | None,
+    fix: tuple[str, ...],
+    force: bool,
+    quiet: bool,
 ) -> None:
     """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
 
@@ -61,10 +69,11 @@ def preregister(
     """
     from bundler.authoring.preregistration import preregister_source
     from bundler.format import preregistration as model
-    from bundler.output import check, write_bytes
+    from bundler.output import PREREGISTRATION, check, check_output, write_bytes
     from bundler.signatures.preregistration import seal_preregistration
 
     check(output, "-o")
+    check_output(output, PREREGISTRATION, "-o", force)
     from bundler.cli.keys import signing_key
 
     keys = [signing_key(key_file)] if key_file is not None else []

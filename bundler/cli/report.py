@@ -11,6 +11,7 @@ import click
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
+    echo_error,
     handle_errors,
     limit_options,
     limits_from,
@@ -43,6 +44,23 @@ def _is_json(file: Path) -> bool:
     return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"{")
 
 
+def output_format(output: str, fmt: str | None) -> str:
+    """The format to write: the one asked for, else the one the output's extension says,
+    else Markdown; a format its extension contradicts is refused (a Markdown report in
+    ``x.html`` would open as a broken page)."""
+    from bundler.errors import UsageError
+    from bundler.reports.formats import format_of_name, format_problem
+
+    if output == "-":
+        return fmt or "markdown"
+    if fmt is None:
+        return format_of_name(Path(output).name) or "markdown"
+    problem = format_problem(Path(output).name, fmt, "-o")
+    if problem:
+        raise UsageError(problem)
+    return fmt
+
+
 @with_verify_options
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(path_type=Path))
@@ -54,15 +72,25 @@ def _is_json(file: Path) -> bool:
     "--format",
     "fmt",
     type=click.Choice(list(FORMATS)),
-    default="markdown",
-    show_default=True,
-    help="What to write.",
+    help="What to write (default: what the -o file's extension says: .md, .html, .xml "
+    "(JUnit), .json; else markdown).",
+)
+@click.option(
+    "--force", is_flag=True, help="Replace an existing -o file that is not a report of its kind."
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
 @limit_options
 @handle_errors
-def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **options: Any) -> None:
+def report(
+    file: Path,
+    output: str,
+    fmt: str | None,
+    force: bool,
+    quiet: bool,
+    verbose: bool,
+    **options: Any,
+) -> None:
     """Write the Markdown block for a report's appendix (or another format) for FILE.
 
     FILE is a bundle, which is verified first exactly as `verify` does (with the same
@@ -79,7 +107,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
     """
     from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
-    from bundler.output import OutputError, check
+    from bundler.output import REPORTS, OutputError, check, replace_problem
     from bundler.reports.common import as_stated
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
@@ -87,8 +115,11 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
     from bundler.run.verify import must_be_file
 
     must_be_file(file)
+    fmt = output_format(output, fmt)
     if output != "-":
         check(output, "-o")
+        if not force and (problem := replace_problem(output, REPORTS[fmt], "-o")):
+            raise OutputError(problem)
     limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     if not _is_json(file):
         try:
@@ -98,7 +129,7 @@ def report(file: Path, output: str, fmt: str, quiet: bool, verbose: bool, **opti
                 )
             data = to_json(verification)
         except (BundleRejected, UsageError) as exc:
-            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)  # as verify says it
+            echo_error(exc)  # as verify says it
             data = rejection_json(exc, exc.exit_code)
     else:
         try:

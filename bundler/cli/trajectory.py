@@ -129,6 +129,9 @@ def trajectory() -> None:
     help="2: canonical identity text, unique state ids, repeated steps "
     "(trajectory-skeleton@2); 1: the format trajectory-skeleton@1 reads.",
 )
+@click.option(
+    "--force", is_flag=True, help="Replace an existing -o file that is not a trajectory model."
+)
 @_FORMAT
 @handle_errors
 def learn_command(
@@ -138,6 +141,7 @@ def learn_command(
     identity: tuple[str, ...],
     normalise: tuple[tuple[str, str], ...],
     model_format: str,
+    force: bool,
     fmt: str,
 ) -> None:
     """Learn a model from 2-10 successful reference TRACES (YAML, JSON or JSON Lines).
@@ -150,6 +154,9 @@ def learn_command(
       reprobundle trajectory learn runs/r*.yaml --params equivalence.yaml -o model.json
       reprobundle trajectory learn runs/r*.yaml -o model.json --format mermaid > skeleton.mmd
     """
+    from bundler.output import TRAJECTORY_MODEL, check_output
+
+    check_output(output, TRAJECTORY_MODEL, "-o", force)
     base: dict[str, Any] = {"identity": ["label"], "normalise": []}
     if params_file is not None:
         loaded = load_document(params_file)

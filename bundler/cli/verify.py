@@ -12,6 +12,7 @@ import click
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
+    echo_error,
     handle_errors,
     is_terminal,
     limit_options,
@@ -36,9 +37,9 @@ def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> Non
             write_text(target, text, f"the {FORMATS[fmt]} report")
 
 
-def check_targets(targets: dict[str, str | None]) -> None:
+def check_targets(targets: dict[str, str | None], force: bool = False) -> None:
     from bundler.errors import UsageError
-    from bundler.output import check
+    from bundler.output import ATTESTATION, REPORTS, check, replace_problem
 
     to_stdout = [name for name, target in targets.items() if target == "-"]
     if len(to_stdout) > 1:
@@ -47,7 +48,15 @@ def check_targets(targets: dict[str, str | None]) -> None:
         )
     for name, target in targets.items():
         if target and target != "-":
+            from bundler.reports.formats import FORMATS, format_problem
+
             check(target, f"--{name}")
+            problem = name in FORMATS and format_problem(Path(target).name, name, f"--{name}")
+            if not problem and not force:
+                kind = REPORTS.get(name, ATTESTATION)
+                problem = replace_problem(target, kind, f"--{name}")
+            if problem:
+                raise UsageError(problem)
 
 
 if TYPE_CHECKING:
@@ -72,6 +81,7 @@ _OUTPUT_OPTIONS = frozenset(
         "attest_target",
         "attest_key",
         "attest_predicate",
+        "force",
     }
 )
 
@@ -185,6 +195,11 @@ def verify_with_options(
     default="test-result",
     show_default=True,
     help="in-toto's Test Result (every claim and case) or SLSA's Verification Summary.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing output file that is not a report of its kind (or an attestation).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result line.")
 @click.option(
@@ -303,6 +318,7 @@ def verify(
     attest_target: str | None,
     attest_key: Path | None,
     attest_predicate: str,
+    force: bool,
     quiet: bool,
     verbose: bool,
     trust_files: tuple[Path, ...],
@@ -366,7 +382,7 @@ def verify(
         "junit": junit_target,
         "html": html_target,
     }
-    check_targets({**targets, "attest": attest_target})
+    check_targets({**targets, "attest": attest_target}, force)
     signer = attest_signer(bundle, attest_target, attest_key)
     text_to_stderr = "-" in targets.values()
     hashed = None
@@ -377,6 +393,9 @@ def verify(
             hashed = HashingReader(bundle.open("rb"))
         except OSError as exc:
             raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
+    import datetime as dt
+
+    started = dt.datetime.now(dt.UTC)  # an attestation says when the verification ran
     try:
         with ProgressDisplay(enabled=not quiet) as progress:
             verification = verify_with_options(
@@ -390,7 +409,7 @@ def verify(
             )
     except (BundleRejected, UsageError) as exc:
         # the verdict first, so that an output that cannot be written never hides it
-        click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+        echo_error(exc)
         write_outputs(rejection_json(exc, exc.exit_code), targets)
         sys.exit(exc.exit_code)
     report = to_json(verification)
@@ -414,12 +433,17 @@ def verify(
         click.echo(text, err=text_to_stderr)
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
+    elif workdir is not None:  # a folder the user named: say what became of it
+        done = (
+            "emptied (it was there before)" if workdir.exists() else "removed (made for this run)"
+        )
+        click.echo(f"work directory {workdir} {done}; --keep keeps its files", err=True)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost
     if signer is not None and hashed is not None and attest_target:
         from bundler.cli.attestation import write_attestation
 
         values = {**locals(), **limit_values}
-        write_attestation(Path(attest_target), report, bundle, hashed, values, signer)
+        write_attestation(Path(attest_target), report, bundle, hashed, values, signer, started)
     sys.exit(verification.exit_code)
 
 

@@ -107,10 +107,20 @@ def extract(
                 if head[:2] == b"PK"
                 else "neither gzip- nor zstd-compressed"
             )
+            hint = ""
+            if head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{":
+                kind = "JSON, not a bundle"
+                import shlex
+
+                hint = (
+                    "; if it is a report `verify --json` wrote, render it with "
+                    f"`reprobundle report {shlex.quote(bundle.name)}`"
+                )
             raise Stop(
                 "archive.not_compressed_tar",
                 str(bundle.name),
-                f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)",
+                f"is {kind}; a bundle is a compressed tar (*.bundle.tar.gz or "
+                f"*.bundle.tar.zst){hint}",
             )
         raw = _Prefixed(head, source)
         plain = compression.inflater(codec, raw, rules.limits.archive_bytes)

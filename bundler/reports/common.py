@@ -31,7 +31,8 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     claims = report["claims"]
     supported = sum(1 for c in claims if c["status"] == "supported")
     line = (
-        f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported)"
+        f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported"
+        f"{findings_count(report, '; ')})"
     )
     counted = preregistration_counts(report)
     if counted:
@@ -75,6 +76,20 @@ def preregistration_counts(report: Mapping[str, Any]) -> str | None:
         if found.count(status)
     ]
     return "; ".join(parts) or None
+
+
+def findings_count(report: Mapping[str, Any], before: str = ", ") -> str:
+    """``, 1 finding`` (after ``before``) when the verification holds findings, else
+    nothing: a finding is a case that reproduced as failing, so a line that says only
+    "supported" would hide it."""
+    found = len(findings(report))
+    return f"{before}{found} finding{'' if found == 1 else 's'}" if found else ""
+
+
+def result_words(report: Mapping[str, Any]) -> str:
+    """A verification's result in one word, its findings counted (``supported, 1
+    finding``): the line ``ci`` prints per bundle."""
+    return f"{report['result']}{findings_count(report)}"
 
 
 def is_rejection(report: Mapping[str, Any]) -> bool:

@@ -16,6 +16,35 @@ from bundler.errors import UNSAFE_ABOVE_C0
 # format -> its name in a sentence ("cannot write the JUnit report to ...")
 FORMATS = {"markdown": "Markdown", "html": "HTML", "junit": "JUnit", "json": "JSON"}
 
+# a file name's extension -> the format such a file holds (an output named so is that format)
+SUFFIXES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xml": "junit",
+    ".json": "json",
+}
+
+
+def format_of_name(name: str) -> str | None:
+    """The report format a file name's extension says (``x.html``: html), or None."""
+    lowered = name.lower()
+    return next((fmt for suffix, fmt in SUFFIXES.items() if lowered.endswith(suffix)), None)
+
+
+def format_problem(name: str, fmt: str, option: str) -> str | None:
+    """Why writing ``fmt`` to a file called ``name`` would mislead (its extension says
+    another format), or None: a Markdown report in ``x.html`` opens as a broken page."""
+    said = format_of_name(name)
+    if said is None or said == fmt:
+        return None
+    ends = sorted(s for s, f in SUFFIXES.items() if f == fmt)
+    return (
+        f"{option} {name}: its extension says {FORMATS[said]}, but this writes {FORMATS[fmt]}; "
+        f"name it ...{' or ...'.join(ends)}, or ask for the format its name says"
+    )
+
 
 # JSON escapes C0 controls itself; the others occur only inside strings
 _UNSAFE_IN_JSON = re.compile(f"[{UNSAFE_ABOVE_C0}]")

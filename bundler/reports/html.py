@@ -175,6 +175,7 @@ def to_html(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="referrer" content="no-referrer">
+<meta name="generator" content="reprobundle">
 <title>{e(title)}</title>
 <style>{_CSS}</style>
 </head>

@@ -2,7 +2,9 @@
 counted once, as a test case of the first claim that names it (a later claim names it in
 a ``claim.case_counted_in`` property; cases no claim names are a suite of their own).
 
-A diverged case is a ``failure`` with its reasons; an inconclusive one is an ``error``
+A diverged case is a ``failure`` with its reasons; a reproduced finding or control passes,
+with a ``case.kind`` property and a ``system-out`` that say so (the suite's ``result``
+property counts the findings); an inconclusive one is an ``error``
 (the checker could not decide), or ``skipped`` when the verifier was not allowed to run
 it (bundled code without ``--allow-code``). Properties carry the bundle's identity so
 a CI page names exactly which bundle was checked. A rejected bundle is one suite with
@@ -25,6 +27,7 @@ from bundler.reports.common import (
     claim_cases,
     controls_text,
     expected_text,
+    findings_count,
     is_rejection,
     observed_text,
     one_line_all,
@@ -88,8 +91,10 @@ def _testcase(suite: ET.Element, claim_id: str, case: Mapping[str, Any]) -> str:
         )
         error.text = _reasons_text(case)
         return "error"
-    out = _element(element, "system-out")
     kind = case_kind(case)
+    if kind:  # a passing test that is a finding must say so where CI tools look
+        _properties(element, [("case.kind", kind), ("case.verdict", observed_text(case))])
+    out = _element(element, "system-out")
     out.text = clean(
         f"{outcome_text(case)}; verdict {observed_text(case)}"
         + (f"\n{KIND_WORDS[kind]}" if kind else "")
@@ -124,7 +129,10 @@ def to_junit(report: Mapping[str, Any]) -> str:
         ("bundle.identity", f"sha256:{bundle['identity']}"),
         ("bundle.format", bundle["format"]),
         ("bundle.file", bundle["file"]),
-        ("result", f"{report['result']}: {STATUS_WORDS[report['result']]}"),
+        (
+            "result",
+            f"{report['result']}{findings_count(report)}: {STATUS_WORDS[report['result']]}",
+        ),
         ("verified_with", report.get("verify_environment", {}).get("tool", "")),
     ]
     pre = preregistration_text(report)

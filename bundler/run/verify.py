@@ -27,7 +27,7 @@ from bundler.container.extract import (
     extract,
 )
 from bundler.container.workfolder import WorkFolder
-from bundler.errors import BundlerError, Problem, UsageError
+from bundler.errors import BundlerError, Problem, UsageError, os_reason
 from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
 from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
@@ -165,6 +165,13 @@ def unpacked(
                 Problem("", "workdir.kept", f"the work directory is kept at {folder.path}")
             )
         raise
+    except BaseException as exc:  # Ctrl-C, a signal: a kept folder is never left unnamed
+        if keep:
+            exc.add_note(
+                f"the work directory is kept at {folder.path} (half-written: the "
+                "verification was stopped)"
+            )
+        raise
     finally:
         if keep:
             folder.release()
@@ -211,7 +218,28 @@ def must_be_file(path: Path) -> None:
         raise UsageError(
             f"{path} is not a file but a folder; give a bundle file (NAME-VERSION.bundle.tar.zst)"
         )
-    raise UsageError(f"{path} is not a file: it does not exist")
+    raise UsageError(f"{path} is not a file: {_what_it_is(path)}")
+
+
+def _what_it_is(path: Path) -> str:
+    """What is at ``path`` that is neither a file nor a folder, in words."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return "it is a symbolic link to something that does not exist"
+        return "it does not exist"
+    except OSError as exc:
+        return f"it cannot be looked at ({os_reason(exc)})"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO (a named pipe); give the bundle file itself"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket; give the bundle file itself"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "it is a device; give the bundle file itself"
+    return "it is not a regular file; give the bundle file itself"
 
 
 def verify(

@@ -99,10 +99,17 @@ def _descriptor(name: str, annotations: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_result_predicate(report: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+TOOL_DESCRIPTOR = "reprobundle"  # the Test Result's configuration entry naming the tool
+
+
+def test_result_predicate(
+    report: Mapping[str, Any], options: Mapping[str, Any], when: dt.datetime
+) -> dict[str, Any]:
     """in-toto's Test Result: PASSED only when every claim is supported, WARNED when
     some are inconclusive and none contradicted, FAILED when any is contradicted; each
-    claim and each case a test; the options and the tool as configuration."""
+    claim and each case a test; the options and the tool as configuration. The
+    predicate has no field for a time, so the tool's configuration entry records when
+    the verification ran (``timeVerified``, as SLSA's Verification Summary names it)."""
     tests: dict[str, list[str]] = {"passed": [], "warned": [], "failed": []}
     for claim in report["claims"]:
         tests[TEST_OF_STATUS[claim["status"]]].append(f"claim:{claim['id']}")
@@ -114,12 +121,13 @@ def test_result_predicate(report: Mapping[str, Any], options: Mapping[str, Any])
         "configuration": [
             _descriptor("reprobundle verify options", options),
             _descriptor(
-                "reprobundle",
+                TOOL_DESCRIPTOR,
                 {
                     "tool": environment.get("tool"),
                     "python": environment.get("python"),
                     "implementation": environment.get("implementation"),
                     "checkers": environment.get("checkers", {}),
+                    "timeVerified": rfc3339(when),
                 },
             ),
         ],
@@ -165,13 +173,15 @@ def statement(
     predicate: str = "test-result",
     when: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The in-toto Statement v1 of one verification (``predicate``: test-result or vsa)."""
+    """The in-toto Statement v1 of one verification (``predicate``: test-result or vsa),
+    which ran at ``when`` (default: now)."""
     if predicate not in PREDICATES:
         raise ValueError(f"unknown predicate {predicate!r}, expected one of {sorted(PREDICATES)}")
+    when = when or dt.datetime.now(dt.UTC)
     body = (
-        test_result_predicate(report, options)
+        test_result_predicate(report, options, when)
         if predicate == "test-result"
-        else vsa_predicate(report, options, subject, when or dt.datetime.now(dt.UTC))
+        else vsa_predicate(report, options, subject, when)
     )
     return {
         "_type": STATEMENT_TYPE,
@@ -207,6 +217,35 @@ class Attestation:
         if self.predicate_type == TEST_RESULT:
             return str(predicate["result"])
         return str(predicate["verificationResult"])
+
+    @property
+    def time_verified(self) -> dt.datetime | None:
+        """When the attested verification ran, or None for an attestation that does not
+        say (a Test Result written before reprobundle recorded it)."""
+        predicate = self.statement["predicate"]
+        text = predicate["timeVerified"] if self.predicate_type == VSA else _tool_time(predicate)
+        return None if text is None else _parse_time(text)
+
+    def age_problem(self, max_age: dt.timedelta, now: dt.datetime) -> str | None:
+        """Why this attestation is too old to accept at ``now`` (or says no time, or a time
+        after ``now``), or None: the pure rule behind ``--max-age``."""
+        when = self.time_verified
+        if when is None:
+            return (
+                "it does not say when the verification ran (written by an older "
+                "reprobundle), so it cannot be shown to be younger than the maximum age"
+            )
+        if when - now > CLOCK_SKEW:
+            return (
+                f"it says the verification ran at {rfc3339(when)}, after now "
+                f"({rfc3339(now)}): a time in the future cannot be checked"
+            )
+        if now - when > max_age:
+            return (
+                f"the verification ran at {rfc3339(when)}, {_words(now - when)} ago; the "
+                f"maximum age accepted is {_words(max_age)}: verify the bundle again"
+            )
+        return None
 
     @property
     def sha256s(self) -> list[str]:
@@ -288,6 +327,12 @@ def check_statement(doc: Any) -> dict[str, Any]:
             "attestation.statement",
             "configuration must be a list",
         )
+        when = _tool_time(predicate)
+        require(
+            when is None or _is_rfc3339(when),
+            "attestation.statement",
+            "the tool's timeVerified must be an RFC 3339 time stamp",
+        )
         for name in ("passedTests", "warnedTests", "failedTests"):
             tests = predicate.get(name, [])
             require(
@@ -309,6 +354,33 @@ def check_statement(doc: Any) -> dict[str, Any]:
         )
     checked: dict[str, Any] = doc
     return checked
+
+
+CLOCK_SKEW = dt.timedelta(minutes=5)  # how far ahead of this clock a signer's clock may be
+
+
+def _tool_time(predicate: Mapping[str, Any]) -> str | None:
+    """The Test Result's ``timeVerified``, in its tool entry's annotations (or None)."""
+    for entry in predicate.get("configuration", []):
+        if isinstance(entry, dict) and entry.get("name") == TOOL_DESCRIPTOR:
+            annotations = entry.get("annotations")
+            if isinstance(annotations, dict) and "timeVerified" in annotations:
+                return str(annotations["timeVerified"])
+    return None
+
+
+def _parse_time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(dt.UTC)
+
+
+def _words(span: dt.timedelta) -> str:
+    """A length of time in the largest whole unit that fits (``3 days``, ``5 hours``)."""
+    seconds = int(span.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
 
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")

@@ -129,7 +129,7 @@ def test_action_is_composite_and_installs_from_its_own_ref() -> None:
     assert doc["runs"]["using"] == "composite"
     install, run = doc["runs"]["steps"]
     assert '"$ACTION_PATH"' in install["run"] and "github.action_path" in str(install["env"])
-    assert "ci $INPUT_BUNDLES" in run["run"]
+    assert 'ci "${args[@]}" -- "${files[@]}"' in run["run"], "bundle files only after --"
     for step in doc["runs"]["steps"]:
         assert step["shell"] == "bash"
         assert "${{" not in step["run"], "inputs reach the script through env, never inline"
@@ -139,7 +139,7 @@ def test_action_is_composite_and_installs_from_its_own_ref() -> None:
 
 
 def run_action_script(
-    tmp_path: Path, **inputs: str
+    tmp_path: Path, env_extra: dict[str, str] | None = None, **inputs: str
 ) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     step = action()["runs"]["steps"][1]
     summary, output = tmp_path / "summary.md", tmp_path / "output"
@@ -150,6 +150,7 @@ def run_action_script(
         "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_OUTPUT": str(output),
         "REPROBUNDLE": str(BIN / "reprobundle"),
+        **(env_extra or {}),
     }
     for name, value in values.items():
         env[f"INPUT_{name.upper().replace('-', '_')}"] = value
@@ -184,6 +185,121 @@ def test_action_script_fails_the_step_on_an_unsigned_bundle_when_signatures_are_
     )
     assert done.returncode == 3, done.stdout + done.stderr
     assert "signature.required" in done.stderr
+
+
+# --- a hostile file tree: nothing a name says reaches the log as a command or an option ---
+
+COMMAND_NAME = "x\n::error title=reprobundle::every claim supported\n.bundle.tar.gz"
+
+
+def runner_commands(log: str) -> list[str]:
+    """The lines of ``log`` a runner would act on: GitHub's workflow commands (``::`` at
+    the start after blanks, ``##[`` anywhere) and any escape or carriage return."""
+    found = [ln for ln in log.splitlines() if ln.lstrip().startswith("::") or "##[" in ln]
+    return found + [ln for ln in log.split("\n") if "\x1b" in ln or "\r" in ln]
+
+
+def test_action_file_name_cannot_become_an_option(bundles: dict[str, Path], tmp_path: Path) -> None:
+    """`--trust=.k.bundle.tar.gz` matched by the bundles glob, beside the attacker's key
+    `.k.bundle.tar.gz` and a bundle signed with it: the key must not be trusted."""
+    mallory = new_private_key()
+    (tmp_path / ".k.bundle.tar.gz").write_text(public_of(mallory).pem())
+    (tmp_path / "--trust=.k.bundle.tar.gz").write_text("not a bundle")
+    (tmp_path / "--require-signature.bundle.tar.gz").write_text("not a bundle")
+    sign_bundle(bundles["inconclusive"], mallory, tmp_path / "evil.bundle.tar.gz")
+    done, _, _ = run_action_script(
+        tmp_path,
+        bundles="*.bundle.tar.gz",
+        trust=str(bundles["pub"]),
+        **{"require-signature": "true"},
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "FAIL evil.bundle.tar.gz: rejected" in done.stdout
+    assert "FAIL --trust=.k.bundle.tar.gz: rejected" in done.stdout, "a file, not an option"
+    assert "signature" in done.stderr
+
+
+def test_action_log_carries_no_workflow_command_from_a_file_name(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    shutil.copy(bundles["rejected"], tmp_path / COMMAND_NAME)
+    shutil.copy(bundles["supported"], tmp_path / "##[error]y.bundle.tar.gz")
+    shutil.copy(bundles["supported"], tmp_path / "\x1b[31m::add-mask::z.bundle.tar.gz")
+    done, _, _ = run_action_script(tmp_path, {"GITHUB_ACTIONS": "true"}, bundles="*.bundle.tar.gz")
+    assert done.returncode == 3, done.stdout + done.stderr
+    log = done.stdout + done.stderr
+    assert runner_commands(log) == [], log
+    assert "every claim supported" in log, "the name is shown, escaped, not dropped"
+    reports = os.listdir(tmp_path / "reprobundle-reports")
+    assert all(n.isprintable() and ":" not in n for n in reports), reports
+    assert len(reports) == 6
+
+
+def test_ci_log_for_gitlab_carries_no_escape_or_section_marker(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    name = "q\r\x1b]8;;x\x07section_start:1:evil\r\x1b[0K.bundle.tar.gz"
+    shutil.copy(bundles["rejected"], tmp_path / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "ci", name],
+        cwd=tmp_path,
+        env={**os.environ, "GITLAB_CI": "true", "GITHUB_ACTIONS": ""},
+        capture_output=True,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    log = done.stdout + done.stderr
+    assert b"\x1b" not in log and b"\r" not in log and b"\x07" not in log, log
+    assert b"section_start:1:evil" in done.stdout
+
+
+def test_ci_writes_no_report_through_a_link_planted_in_its_folder(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("precious")
+    out = tmp_path / "reprobundle-reports"
+    out.mkdir()
+    (out / "q.html").symlink_to(elsewhere / "keep.txt")
+    shutil.copy(bundles["supported"], tmp_path / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert (elsewhere / "keep.txt").read_text() == "precious"
+
+
+def test_ci_writes_no_report_through_an_out_folder_that_is_a_link(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "reprobundle-reports").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], tmp_path / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_ci_removes_an_older_attestation_of_a_bundle_it_now_rejects(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    shutil.copy(bundles["supported"], tmp_path / "q.bundle.tar.gz")
+    key = ("--attest-key", str(bundles["key"]))
+    assert ci("q.bundle.tar.gz", *key, cwd=tmp_path).returncode == 0
+    attested = tmp_path / "reprobundle-reports" / "q.intoto.json"
+    assert attested.is_file()
+    shutil.copy(bundles["rejected"], tmp_path / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", *key, cwd=tmp_path)
+    assert done.returncode == 3
+    assert not attested.exists(), "an attestation of an earlier run must not stay beside it"
+    assert "removed" in done.stderr and "q.intoto.json" in done.stderr
+
+
+def test_ci_line_counts_findings(example_bundle: Any, tmp_path: Path) -> None:
+    done = ci(str(example_bundle("config-edits")), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r": supported, \d+ findings?$", done.stdout.strip()), done.stdout
 
 
 def actionlint() -> str:
@@ -243,3 +359,65 @@ def test_readme_gitlab_job_runs_its_script(bundles: dict[str, Path], tmp_path: P
     junit = list(tmp_path.glob(job["artifacts"]["reports"]["junit"]))
     assert [p.name for p in junit] == ["q.junit.xml"]
     assert (tmp_path / "reprobundle-reports" / "summary.md").read_text().strip()
+
+
+def test_ci_appends_no_summary_through_a_planted_link(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("precious\n")
+    (tmp_path / "reprobundle-reports").mkdir()
+    (tmp_path / "reprobundle-reports" / "summary.md").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], tmp_path / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", "--summary", "reprobundle-reports/summary.md", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert elsewhere.read_text() == "precious\n"
+    assert not (tmp_path / "reprobundle-reports" / "q.html").exists(), "refused before any work"
+
+
+def test_ci_writes_no_report_through_a_link_on_the_way_to_its_folder(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    work = tmp_path / "checkout"
+    work.mkdir()
+    (work / "reports").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], work / "q.bundle.tar.gz")
+    done = ci("q.bundle.tar.gz", "--out", "reports/ci", cwd=work)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_every_command_error_is_escaped_for_the_github_log(tmp_path: Path) -> None:
+    """Not only `ci`: an error any command prints in a GitHub job carries no command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bundler", "verify", "a ##[error]b::c.bundle.tar.zst"],
+        cwd=tmp_path,
+        env={**os.environ, "GITHUB_ACTIONS": "true"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    assert runner_commands(done.stdout + done.stderr) == [], done.stderr
+    assert "does not exist" in done.stderr
+
+
+def test_action_writes_no_report_through_links_planted_in_the_checkout(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """The whole hostile tree at once, through the action's own script: a report's name
+    and the summary planted as links to a file outside."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("precious\n")
+    work = tmp_path / "checkout"
+    (work / "reprobundle-reports").mkdir(parents=True)
+    (work / "reprobundle-reports" / "q.html").symlink_to(elsewhere)
+    (work / "reprobundle-reports" / "q.junit.xml").symlink_to(elsewhere)
+    shutil.copy(bundles["supported"], work / "q.bundle.tar.gz")
+    done, _, _ = run_action_script(work, bundles="*.bundle.tar.gz")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr
+    assert elsewhere.read_text() == "precious\n"

@@ -98,7 +98,7 @@ def test_output_to_a_link_is_followed_and_the_link_stays(
     quickstart_bundle: Path, tmp_path: Path
 ) -> None:
     real = tmp_path / "real.json"
-    real.write_text("old")
+    real.write_text('{"report_format": "reprobundle-report/1.3"}')  # an older report
     link = tmp_path / "link.json"
     link.symlink_to(real)
     result = cli("verify", quickstart_bundle, "--json", link, "-q")

@@ -55,6 +55,7 @@ PURE = (
     "bundler.container.readrules",
     "bundler.signatures.trust",
     "bundler.signatures.envelope",
+    "bundler.reports.cilog",
     "bundler.reports.common",
     "bundler.reports.diff",
     "bundler.reports.difftext",

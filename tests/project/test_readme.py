@@ -108,7 +108,7 @@ def test_readme_blocks_are_found_and_the_skipped_say_why() -> None:
     found = commands(README.read_text("utf-8"))
     texts = [c.text for c in found]
     assert any(t.startswith("reprobundle init mybundle") for t in texts)
-    assert any(t.startswith("reprobundle diff starter-0.1.0") for t in texts)
+    assert any(t.startswith("reprobundle diff mybundle-0.1.0") for t in texts)
     assert not any("docker" in t for t in texts)  # that block says why it is not run
     assert sum(len(c.expected) for c in found) >= 10
 

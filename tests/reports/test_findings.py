@@ -191,3 +191,24 @@ def test_diff_shows_a_finding_turned_into_a_control(built: Path) -> None:
     text = to_text(diff(old, new, "old", "new"))
     assert "fail [content.changed, content.removed] (finding) -> fail [content.changed, " in text
     assert "content.removed] (control)" in text
+
+
+def test_junit_finding_is_not_a_plain_passing_test(report: dict[str, Any]) -> None:
+    """A CI page lists a passing test's properties, not its output: the finding must be
+    named there, and the suite's result must count it (issue 43, friction 4)."""
+    root = ET.fromstring(to_junit(report))
+    run6 = root.find(".//testcase[@name='run-6']")
+    assert run6 is not None
+    properties = {p.get("name"): p.get("value") for p in run6.iter("property")}
+    assert properties["case.kind"] == "finding"
+    assert properties["case.verdict"] == "fail [content.changed, content.removed]"
+    plain = root.find(".//testcase[@name='run-1']")
+    assert plain is not None and plain.find("properties") is None
+    result = root.find(".//property[@name='result']")
+    assert result is not None and str(result.get("value")).startswith("supported, 1 finding:")
+
+
+def test_quiet_result_line_counts_findings(built: Path) -> None:
+    done = CliRunner().invoke(main, ["verify", str(built), "-q"])
+    assert done.exit_code == 0, done.output
+    assert "(1 of 1 claims supported; 1 finding)" in done.output

@@ -326,3 +326,81 @@ def test_an_attestation_written_over_the_bundle_it_attests_is_refused(
     done = RUN.invoke(main, [*args, "--attest-key", f"{keys['reviewer']}.key"])
     assert done.exit_code == 2
     assert bundle.read_bytes() == quickstart_bundle.read_bytes()
+
+
+# --- when the verification ran, and --max-age (issue 42, item 6) ------------------------
+
+
+def test_test_result_attestation_records_when_the_verification_ran(
+    attested: Path, keys: dict[str, Path]
+) -> None:
+    predicate = _statement(attested)["predicate"]
+    tool = next(c for c in predicate["configuration"] if c["name"] == att.TOOL_DESCRIPTOR)
+    when = dt.datetime.fromisoformat(tool["annotations"]["timeVerified"].replace("Z", "+00:00"))
+    assert abs(dt.datetime.now(dt.UTC) - when) < dt.timedelta(hours=1)
+    done = _check(attested, keys)
+    assert done.exit_code == 0, done.output
+    assert f"verified at {att.rfc3339(when)}" in done.output
+
+
+def _signed_at(
+    keys: dict[str, Path], tmp_path: Path, when: dt.datetime | None, predicate: str
+) -> Path:
+    """An attestation signed by the reviewer of a verification that ran at ``when``
+    (None: one that records no time, as a Test Result written before it was recorded)."""
+    report = {**REPORT, "result": "supported", "claims": [], "cases": []}
+    subject = att.subject_of(report, "b.bundle.tar.zst", "d" * 64)
+    doc = att.statement(report, subject, {}, predicate, when)
+    if when is None:
+        tool = next(c for c in doc["predicate"]["configuration"] if c["name"] == "reprobundle")
+        del tool["annotations"]["timeVerified"]
+    target = tmp_path / f"{predicate}-{when}.intoto.json"
+    target.write_bytes(att.envelope(doc, _key(keys)))
+    return target
+
+
+@pytest.mark.parametrize("predicate", ["test-result", "vsa"])
+def test_attestation_older_than_max_age_is_refused(
+    keys: dict[str, Path], tmp_path: Path, predicate: str
+) -> None:
+    now = dt.datetime.now(dt.UTC)
+    old = _signed_at(keys, tmp_path, now - dt.timedelta(days=40), predicate)
+    assert _check(old, keys).exit_code == 0, "without --max-age any age is accepted"
+    done = _check(old, keys, "--max-age", "30d")
+    assert done.exit_code == 3, done.output
+    assert "attestation.too_old" in done.output and "40 days ago" in done.output
+    assert _check(old, keys, "--max-age", "6w").exit_code == 0
+    recent = _signed_at(keys, tmp_path, now - dt.timedelta(hours=2), predicate)
+    assert _check(recent, keys, "--max-age", "12h").exit_code == 0
+    assert _check(recent, keys, "--max-age", "90m").exit_code == 3
+
+
+def test_attestation_from_the_future_or_without_a_time_is_refused_under_max_age(
+    keys: dict[str, Path], tmp_path: Path
+) -> None:
+    future = _signed_at(keys, tmp_path, dt.datetime(2099, 1, 1, tzinfo=dt.UTC), "test-result")
+    done = _check(future, keys, "--max-age", "30d")
+    assert done.exit_code == 3 and "future" in done.output, done.output
+    undated = _signed_at(keys, tmp_path, None, "test-result")
+    assert _check(undated, keys).exit_code == 0
+    done = _check(undated, keys, "--max-age", "30d")
+    assert done.exit_code == 3 and "does not say when" in done.output, done.output
+
+
+@pytest.mark.parametrize("age", ["30", "30 days", "-1d", "0d", "1y"])
+def test_max_age_needs_a_number_and_a_unit(attested: Path, keys: dict[str, Path], age: str) -> None:
+    done = _check(attested, keys, "--max-age", age)
+    assert done.exit_code == 2, done.output
+    assert "--max-age" in done.output
+
+
+def test_attestation_verify_bundle_that_is_a_fifo_says_what_it_is(
+    attested: Path, keys: dict[str, Path], tmp_path: Path
+) -> None:
+    import os
+
+    fifo = tmp_path / "b.bundle.tar.zst"
+    os.mkfifo(fifo)
+    done = _check(attested, keys, "--bundle", str(fifo))
+    assert done.exit_code == 2, done.output
+    assert "FIFO" in done.output and "does not exist" not in done.output

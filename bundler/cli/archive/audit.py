@@ -19,9 +19,10 @@ from bundler.cli.archive.common import ARCHIVE_EXIT_HELP, EXITS, opened
     type=click.Path(path_type=Path),
     help="Also write the checkpoint to this file (default: standard output only).",
 )
+@click.option("--force", is_flag=True, help="Replace an existing -o file that is not a checkpoint.")
 @click.pass_obj
 @handle_errors
-def checkpoint(root: Path | None, /, out: Path | None) -> None:
+def checkpoint(root: Path | None, /, out: Path | None, force: bool) -> None:
     """Print a checkpoint of the audit log (its size and head hash), signed by the archive
     key. Keep it somewhere the archive's writers cannot reach.
 
@@ -29,8 +30,9 @@ def checkpoint(root: Path | None, /, out: Path | None) -> None:
     Example:
       reprobundle archive checkpoint -o /mnt/elsewhere/checkpoint-2026-11-30.json
     """
-    from bundler.output import OutputError, write_bytes
+    from bundler.output import CHECKPOINT, OutputError, check_output, write_bytes
 
+    check_output(out, CHECKPOINT, "-o", force)  # (a file of another kind: before issuing)
     with opened(root) as store:
         issued = store.checkpoint()
     text = issued.to_json()

@@ -196,15 +196,19 @@ def _statements(kept: list[Any]) -> None:
     type=click.Path(path_type=Path),
     help="The file to write.",
 )
+@click.option("--force", is_flag=True, help="Replace an existing file that is not a bundle.")
 @click.pass_obj
 @handle_errors
-def export(root: Path | None, /, bundle: str, out: Path) -> None:
+def export(root: Path | None, /, bundle: str, out: Path, force: bool) -> None:
     """Write the stored BUNDLE (digest or NAME@VERSION) to a file, checking its digest.
 
     \b
     Example:
       reprobundle archive export quickstart@1.0.0 -o quickstart-1.0.0.bundle.tar.zst
     """
+    from bundler.output import BUNDLE, check_output
+
+    check_output(out, BUNDLE, "-o", force)
     with opened(root) as store:
         row = store.export(bundle, out)
     click.echo(f"exported {row.name}@{row.version} (sha256:{row.digest}) to {out}")
