@@ -278,5 +278,5 @@ def test_readme_sample_verify_output_is_what_verify_prints(tmp_path: Path) -> No
 WALKTHROUGH = [
     "reprobundle init mybundle",
     "reprobundle build mybundle -q",
-    "reprobundle verify starter-0.1.0.bundle.tar.zst",
+    "reprobundle verify mybundle-0.1.0.bundle.tar.zst",
 ]
