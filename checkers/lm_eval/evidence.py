@@ -97,7 +97,7 @@ def _counted(records: list[Record], metric: str, filter_name: str) -> tuple[list
             continue
         named = record.raw.get("metrics")
         listed = isinstance(named, list) and all(isinstance(n, str) for n in named)
-        if listed and metric not in named:
+        if listed and metric not in (named or ()):
             omitted.append(record.line)
             continue
         missing.append(record)
