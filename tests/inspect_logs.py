@@ -13,6 +13,9 @@ so Inspect never fetches a tokenizer) and writes into OUT:
   status cancelled), ``limit.json`` (--limit 3), ``retried.json`` (s3 fails its first
   attempt, --retry-on-error 2), ``score-on-error.json`` (s3 fails, --score-on-error) and
   ``eval-set.json`` (eval_set: the task fails, is retried, and the failed log deleted);
+- ``retried.eval``: ``eval_retry()`` of a run of 40 samples stopped by s3's error
+  (tests/inspect_retry_task.py); Inspect writes the re-run samples' entries a second
+  time in the zip (``samples/s3_epoch_1.json`` twice);
 - ``truth.json``: what inspect-ai's own reader finds in each log (per record: id, epoch,
   completion, score values, error), for comparing with reprobundle's reader.
 
@@ -34,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai import Epochs, Task, eval, eval_set
+from inspect_ai import Epochs, Task, eval, eval_retry, eval_set
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -244,6 +247,29 @@ def _big(out: Path, n: int, scorers: int) -> None:
     _run(task, out, "big.eval", "eval")
 
 
+def _retried(out: Path) -> Path:
+    """A run stopped by an error, then ``eval_retry()`` (the ``inspect eval-retry`` CLI
+    cannot resolve a custom model API): the retry's log, with the re-run samples written
+    again under their names."""
+    import inspect_retry_task  # registers the fixed model API  # noqa: F401
+
+    os.environ["RETRY_MARK"] = str(out / "raw" / "retry-mark")
+    task_file = Path(__file__).parent / "inspect_retry_task.py"
+    logs = eval(
+        f"{task_file}@retry_task",
+        model="fixed/fixed",
+        log_dir=str(out / "raw" / "retry"),
+        log_format="eval",
+        display="none",
+        max_samples=1,
+    )
+    assert logs[0].status == "error", logs[0].status
+    again = eval_retry(logs[0], log_dir=str(out / "raw" / "retried"), display="none", max_samples=1)
+    assert again[0].status == "success" and again[0].location, again[0].status
+    os.replace(again[0].location.removeprefix("file://"), out / "retried.eval")
+    return out / "retried.eval"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
@@ -264,6 +290,7 @@ def main() -> int:
         _run(_task(True), args.out, "all-errored.eval", "eval"),
         *_unfinished(args.out),
         _cancelled(args.out),
+        _retried(args.out),
     ]
     truth = {p.name: _truth(p) for p in written}
     (args.out / "truth.json").write_text(json.dumps(truth, indent=1, default=str))

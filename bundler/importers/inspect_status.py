@@ -5,6 +5,7 @@ run that did not finish), or a clean run as a claim with its control."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from bundler.importers import is_count
@@ -321,3 +322,36 @@ def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str:
             "expect_reasons": ["inspect.count_mismatch"],
         }
     )
+
+
+def rerun_finding(plan: Plan, superseded: list[tuple[str, bytes]]) -> None:
+    """A log a retry wrote (``eval_retry``: the prior log's members copied in, each re-run
+    sample written again under its name): said in every claim's limits, the scope and
+    the import's notes. ``superseded``: the earlier entries, which Inspect does not read
+    (``untrusted.superseded``: the last entry of a name wins)."""
+    if not superseded:
+        return
+    shown = []
+    for name, member in superseded:
+        try:
+            earlier = json.loads(member)
+        except ValueError:
+            earlier = None
+        error = earlier.get("error") if isinstance(earlier, dict) else None
+        said = f"errored: {short(error.get('message'))}" if isinstance(error, dict) else "no error"
+        shown.append(f"{name} ({said})")
+    listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
+    sentence = (
+        f"Retried run: {len(superseded)} sample entries of the .eval zip are written twice, as "
+        "Inspect's eval-retry writes a re-run sample after the entries it copies from the "
+        f"prior log. Inspect reads the last entry of each name, and so does every check here; "
+        f"the earlier entries, the attempts the retry superseded, stay in the file unread: "
+        f"{listed}."
+    )
+    for claim in plan.claims:
+        claim["limits"].append(sentence)
+    plan.cannot.append(
+        f"What the superseded attempts of the retried run would have given: {listed}; "
+        "Inspect reads only the re-run, and so do the checks."
+    )
+    plan.notes.append(sentence)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from bundler.importers.inspect_eval import import_inspect
 from bundler.importers.inspect_figures import RULES_OF
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
-from tests.inspect_support import inspect_logs
+from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
 
@@ -29,6 +30,7 @@ RUNS = [
     "retried.json",
     "score-on-error.json",
     "eval-set.json",
+    "retried.eval",
 ]
 EVERY_LOG = ["mixed.eval", "mixed.json", "all-errored.eval", *RUNS]
 
@@ -304,3 +306,62 @@ def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
     source, _ = imported(tmp_path, "missing.json", tmp_path)
     limits = " ".join(claim(source, "match-mean")["limits"])
     assert "2 of 12 epoch records have no match score (1 of them errored)" in limits
+
+
+# -- a real eval-retry log (issue 41, item 9) ----------------------------------------------
+
+
+def test_real_eval_retry_log_with_a_sample_written_twice_imports_builds_and_verifies(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """inspect-ai 0.3.285's eval_retry() writes samples/s3_epoch_1.json (and s4's) twice
+    in the zip: import refused it ("listed twice in the zip's directory")."""
+    from bundler.run.verify import verify
+
+    names = [i.filename for i in zipfile.ZipFile(inspect_logs / "retried.eval").infolist()]
+    assert names.count("samples/s3_epoch_1.json") == 2
+    done = import_inspect(inspect_logs / "retried.eval", tmp_path / "source")
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home.status == "supported"
+    (tmp_path / "work").mkdir()
+    verification = verify(result.path, workdir=tmp_path / "work")
+    assert verification.status == "supported" and verification.exit_code == 0
+    assert done.claims  # the figures, counts and status
+
+
+def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document, log = imported(inspect_logs, "retried.eval", tmp_path)
+    ours = [
+        {"id": r.sample_id, "epoch": r.epoch, "error": r.error is not None} for r in log.records
+    ]
+    theirs = [
+        {"id": t["id"], "epoch": t["epoch"], "error": t["error"] is not None}
+        for t in truth(inspect_logs, "retried.eval")
+    ]
+    key = lambda r: (r["epoch"], str(r["id"]))  # noqa: E731
+    assert sorted(ours, key=key) == sorted(theirs, key=key)
+    assert not any(r.error for r in log.records)  # the re-run s3, not its errored attempt
+    header = log.results or {}
+    assert header["total_samples"] == header["completed_samples"] == 40
+    figures = {
+        (c["params"]["scorer"], c["params"]["metric"]): c["params"]["claimed"]
+        for c in document["cases"]
+        if c["checker"] == "inspect-metric@2" and c["expect"] == "pass"
+    }
+    assert figures[("match", "accuracy")] == 0.5  # what Inspect wrote: 20 of 40 right
+    for (scorer, metric), claimed in figures.items():
+        assert claimed == rules.header_figure(log, scorer, None, metric)
+
+
+def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document, _ = imported(inspect_logs, "retried.eval", tmp_path)
+    for found in document["claims"]:
+        said = " ".join(found["limits"])
+        assert "Retried run: 2 sample entries of the .eval zip are written twice" in said
+        assert "Inspect reads the last entry of each name" in said
+        assert "samples/s3_epoch_1.json (errored: RuntimeError('planted error'))" in said
+    assert any("superseded attempts" in s for s in document["scope"]["cannot_support"])
