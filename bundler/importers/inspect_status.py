@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from bundler.importers import is_count
+from bundler.importers.inspect_held import never_ran, records_text
 from bundler.importers.inspect_plan import (
     CONTROLS,
     Plan,
@@ -24,7 +25,6 @@ from checkers.inspect_log.log import InspectLog, to_json_log
 
 def counts_claim(plan: Plan) -> None:
     log = plan.log
-    observed = rules.counts(log)
     claimed, said = _claimed_counts(log)
     if not claimed:
         plan.notes.append("the header states no sample counts; none are checked")
@@ -51,10 +51,7 @@ def counts_claim(plan: Plan) -> None:
     plan.claim(
         {
             "id": "sample-counts",
-            "statement": (
-                f"The log holds {observed['total_samples']} sample records "
-                f"({observed['samples']} samples x {observed['epochs']} epochs), {said}: {shown}."
-            ),
+            "statement": (f"The log holds {records_text(log)}, {said}: {shown}."),
             "cases": cases,
             "limits": [
                 *run_limits(log),
@@ -236,6 +233,8 @@ def _errored_in_figures(log: InspectLog) -> str:
     errored record with no score is left out; one scored (``--score-on-error``) counts."""
     scored = sum(1 for r in log.errored if r.scores)
     config = log.spec.get("config") or {}
+    if not log.errored:
+        return "no record the log holds errored, so none is left out of a figure"
     if not scored:
         return "the errored records are left out of every figure the header states"
     if scored == len(log.errored):
@@ -259,7 +258,7 @@ def unfinished_finding(plan: Plan) -> None:
     if is_count(total):
         planned = total
     cases = []
-    if planned is not None and planned != held:
+    if planned is not None and planned != held:  # a count the records can fail
         cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
     if errored:
         cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
@@ -270,27 +269,30 @@ def unfinished_finding(plan: Plan) -> None:
         "cancelled": " (the run was cancelled)",
         "started": " (the log was never finished)",
     }.get(log.status, "")
+    never, names = never_ran(log, planned)
     said = [f"{held - len(errored)} completed"]
     if errored:
         first = "; ".join(f"{r.label}: {short(r.error)}" for r in errored[:3])
         said.append(
             f"{len(errored)} ended with an error ({first}{'; ...' if len(errored) > 3 else ''})"
         )
-    if planned is not None and planned > held:
-        said.append(f"{planned - held} never ran")
+    if never:
+        said.append(f"{never} never ran" + (f" ({names})" if names else ""))
     plan_said = (
         f"It planned {planned} sample records ({samples} samples x {epochs} epochs); the log "
-        f"holds {held}: "
+        f"holds {records_text(log)}: "
         if planned is not None
-        else f"The log holds {held} sample records: "
+        else f"The log holds {records_text(log)}: "
     )
     statement = f"The run did not finish: its status is {log.status}{why}. {plan_said}" + (
         ", ".join(said) + "."
     )
     plan.cannot.append(
         f"That the run finished: its status is {log.status}; every figure covers only the "
-        f"{held} sample records it wrote"
-        + (f", of the {planned} it planned." if planned is not None else ".")
+        f"{records_text(log)} it wrote"
+        + (f", of the {planned} it planned" if planned is not None else "")
+        + (f"; {never} planned sample records never ran" if never else "")
+        + (f" ({names})." if never and names else ".")
     )
     if not cases:
         plan.notes.append(f"status {log.status}: {statement} (stated under scope, no case)")
@@ -344,7 +346,8 @@ def rerun_finding(plan: Plan, superseded: list[tuple[str, bytes]]) -> None:
     sentence = (
         f"Retried run: {len(superseded)} sample entries of the .eval zip are written twice, as "
         "Inspect's eval-retry writes a re-run sample after the entries it copies from the "
-        f"prior log. Inspect reads the last entry of each name, and so does every check here; "
+        "prior log. Inspect reads the last entry of each name (its reader keeps, per name, "
+        "the last entry of the zip's directory), and so does every check here; "
         f"the earlier entries, the attempts the retry superseded, stay in the file unread: "
         f"{listed}."
     )
