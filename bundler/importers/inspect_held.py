@@ -101,7 +101,7 @@ def records_text(log: InspectLog) -> str:
 
 
 def by_sample(pairs: list[tuple[Any, int]]) -> str:
-    """``s1 in epochs 1-3, s2 in epoch 1``: each sample's epochs, samples with the same
+    """``s1 in epochs 1-3; s2 in epoch 1``: each sample's epochs, samples with the same
     epochs together."""
     epochs: dict[Any, list[int]] = {}
     for sample, epoch in pairs:
@@ -110,11 +110,13 @@ def by_sample(pairs: list[tuple[Any, int]]) -> str:
     for sample, found in epochs.items():
         groups.setdefault(tuple(sorted(set(found))), []).append(sample)
     texts = []
-    for found, samples in groups.items():
+    for run, samples in groups.items():
         names = ", ".join(str(s) for s in samples[:SHOWN])
         if len(samples) > SHOWN:
             names += f" and {len(samples) - SHOWN} more"
-        texts.append(f"{names} in {_epochs(list(found))}")
+        texts.append(f"{names} in {_epochs(list(run))}")
+    if len(texts) > SHOWN:
+        texts = [*texts[:SHOWN], f"and {len(texts) - SHOWN} more samples' epochs"]
     return "; ".join(texts)
 
 
