@@ -1,4 +1,4 @@
-"""The forged lm-eval bundle sources of advisories RB-2026-0040 to 0042 (issue 41, item 7):
+"""The forged lm-eval bundle sources of advisories RB-2026-0040 and 0041 (issue 41, item 7):
 ``python -m tests.advisories.lm_eval_forgeries`` writes their ``inputs/`` under
 ``tests/advisories/sources/``; ``tests/advisories/test_lm_eval_forgeries.py`` checks the
 committed files are what this writes.
@@ -101,30 +101,29 @@ def forgeries() -> dict[str, dict[str, Any]]:
     hundred = list(range(100))
     files: dict[str, dict[str, Any]] = {}
 
-    # RB-2026-0040: the header states 0.90 over samples giving 0.86, tolerance 0.049
+    # RB-2026-0040, one way: the header states 0.90 over samples giving 0.86, tolerance 0.049
     forged = _run(right_86, hundred, 100, None, stated=0.90)
     control = _run(right_50, hundred, 100, None, stated=0.90)
+    # the other: the acc of 30 wrong answers deleted, the header the mean of the rest
+    deleted_forged = _run(deleted, hundred, 100, None)
+    stated = deleted_forged[0]["results"][TASK]["acc,none"]
+    deleted_control = _run(honest_70, hundred, 100, None, stated=stated)
     files["RB-2026-0040"] = {
-        "inputs/results.json": forged[0],
-        "inputs/samples_arith.jsonl": forged[1],
-        "inputs/control/results.json": control[0],
-        "inputs/control/samples_arith.jsonl": control[1],
+        "inputs/tolerance/results.json": forged[0],
+        "inputs/tolerance/samples_arith.jsonl": forged[1],
+        "inputs/tolerance/control/results.json": control[0],
+        "inputs/tolerance/control/samples_arith.jsonl": control[1],
+        "inputs/deleted/results.json": deleted_forged[0],
+        "inputs/deleted/samples_arith.jsonl": deleted_forged[1],
+        "inputs/deleted/control/results.json": deleted_control[0],
+        "inputs/deleted/control/samples_arith.jsonl": deleted_control[1],
     }
-    # RB-2026-0041: the acc of 30 wrong answers deleted, the header the mean of the rest
-    forged = _run(deleted, hundred, 100, None)
-    control = _run(honest_70, hundred, 100, None, stated=forged[0]["results"][TASK]["acc,none"])
-    files["RB-2026-0041"] = {
-        "inputs/results.json": forged[0],
-        "inputs/samples_arith.jsonl": forged[1],
-        "inputs/control/results.json": control[0],
-        "inputs/control/samples_arith.jsonl": control[1],
-    }
-    # RB-2026-0042: a --limit 10 run of 1,000 documents whose records are documents 990-999
+    # RB-2026-0041: a --limit 10 run of 1,000 documents whose records are documents 990-999
     ten = [1.0] * 9 + [0.0]
     forged = _run(ten, list(range(990, 1000)), 1000, 10)
     control = _run(ten[:9], list(range(990, 999)), 1000, 10)
     control[0]["n-samples"][TASK]["effective"] = 10
-    files["RB-2026-0042"] = {
+    files["RB-2026-0041"] = {
         "inputs/results.json": forged[0],
         "inputs/samples_arith.jsonl": forged[1],
         "inputs/control/results.json": control[0],

@@ -1,6 +1,6 @@
 """lm-eval-metric@2 and lm-eval-counts@2 (issue 41, item 7): the three forgeries @1
 supports, hand-written in lm-eval 0.4.13's shapes, each failed by @2 and still passed by @1
-(the @1 versions keep their behaviour; their advisories are RB-2026-0040 to 0042)."""
+(the @1 versions keep their behaviour; their advisories are RB-2026-0040 and 0041)."""
 
 from __future__ import annotations
 
