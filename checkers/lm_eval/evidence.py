@@ -1,7 +1,8 @@
 """lm-eval-metric@2 and lm-eval-counts@2: the @1 checks, deciding from all the evidence
 (issue 41, item 7).
 
-What @1 let an author make supported against the records (advisories RB-2026-0040, metric, and RB-2026-0041, counts):
+What @1 let an author make supported against the records (advisories RB-2026-0040 for
+the metric, RB-2026-0041 for the counts):
 
 - a ``tolerance`` below 0.05 applied to the header's figure as well as to the claim, so
   "acc 0.90" held where the stored values give 0.86;
