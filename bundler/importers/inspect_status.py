@@ -344,11 +344,12 @@ def rerun_finding(plan: Plan, superseded: list[tuple[str, bytes]]) -> None:
         shown.append(f"{name} ({said})")
     listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
     sentence = (
-        f"Retried run: {len(superseded)} sample entries of the .eval zip are written twice, as "
-        "Inspect's eval-retry writes a re-run sample after the entries it copies from the "
-        "prior log. Inspect reads the last entry of each name (its reader keeps, per name, "
-        "the last entry of the zip's directory), and so does every check here; "
-        f"the earlier entries, the attempts the retry superseded, stay in the file unread: "
+        f"Retried run: the .eval zip holds {len(superseded)} superseded sample entries (a "
+        "later entry has the same name), as Inspect's eval-retry writes a re-run sample after "
+        "the entries it copies from the prior log. Inspect reads the last entry of each name "
+        "(its reader keeps, per name, the last entry of the zip's directory), and so does "
+        "every check here; the earlier entries, the attempts the retry superseded, stay in "
+        "the file unread: "
         f"{listed}."
     )
     for claim in plan.claims:

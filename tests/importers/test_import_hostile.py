@@ -233,7 +233,7 @@ def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
     done = import_inspect(tmp_path / "rerun.eval", tmp_path / "out")
     said = " ".join(done.notes)
     assert "contradicted" not in said  # the figure is the last entry's
-    assert "Retried run: 1 sample entries" in said
+    assert "Retried run: the .eval zip holds 1 superseded sample entries" in said
     assert "samples/s1_epoch_1.json (errored: RuntimeError('first attempt'))" in said
     source = yaml.safe_load((tmp_path / "out" / "bundle.yaml").read_text())
     assert all(any("Retried run" in limit for limit in c["limits"]) for c in source["claims"])

@@ -414,7 +414,7 @@ def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
     document, _ = imported(inspect_logs, "retried.eval", tmp_path)
     for found in document["claims"]:
         said = " ".join(found["limits"])
-        assert "Retried run: 2 sample entries of the .eval zip are written twice" in said
+        assert "Retried run: the .eval zip holds 2 superseded sample entries" in said
         assert "Inspect reads the last entry of each name" in said
         assert "samples/s3_epoch_1.json (errored: RuntimeError('planted error'))" in said
     assert any("superseded attempts" in s for s in document["scope"]["cannot_support"])
