@@ -354,8 +354,48 @@ def rerun_finding(plan: Plan, superseded: list[tuple[str, bytes]]) -> None:
     )
     for claim in plan.claims:
         claim["limits"].append(sentence)
+    _retry_finding(plan, len(superseded), listed)
     plan.cannot.append(
         f"What the superseded attempts of the retried run would have given: {listed}; "
         "Inspect reads only the re-run, and so do the checks."
     )
     plan.notes.append(sentence)
+
+
+def _retry_finding(plan: Plan, superseded: int, listed: str) -> None:
+    """The retry as a finding: the zip's sample entries against the records Inspect reads
+    (a case expected to fail, so a reader that counted a superseded entry diverges)."""
+    held = len(plan.log.records)
+    entries = held + superseded
+    params = {"claimed": {"total_samples": entries}}
+    if not plan.fails_with("inspect-counts@2", plan.data, params, "inspect.claimed_mismatch"):
+        return
+    case = plan.case(
+        {
+            "id": "finding-retried-run",
+            "checker": "inspect-counts@2",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "fail",
+            "kind": "finding",  # the log's own entries, not a planted control
+            "expect_reasons": ["inspect.claimed_mismatch"],
+        }
+    )
+    plan.claim(
+        {
+            "id": "finding-retried-run",
+            "statement": (
+                f"The log was written by a retry: its .eval zip holds {entries} sample "
+                f"entries, {superseded} of them superseded by a later entry of the same name "
+                f"({listed}); Inspect reads {held} sample records, the last entry of each "
+                "name, and so does every check here."
+            ),
+            "cases": [case],
+            "limits": [
+                "A finding: the zip's own directory, read as Inspect reads it (the last "
+                "entry of a name wins); what a superseded attempt would have given is not "
+                "judged.",
+                revision_limit(plan.log),
+            ],
+        }
+    )

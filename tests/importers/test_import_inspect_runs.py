@@ -413,11 +413,22 @@ def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
 ) -> None:
     document, _ = imported(inspect_logs, "retried.eval", tmp_path)
     for found in document["claims"]:
+        if found["id"] == "finding-retried-run":
+            continue  # the retry is its statement
         said = " ".join(found["limits"])
         assert "Retried run: the .eval zip holds 2 superseded sample entries" in said
         assert "Inspect reads the last entry of each name" in said
         assert "samples/s3_epoch_1.json (errored: RuntimeError('planted error'))" in said
     assert any("superseded attempts" in s for s in document["scope"]["cannot_support"])
+    finding = claim(document, "finding-retried-run")
+    assert finding["statement"].startswith(
+        "The log was written by a retry: its .eval zip holds 42 sample entries, 2 of them "
+        "superseded by a later entry of the same name (samples/s3_epoch_1.json (errored: "
+    )
+    assert "Inspect reads 40 sample records, the last entry of each name" in finding["statement"]
+    cases = {c["id"]: c for c in document["cases"]}
+    assert cases["finding-retried-run"]["params"] == {"claimed": {"total_samples": 42}}
+    assert cases["finding-retried-run"]["kind"] == "finding"
 
 
 # -- unfinished runs described truly (issue 41, item 8) -------------------------------------
