@@ -20,8 +20,9 @@ themselves; the params only restate what the log says):
 - a clean run (success, results, no errored record) as a claim with a control (one
   record marked errored);
 - a retried run (``eval_retry`` writes a re-run sample's entry a second time in the
-  ``.eval`` zip): read as Inspect reads it, the last entry of each name, and said in
-  every claim's limits, the scope and the notes, each superseded attempt named;
+  ``.eval`` zip): read as Inspect reads it, the last entry of each name; a finding (the
+  zip's sample entries against the records read, a case expected to fail), and said in
+  every other claim's limits, the scope and the notes, each superseded attempt named;
 - per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
   options the log records): a case re-scoring every stored score from completion and
   target; model-graded and other scores go under ``cannot_support``;
