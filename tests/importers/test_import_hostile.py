@@ -241,6 +241,19 @@ def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
     assert "finding-retried-run" in done.claims
 
 
+def test_the_entry_that_wins_is_the_directorys_last_not_the_files_last(tmp_path: Path) -> None:
+    """zipfile (and so Inspect) keeps the last directory entry of a name, wherever its
+    bytes lie: the wrong answer, later in the file but earlier in the directory, is the
+    superseded one."""
+    head, right = eval_members()
+    wrong = Member(right.name, json.dumps(sample(output={"completion": "5"})).encode())
+    directory = [(0, {}), (2, {}), (1, {})]  # bytes: head, right, wrong
+    (tmp_path / "order.eval").write_bytes(zip_bytes([head, right, wrong], directory))
+    done = import_inspect(tmp_path / "order.eval", tmp_path / "out")
+    assert "contradicted" not in " ".join(done.notes)
+    assert "samples/s1_epoch_1.json (no error)" in " ".join(done.notes)
+
+
 def test_a_header_listed_twice_is_refused_inspect_writes_only_samples_twice(
     tmp_path: Path,
 ) -> None:
