@@ -180,7 +180,7 @@ def _lm_eval(folder: Path, size: int, differing: bool, checker: str) -> Built:
     }
     if differing:  # one stored value changed: the mean, the hashes' record, a duplicate doc
         middle = records[count // 2]
-        if checker == "lm-eval-metric@1":
+        if checker.startswith("lm-eval-metric@"):
             middle["acc"] = 1.0 - middle["acc"]
         elif checker == "lm-eval-hashes@1":
             middle["target_hash"] = _sha("changed")
@@ -190,9 +190,9 @@ def _lm_eval(folder: Path, size: int, differing: bool, checker: str) -> Built:
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     (folder / "samples.jsonl").write_text(text)
     params: dict[str, Any] = {"task": "t"}
-    if checker == "lm-eval-metric@1":
+    if checker.startswith("lm-eval-metric@"):
         params.update(metric="acc", filter="none", claimed=mu)
-    elif checker == "lm-eval-counts@1":
+    elif checker.startswith("lm-eval-counts@"):
         params["claimed"] = {"original": count, "effective": count}
     return {"results": "results.json", "samples": "samples.jsonl"}, params, _verdict(differing)
 
@@ -362,8 +362,8 @@ BUILDERS: dict[str, Callable[[Path, int, bool], Built]] = {
     "fault-report@3": fault_report,
     "promptfoo-stats@2": promptfoo_stats,
     "promptfoo-assert@2": promptfoo_assert,
-    "lm-eval-metric@1": lm_eval("lm-eval-metric@1"),
-    "lm-eval-counts@1": lm_eval("lm-eval-counts@1"),
+    "lm-eval-metric@2": lm_eval("lm-eval-metric@2"),
+    "lm-eval-counts@2": lm_eval("lm-eval-counts@2"),
     "lm-eval-hashes@1": lm_eval("lm-eval-hashes@1"),
     "inspect-metric@2": inspect_log("inspect-metric@2"),
     "inspect-counts@2": inspect_log("inspect-counts@2"),
@@ -379,8 +379,8 @@ FAMILY = {
     "fault-report@3": "fault_injection",
     "promptfoo-stats@2": "promptfoo",
     "promptfoo-assert@2": "promptfoo",
-    "lm-eval-metric@1": "lm_eval",
-    "lm-eval-counts@1": "lm_eval",
+    "lm-eval-metric@2": "lm_eval",
+    "lm-eval-counts@2": "lm_eval",
     "lm-eval-hashes@1": "lm_eval",
     "inspect-metric@2": "inspect_log",
     "inspect-counts@2": "inspect_log",

@@ -10,9 +10,13 @@ so Inspect never fetches a tokenizer) and writes into OUT:
 - unfinished and partial runs of a 6-sample, 2-scorer task (match, includes):
   ``failed.json`` (the default fail_on_error and sample s3 fails: status error, no
   results), ``cancelled.eval`` (SIGINT to a process running it while sample s4 waits:
-  status cancelled), ``limit.json`` (--limit 3), ``retried.json`` (s3 fails its first
+  status cancelled), ``cancelled-epochs.eval`` (2 samples x 3 epochs, SIGINT in the
+  fifth attempt), ``limit.json`` (--limit 3), ``retried.json`` (s3 fails its first
   attempt, --retry-on-error 2), ``score-on-error.json`` (s3 fails, --score-on-error) and
   ``eval-set.json`` (eval_set: the task fails, is retried, and the failed log deleted);
+- ``retried.eval``: ``eval_retry()`` of a run of 40 samples stopped by s3's error
+  (tests/inspect_retry_task.py); Inspect writes the re-run samples' entries a second
+  time in the zip (``samples/s3_epoch_1.json`` twice);
 - ``truth.json``: what inspect-ai's own reader finds in each log (per record: id, epoch,
   completion, score values, error), for comparing with reprobundle's reader.
 
@@ -34,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai import Epochs, Task, eval, eval_set
+from inspect_ai import Epochs, Task, eval, eval_retry, eval_set
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -135,14 +139,16 @@ ATTEMPTS: dict[str | int, int] = {}
 @solver
 def planted(kind: str, marker: str = "") -> Any:
     """``fail``: s3 raises; ``first``: s3 raises on its first attempt only; ``hang``: s4
-    writes ``marker`` and waits (for the SIGINT that cancels the run)."""
+    writes ``marker`` and waits (for the SIGINT that cancels the run); ``hang-fifth``:
+    the fifth attempt of any sample does (4 records written before it)."""
 
     async def solve(state: TaskState, generate: Any) -> TaskState:
         attempt = ATTEMPTS.get(state.sample_id, 0)
         ATTEMPTS[state.sample_id] = attempt + 1
         if state.sample_id == "s3" and (kind == "fail" or (kind == "first" and not attempt)):
             raise RuntimeError("planted error")
-        if kind == "hang" and state.sample_id == "s4":
+        fifth = kind == "hang-fifth" and sum(ATTEMPTS.values()) == 5
+        if fifth or (kind == "hang" and state.sample_id == "s4"):
             Path(marker).write_text("waiting\n")
             await asyncio.sleep(3600)
         return state
@@ -150,11 +156,15 @@ def planted(kind: str, marker: str = "") -> Any:
     return solve
 
 
-def _small(kind: str, marker: str = "") -> Task:
+def _small(kind: str, marker: str = "", samples: int = 6, epochs: int = 1) -> Task:
     return Task(
-        dataset=[Sample(input=f"question {q}", target=t, id=f"s{q}") for q, t in TARGETS.items()],
+        dataset=[
+            Sample(input=f"question {q}", target=t, id=f"s{q}")
+            for q, t in list(TARGETS.items())[:samples]
+        ],
         solver=[planted(kind, marker), generate()],
         scorer=[match(), includes()],
+        epochs=epochs,
     )
 
 
@@ -197,13 +207,14 @@ def _unfinished(out: Path) -> list[Path]:
     return [*written, out / "eval-set.json"]
 
 
-def _cancelled(out: Path) -> Path:
+def _cancelled(out: Path, shape: str = "samples") -> Path:
     """Run the hanging task in a child process and interrupt it (SIGINT, as Ctrl-C does)
-    once sample s4 is running: Inspect writes a log with status cancelled."""
-    marker = out / "raw" / "waiting"
+    once sample s4 is running: Inspect writes a log with status cancelled. ``shape``
+    ``epochs``: 2 samples x 3 epochs, interrupted in the fifth attempt."""
+    marker = out / "raw" / f"waiting-{shape}"
     marker.parent.mkdir(parents=True, exist_ok=True)
     child = subprocess.Popen(
-        [sys.executable, __file__, str(out), "--hang", str(marker)],
+        [sys.executable, __file__, str(out), "--hang", str(marker), "--shape", shape],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -218,17 +229,22 @@ def _cancelled(out: Path) -> Path:
     finally:
         if child.poll() is None:
             child.kill()
-    logs = sorted((out / "raw" / "cancelled").glob("*.eval"))
+    name = "cancelled.eval" if shape == "samples" else "cancelled-epochs.eval"
+    logs = sorted((out / "raw" / name).glob("*.eval"))
     assert len(logs) == 1, logs
-    os.replace(logs[0], out / "cancelled.eval")
-    return out / "cancelled.eval"
+    os.replace(logs[0], out / name)
+    return out / name
 
 
-def _hang(out: Path, marker: str) -> None:
+def _hang(out: Path, marker: str, shape: str) -> None:
+    if shape == "samples":
+        task, name = _small("hang", marker), "cancelled.eval"
+    else:
+        task, name = _small("hang-fifth", marker, samples=2, epochs=3), "cancelled-epochs.eval"
     eval(
-        _small("hang", marker),
+        task,
         model=get_model("mockllm/model", custom_outputs=_answers()),
-        log_dir=str(out / "raw" / "cancelled"),
+        log_dir=str(out / "raw" / name),
         display="none",
         max_samples=1,
     )
@@ -244,16 +260,40 @@ def _big(out: Path, n: int, scorers: int) -> None:
     _run(task, out, "big.eval", "eval")
 
 
+def _retried(out: Path) -> Path:
+    """A run stopped by an error, then ``eval_retry()`` (the ``inspect eval-retry`` CLI
+    cannot resolve a custom model API): the retry's log, with the re-run samples written
+    again under their names."""
+    import inspect_retry_task  # registers the fixed model API  # noqa: F401
+
+    os.environ["RETRY_MARK"] = str(out / "raw" / "retry-mark")
+    task_file = Path(__file__).parent / "inspect_retry_task.py"
+    logs = eval(
+        f"{task_file}@retry_task",
+        model="fixed/fixed",
+        log_dir=str(out / "raw" / "retry"),
+        log_format="eval",
+        display="none",
+        max_samples=1,
+    )
+    assert logs[0].status == "error", logs[0].status
+    again = eval_retry(logs[0], log_dir=str(out / "raw" / "retried"), display="none", max_samples=1)
+    assert again[0].status == "success" and again[0].location, again[0].status
+    os.replace(again[0].location.removeprefix("file://"), out / "retried.eval")
+    return out / "retried.eval"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--samples", type=int, default=0)
     parser.add_argument("--scorers", type=int, default=2)
     parser.add_argument("--hang", default="")
+    parser.add_argument("--shape", default="samples")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.hang:
-        _hang(args.out, args.hang)
+        _hang(args.out, args.hang, args.shape)
         return 0
     if args.samples:
         _big(args.out, args.samples, args.scorers)
@@ -264,6 +304,8 @@ def main() -> int:
         _run(_task(True), args.out, "all-errored.eval", "eval"),
         *_unfinished(args.out),
         _cancelled(args.out),
+        _cancelled(args.out, "epochs"),
+        _retried(args.out),
     ]
     truth = {p.name: _truth(p) for p in written}
     (args.out / "truth.json").write_text(json.dumps(truth, indent=1, default=str))

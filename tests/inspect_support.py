@@ -30,7 +30,8 @@ def _missing(reason: str) -> None:
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with mixed.eval, mixed.json, all-errored.eval, failed.json, cancelled.eval,
-    limit.json, retried.json, score-on-error.json, eval-set.json and truth.json
+    cancelled-epochs.eval, limit.json, retried.json, score-on-error.json, eval-set.json,
+    retried.eval (eval_retry) and truth.json
     (tests/inspect_logs.py)."""
     if importlib.util.find_spec("inspect_ai") is None:  # not imported here: it is heavy
         _missing("inspect-ai is not installed")

@@ -19,6 +19,10 @@ themselves; the params only restate what the log says):
   fail); every claim's limits say so, and name a ``--limit`` or ``--retry-on-error``;
 - a clean run (success, results, no errored record) as a claim with a control (one
   record marked errored);
+- a retried run (``eval_retry`` writes a re-run sample's entry a second time in the
+  ``.eval`` zip): read as Inspect reads it, the last entry of each name; a finding (the
+  zip's sample entries against the records read, a case expected to fail), and said in
+  every other claim's limits, the scope and the notes, each superseded attempt named;
 - per deterministic scorer (``match``, ``includes``, ``exact``, ``pattern`` with the
   options the log records): a case re-scoring every stored score from completion and
   target; model-graded and other scores go under ``cannot_support``;
@@ -45,8 +49,13 @@ from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
 from bundler.importers.inspect_figures import figure_claims
 from bundler.importers.inspect_plan import CONTROLS, Plan, finished
-from bundler.importers.inspect_status import counts_claim, status_claim, unfinished_finding
-from bundler.importers.untrusted import bounded
+from bundler.importers.inspect_status import (
+    counts_claim,
+    rerun_finding,
+    status_claim,
+    unfinished_finding,
+)
+from bundler.importers.untrusted import bounded, superseded
 from checkers.inspect_log.log import LogError, read_log
 
 
@@ -74,6 +83,8 @@ def import_inspect(
     status_claim(plan)
     unfinished_finding(plan)
     figure_claims(plan)
+    if log.format == "eval":
+        rerun_finding(plan, bounded(lambda: superseded(data), f"reading {log_file}"))
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
     written = write_source(dest, document, {plan.log_path: data, **plan.controls}, "inspect")

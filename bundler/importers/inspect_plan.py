@@ -10,6 +10,7 @@ from typing import Any
 
 import checkers
 from bundler.importers import Checks, is_count
+from bundler.importers.inspect_held import never_ran, records_text
 from checkers.api import Verdict
 from checkers.inspect_log.log import InspectLog
 
@@ -120,10 +121,13 @@ def run_limits(log: InspectLog) -> list[str]:
     out = []
     if not finished(log):
         planned = plan_size(log)[0]
+        never, names = never_ran(log, planned)
         out.append(
             f"The run did not finish (status {log.status}): this covers the "
-            f"{len(log.records)} sample records the log holds"
-            + (f", of the {planned} the run planned." if planned is not None else ".")
+            f"{records_text(log)} the log holds"
+            + (f", of the {planned} the run planned" if planned is not None else "")
+            + (f"; {never} never ran" if never else "")
+            + (f" ({names})." if never and names else ".")
         )
     limit = config.get("limit")
     if limit is not None:

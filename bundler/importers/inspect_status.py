@@ -5,9 +5,11 @@ run that did not finish), or a clean run as a claim with its control."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from bundler.importers import is_count
+from bundler.importers.inspect_held import never_ran, records_text
 from bundler.importers.inspect_plan import (
     CONTROLS,
     Plan,
@@ -23,7 +25,6 @@ from checkers.inspect_log.log import InspectLog, to_json_log
 
 def counts_claim(plan: Plan) -> None:
     log = plan.log
-    observed = rules.counts(log)
     claimed, said = _claimed_counts(log)
     if not claimed:
         plan.notes.append("the header states no sample counts; none are checked")
@@ -50,10 +51,7 @@ def counts_claim(plan: Plan) -> None:
     plan.claim(
         {
             "id": "sample-counts",
-            "statement": (
-                f"The log holds {observed['total_samples']} sample records "
-                f"({observed['samples']} samples x {observed['epochs']} epochs), {said}: {shown}."
-            ),
+            "statement": (f"The log holds {records_text(log)}, {said}: {shown}."),
             "cases": cases,
             "limits": [
                 *run_limits(log),
@@ -235,6 +233,8 @@ def _errored_in_figures(log: InspectLog) -> str:
     errored record with no score is left out; one scored (``--score-on-error``) counts."""
     scored = sum(1 for r in log.errored if r.scores)
     config = log.spec.get("config") or {}
+    if not log.errored:
+        return "no record the log holds errored, so none is left out of a figure"
     if not scored:
         return "the errored records are left out of every figure the header states"
     if scored == len(log.errored):
@@ -258,7 +258,7 @@ def unfinished_finding(plan: Plan) -> None:
     if is_count(total):
         planned = total
     cases = []
-    if planned is not None and planned != held:
+    if planned is not None and planned != held:  # a count the records can fail
         cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
     if errored:
         cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
@@ -269,27 +269,30 @@ def unfinished_finding(plan: Plan) -> None:
         "cancelled": " (the run was cancelled)",
         "started": " (the log was never finished)",
     }.get(log.status, "")
+    never, names = never_ran(log, planned)
     said = [f"{held - len(errored)} completed"]
     if errored:
         first = "; ".join(f"{r.label}: {short(r.error)}" for r in errored[:3])
         said.append(
             f"{len(errored)} ended with an error ({first}{'; ...' if len(errored) > 3 else ''})"
         )
-    if planned is not None and planned > held:
-        said.append(f"{planned - held} never ran")
+    if never:
+        said.append(f"{never} never ran" + (f" ({names})" if names else ""))
     plan_said = (
         f"It planned {planned} sample records ({samples} samples x {epochs} epochs); the log "
-        f"holds {held}: "
+        f"holds {records_text(log)}: "
         if planned is not None
-        else f"The log holds {held} sample records: "
+        else f"The log holds {records_text(log)}: "
     )
     statement = f"The run did not finish: its status is {log.status}{why}. {plan_said}" + (
         ", ".join(said) + "."
     )
     plan.cannot.append(
         f"That the run finished: its status is {log.status}; every figure covers only the "
-        f"{held} sample records it wrote"
-        + (f", of the {planned} it planned." if planned is not None else ".")
+        f"{records_text(log)} it wrote"
+        + (f", of the {planned} it planned" if planned is not None else "")
+        + (f"; {never} planned sample records never ran" if never else "")
+        + (f" ({names})." if never and names else ".")
     )
     if not cases:
         plan.notes.append(f"status {log.status}: {statement} (stated under scope, no case)")
@@ -319,5 +322,80 @@ def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str:
             "expect": "fail",
             "kind": "finding",  # the log's own records, not a planted control
             "expect_reasons": ["inspect.count_mismatch"],
+        }
+    )
+
+
+def rerun_finding(plan: Plan, superseded: list[tuple[str, bytes]]) -> None:
+    """A log a retry wrote (``eval_retry``: the prior log's members copied in, each re-run
+    sample written again under its name): said in every claim's limits, the scope and
+    the import's notes. ``superseded``: the earlier entries, which Inspect does not read
+    (``untrusted.superseded``: the last entry of a name wins)."""
+    if not superseded:
+        return
+    shown = []
+    for name, member in superseded:
+        try:
+            earlier = json.loads(member)
+        except ValueError:
+            earlier = None
+        error = earlier.get("error") if isinstance(earlier, dict) else None
+        said = f"errored: {short(error.get('message'))}" if isinstance(error, dict) else "no error"
+        shown.append(f"{name} ({said})")
+    listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
+    sentence = (
+        f"Retried run: the .eval zip holds {len(superseded)} superseded sample entries (a "
+        "later entry has the same name), as Inspect's eval-retry writes a re-run sample after "
+        "the entries it copies from the prior log. Inspect reads the last entry of each name "
+        "(its reader keeps, per name, the last entry of the zip's directory), and so does "
+        "every check here; the earlier entries, the attempts the retry superseded, stay in "
+        "the file unread: "
+        f"{listed}."
+    )
+    for claim in plan.claims:
+        claim["limits"].append(sentence)
+    _retry_finding(plan, len(superseded), listed)
+    plan.cannot.append(
+        f"What the superseded attempts of the retried run would have given: {listed}; "
+        "Inspect reads only the re-run, and so do the checks."
+    )
+    plan.notes.append(sentence)
+
+
+def _retry_finding(plan: Plan, superseded: int, listed: str) -> None:
+    """The retry as a finding: the zip's sample entries against the records Inspect reads
+    (a case expected to fail, so a reader that counted a superseded entry diverges)."""
+    held = len(plan.log.records)
+    entries = held + superseded
+    params = {"claimed": {"total_samples": entries}}
+    if not plan.fails_with("inspect-counts@2", plan.data, params, "inspect.claimed_mismatch"):
+        return
+    case = plan.case(
+        {
+            "id": "finding-retried-run",
+            "checker": "inspect-counts@2",
+            "inputs": {"log": plan.log_path},
+            "params": params,
+            "expect": "fail",
+            "kind": "finding",  # the log's own entries, not a planted control
+            "expect_reasons": ["inspect.claimed_mismatch"],
+        }
+    )
+    plan.claim(
+        {
+            "id": "finding-retried-run",
+            "statement": (
+                f"The log was written by a retry: its .eval zip holds {entries} sample "
+                f"entries, {superseded} of them superseded by a later entry of the same name "
+                f"({listed}); Inspect reads {held} sample records, the last entry of each "
+                "name, and so does every check here."
+            ),
+            "cases": [case],
+            "limits": [
+                "A finding: the zip's own directory, read as Inspect reads it (the last "
+                "entry of a name wins); what a superseded attempt would have given is not "
+                "judged.",
+                revision_limit(plan.log),
+            ],
         }
     )

@@ -3,9 +3,11 @@ source.
 
 The results file and the samples files of the same run (``samples_<task>_<time>.jsonl``,
 written with ``--log_samples``) are copied unchanged into ``inputs/``. Per task, with the
-``lm-eval-*@1`` checkers:
+``lm-eval-counts@2``, ``lm-eval-hashes@1`` and ``lm-eval-metric@2`` checkers (the newest
+versions):
 
-- the sample counts (``n-samples`` against the stored records and the run's ``--limit``);
+- the sample counts (``n-samples`` against the stored records and the run's ``--limit``,
+  and each filter's documents against the ones lm-eval takes);
 - every stored hash recomputed (``doc_hash``, ``prompt_hash``, ``target_hash``, and the
   results file's ``task_hashes``);
 - per filter and metric whose aggregation is ``mean``: the headline figure (and its
@@ -318,7 +320,7 @@ def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
         "task": task.name,
         "claimed": {"original": task.original, "effective": task.effective},
     }
-    case = plan.case(f"{plan.slug_of(task.name)}-counts", "lm-eval-counts@1", inputs, params)
+    case = plan.case(f"{plan.slug_of(task.name)}-counts", "lm-eval-counts@2", inputs, params)
     if "samples" in inputs:
         records = plan.loaded[inputs["samples"]]
         control_path = plan.add_file(
@@ -447,16 +449,20 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
                 )
             continue
         params = {"task": task.name, "metric": metric, "filter": filter_name, "claimed": value}
-        verdict = plan.run("lm-eval-metric@1", inputs, params)
+        verdict = plan.run("lm-eval-metric@2", inputs, params)
         if verdict.status == "error":
             plan.cannot.append(f"The figure {what}: {verdict.message}; not re-derived.")
             continue
         case_id = f"{plan.slug_of(task.name)}-{slug(metric)}-{slug(filter_name)}"
-        case = plan.case(case_id, "lm-eval-metric@1", inputs, params, verdict)
+        case = plan.case(case_id, "lm-eval-metric@2", inputs, params, verdict)
         control = plan.control(case, {**inputs, "samples": changed})
         cases += [case, *([control] if control else [])]
         pm = f" ± {stderr:.4g}" if is_number(stderr) else ""
-        shown.append((f"{key} {value:.4g}{pm}", verdict.details.get("values", 0)))
+        left_out = verdict.details.get("omitted_by_task", 0)
+        aside = (
+            f" ({left_out} records left out: the task gave them no {metric})" if left_out else ""
+        )
+        shown.append((f"{key} {value:.4g}{pm}{aside}", verdict.details.get("values", 0)))
     if not cases:
         return
     plan.claims.append(
@@ -470,8 +476,10 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
             "cases": cases,
             "limits": [
                 *_limit_note(task),
-                f"Filters stored: {', '.join(filters)}. Denominator: the records of the "
-                "filter that carry the metric, as lm-eval averages them.",
+                f"Filters stored: {', '.join(filters)}. Denominator: every record of the "
+                "filter; one without the metric's value is left out only where its metrics "
+                "list says the task gave none (as lm-eval averages), and fails the case "
+                "otherwise.",
                 "Re-checks the arithmetic on the stored per-sample values; the values "
                 "themselves (computed by the task's process_results from the model's "
                 "responses) are taken as stored, and the model is never re-run.",

@@ -3,11 +3,13 @@
 An importer reads a file someone else wrote. Before a parser sees it, ``read_log_file``
 applies the caps a built-in case's input has at verify (``runner.LOAD_LIMITS``: bytes,
 JSON values, depth): a ``.eval`` (zip) has every member checked against its local
-header, overlapping or repeated members refused, and each decompressed only up to its
-declared size within the byte cap; each JSON document (or member) is counted before it
-is parsed, and text that cannot be written as UTF-8 (a lone surrogate escape) is
-refused. ``bounded`` and ``Checks`` run the parse and the checkers under a case's time
-and memory limits (``runner.within``), so no log takes more at import than at verify.
+header, overlapping members refused (a name listed twice only where Inspect writes it
+twice, a re-run sample, then read as Inspect reads it: the last entry), and each
+decompressed only up to its declared size within the byte cap; each JSON document (or
+member) is counted before it is parsed, and text that cannot be written as UTF-8 (a lone
+surrogate escape) is refused. ``bounded`` and ``Checks`` run the parse and the checkers
+under a case's time and memory limits (``runner.within``), so no log takes more at import
+than at verify.
 """
 
 from __future__ import annotations
@@ -125,8 +127,11 @@ def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
     spans: list[tuple[int, int, str]] = []
     layout = []
     for info in infos:
-        if info.filename in seen:
-            raise SourceError(f"{info.filename}: listed twice in the zip's directory")
+        if info.filename in seen and not rewritable(info.filename):
+            raise SourceError(
+                f"{info.filename}: listed twice in the zip's directory (Inspect writes a "
+                "name twice only for a sample re-run, samples/ID_epoch_N.json)"
+            )
         seen.add(info.filename)
         end = _data_end(data, info)
         spans.append((info.header_offset, end, info.filename))
@@ -134,8 +139,39 @@ def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
     spans.sort()
     for (_, end, first), (start, _, second) in itertools.pairwise(spans):
         if start < end:
-            raise SourceError(f"{second}: its bytes overlap those of {first} in the zip")
+            twice = " listed twice in the zip's directory, and" if first == second else ""
+            raise SourceError(f"{second}:{twice} its bytes overlap those of {first} in the zip")
     return layout
+
+
+def rewritable(name: str) -> bool:
+    """A member Inspect writes again when it re-runs a sample: ``eval_retry`` (and a
+    requeued sample) seeds the new log with the prior log's members and appends the
+    re-run's record under the same name (inspect-ai 0.3.285,
+    ``inspect_ai/log/_recorders/eval.py``; the superseded bytes stay until a compaction
+    that runs only when they exceed a tenth of the file)."""
+    return name.startswith("samples/") and name.endswith(".json")
+
+
+def superseded(data: bytes) -> list[tuple[str, bytes]]:
+    """The members of the zip ``data`` that a later directory entry of the same name
+    replaces, in directory order, each decompressed (``data`` already ``screen``ed).
+
+    Which entry wins, as Inspect reads it: Inspect's readers take the last. Its
+    ``_read_log`` builds ``{entry.filename: entry for entry in entries}`` over the
+    central directory, and ``_read_log_from_bytes`` reads ``zip.open(name)`` for each
+    name of ``dict.fromkeys(zip.namelist())``; ``zipfile`` resolves a name through
+    ``NameToInfo``, which reading the central directory fills in order, each entry
+    replacing an earlier one of its name. So the last entry in the directory is the
+    sample (the re-run), and the earlier ones are the attempts it superseded; the
+    checkers' reader (``checkers.inspect_log.log``) reads the same way."""
+    layout = zip_layout(data)
+    last = {info.filename: i for i, (info, _) in enumerate(layout)}
+    return [
+        (info.filename, _inflate(data, info, start))
+        for i, (info, start) in enumerate(layout)
+        if last[info.filename] != i
+    ]
 
 
 def _data_end(data: bytes, info: zipfile.ZipInfo) -> int:

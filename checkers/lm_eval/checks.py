@@ -58,10 +58,10 @@ SAMPLES_ROLE = Role(
     "the task's samples_<task>_<time>.jsonl (written with --log_samples)",
     reading=Reading(json_constants=True, lines_at_newline=True),
 )
-_TASK = Param("task", "the task's name, as the results file's `results` names it", (str,))
+TASK = Param("task", "the task's name, as the results file's `results` names it", (str,))
 
 
-def _text_param(params: Mapping[str, Any], name: str) -> str:
+def text_param(params: Mapping[str, Any], name: str) -> str:
     value = params[name]
     if not value:
         raise CheckerInputError("params.invalid", f"{name} must not be empty")
@@ -79,10 +79,10 @@ def _tolerance(params: Mapping[str, Any]) -> float:
 
 
 def _records(inputs: Mapping[str, Any]) -> list[Any]:
-    return read_records(_samples_of(inputs))
+    return read_records(samples_of(inputs))
 
 
-def _samples_of(inputs: Mapping[str, Any]) -> Any:
+def samples_of(inputs: Mapping[str, Any]) -> Any:
     if "samples" not in inputs:
         raise CheckerInputError(
             "input.invalid", "no samples file: the run was not made with --log_samples"
@@ -93,15 +93,15 @@ def _samples_of(inputs: Mapping[str, Any]) -> Any:
 # -- lm-eval-metric@1 --------------------------------------------------------------------
 
 
-def _metric_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, float]:
-    task, metric, filter_name = (_text_param(params, n) for n in ("task", "metric", "filter"))
+def metric_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, float]:
+    task, metric, filter_name = (text_param(params, n) for n in ("task", "metric", "filter"))
     claimed = params["claimed"]
     if not is_number(claimed):
         raise CheckerInputError("params.invalid", f"claimed {claimed!r} is not a finite number")
     return task, metric, filter_name, float(claimed), _tolerance(params)
 
 
-def _results_with(task: str, figures: Mapping[str, Any], n: int, limit: Any = None) -> Any:
+def results_with(task: str, figures: Mapping[str, Any], n: int, limit: Any = None) -> Any:
     return {
         "results": {task: dict(figures)},
         "n-samples": {task: {"original": n, "effective": n}},
@@ -110,18 +110,18 @@ def _results_with(task: str, figures: Mapping[str, Any], n: int, limit: Any = No
     }
 
 
-def _samples(records: list[dict[str, Any]]) -> list[tuple[int, Any]]:
+def numbered(records: list[dict[str, Any]]) -> list[tuple[int, Any]]:
     return [(i + 1, r) for i, r in enumerate(records)]
 
 
 def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A header stating the claimed figure over one record whose value is 0 or 1, at
     least 0.5 away (more than any accepted tolerance)."""
-    task, metric, filter_name, claimed, _ = _metric_params(params)
+    task, metric, filter_name, claimed, _ = metric_params(params)
     value = 0.0 if claimed >= 0.5 else 1.0
     figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
     record = {"doc_id": 0, "filter": filter_name, metric: value}
-    return {"results": _results_with(task, figures, 1), "samples": _samples([record])}
+    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
 
 
 @checker(
@@ -129,7 +129,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     1,
     roles=[RESULTS_ROLE, SAMPLES_ROLE],
     params=[
-        _TASK,
+        TASK,
         Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,)),
         Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,)),
         Param("claimed", "the figure the results file states (a finite number)", (float, int)),
@@ -166,7 +166,7 @@ def lm_eval_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     pass says the arithmetic holds on the stored values; it does not re-score a sample
     nor re-run the model.
     """
-    name, metric, filter_name, claimed, tolerance = _metric_params(params)
+    name, metric, filter_name, claimed, tolerance = metric_params(params)
     task = read_task(inputs["results"], name)
     figure = f"{name} {metric},{filter_name}"
     aggregation = task.aggregation(metric)
@@ -238,7 +238,7 @@ def lm_eval_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
 COUNTS = ("original", "effective")
 
 
-def _claimed_counts(params: Mapping[str, Any]) -> dict[str, int]:
+def claimed_counts(params: Mapping[str, Any]) -> dict[str, int]:
     claimed = params["claimed"]
     if set(claimed) != set(COUNTS) or not all(is_count(v) and v >= 0 for v in claimed.values()):
         raise CheckerInputError(
@@ -251,12 +251,12 @@ def _claimed_counts(params: Mapping[str, Any]) -> dict[str, int]:
 
 def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The claimed counts stated, with one samples record more than `effective`."""
-    task = _text_param(params, "task")
-    claimed = _claimed_counts(params)
-    results = _results_with(task, {}, 0)
+    task = text_param(params, "task")
+    claimed = claimed_counts(params)
+    results = results_with(task, {}, 0)
     results["n-samples"][task] = dict(claimed)
     records = [{"doc_id": i, "filter": "none"} for i in range(claimed["effective"] + 1)]
-    return {"results": results, "samples": _samples(records)}
+    return {"results": results, "samples": numbered(records)}
 
 
 @checker(
@@ -264,7 +264,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     1,
     roles=[RESULTS_ROLE, SAMPLES_ROLE._replace(optional=True)],
     params=[
-        _TASK,
+        TASK,
         Param(
             "claimed",
             "the task's n-samples as the results state them: original and effective -> "
@@ -291,8 +291,8 @@ def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     `effective` records, no document twice. A pass re-counts stored data; it says
     nothing about the documents that were not evaluated.
     """
-    name = _text_param(params, "task")
-    claimed = _claimed_counts(params)
+    name = text_param(params, "task")
+    claimed = claimed_counts(params)
     task = read_task(inputs["results"], name)
     stated = {"original": task.original, "effective": task.effective}
     allowed = limited(task.original, task.limit)
@@ -365,7 +365,7 @@ def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
 
 def _hashes_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """One record whose stored doc_hash is not the hash of its doc."""
-    task = _text_param(params, "task")
+    task = text_param(params, "task")
     record = {
         "doc_id": 0,
         "filter": "none",
@@ -376,14 +376,14 @@ def _hashes_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "prompt_hash": "0" * 64,
         "target_hash": "0" * 64,
     }
-    return {"results": _results_with(task, {}, 1), "samples": _samples([record])}
+    return {"results": results_with(task, {}, 1), "samples": numbered([record])}
 
 
 @checker(
     "lm-eval-hashes",
     1,
     roles=[RESULTS_ROLE, SAMPLES_ROLE],
-    params=[_TASK],
+    params=[TASK],
     reasons={
         "lmeval.doc_hash_mismatch": "a record's doc_hash is not the SHA-256 of its doc",
         "lmeval.prompt_hash_mismatch": "a record's prompt_hash is not the SHA-256 of its prompt",
@@ -404,10 +404,10 @@ def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     were made of; it does not show the documents are the task's dataset (nothing here
     holds that) nor that the model answered so.
     """
-    name = _text_param(params, "task")
+    name = text_param(params, "task")
     results = inputs["results"]
     read_task(results, name)
-    samples = _samples_of(inputs)
+    samples = samples_of(inputs)
     # each pass reads the records one at a time, none kept: every record checked first
     count = left_sum(1 for _ in each_record(samples))
     reasons = []

@@ -58,6 +58,8 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("lm-eval-counts@1", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
     ("lm-eval-hashes@1", {"task": "t"}),
     ("lm-eval-metric@1", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
+    ("lm-eval-counts@2", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
+    ("lm-eval-metric@2", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
     ("promptfoo-assert@1", {}),
     ("promptfoo-stats@1", {"claimed": {"successes": 2, "failures": 1, "errors": 1}}),
     ("promptfoo-assert@2", {}),

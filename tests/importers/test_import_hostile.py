@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 import zstandard
 from click.testing import CliRunner
 
@@ -210,6 +211,72 @@ def test_member_listed_twice_in_the_directory_is_refused(tmp_path: Path) -> None
     members = eval_members()
     (tmp_path / "twice.eval").write_bytes(zip_bytes(members, [(0, {}), (1, {}), (1, {})]))
     refused(tmp_path / "twice.eval", tmp_path, "listed twice")
+
+
+def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
+    tmp_path: Path,
+) -> None:
+    """What Inspect's eval-retry writes (issue 41, item 9): the same sample name twice,
+    each its own bytes; Inspect reads the last directory entry, and so does import (the
+    first entry's wrong answer would make the header's accuracy 1 contradicted)."""
+    head, right = eval_members()
+    wrong = Member(
+        right.name,
+        json.dumps(
+            sample(
+                output={"completion": "5"},
+                error={"message": "RuntimeError('first attempt')", "traceback": ""},
+            )
+        ).encode(),
+    )
+    (tmp_path / "rerun.eval").write_bytes(zip_bytes([head, wrong, right]))
+    done = import_inspect(tmp_path / "rerun.eval", tmp_path / "out")
+    said = " ".join(done.notes)
+    assert "contradicted" not in said  # the figure is the last entry's
+    assert "Retried run: the .eval zip holds 1 superseded sample entries" in said
+    assert "samples/s1_epoch_1.json (errored: RuntimeError('first attempt'))" in said
+    source = yaml.safe_load((tmp_path / "out" / "bundle.yaml").read_text())
+    others = [c for c in source["claims"] if c["id"] != "finding-retried-run"]
+    assert all(any("Retried run" in limit for limit in c["limits"]) for c in others)
+    assert "finding-retried-run" in done.claims
+
+
+def test_the_entry_that_wins_is_the_directorys_last_not_the_files_last(tmp_path: Path) -> None:
+    """zipfile (and so Inspect) keeps the last directory entry of a name, wherever its
+    bytes lie: the wrong answer, later in the file but earlier in the directory, is the
+    superseded one."""
+    head, right = eval_members()
+    wrong = Member(right.name, json.dumps(sample(output={"completion": "5"})).encode())
+    directory = [(0, {}), (2, {}), (1, {})]  # bytes: head, right, wrong
+    (tmp_path / "order.eval").write_bytes(zip_bytes([head, right, wrong], directory))
+    done = import_inspect(tmp_path / "order.eval", tmp_path / "out")
+    assert "contradicted" not in " ".join(done.notes)
+    assert "samples/s1_epoch_1.json (no error)" in " ".join(done.notes)
+
+
+def test_a_header_listed_twice_is_refused_inspect_writes_only_samples_twice(
+    tmp_path: Path,
+) -> None:
+    head, one = eval_members()
+    other = Member("header.json", json.dumps(header(status="error")).encode())
+    (tmp_path / "two-headers.eval").write_bytes(zip_bytes([head, one, other]))
+    refused(tmp_path / "two-headers.eval", tmp_path, "header.json: listed twice", "re-run")
+
+
+def test_a_sample_written_twice_whose_local_header_disagrees_is_refused(tmp_path: Path) -> None:
+    head, one = eval_members()
+    again = Member(one.name, json.dumps(sample(output={"completion": "5"})).encode())
+    directory = [(0, {}), (1, {}), (2, {"crc": one.crc, "size": one.size})]
+    (tmp_path / "disagree-twice.eval").write_bytes(zip_bytes([head, one, again], directory))
+    refused(tmp_path / "disagree-twice.eval", tmp_path, "CRC or sizes differ")
+
+
+def test_a_sample_listed_twice_at_the_same_bytes_is_refused_as_overlapping(
+    tmp_path: Path,
+) -> None:
+    members = eval_members()
+    (tmp_path / "same.eval").write_bytes(zip_bytes(members, [(0, {}), (1, {}), (1, {})]))
+    refused(tmp_path / "same.eval", tmp_path, "listed twice", "overlap")
 
 
 def test_members_whose_bytes_overlap_are_refused(tmp_path: Path) -> None:

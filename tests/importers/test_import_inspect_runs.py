@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from bundler.importers.inspect_eval import import_inspect
 from bundler.importers.inspect_figures import RULES_OF
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
-from tests.inspect_support import inspect_logs
+from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
 
@@ -29,6 +31,8 @@ RUNS = [
     "retried.json",
     "score-on-error.json",
     "eval-set.json",
+    "retried.eval",
+    "cancelled-epochs.eval",
 ]
 EVERY_LOG = ["mixed.eval", "mixed.json", "all-errored.eval", *RUNS]
 
@@ -154,12 +158,35 @@ def _planned(log: InspectLog) -> int:
     return int(samples) * int((log.spec.get("config") or {}).get("epochs") or 1)
 
 
+def _pairs(listing: str) -> set[tuple[Any, int]]:
+    """``s1 in epochs 1-3; s2, s3 in epoch 1`` as (sample, epoch) pairs."""
+    found: set[tuple[Any, int]] = set()
+    for group in listing.split("; "):
+        names, _, epochs = group.rpartition(" in ")
+        numbers: list[int] = []
+        for part in epochs.split(" ", 1)[1].split(", "):
+            first, _, last = part.partition("-")
+            numbers += range(int(first), int(last or first) + 1)
+        found |= {(name, epoch) for name in names.split(", ") for epoch in numbers}
+    return found
+
+
+def _never_ran(log: InspectLog, pairs: Counter[tuple[Any, int]]) -> set[tuple[Any, int]]:
+    """The planned (sample, epoch) pairs with no record, as the log's spec names them."""
+    ids = (log.spec.get("dataset") or {}).get("sample_ids") or []
+    epochs = int((log.spec.get("config") or {}).get("epochs") or 1)
+    return {(str(i), e) for i in ids for e in range(1, epochs + 1)} - {
+        (str(i), e) for i, e in pairs
+    }
+
+
 def _check_sentence(text: str, log: InspectLog) -> int:
     """Assert every fact ``text`` states of the log; returns how many it stated."""
     counts = rules.counts(log)
     errored = log.errored
     scored_errors = [r for r in errored if r.scores]
     facts = 0
+    pairs = Counter((r.sample_id, r.epoch) for r in log.records)
     for held, samples, epochs in _numbers(
         r"holds (\d+) sample records \((\d+) samples x (\d+) epochs\)", text
     ):
@@ -168,6 +195,19 @@ def _check_sentence(text: str, log: InspectLog) -> int:
             counts["samples"],
             counts["epochs"],
         )
+        # a grid only where the records are each sample in each epoch, once
+        assert held == len(pairs) == samples * epochs
+        facts += 1
+    for held, samples, listing in re.findall(
+        r"(\d+) sample records \((\d+) samples: ([^;)]*(?:; [^;)]*? in epochs? [\d, -]+)*)", text
+    ):
+        assert int(held) == len(log.records)
+        assert int(samples) == len({sample for sample, _ in pairs})
+        if " more" not in listing:
+            assert _pairs(listing) == {(str(i), e) for i, e in pairs}, listing
+        facts += 1
+    for again, distinct in _numbers(r"(\d+) of them duplicates .*?, so (\d+) distinct", text):
+        assert (again, distinct) == (len(log.records) - len(pairs), len(pairs))
         facts += 1
     for total, completed, bad in _numbers(r"total (\d+), completed (\d+), errored (\d+)", text):
         assert (total, completed, bad) == (
@@ -182,14 +222,25 @@ def _check_sentence(text: str, log: InspectLog) -> int:
     for (planned,) in _numbers(r"planned (\d+) sample records", text):
         assert planned == _planned(log)
         facts += 1
-    for held, completed in _numbers(r"the log holds (\d+): (\d+) completed", text):
+    for held, completed in _numbers(
+        r"the log holds (\d+) sample records.*?\): (\d+) completed", text
+    ):
         assert (held, completed) == (len(log.records), len(log.records) - len(errored))
         facts += 1
     for (bad,) in _numbers(r"(\d+) ended with an error", text):
         assert bad == len(errored)
         facts += 1
-    for (never,) in _numbers(r"(\d+) never ran", text):
-        assert never == _planned(log) - len(log.records)
+    missing = _never_ran(log, pairs)
+    for (never,) in _numbers(r"(\d+) (?:planned sample records )?never ran", text):
+        assert never == len(missing)
+        facts += 1
+    for listing in re.findall(r"never ran \(([^)]*)\)", text):
+        if " more" not in listing:
+            assert _pairs(listing) == missing, listing
+        facts += 1
+    if re.search(r"(?:it|the run) planned", text, re.IGNORECASE):
+        assert ("never ran" in text) == bool(missing), "a sample that never ran goes unsaid"
+        assert not missing or "never ran (" in text, "a sample that never ran goes unnamed"
         facts += 1
     if "left out of every figure" in text and "have no score" not in text:
         assert errored and not scored_errors, "errors said left out, but they were scored"
@@ -253,6 +304,10 @@ def test_every_generated_sentence_is_true_of_the_log_it_describes(
     inspect_logs: Path, tmp_path: Path, name: str
 ) -> None:
     document, log = imported(inspect_logs, name, tmp_path)
+    _every_sentence_true(document, log)
+
+
+def _every_sentence_true(document: dict[str, Any], log: InspectLog) -> None:
     cases = {c["id"]: c for c in document["cases"]}
     facts = 0
     for found in document["claims"]:
@@ -304,3 +359,113 @@ def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
     source, _ = imported(tmp_path, "missing.json", tmp_path)
     limits = " ".join(claim(source, "match-mean")["limits"])
     assert "2 of 12 epoch records have no match score (1 of them errored)" in limits
+
+
+# -- a real eval-retry log (issue 41, item 9) ----------------------------------------------
+
+
+def test_real_eval_retry_log_with_a_sample_written_twice_imports_builds_and_verifies(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """inspect-ai 0.3.285's eval_retry() writes samples/s3_epoch_1.json (and s4's) twice
+    in the zip: import refused it ("listed twice in the zip's directory")."""
+    from bundler.run.verify import verify
+
+    names = [i.filename for i in zipfile.ZipFile(inspect_logs / "retried.eval").infolist()]
+    assert names.count("samples/s3_epoch_1.json") == 2
+    done = import_inspect(inspect_logs / "retried.eval", tmp_path / "source")
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home.status == "supported"
+    (tmp_path / "work").mkdir()
+    verification = verify(result.path, workdir=tmp_path / "work")
+    assert verification.status == "supported" and verification.exit_code == 0
+    assert done.claims  # the figures, counts and status
+
+
+def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document, log = imported(inspect_logs, "retried.eval", tmp_path)
+    ours = [
+        {"id": r.sample_id, "epoch": r.epoch, "error": r.error is not None} for r in log.records
+    ]
+    theirs = [
+        {"id": t["id"], "epoch": t["epoch"], "error": t["error"] is not None}
+        for t in truth(inspect_logs, "retried.eval")
+    ]
+    key = lambda r: (r["epoch"], str(r["id"]))  # noqa: E731
+    assert sorted(ours, key=key) == sorted(theirs, key=key)
+    assert not any(r.error for r in log.records)  # the re-run s3, not its errored attempt
+    header = log.results or {}
+    assert header["total_samples"] == header["completed_samples"] == 40
+    figures = {
+        (c["params"]["scorer"], c["params"]["metric"]): c["params"]["claimed"]
+        for c in document["cases"]
+        if c["checker"] == "inspect-metric@2" and c["expect"] == "pass"
+    }
+    assert figures[("match", "accuracy")] == 0.5  # what Inspect wrote: 20 of 40 right
+    for (scorer, metric), claimed in figures.items():
+        assert claimed == rules.header_figure(log, scorer, None, metric)
+
+
+def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    document, _ = imported(inspect_logs, "retried.eval", tmp_path)
+    for found in document["claims"]:
+        if found["id"] == "finding-retried-run":
+            continue  # the retry is its statement
+        said = " ".join(found["limits"])
+        assert "Retried run: the .eval zip holds 2 superseded sample entries" in said
+        assert "Inspect reads the last entry of each name" in said
+        assert "samples/s3_epoch_1.json (errored: RuntimeError('planted error'))" in said
+    assert any("superseded attempts" in s for s in document["scope"]["cannot_support"])
+    finding = claim(document, "finding-retried-run")
+    assert finding["statement"].startswith(
+        "The log was written by a retry: its .eval zip holds 42 sample entries, 2 of them "
+        "superseded by a later entry of the same name (samples/s3_epoch_1.json (errored: "
+    )
+    assert "Inspect reads 40 sample records, the last entry of each name" in finding["statement"]
+    cases = {c["id"]: c for c in document["cases"]}
+    assert cases["finding-retried-run"]["params"] == {"claimed": {"total_samples": 42}}
+    assert cases["finding-retried-run"]["kind"] == "finding"
+
+
+# -- unfinished runs described truly (issue 41, item 8) -------------------------------------
+
+
+def test_cancelled_run_of_2_samples_x_3_epochs_is_not_described_as_the_full_grid(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """The real run was interrupted in its fifth attempt: s1 in epochs 1-3 (the third
+    cancelled), s2 in epochs 1-2. It used to read "5 sample records (2 samples x 3
+    epochs)", six records' worth."""
+    document, log = imported(inspect_logs, "cancelled-epochs.eval", tmp_path)
+    assert log.status == "cancelled" and len(log.records) == 5
+    counts = claim(document, "sample-counts")["statement"]
+    assert "5 sample records (2 samples: s1 in epochs 1-3; s2 in epochs 1-2)" in counts
+    assert "x 3 epochs" not in counts
+    finding = claim(document, "finding-unfinished-run")["statement"]
+    assert "It planned 6 sample records (2 samples x 3 epochs); the log holds 5" in finding
+    assert "1 never ran (s2 in epoch 3)" in finding
+
+
+def test_a_log_holding_one_sample_record_three_times_counts_duplicates_and_what_never_ran(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """A run of s1-s3 whose log holds s1's record three times: it used to read "total 3,
+    completed 3 ... of the 3 it planned", with no word that s2 and s3 never ran."""
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    first = next(s for s in document["samples"] if s["id"] == "s1")
+    document["samples"] = [first, first, first]
+    document["eval"]["dataset"].update(samples=3, sample_ids=["s1", "s2", "s3"])
+    (tmp_path / "thrice.json").write_text(json.dumps(document))
+    source, log = imported(tmp_path, "thrice.json", tmp_path)
+    held = "3 sample records (1 samples: s1 in epoch 1; 2 of them duplicates of a record "
+    counts = claim(source, "sample-counts")["statement"]
+    assert held in counts and "so 1 distinct" in counts
+    cannot = " ".join(source["scope"]["cannot_support"])
+    assert "of the 3 it planned; 2 planned sample records never ran (s2, s3 in epoch 1)" in (cannot)
+    limited = [lim for c in source["claims"] for lim in c["limits"] if "did not finish" in lim]
+    assert limited and all("2 never ran (s2, s3 in epoch 1)" in lim for lim in limited)
+    _every_sentence_true(source, log)

@@ -94,7 +94,7 @@ def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) ->
             "claimed"
         ]
         for c in source_of(source)["cases"]
-        if c["checker"] == "lm-eval-metric@1" and c["expect"] == "pass"
+        if c["checker"] == "lm-eval-metric@2" and c["expect"] == "pass"
     }
     assert figures == {
         ("tiny_mc", "acc,none"): stated["tiny_mc"]["acc,none"],
@@ -502,3 +502,60 @@ def test_a_fifo_in_place_of_a_samples_file_is_refused_not_waited_on(tmp_path: Pa
     samples.unlink()
     os.mkfifo(samples)
     refused_by_cli(folder, tmp_path, "is not a regular file")
+
+
+# -- issue 41, item 7: the import writes the versions that decide from all the evidence ----
+
+
+def test_import_writes_the_lm_eval_versions_without_advisories(
+    full_bundle: tuple[Path, Any, Any],
+) -> None:
+    source, _, _ = full_bundle
+    used = {c["checker"] for c in source_of(source)["cases"]}
+    assert used == {"lm-eval-counts@2", "lm-eval-hashes@1", "lm-eval-metric@2"}
+
+
+def test_a_real_run_with_wrong_answers_values_deleted_contradicts_its_figures(
+    tmp_path: Path,
+) -> None:
+    """The acc of tiny_mc's wrong answers deleted, the header restated over the rest: @1
+    averaged the rest and supported it."""
+    folder = copy_run("full", tmp_path)
+    kept: list[float] = []
+
+    def delete_wrong(records: list[dict[str, Any]]) -> None:
+        for r in records:
+            if r["acc"] == 0:
+                del r["acc"]
+            else:
+                kept.append(r["acc"])
+
+    edit_lines(only(folder, "samples_tiny_mc_*.jsonl"), delete_wrong)
+    results_file = only(folder, "results_*.json")
+    results = json.loads(results_file.read_text("utf-8"))
+    results["results"]["tiny_mc"]["acc,none"] = sum(kept) / len(kept)
+    results["results"]["tiny_mc"]["acc_stderr,none"] = "N/A"
+    results_file.write_text(json.dumps(results), "utf-8")
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert any("tiny-mc-acc-none" in n and "hold no acc" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    contradicted = {p.where for p in refused.value.problems if p.code == "claim.contradicted"}
+    assert contradicted == {"claim tiny-mc-figures"}
+
+
+def test_a_real_limit_run_whose_records_are_other_documents_contradicts_its_counts(
+    tmp_path: Path,
+) -> None:
+    """--limit 3 takes documents 0-2; the records renumbered 4-6 (the hashes still hold)."""
+    folder = copy_run("limit", tmp_path)
+    edit_lines(
+        only(folder, "samples_tiny_mc_*.jsonl"),
+        lambda records: [r.update(doc_id=r["doc_id"] + 4) for r in records],
+    )
+    imported = import_lm_eval(folder, tmp_path / "source")
+    assert any("tiny-mc-counts" in n and "lm-eval takes the first 3" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
+    contradicted = {p.where for p in refused.value.problems if p.code == "claim.contradicted"}
+    assert contradicted == {"claim tiny-mc-counts"}

@@ -1,0 +1,449 @@
+"""lm-eval-metric@2 and lm-eval-counts@2: the @1 checks, deciding from all the evidence
+(issue 41, item 7).
+
+What @1 let an author make supported against the records (advisories RB-2026-0040 for
+the metric, RB-2026-0041 for the counts):
+
+- a ``tolerance`` below 0.05 applied to the header's figure as well as to the claim, so
+  "acc 0.90" held where the stored values give 0.86;
+- a record of the filter without the metric's value left out of the denominator, so
+  deleting the value of 30 wrong answers of 100 turned 63 right answers into "0.90";
+- the stored records counted, never their documents, so a ``--limit 10`` run whose
+  records are documents 990-999 held, where lm-eval takes documents 0-9.
+
+@2 compares the header's figure with the re-derived one at float precision (lm-eval
+writes the full value), takes the claimed figure as rounded to the decimals it is stated
+with (or within an interval no wider than the re-derived stderr), counts a record without
+the value as lm-eval's own rule does (left out only where the record's ``metrics`` list
+says the task's ``process_results`` gave no such value; otherwise a reason), and checks
+each filter's documents against the ones lm-eval takes: ``Task.doc_iterator`` enumerates
+the task's documents from 0 and ``utils.create_iterator`` slices the first ``limit``
+(``islice(docs, rank, limit, world_size)``, the ranks' shares gathered), so the doc_ids of
+a run are exactly 0 to effective - 1.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
+from .checks import (
+    COUNTS,
+    RESULTS_ROLE,
+    SAMPLES_ROLE,
+    TASK,
+    claimed_counts,
+    numbered,
+    results_with,
+    samples_of,
+    text_param,
+)
+from .run import Record, is_count, is_number, limited, mean, mean_stderr, read_records, read_task
+
+# lm-eval writes a figure at full precision (``json.dumps`` of the float): the stated and
+# the re-derived figure differ by the summation's rounding at most
+FLOAT_NOISE = 1e-9
+MAX_DECIMALS = 12
+SHOWN = 5  # lines or doc_ids named in a message
+
+
+def _claim_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, int | None, float]:
+    task, metric, filter_name = (text_param(params, n) for n in ("task", "metric", "filter"))
+    claimed, decimals, tolerance = params["claimed"], params["decimals"], params["tolerance"]
+    if not is_number(claimed):
+        raise CheckerInputError("params.invalid", f"claimed {claimed!r} is not a finite number")
+    if decimals is not None and (not is_count(decimals) or not 0 <= decimals <= MAX_DECIMALS):
+        raise CheckerInputError(
+            "params.invalid", f"decimals {decimals!r} must be a whole number, 0 to {MAX_DECIMALS}"
+        )
+    if decimals is not None and abs(round(claimed, decimals) - claimed) > FLOAT_NOISE:
+        raise CheckerInputError(
+            "params.invalid",
+            f"claimed {claimed!r} has more than the {decimals} decimals it is said to be "
+            "stated with",
+        )
+    if not is_number(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
+        raise CheckerInputError(
+            "params.invalid", f"tolerance {tolerance!r} must be at least 0 and below 0.05"
+        )
+    return task, metric, filter_name, float(claimed), decimals, float(tolerance)
+
+
+def _half_unit(decimals: int | None) -> float:
+    """How far a figure stated with ``decimals`` decimals may be from what it rounds."""
+    return 0.0 if decimals is None else 0.5 * 10.0**-decimals
+
+
+def _counted(records: list[Record], metric: str, filter_name: str) -> tuple[list[float], Any]:
+    """The values lm-eval averages, the records the task's rule leaves out (their
+    ``metrics`` list omits the metric) and those without a value lm-eval would have
+    stored (their list names it, or they carry none)."""
+    found: list[float] = []
+    omitted: list[int] = []
+    missing: list[Record] = []
+    for record in records:
+        if record.filter != filter_name:
+            continue
+        if metric in record.raw:
+            value = record.raw[metric]
+            if not is_number(value):
+                raise CheckerInputError(
+                    "input.invalid",
+                    f"{record.label}: {metric} {value!r} is not a finite number (a boolean is "
+                    "not one); the figure is not re-derived",
+                )
+            found.append(value)
+            continue
+        named = record.raw.get("metrics")
+        listed = isinstance(named, list) and all(isinstance(n, str) for n in named)
+        if listed and metric not in (named or ()):
+            omitted.append(record.line)
+            continue
+        missing.append(record)
+    return found, (omitted, missing)
+
+
+def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A header stating the claimed figure over one record whose value is 0 or 1, at
+    least 0.5 away: the header's figure is compared at float precision whatever the
+    claim's decimals or interval."""
+    task, metric, filter_name, claimed, _, _ = _claim_params(params)
+    value = 0.0 if claimed >= 0.5 else 1.0
+    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
+    record = {"doc_id": 0, "filter": filter_name, "metrics": [metric], metric: value}
+    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
+
+
+@checker(
+    "lm-eval-metric",
+    2,
+    roles=[RESULTS_ROLE, SAMPLES_ROLE],
+    params=[
+        TASK,
+        Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,)),
+        Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,)),
+        Param("claimed", "the figure the claim states (a finite number)", (float, int)),
+        Param(
+            "decimals",
+            "the decimals the claim states the figure with (`0.90`: 2); unset, the figure as "
+            "the results state it, at full precision",
+            (int,),
+            default=None,
+            at_least=0,
+            at_most=MAX_DECIMALS,
+        ),
+        Param(
+            "tolerance",
+            "an interval the claim shows (`0.86 ± 0.035`): largest accepted |claimed - "
+            "re-derived|, no wider than the re-derived stderr",
+            (float, int),
+            0,
+            at_least=0,
+            below=MAX_TOLERANCE,
+        ),
+    ],
+    reasons={
+        "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
+        "stored per-sample values",
+        "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
+        "values give",
+        "lmeval.claim_mismatch": "the claimed figure, at the decimals it is stated with, is not "
+        "the re-derived one",
+        "lmeval.value_missing": "a record of the filter has no value of the metric where "
+        "lm-eval stores one",
+        "lmeval.tolerance_too_wide": "the tolerance is wider than the re-derived stderr",
+    },
+    counterexample=_metric_counterexample,
+)
+def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A headline figure ("METRIC,FILTER") and its claim follow from every stored record.
+
+    Recomputes the figure as lm-eval 0.4.13 does for a `mean` aggregation (the sum in file
+    order over the count, and the sample standard deviation over the square root of the
+    count) from the records of the filter. A record without the metric's value is left out
+    of the denominator only where lm-eval leaves it out: its `metrics` list (the keys the
+    task's `process_results` gave) omits the metric; any other record without the value
+    fails (`lmeval.value_missing`), never dropped silently. The figure and stderr the
+    results state must equal the re-derived ones at float precision (lm-eval writes the
+    full value; a stated "N/A" stderr is accepted). `claimed` must be the re-derived figure
+    rounded to `decimals` (unset: equal at float precision), or within `tolerance`, an
+    interval the claim shows, which may be no wider than the re-derived stderr. The
+    message and details always give the claimed figure beside the re-derived one. A
+    metric whose aggregation is not `mean`, a value that is not a finite number, and no
+    value at all are `input.invalid`. A pass says the arithmetic holds on the stored
+    values; it does not re-score a sample nor re-run the model.
+    """
+    name, metric, filter_name, claimed, decimals, tolerance = _claim_params(params)
+    task = read_task(inputs["results"], name)
+    figure = f"{name} {metric},{filter_name}"
+    aggregation = task.aggregation(metric)
+    if aggregation != "mean":
+        raise CheckerInputError(
+            "input.invalid",
+            f"{figure}: aggregation {aggregation or 'not named'}, not mean; not re-derived",
+        )
+    stated = task.figure(metric, filter_name)
+    if not is_number(stated):
+        raise CheckerInputError(
+            "input.invalid", f"{figure}: the results state {stated!r}, not a finite number"
+        )
+    items, (omitted, missing) = _counted(read_records(samples_of(inputs)), metric, filter_name)
+    if not items:
+        raise CheckerInputError("input.invalid", f"{figure}: no stored record has a value")
+    recomputed = mean(items)
+    stderr = mean_stderr(items) if len(items) > 1 else None
+    stated_stderr = task.stderr(metric, filter_name)
+    records = len(items) + len(omitted) + len(missing)
+    # an interval wider than the stderr is a reason, and is not used: at most the stderr
+    allowed = max(_half_unit(decimals), min(tolerance, stderr or 0.0))
+    precision = "at full precision" if decimals is None else f"at {decimals} decimals"
+    interval = f" ± {tolerance:g}" if tolerance else ""
+    beside = (
+        f"claimed {claimed!r}{interval} ({precision}), re-derived {recomputed!r} from "
+        f"{len(items)} of the filter's {records} records, the results state {stated!r}"
+    )
+    details = {
+        "figure": f"{metric},{filter_name}",
+        "claimed": claimed,
+        "recomputed": recomputed,
+        "stated": stated,
+        "decimals": decimals,
+        "tolerance": tolerance,
+        "values": len(items),
+        "records": records,
+        "omitted_by_task": len(omitted),
+        "missing": len(missing),
+        "sum": sum(items),
+        "stated_stderr": stated_stderr,
+        "recomputed_stderr": stderr,
+    }
+    reasons = []
+    if missing:
+        lines = ", ".join(str(r.line) for r in missing[:SHOWN])
+        reasons.append(
+            Reason(
+                "lmeval.value_missing",
+                f"{figure}: {len(missing)} of the filter's {records} records hold no {metric} "
+                f"though their metrics list names it or is absent (line(s) {lines}); lm-eval "
+                "stores every value process_results gives, so a value was removed",
+                {"figure": figure, "missing": len(missing), "lines": [r.line for r in missing]},
+            )
+        )
+    if abs(stated - recomputed) > FLOAT_NOISE:
+        reasons.append(
+            Reason(
+                "lmeval.figure_mismatch",
+                f"{figure}: the results state {stated!r}, the {len(items)} stored values give "
+                f"{recomputed!r}",
+                {"figure": figure, "stated": stated, "recomputed": recomputed},
+            )
+        )
+    if stated_stderr != "N/A" and (
+        not is_number(stated_stderr) or stderr is None or abs(stated_stderr - stderr) > FLOAT_NOISE
+    ):
+        reasons.append(
+            Reason(
+                "lmeval.stderr_mismatch",
+                f"{figure}: the results state stderr {stated_stderr!r}, the stored values give "
+                f"{stderr if stderr is not None else 'none (one value)'}",
+                {"figure": figure, "stated": stated_stderr, "recomputed": stderr},
+            )
+        )
+    if tolerance and (stderr is None or tolerance > stderr + FLOAT_NOISE):
+        reasons.append(
+            Reason(
+                "lmeval.tolerance_too_wide",
+                f"{figure}: tolerance {tolerance!r} is wider than the re-derived stderr "
+                f"{stderr if stderr is not None else 'none (one value)'}; a claim may round "
+                "the figure to its stated decimals, or show an interval within its stderr",
+                {"figure": figure, "tolerance": tolerance, "stderr": stderr},
+            )
+        )
+    if abs(claimed - recomputed) > allowed + FLOAT_NOISE:
+        reasons.append(
+            Reason(
+                "lmeval.claim_mismatch",
+                f"{figure}: {beside}",
+                {"figure": figure, "claimed": claimed, "recomputed": recomputed},
+            )
+        )
+    if reasons:
+        return Verdict.failed(
+            f"{figure} does not follow from the samples: {beside}", reasons, **details
+        )
+    left_out = (
+        f"; {len(omitted)} record(s) left out as the task's process_results gave no {metric}"
+        if omitted
+        else ""
+    )
+    return Verdict.passed(f"{figure}: {beside}{left_out}", **details)
+
+
+# -- lm-eval-counts@2 --------------------------------------------------------------------
+
+
+def _spans(doc_ids: list[int]) -> str:
+    """Sorted doc_ids as runs: ``0-9, 12``."""
+    parts: list[str] = []
+    start = previous = None
+    for doc_id in [*doc_ids, None]:
+        if doc_id is not None and previous is not None and doc_id == previous + 1:
+            previous = doc_id
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = doc_id
+    shown = parts[:SHOWN]
+    return ", ".join(shown) + (
+        f" and {len(parts) - SHOWN} more run(s)" if len(parts) > SHOWN else ""
+    )
+
+
+def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The claimed counts stated, with one samples record more than `effective`."""
+    task = text_param(params, "task")
+    claimed = claimed_counts(params)
+    results = results_with(task, {}, 0)
+    results["n-samples"][task] = dict(claimed)
+    records = [{"doc_id": i, "filter": "none"} for i in range(claimed["effective"] + 1)]
+    return {"results": results, "samples": numbered(records)}
+
+
+@checker(
+    "lm-eval-counts",
+    2,
+    roles=[RESULTS_ROLE, SAMPLES_ROLE._replace(optional=True)],
+    params=[
+        TASK,
+        Param(
+            "claimed",
+            "the task's n-samples as the results state them: original and effective -> "
+            "whole number",
+            (dict,),
+        ),
+    ],
+    reasons={
+        "lmeval.count_mismatch": "a count the results state is not what the samples or the "
+        "claim give",
+        "lmeval.limit_mismatch": "the effective count is not what --limit allows of the original",
+        "lmeval.duplicate_doc": "a document is stored twice under one filter",
+        "lmeval.doc_set_mismatch": "a filter's documents are not the ones lm-eval takes (the "
+        "first `effective` of the task: doc_id 0 to effective - 1)",
+    },
+    counterexample=_counts_counterexample,
+)
+def lm_eval_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The task's sample counts and documents agree with the claim, the limit and the records.
+
+    `n-samples` (`original` documents, `effective` evaluated) must equal `claimed`;
+    `effective` must be what lm-eval evaluates of `original` under the run's `limit`
+    (the first ceil(original x L) documents for L below 1, else the first int(L); all
+    of them with no limit, where a `--samples` selection, which the results do not
+    record, shows as a mismatch). With the samples file, each filter must hold exactly
+    `effective` records, no document twice, and its doc_ids must be the documents lm-eval
+    takes: it enumerates the task's documents from 0 and evaluates the first `effective`
+    (`Task.doc_iterator`, `utils.create_iterator`), so doc_id 0 to effective - 1 (a
+    `--limit 10` run holds documents 0-9, never 990-999). A pass re-counts stored data;
+    it says nothing about the documents that were not evaluated, and without the samples
+    file nothing about which documents were.
+    """
+    name = text_param(params, "task")
+    claimed = claimed_counts(params)
+    task = read_task(inputs["results"], name)
+    stated = {"original": task.original, "effective": task.effective}
+    allowed = limited(task.original, task.limit)
+    reasons = [
+        Reason(
+            "lmeval.count_mismatch",
+            f"{name} n-samples {key}: claimed {claimed[key]}, the results state {stated[key]}",
+            {"count": key, "claimed": claimed[key], "stated": stated[key]},
+        )
+        for key in COUNTS
+        if claimed[key] != stated[key]
+    ]
+    if task.effective != allowed:
+        reasons.append(
+            Reason(
+                "lmeval.limit_mismatch",
+                f"{name}: effective {task.effective}, but limit {task.limit!r} of "
+                f"{task.original} documents evaluates {allowed}",
+                {"effective": task.effective, "limit": task.limit, "allowed": allowed},
+            )
+        )
+    details: dict[str, Any] = {**stated, "limit": task.limit, "allowed_by_limit": allowed}
+    if "samples" in inputs:
+        reasons += _documents(name, task.effective, read_records(inputs["samples"]), details)
+    if reasons:
+        return Verdict.failed(f"{name}'s counts do not agree", reasons, **details)
+    which = (
+        f", each stored once per filter: doc_id {_spans(list(range(task.effective)))}"
+        if "samples" in inputs and task.effective
+        else ("" if "samples" in inputs else "; which documents is not checked (no samples file)")
+    )
+    return Verdict.passed(
+        f"{name}: {task.effective} of {task.original} documents evaluated (limit "
+        f"{task.limit!r}), as stated{which}",
+        **details,
+    )
+
+
+def _documents(
+    name: str, effective: int, records: list[Record], details: dict[str, Any]
+) -> list[Reason]:
+    """Each filter's records against the documents lm-eval takes."""
+    per_filter: dict[str, Counter[int]] = {}
+    for record in records:
+        per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
+    details["records_per_filter"] = {f: sum(c.values()) for f, c in per_filter.items()}
+    reasons = []
+    taken = set(range(effective))
+    for filter_name, docs in per_filter.items():
+        held = sum(docs.values())
+        if held != effective:
+            reasons.append(
+                Reason(
+                    "lmeval.count_mismatch",
+                    f"{name} filter {filter_name!r}: {held} records stored, the results "
+                    f"state effective {effective}",
+                    {"count": "effective", "filter": filter_name, "stored": held},
+                )
+            )
+        twice = sorted(d for d, n in docs.items() if n > 1)
+        if twice:
+            reasons.append(
+                Reason(
+                    "lmeval.duplicate_doc",
+                    f"{name} filter {filter_name!r}: doc_id(s) {twice[:SHOWN]} stored more than "
+                    "once",
+                    {"filter": filter_name, "doc_ids": twice[:50]},
+                )
+            )
+        foreign = sorted(set(docs) - taken)
+        absent = sorted(taken - set(docs))
+        if foreign or absent:
+            held_text = _spans(sorted(docs)) or "none"
+            reasons.append(
+                Reason(
+                    "lmeval.doc_set_mismatch",
+                    f"{name} filter {filter_name!r}: the records hold doc_id {held_text}; "
+                    f"lm-eval takes the first {effective} documents, doc_id "
+                    f"{_spans(sorted(taken)) or 'none'} ({len(foreign)} stored that it does not "
+                    f"take, {len(absent)} it takes not stored)",
+                    {
+                        "filter": filter_name,
+                        "not_taken": foreign[:50],
+                        "not_stored": absent[:50],
+                    },
+                )
+            )
+    if not per_filter and effective:
+        reasons.append(
+            Reason(
+                "lmeval.count_mismatch",
+                f"{name}: no record stored, the results state effective {effective}",
+                {"count": "effective", "stored": 0},
+            )
+        )
+    return reasons
