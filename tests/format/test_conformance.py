@@ -1,0 +1,148 @@
+"""The conformance suite of ``reprobundle/1`` (``manifests/conformance/``): every vector
+through the Python verifier and through the second, independent one in JavaScript
+(``manifests/js/verify.mjs``), each compared with the result the spec gives it.
+
+Neither implementation re-runs a checker here: the suite is about integrity and
+signatures, which is all the JavaScript verifier does (it says so)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundler.container.readrules import Limits
+from bundler.errors import BundleRejected
+from bundler.run.verify import check_integrity
+from bundler.signatures.trust import SignatureJudge, load_policy
+from manifests.conformance import generate
+from tests.helpers import REPO
+
+SUITE = REPO / "manifests" / "conformance"
+JS = REPO / "manifests" / "js"
+INDEX = json.loads((SUITE / "vectors.json").read_text("utf-8"))
+VECTORS = INDEX["vectors"]
+IDS = [v["name"] for v in VECTORS]
+
+
+def python_verdict(vector: dict[str, Any]) -> tuple[str, list[str]]:
+    options = vector["options"]
+    policy = load_policy(
+        [SUITE / t for t in options.get("trust", [])],
+        expect_manifest_sha256=options.get("identity"),
+    )
+    try:
+        check_integrity(
+            SUITE / vector["file"], Limits(**options.get("limits", {})), SignatureJudge(policy)
+        )
+    except BundleRejected as exc:
+        return "reject", sorted({p.code for p in exc.problems})
+    return "accept", []
+
+
+def test_the_suite_has_every_kind_of_vector() -> None:
+    results = [v["expected"]["result"] for v in VECTORS]
+    assert len(VECTORS) >= 60
+    assert results.count("accept") >= 10
+    rules = {v["rule"] for v in VECTORS}
+    for family in (
+        "archive.",
+        "tar.",
+        "member.",
+        "layout.",
+        "integrity.",
+        "manifest.",
+        "signature.",
+    ):
+        assert any(r.startswith(family) for r in rules), family
+    size = sum((SUITE / v["file"]).stat().st_size for v in VECTORS)
+    assert size < 512 << 10  # small: a few hundred KiB in all
+
+
+def test_the_vectors_are_what_the_script_writes(tmp_path: Path) -> None:
+    """The committed vectors are generated, not edited by hand: the script writes the same
+    index and the same bytes again."""
+    generate.write(tmp_path)
+    assert json.loads((tmp_path / "vectors.json").read_text("utf-8")) == INDEX
+    for vector in VECTORS:
+        assert (tmp_path / vector["file"]).read_bytes() == (SUITE / vector["file"]).read_bytes()
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=IDS)
+def test_python_verifier_conforms(vector: dict[str, Any]) -> None:
+    expected = vector["expected"]
+    assert python_verdict(vector) == (expected["result"], expected["codes"])
+
+
+def node() -> str | None:
+    """Node 20 or later with the verifier's packages installed, else None (CI has both)."""
+    found = shutil.which("node")
+    if found is None:
+        return None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
+    major = version.stdout.strip().lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < 20:
+        return None
+    return found
+
+
+NODE = node()
+NO_NODE = "node >= 20 is not installed (Debian: apt-get install nodejs npm; .ci/run installs it)"
+NO_PACKAGES = "the JavaScript verifier's packages are not installed: run `npm ci` in manifests/js"
+
+
+def run_js(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    if NODE is None:
+        pytest.skip(NO_NODE)
+    if not (JS / "node_modules" / "fzstd").is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(NO_PACKAGES)
+        pytest.skip(NO_PACKAGES)
+    return subprocess.run(
+        [NODE, str(JS / "verify.mjs"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def js_arguments(vector: dict[str, Any]) -> list[str | Path]:
+    options = vector["options"]
+    args: list[str | Path] = [SUITE / vector["file"], "--json"]
+    for key in options.get("trust", []):
+        args += ["--trust", SUITE / key]
+    if "identity" in options:
+        args += ["--identity", options["identity"]]
+    for name, value in options.get("limits", {}).items():
+        args += [f"--max-{name.replace('_', '-')}", str(value)]
+    return args
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=IDS)
+def test_javascript_verifier_conforms(vector: dict[str, Any]) -> None:
+    result = run_js(*js_arguments(vector))
+    expected = vector["expected"]
+    assert result.returncode == expected["exit"], result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert (verdict["result"], verdict["codes"]) == (expected["result"], expected["codes"])
+    assert verdict["checkers"] == "not re-run"
+
+
+def test_javascript_verifier_says_it_does_not_rerun_checkers() -> None:
+    intact = SUITE / "vectors" / "accept-intact-zstd.bundle.tar.zst"
+    result = run_js(intact)
+    assert result.returncode == 0, result.stderr
+    assert "checkers were not re-run" in result.stdout
+    assert "identity sha256:" in result.stdout
+
+
+def test_javascript_verifier_refuses_a_usage_error_with_exit_2() -> None:
+    result = run_js("--no-such-option")
+    assert result.returncode == 2
+    assert "usage" in result.stderr.lower()
