@@ -29,6 +29,8 @@ INDEX = json.loads((SUITE / "vectors.json").read_text("utf-8"))
 VECTORS = INDEX["vectors"]
 IDS = [v["name"] for v in VECTORS]
 
+pytestmark = pytest.mark.long  # a node process per vector: started first in a parallel run
+
 
 def python_verdict(vector: dict[str, Any]) -> tuple[str, list[str]]:
     options = vector["options"]
@@ -96,13 +98,18 @@ NO_NODE = "node >= 20 is not installed (Debian: apt-get install nodejs npm; .ci/
 NO_PACKAGES = "the JavaScript verifier's packages are not installed: run `npm ci` in manifests/js"
 
 
+def unavailable(reason: str) -> None:
+    """Skip, saying why; under CI (``.ci/run`` sets REPROBUNDLE_REQUIRE_NODE), fail."""
+    if os.environ.get("REPROBUNDLE_REQUIRE_NODE") or os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 def run_js(*args: str | Path) -> subprocess.CompletedProcess[str]:
     if NODE is None:
-        pytest.skip(NO_NODE)
+        unavailable(NO_NODE)
     if not (JS / "node_modules" / "fzstd").is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(NO_PACKAGES)
-        pytest.skip(NO_PACKAGES)
+        unavailable(NO_PACKAGES)
     return subprocess.run(
         [NODE, str(JS / "verify.mjs"), *map(str, args)],
         capture_output=True,
@@ -146,3 +153,17 @@ def test_javascript_verifier_refuses_a_usage_error_with_exit_2() -> None:
     result = run_js("--no-such-option")
     assert result.returncode == 2
     assert "usage" in result.stderr.lower()
+
+
+def test_javascript_verifier_shares_no_code_with_the_python_one() -> None:
+    """It imports only Node's own modules, its own files and its two pinned packages."""
+    allowed = {"fzstd", "smol-toml"}
+    lock = json.loads((JS / "package-lock.json").read_text("utf-8"))
+    assert {p.removeprefix("node_modules/") for p in lock["packages"] if p} == allowed
+    for source in [JS / "verify.mjs", *sorted((JS / "lib").glob("*.mjs"))]:
+        for line in source.read_text("utf-8").splitlines():
+            if line.startswith("import "):
+                target = line.rsplit(" from ", 1)[-1].strip(' ";').strip('"')
+                assert target.startswith("node:") or target.startswith("./") or target in allowed, (
+                    f"{source.name}: {line}"
+                )

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// A second, independent verifier of reprobundle/1 bundles: integrity and signatures only,
+// written from manifests/FORMAT.md (it shares no code with the Python verifier). It never
+// runs a checker, so it says nothing about a claim; `reprobundle verify` re-runs the cases.
+//
+//   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--identity sha256:HEX]
+//        [--max-members N] [--max-file-bytes N] [--max-total-bytes N]
+//        [--max-manifest-bytes N] [--max-archive-bytes N] [--json]
+//
+// Exit codes: 0 intact, 3 rejected, 2 usage error.
+
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { Rejected, UsageError } from "./lib/problems.mjs";
+import { readBundle } from "./lib/read.mjs";
+import { describe, readTrustedKey } from "./lib/signatures.mjs";
+
+const USAGE =
+  "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--identity sha256:HEX] " +
+  "[--max-members N] [--max-file-bytes N] [--max-total-bytes N] [--max-manifest-bytes N] " +
+  "[--max-archive-bytes N] [--json]";
+const LIMIT_FLAGS = {
+  "--max-members": "members",
+  "--max-file-bytes": "file_bytes",
+  "--max-total-bytes": "total_bytes",
+  "--max-manifest-bytes": "manifest_bytes",
+  "--max-archive-bytes": "archive_bytes",
+};
+const NOT_RERUN =
+  "checkers were not re-run: this verifier checks integrity and signatures only " +
+  "(`reprobundle verify` re-runs the cases and judges the claims)";
+
+function parseArguments(argv) {
+  const options = { bundle: null, trust: [], identity: null, limits: {}, json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new UsageError(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === "--json") options.json = true;
+    else if (arg === "--trust") options.trust.push(value());
+    else if (arg === "--identity" || arg === "--expect-manifest-sha256") {
+      const pin = value();
+      if (!/^(sha256:)?[0-9a-fA-F]{64}$/.test(pin)) throw new UsageError(`${arg} takes sha256:HEX (64 hex digits)`);
+      options.identity = pin.replace(/^sha256:/, "").toLowerCase();
+    } else if (arg in LIMIT_FLAGS) {
+      const text = value();
+      if (!/^[0-9]+$/.test(text)) throw new UsageError(`${arg} takes a whole number`);
+      options.limits[LIMIT_FLAGS[arg]] = Number(text);
+    } else if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${arg}`);
+    else if (options.bundle === null) options.bundle = arg;
+    else throw new UsageError(`one bundle at a time, observed ${arg}`);
+  }
+  if (options.bundle === null) throw new UsageError("no bundle given");
+  return options;
+}
+
+// At most ``limit + 1`` bytes of a regular file (a larger one is refused by its limit).
+function readBounded(path, limit) {
+  const fd = openSync(path, "r");
+  try {
+    if (!fstatSync(fd).isFile()) throw new UsageError(`${path} is not a regular file`);
+    const chunks = [];
+    let left = limit + 1;
+    for (;;) {
+      const buffer = Buffer.alloc(Math.min(left, 1 << 20));
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      chunks.push(buffer.subarray(0, n));
+      left -= n;
+      if (left <= 0) break;
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function main(argv) {
+  let options;
+  let trusted;
+  let data;
+  try {
+    options = parseArguments(argv);
+    trusted = options.trust.map((path) => {
+      let text;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (error) {
+        throw new UsageError(`cannot read key file ${path}: ${error.message}`);
+      }
+      return readTrustedKey(text, path);
+    });
+    try {
+      data = readBounded(options.bundle, options.limits.archive_bytes ?? 16 * 2 ** 30);
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`cannot read ${options.bundle}: ${error.message}`);
+    }
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`verify.mjs: ${error.message}\n${USAGE}\n`);
+    return 2;
+  }
+  let found;
+  try {
+    found = readBundle(data, options.bundle.split("/").pop(), { trusted, identity: options.identity, limits: options.limits });
+  } catch (error) {
+    if (!(error instanceof Rejected)) throw error;
+    const codes = [...new Set(error.problems.map((p) => p.code))].sort();
+    if (options.json) {
+      const problems = error.problems.map(({ where, code, message }) => ({ where, code, message }));
+      const out = { result: "reject", exit: 3, codes, problems, checkers: "not re-run" };
+      process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
+    } else {
+      process.stdout.write(`rejected: ${options.bundle}: ${error.message}\n`);
+      for (const p of error.problems) process.stdout.write(`  ${p.code}  ${p.where}: ${p.message}\n`);
+      process.stdout.write(`${NOT_RERUN}\n`);
+    }
+    return 3;
+  }
+  if (options.json) {
+    const out = {
+      result: "accept",
+      exit: 0,
+      codes: [],
+      identity: `sha256:${found.identity}`,
+      bundle: `${found.name}-${found.version}`,
+      compression: found.codec,
+      files: found.files,
+      signatures: found.signatures,
+      warnings: found.warnings,
+      checkers: "not re-run",
+    };
+    process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
+  } else {
+    process.stdout.write(
+      `intact: ${found.name} ${found.version}, identity sha256:${found.identity}\n` +
+        `  ${found.files} file(s) checked against the manifest (${found.codec}); ${describe(found.signatures)}\n` +
+        found.warnings.map((w) => `  warning: ${w}\n`).join("") +
+        `${NOT_RERUN}\n`,
+    );
+  }
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));
