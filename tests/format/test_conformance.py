@@ -167,3 +167,15 @@ def test_javascript_verifier_shares_no_code_with_the_python_one() -> None:
                 assert target.startswith("node:") or target.startswith("./") or target in allowed, (
                     f"{source.name}: {line}"
                 )
+
+
+GOLDEN = sorted((REPO / "manifests" / "golden").glob("*/*.bundle.tar.*"))
+
+
+@pytest.mark.parametrize("bundle", GOLDEN, ids=[f"{b.parent.name}/{b.name}" for b in GOLDEN])
+def test_javascript_verifier_accepts_every_golden_bundle(bundle: Path) -> None:
+    """Real bundles of every release, as the tool wrote them: intact, with the identity
+    the Python verifier gives."""
+    result = run_js(bundle, "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["identity"] == "sha256:" + check_integrity(bundle).identity
