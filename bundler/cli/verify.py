@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from bundler.cli._shared import (
     trust_options,
     write_text,
 )
+from bundler.container.download import TIMEOUT, default_cache
 from bundler.run.isolation import CodeLimits
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 
@@ -51,6 +53,7 @@ def check_targets(targets: dict[str, str | None]) -> None:
 
 
 if TYPE_CHECKING:
+    from bundler.container.download import Fetched
     from bundler.container.extract import Limits
     from bundler.run.runner import Progress
     from bundler.run.verify import Verification
@@ -72,6 +75,12 @@ _OUTPUT_OPTIONS = frozenset(
         "attest_target",
         "attest_key",
         "attest_predicate",
+        # where the bundle comes from and its file pin: not how it is judged
+        "sha256",
+        "identity",
+        "trust_on_first_use",
+        "no_cache",
+        "download_timeout",
     }
 )
 
@@ -151,7 +160,7 @@ def verify_with_options(
 
 
 @click.command(epilog=EXIT_HELP)
-@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("bundle", type=click.Path(path_type=str))  # a file, -, or a link
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
@@ -220,6 +229,35 @@ def verify_with_options(
     "--expect-manifest-sha256",
     metavar="HEX",
     help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
+)
+@click.option(
+    "--identity",
+    metavar="sha256:HEX",
+    help="The same pin as --expect-manifest-sha256, as `reprobundle cite` writes it.",
+)
+@click.option(
+    "--sha256",
+    metavar="HEX",
+    help="Reject the bundle unless the file's SHA-256 is HEX, checked before anything in it "
+    "is read (the pin of a link: BUNDLE may be an https URL).",
+)
+@click.option(
+    "--trust-on-first-use",
+    is_flag=True,
+    help="Verify a link without a pin: what it serves now, and print the --sha256 to pin it.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not keep a downloaded bundle, nor use one kept before (default: kept by digest "
+    "in the cache folder, so a pinned link verifies again offline).",
+)
+@click.option(
+    "--download-timeout",
+    type=click.FloatRange(0.001),
+    default=TIMEOUT,
+    show_default=True,
+    help="Seconds to connect, and between two pieces of a download, before it fails.",
 )
 @click.option(
     "--signature",
@@ -304,7 +342,7 @@ def verify_with_options(
 @limit_options
 @handle_errors
 def verify(
-    bundle: Path,
+    bundle: str,
     workdir: Path | None,
     keep: bool,
     json_target: str | None,
@@ -321,6 +359,11 @@ def verify(
     require_signature: bool,
     allow_unsigned: bool,
     expect_manifest_sha256: str | None,
+    identity: str | None,
+    sha256: str | None,
+    trust_on_first_use: bool,
+    no_cache: bool,
+    download_timeout: float,
     detached: tuple[Path, ...],
     allow_code: bool,
     code_timeout: float,
@@ -352,7 +395,12 @@ def verify(
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
 
-    BUNDLE may be - to read the bundle from standard input (read once, never seeked).
+    BUNDLE may be - to read the bundle from standard input (read once, never seeked),
+    or an https link pinned by --sha256 (the file's digest, checked before anything in
+    it is read) or --identity: the file is downloaded with bounds (--max-archive-bytes,
+    --download-timeout, a few redirects that keep the scheme) and kept by its digest in
+    the cache folder, so it verifies again offline. --trust-on-first-use verifies an
+    unpinned link and prints the pin.
 
     --attest FILE --attest-key KEY writes a DSSE envelope holding an in-toto Statement
     about this verification (the bundle file's SHA-256 and identity as subjects; each
@@ -365,8 +413,94 @@ def verify(
       reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
       reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
+      reprobundle verify https://example.org/starter-0.1.0.bundle.tar.zst --sha256 HEX
       reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
     """
+    with contextlib.ExitStack() as stack:
+        path, fetched = obtain(
+            stack,
+            bundle,
+            sha256=sha256,
+            identity=identity,
+            trust_on_first_use=trust_on_first_use,
+            cache=None if no_cache else default_cache(),
+            timeout=download_timeout,
+            max_bytes=limits_from(limit_values).archive_bytes,
+        )
+        if identity is not None:
+            expect_manifest_sha256 = pin_identity(identity, expect_manifest_sha256)
+        _verify(path, fetched, no_cache, **{k: v for k, v in locals().items() if k in _PASSED})
+    # (``_verify`` always exits)
+
+
+_PASSED = frozenset(
+    {
+        "workdir",
+        "keep",
+        "json_target",
+        "markdown_target",
+        "junit_target",
+        "html_target",
+        "attest_target",
+        "attest_key",
+        "attest_predicate",
+        "quiet",
+        "verbose",
+        "trust_files",
+        "trust_store",
+        "require_signature",
+        "allow_unsigned",
+        "expect_manifest_sha256",
+        "detached",
+        "allow_code",
+        "code_timeout",
+        "code_memory",
+        "code_output",
+        "code_processes",
+        "code_written_bytes",
+        "case_timeout",
+        "case_memory",
+        "time_limit",
+        "jobs",
+        "limit_values",
+    }
+)
+
+
+def _verify(
+    bundle: Path,
+    fetched: Fetched | None,
+    no_cache: bool,
+    *,
+    workdir: Path | None,
+    keep: bool,
+    json_target: str | None,
+    markdown_target: str | None,
+    junit_target: str | None,
+    html_target: str | None,
+    attest_target: str | None,
+    attest_key: Path | None,
+    attest_predicate: str,
+    quiet: bool,
+    verbose: bool,
+    trust_files: tuple[Path, ...],
+    trust_store: Path | None,
+    require_signature: bool,
+    allow_unsigned: bool,
+    expect_manifest_sha256: str | None,
+    detached: tuple[Path, ...],
+    allow_code: bool,
+    code_timeout: float,
+    code_memory: int,
+    code_output: int,
+    code_processes: int,
+    code_written_bytes: int,
+    case_timeout: float,
+    case_memory: int,
+    time_limit: float,
+    jobs: int,
+    limit_values: dict[str, int],
+) -> None:
     from bundler.errors import BundleRejected, UsageError
     from bundler.reports.common import verdict_line
     from bundler.reports.document import rejection_json, to_json
@@ -426,6 +560,8 @@ def verify(
     if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
         click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
     write_outputs(report, targets)  # after the verdict is printed: it is never lost
+    if fetched is not None:
+        after_download(fetched, verification.extracted.identity, no_cache)
     if signer is not None and hashed is not None and attest_target:
         from bundler.cli.attestation import write_attestation
 
@@ -452,3 +588,87 @@ def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> An
     from bundler.cli.keys import signing_key
 
     return signing_key(key_file)
+
+
+def pin_identity(identity: str, expect: str | None) -> str:
+    """``--identity sha256:HEX`` as the pin ``--expect-manifest-sha256`` reads; the two
+    given with other digests contradict each other."""
+    from bundler.errors import UsageError
+    from bundler.signatures.trust import identity_pin
+
+    pin = identity_pin(identity)
+    if expect is not None and identity_pin(expect) != pin:
+        raise UsageError("--identity and --expect-manifest-sha256 name two different bundles")
+    return pin
+
+
+def obtain(
+    stack: contextlib.ExitStack,
+    text: str,
+    *,
+    sha256: str | None,
+    identity: str | None,
+    trust_on_first_use: bool,
+    cache: Path | None,
+    timeout: float,
+    max_bytes: int,
+) -> tuple[Path, Fetched | None]:
+    """The bundle file BUNDLE names: a local path (checked against --sha256 when given,
+    before anything in it is read), or a link, downloaded and checked against its pin."""
+    from bundler.container.download import check_file, fetched, file_pin, is_url
+    from bundler.errors import Problem, UsageError
+    from bundler.signatures.trust import identity_pin
+
+    pin = file_pin(sha256) if sha256 is not None else None
+    if not is_url(text):
+        path = Path(text)
+        if pin is not None:
+            if text == "-":
+                raise UsageError("--sha256 needs a bundle file or link, not - (standard input)")
+            from bundler.run.verify import must_be_file
+
+            must_be_file(path)
+            check_file(path, pin)
+        return path, None
+    manifest_pin = identity_pin(identity) if identity is not None else None
+    if pin is None and manifest_pin is None and not trust_on_first_use:
+        raise UsageError(
+            f"{text} is a link: pin the bundle the report cited, or nothing ties the file "
+            "you get to it",
+            [
+                Problem(
+                    text,
+                    "download.pin",
+                    "give --sha256 HEX (the file's SHA-256, as `reprobundle cite` prints "
+                    "it) or --identity sha256:HEX; or --trust-on-first-use to verify what "
+                    "the link serves now and print its pin",
+                )
+            ],
+        )
+    got = stack.enter_context(
+        fetched(
+            text,
+            sha256=pin,
+            identity=manifest_pin,
+            max_bytes=max_bytes,
+            cache=cache,
+            timeout=timeout,
+        )
+    )
+    return got.path, got
+
+
+def after_download(fetched: Fetched, identity: str, no_cache: bool) -> None:
+    """Once a downloaded bundle verified (rejected or not, but not refused): note its
+    identity in the cache, and say where it came from and the pin to use next time."""
+    from bundler.container.download import default_cache, remember_identity
+
+    if not no_cache:
+        with contextlib.suppress(OSError):  # a cache that cannot be written costs a download
+            remember_identity(default_cache(), identity, fetched.sha256)
+    source = "from the cache (offline)" if fetched.from_cache else "downloaded"
+    click.echo(f"{fetched.url}: {source}, SHA-256 {fetched.sha256}", err=True)
+    click.echo(
+        f"pin it next time: reprobundle verify {fetched.url} --sha256 {fetched.sha256}",
+        err=True,
+    )
