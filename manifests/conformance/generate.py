@@ -1465,6 +1465,125 @@ def _all() -> None:
         ["signature.bad"],
         trust=["alice"],
     )
+    _folding_and_edges(good)
+
+
+def _folding_and_edges(good: dict[str, str]) -> None:
+    """Rules where two implementations most easily part: folding, odd encodings, edges."""
+    m = bundle_members()
+    ligature = {**FILES, "inputs/\ufb01le.txt": b"x", "inputs/file.txt": b"y"}
+    simple(
+        "reject-path-ligature-folded",
+        "manifest.paths",
+        "two listed paths equal after NFKD and case folding (the fi ligature, fi)",
+        with_manifest(manifest(files=files_toml(ligature)), ligature),
+        ["manifest.path.duplicate"],
+    )
+    sigma = {**FILES, "inputs/\u03bf\u03c2.txt": b"x", "inputs/\u039f\u03a3.txt": b"y"}
+    simple(
+        "reject-path-final-sigma-folded",
+        "manifest.paths",
+        "two listed paths equal after case folding (final sigma, capital sigma)",
+        with_manifest(manifest(files=files_toml(sigma)), sigma),
+        ["manifest.path.duplicate"],
+    )
+    simple(
+        "reject-member-ligature-folded",
+        "member.unique",
+        "a member equal to a listed name after folding (the fi ligature)",
+        gz(
+            tar(
+                *m,
+                member(f"{TOP}/inputs/\ufb01le.txt", b"x"),
+                member(f"{TOP}/inputs/b.\ufb01le", b"y"),
+                member(f"{TOP}/inputs/B.FILE", b"z"),
+            )
+        ),
+        ["member.duplicate", "member.unlisted"],
+    )
+    simple(
+        "reject-name-not-utf8",
+        "member.name",
+        "a member name whose bytes are not UTF-8",
+        gz(tar(*m, member(f"{TOP}/inputs/".encode() + b"\xff.txt", b"x"))),
+        ["member.name"],
+    )
+    raw = plain_bundle()
+    named = bytearray(gz(raw))
+    named[3] |= 0x08  # FNAME: a file name follows the header
+    simple(
+        "accept-gzip-with-name",
+        "archive.compression",
+        "a gzip header that carries a file name (read; bundles are written without one)",
+        bytes(named[:10]) + b"conf.tar\x00" + bytes(named[10:]),
+    )
+    simple(
+        "accept-extra-zero-blocks",
+        "tar.zero_padding",
+        "more zero blocks after the end-of-archive marker than a record needs",
+        gz(raw + bytes(40 * BLOCK)),
+    )
+    simple(
+        "reject-unlisted-and-size",
+        "integrity.every_problem",
+        "an unlisted file and a file of the wrong size: both reported",
+        gz(
+            tar(
+                m[0],
+                member(f"{TOP}/inputs/a.json", A_JSON + b"  "),
+                m[2],
+                member(f"{TOP}/z.txt", b"z"),
+            )
+        ),
+        ["member.size", "member.unlisted"],
+    )
+    simple(
+        "reject-newer-minor-still-checks-types",
+        "manifest.schema",
+        "a newer minor version ignores unknown keys, not a known key of the wrong type",
+        with_manifest(
+            manifest(fmt="reprobundle/1.9", name="conf", extra="future = 1\n").replace(
+                b'title = "A conformance vector"', b"title = 7"
+            )
+        ),
+        ["manifest.schema"],
+    )
+    tree = CASES.replace('candidate = "inputs/a.json"', 'candidate = "inputs"')
+    simple(
+        "accept-input-folder",
+        "manifest.references",
+        "a case input that names a folder of listed files",
+        with_manifest(manifest(cases=tree)),
+    )
+    sign_bit = bytes([1]) + bytes(30) + bytes([0x80])  # y = 1, x = 0 with the sign bit set
+    data = signature_json(
+        {**good, "public_key": base64.b64encode(sign_bit).decode(), "keyid": sha(sign_bit)}
+    )
+    simple(
+        "reject-key-negative-zero",
+        "signature.key",
+        "a public key encoding x = 0 with the sign bit set",
+        gz(plain_bundle(signatures=[(signature(ALICE)[0], data)])),
+        ["key.weak"],
+    )
+    simple(
+        "reject-sig-unicode-escape-key",
+        "signature.file",
+        "a key spelt with a JSON escape, given twice (format and \\u0066ormat)",
+        gz(
+            plain_bundle(
+                signatures=[
+                    (
+                        signature(ALICE)[0],
+                        signature_json(good).replace(
+                            b'"format"', b'"\\u0066ormat": "x",\n  "format"', 1
+                        ),
+                    )
+                ]
+            )
+        ),
+        ["signature.format"],
+    )
 
 
 def _gnu(members: list[bytes]) -> list[bytes]:

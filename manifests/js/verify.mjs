@@ -6,10 +6,14 @@
 //   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--identity sha256:HEX]
 //        [--max-members N] [--max-file-bytes N] [--max-total-bytes N]
 //        [--max-manifest-bytes N] [--max-archive-bytes N] [--json]
+//   node manifests/js/verify.mjs --conformance manifests/conformance/vectors.json
 //
-// Exit codes: 0 intact, 3 rejected, 2 usage error.
+// Exit codes: 0 intact, 3 rejected, 2 usage error. With --conformance: every vector of the
+// suite verified as its options say, one JSON line each; 0 when all give the expected
+// result and codes, 1 otherwise.
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Rejected, UsageError } from "./lib/problems.mjs";
 import { readBundle } from "./lib/read.mjs";
 import { describe, readTrustedKey } from "./lib/signatures.mjs";
@@ -76,7 +80,41 @@ function readBounded(path, limit) {
   }
 }
 
+// One verification: { result, exit, codes, problems } or { result: "accept", found }.
+function judge(data, name, trusted, options) {
+  try {
+    const found = readBundle(data, name, { trusted, identity: options.identity, limits: options.limits });
+    return { result: "accept", exit: 0, codes: [], found };
+  } catch (error) {
+    if (!(error instanceof Rejected)) throw error;
+    const codes = [...new Set(error.problems.map((p) => p.code))].sort();
+    return { result: "reject", exit: 3, codes, error };
+  }
+}
+
+// Every vector of the conformance suite, as its options say.
+function conformance(index) {
+  const suite = JSON.parse(readFileSync(index, "utf8"));
+  const folder = dirname(index);
+  let differ = 0;
+  for (const vector of suite.vectors) {
+    const options = vector.options;
+    const trusted = (options.trust ?? []).map((k) => readTrustedKey(readFileSync(join(folder, k), "utf8"), k));
+    const identity = options.identity ? options.identity.replace(/^sha256:/, "") : null;
+    const data = readFileSync(join(folder, vector.file));
+    const got = judge(data, vector.file.split("/").pop(), trusted, { identity, limits: options.limits ?? {} });
+    const expected = vector.expected;
+    const same = got.result === expected.result && got.codes.join() === expected.codes.join();
+    if (!same) differ++;
+    const line = { name: vector.name, result: got.result, exit: got.exit, codes: got.codes, conforms: same };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  }
+  process.stderr.write(`${suite.vectors.length - differ} of ${suite.vectors.length} vectors as expected\n`);
+  return differ ? 1 : 0;
+}
+
 function main(argv) {
+  if (argv[0] === "--conformance" && argv.length === 2) return conformance(argv[1]);
   let options;
   let trusted;
   let data;
@@ -102,12 +140,9 @@ function main(argv) {
     process.stderr.write(`verify.mjs: ${error.message}\n${USAGE}\n`);
     return 2;
   }
-  let found;
-  try {
-    found = readBundle(data, options.bundle.split("/").pop(), { trusted, identity: options.identity, limits: options.limits });
-  } catch (error) {
-    if (!(error instanceof Rejected)) throw error;
-    const codes = [...new Set(error.problems.map((p) => p.code))].sort();
+  const verdict = judge(data, options.bundle.split("/").pop(), trusted, options);
+  if (verdict.result === "reject") {
+    const { error, codes } = verdict;
     if (options.json) {
       const problems = error.problems.map(({ where, code, message }) => ({ where, code, message }));
       const out = { result: "reject", exit: 3, codes, problems, checkers: "not re-run" };
@@ -119,6 +154,7 @@ function main(argv) {
     }
     return 3;
   }
+  const found = verdict.found;
   if (options.json) {
     const out = {
       result: "accept",

@@ -131,14 +131,53 @@ def js_arguments(vector: dict[str, Any]) -> list[str | Path]:
     return args
 
 
+@pytest.fixture(scope="module")
+def js_results() -> dict[str, dict[str, Any]]:
+    """Every vector through the JavaScript verifier in one process (its --conformance
+    mode: each vector verified as its options say, by the function the command line uses)."""
+    result = run_js("--conformance", SUITE / "vectors.json")
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    return {line["name"]: line for line in lines}
+
+
 @pytest.mark.parametrize("vector", VECTORS, ids=IDS)
-def test_javascript_verifier_conforms(vector: dict[str, Any]) -> None:
+def test_javascript_verifier_conforms(
+    vector: dict[str, Any], js_results: dict[str, dict[str, Any]]
+) -> None:
+    got = js_results[vector["name"]]
+    expected = vector["expected"]
+    assert (got["result"], got["exit"], got["codes"]) == (
+        expected["result"],
+        expected["exit"],
+        expected["codes"],
+    )
+
+
+# every accepted vector, and every fifth rejected one: the command line, option by option
+SAMPLE = [v for i, v in enumerate(VECTORS) if v["expected"]["result"] == "accept" or i % 5 == 0]
+
+
+@pytest.mark.parametrize("vector", SAMPLE, ids=[v["name"] for v in SAMPLE])
+def test_javascript_command_line_conforms(vector: dict[str, Any]) -> None:
     result = run_js(*js_arguments(vector))
     expected = vector["expected"]
     assert result.returncode == expected["exit"], result.stdout + result.stderr
     verdict = json.loads(result.stdout)
     assert (verdict["result"], verdict["codes"]) == (expected["result"], expected["codes"])
     assert verdict["checkers"] == "not re-run"
+
+
+def test_javascript_conformance_mode_says_whether_all_conform(tmp_path: Path) -> None:
+    """Its exit code is 1 when a vector gives another result than the one expected."""
+    index = json.loads((SUITE / "vectors.json").read_text("utf-8"))
+    index["vectors"] = index["vectors"][:2]
+    index["vectors"][0]["expected"] = {"result": "reject", "exit": 3, "codes": ["file.hash"]}
+    for folder in ("vectors", "keys"):
+        (tmp_path / folder).symlink_to(SUITE / folder)
+    (tmp_path / "vectors.json").write_text(json.dumps(index), "utf-8")
+    result = run_js("--conformance", tmp_path / "vectors.json")
+    assert result.returncode == 1
+    assert "1 of 2 vectors as expected" in result.stderr
 
 
 def test_javascript_verifier_says_it_does_not_rerun_checkers() -> None:
