@@ -53,7 +53,6 @@ def check_targets(targets: dict[str, str | None]) -> None:
 
 
 if TYPE_CHECKING:
-    from bundler.container.download import Fetched
     from bundler.container.extract import Limits
     from bundler.run.runner import Progress
     from bundler.run.verify import Verification
@@ -416,8 +415,24 @@ def verify(
       reprobundle verify https://example.org/starter-0.1.0.bundle.tar.zst --sha256 HEX
       reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
     """
+    from bundler.cli.remote import after_download, obtain, pin_identity
+    from bundler.errors import BundleRejected, UsageError
+    from bundler.reports.common import verdict_line
+    from bundler.reports.document import rejection_json, to_json
+
+    # a downloaded bundle's file (temporary with --no-cache) lives as long as this block
     with contextlib.ExitStack() as stack:
-        path, fetched = obtain(
+        targets = {
+            "json": json_target,
+            "markdown": markdown_target,
+            "junit": junit_target,
+            "html": html_target,
+        }
+        check_targets({**targets, "attest": attest_target})
+        signer = attest_signer(Path(bundle), attest_target, attest_key)  # before any download
+        if identity is not None:
+            expect_manifest_sha256 = pin_identity(identity, expect_manifest_sha256)
+        file, fetched = obtain(
             stack,
             bundle,
             sha256=sha256,
@@ -427,147 +442,63 @@ def verify(
             timeout=download_timeout,
             max_bytes=limits_from(limit_values).archive_bytes,
         )
-        if identity is not None:
-            expect_manifest_sha256 = pin_identity(identity, expect_manifest_sha256)
-        _verify(path, fetched, no_cache, **{k: v for k, v in locals().items() if k in _PASSED})
-    # (``_verify`` always exits)
+        text_to_stderr = "-" in targets.values()
+        hashed = None
+        if signer is not None:
+            from bundler.format.hashing import HashingReader
 
-
-_PASSED = frozenset(
-    {
-        "workdir",
-        "keep",
-        "json_target",
-        "markdown_target",
-        "junit_target",
-        "html_target",
-        "attest_target",
-        "attest_key",
-        "attest_predicate",
-        "quiet",
-        "verbose",
-        "trust_files",
-        "trust_store",
-        "require_signature",
-        "allow_unsigned",
-        "expect_manifest_sha256",
-        "detached",
-        "allow_code",
-        "code_timeout",
-        "code_memory",
-        "code_output",
-        "code_processes",
-        "code_written_bytes",
-        "case_timeout",
-        "case_memory",
-        "time_limit",
-        "jobs",
-        "limit_values",
-    }
-)
-
-
-def _verify(
-    bundle: Path,
-    fetched: Fetched | None,
-    no_cache: bool,
-    *,
-    workdir: Path | None,
-    keep: bool,
-    json_target: str | None,
-    markdown_target: str | None,
-    junit_target: str | None,
-    html_target: str | None,
-    attest_target: str | None,
-    attest_key: Path | None,
-    attest_predicate: str,
-    quiet: bool,
-    verbose: bool,
-    trust_files: tuple[Path, ...],
-    trust_store: Path | None,
-    require_signature: bool,
-    allow_unsigned: bool,
-    expect_manifest_sha256: str | None,
-    detached: tuple[Path, ...],
-    allow_code: bool,
-    code_timeout: float,
-    code_memory: int,
-    code_output: int,
-    code_processes: int,
-    code_written_bytes: int,
-    case_timeout: float,
-    case_memory: int,
-    time_limit: float,
-    jobs: int,
-    limit_values: dict[str, int],
-) -> None:
-    from bundler.errors import BundleRejected, UsageError
-    from bundler.reports.common import verdict_line
-    from bundler.reports.document import rejection_json, to_json
-
-    targets = {
-        "json": json_target,
-        "markdown": markdown_target,
-        "junit": junit_target,
-        "html": html_target,
-    }
-    check_targets({**targets, "attest": attest_target})
-    signer = attest_signer(bundle, attest_target, attest_key)
-    text_to_stderr = "-" in targets.values()
-    hashed = None
-    if signer is not None:
-        from bundler.format.hashing import HashingReader
-
+            try:
+                hashed = HashingReader(file.open("rb"))
+            except OSError as exc:
+                raise UsageError(f"cannot read {file}: {exc.strerror}") from None
         try:
-            hashed = HashingReader(bundle.open("rb"))
-        except OSError as exc:
-            raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
-    try:
-        with ProgressDisplay(enabled=not quiet) as progress:
-            verification = verify_with_options(
-                bundle,
-                judging_options(locals()),
-                stream=sys.stdin.buffer if str(bundle) == "-" else hashed,
-                workdir=workdir,
-                keep=keep,
-                limits=limits_from(limit_values),
-                progress=progress.cases,
+            with ProgressDisplay(enabled=not quiet) as progress:
+                verification = verify_with_options(
+                    file,
+                    judging_options(locals()),
+                    stream=sys.stdin.buffer if str(file) == "-" else hashed,
+                    workdir=workdir,
+                    keep=keep,
+                    limits=limits_from(limit_values),
+                    progress=progress.cases,
+                )
+        except (BundleRejected, UsageError) as exc:
+            # the verdict first, so that an output that cannot be written never hides it
+            click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
+            write_outputs(rejection_json(exc, exc.exit_code), targets)
+            sys.exit(exc.exit_code)
+        report = to_json(verification)
+        stream = sys.stderr if text_to_stderr else sys.stdout
+        if quiet:
+            click.echo(verdict_line(report), err=text_to_stderr)
+        elif is_terminal(stream):
+            from rich.console import Console
+
+            from bundler.reports.terminal import render
+
+            render(report, Console(file=stream), verbose=verbose)
+        else:
+            import shutil
+
+            from bundler.reports.text import to_text
+
+            # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
+            width = shutil.get_terminal_size(fallback=(0, 0)).columns
+            text = to_text(report, verbose=verbose, width=width)
+            click.echo(text, err=text_to_stderr)
+        if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
+            click.echo(
+                f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet
             )
-    except (BundleRejected, UsageError) as exc:
-        # the verdict first, so that an output that cannot be written never hides it
-        click.echo(f"reprobundle: {exc.diagnostics()}", err=True)
-        write_outputs(rejection_json(exc, exc.exit_code), targets)
-        sys.exit(exc.exit_code)
-    report = to_json(verification)
-    stream = sys.stderr if text_to_stderr else sys.stdout
-    if quiet:
-        click.echo(verdict_line(report), err=text_to_stderr)
-    elif is_terminal(stream):
-        from rich.console import Console
+        write_outputs(report, targets)  # after the verdict is printed: it is never lost
+        if fetched is not None:
+            after_download(fetched, verification.extracted.identity, no_cache)
+        if signer is not None and hashed is not None and attest_target:
+            from bundler.cli.attestation import write_attestation
 
-        from bundler.reports.terminal import render
-
-        render(report, Console(file=stream), verbose=verbose)
-    else:
-        import shutil
-
-        from bundler.reports.text import to_text
-
-        # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
-        width = shutil.get_terminal_size(fallback=(0, 0)).columns
-        text = to_text(report, verbose=verbose, width=width)
-        click.echo(text, err=text_to_stderr)
-    if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
-        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
-    write_outputs(report, targets)  # after the verdict is printed: it is never lost
-    if fetched is not None:
-        after_download(fetched, verification.extracted.identity, no_cache)
-    if signer is not None and hashed is not None and attest_target:
-        from bundler.cli.attestation import write_attestation
-
-        values = {**locals(), **limit_values}
-        write_attestation(Path(attest_target), report, bundle, hashed, values, signer)
-    sys.exit(verification.exit_code)
+            values = {**locals(), **limit_values}
+            write_attestation(Path(attest_target), report, file, hashed, values, signer)
+        sys.exit(verification.exit_code)
 
 
 def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> Any:
@@ -588,87 +519,3 @@ def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> An
     from bundler.cli.keys import signing_key
 
     return signing_key(key_file)
-
-
-def pin_identity(identity: str, expect: str | None) -> str:
-    """``--identity sha256:HEX`` as the pin ``--expect-manifest-sha256`` reads; the two
-    given with other digests contradict each other."""
-    from bundler.errors import UsageError
-    from bundler.signatures.trust import identity_pin
-
-    pin = identity_pin(identity)
-    if expect is not None and identity_pin(expect) != pin:
-        raise UsageError("--identity and --expect-manifest-sha256 name two different bundles")
-    return pin
-
-
-def obtain(
-    stack: contextlib.ExitStack,
-    text: str,
-    *,
-    sha256: str | None,
-    identity: str | None,
-    trust_on_first_use: bool,
-    cache: Path | None,
-    timeout: float,
-    max_bytes: int,
-) -> tuple[Path, Fetched | None]:
-    """The bundle file BUNDLE names: a local path (checked against --sha256 when given,
-    before anything in it is read), or a link, downloaded and checked against its pin."""
-    from bundler.container.download import check_file, fetched, file_pin, is_url
-    from bundler.errors import Problem, UsageError
-    from bundler.signatures.trust import identity_pin
-
-    pin = file_pin(sha256) if sha256 is not None else None
-    if not is_url(text):
-        path = Path(text)
-        if pin is not None:
-            if text == "-":
-                raise UsageError("--sha256 needs a bundle file or link, not - (standard input)")
-            from bundler.run.verify import must_be_file
-
-            must_be_file(path)
-            check_file(path, pin)
-        return path, None
-    manifest_pin = identity_pin(identity) if identity is not None else None
-    if pin is None and manifest_pin is None and not trust_on_first_use:
-        raise UsageError(
-            f"{text} is a link: pin the bundle the report cited, or nothing ties the file "
-            "you get to it",
-            [
-                Problem(
-                    text,
-                    "download.pin",
-                    "give --sha256 HEX (the file's SHA-256, as `reprobundle cite` prints "
-                    "it) or --identity sha256:HEX; or --trust-on-first-use to verify what "
-                    "the link serves now and print its pin",
-                )
-            ],
-        )
-    got = stack.enter_context(
-        fetched(
-            text,
-            sha256=pin,
-            identity=manifest_pin,
-            max_bytes=max_bytes,
-            cache=cache,
-            timeout=timeout,
-        )
-    )
-    return got.path, got
-
-
-def after_download(fetched: Fetched, identity: str, no_cache: bool) -> None:
-    """Once a downloaded bundle verified (rejected or not, but not refused): note its
-    identity in the cache, and say where it came from and the pin to use next time."""
-    from bundler.container.download import default_cache, remember_identity
-
-    if not no_cache:
-        with contextlib.suppress(OSError):  # a cache that cannot be written costs a download
-            remember_identity(default_cache(), identity, fetched.sha256)
-    source = "from the cache (offline)" if fetched.from_cache else "downloaded"
-    click.echo(f"{fetched.url}: {source}, SHA-256 {fetched.sha256}", err=True)
-    click.echo(
-        f"pin it next time: reprobundle verify {fetched.url} --sha256 {fetched.sha256}",
-        err=True,
-    )
