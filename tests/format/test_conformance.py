@@ -32,15 +32,15 @@ IDS = [v["name"] for v in VECTORS]
 pytestmark = pytest.mark.long  # a node process per vector: started first in a parallel run
 
 
-def python_verdict(vector: dict[str, Any]) -> tuple[str, list[str]]:
+def python_verdict(vector: dict[str, Any], suite: Path = SUITE) -> tuple[str, list[str]]:
     options = vector["options"]
     policy = load_policy(
-        [SUITE / t for t in options.get("trust", [])],
+        [suite / t for t in options.get("trust", [])],
         expect_manifest_sha256=options.get("identity"),
     )
     try:
         check_integrity(
-            SUITE / vector["file"], Limits(**options.get("limits", {})), SignatureJudge(policy)
+            suite / vector["file"], Limits(**options.get("limits", {})), SignatureJudge(policy)
         )
     except BundleRejected as exc:
         return "reject", sorted({p.code for p in exc.problems})
@@ -218,3 +218,70 @@ def test_javascript_verifier_accepts_every_golden_bundle(bundle: Path) -> None:
     result = run_js(bundle, "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(result.stdout)["identity"] == "sha256:" + check_integrity(bundle).identity
+
+
+# -- the two verifiers against each other, beyond the vectors ---------------------------
+
+MANIFEST_PIECES = [b'"', b"'", b"=", b"[", b"]", b"{", b"}", b",", b"\n", b" ", b"#", b"."]
+MANIFEST_PIECES += [b"0", b"1.5", b"nan", b"inf", b"true", b"1979-05-27", b"\\", b"\\u00e9"]
+MANIFEST_PIECES += [b"-", b"e5", b"0x1F", b"\t", b'"""', b"\r\n", b"1_000", b"\xc3\xa9", b"\xff"]
+
+
+def mutants(seed: int, count: int) -> list[bytes]:
+    """Tar streams of a signed conformance bundle, each changed a little: bytes flipped,
+    cut or inserted anywhere, or the manifest edited with TOML's own characters."""
+    import random
+
+    rng = random.Random(seed)
+    signed = [generate.signature(generate.ALICE)]
+    base = generate.plain_bundle(signatures=signed)
+    out = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            raw = bytearray(base)
+            kind = rng.choice(("flip", "cut", "insert"))
+            if kind == "flip":
+                for _ in range(rng.randint(1, 3)):
+                    raw[rng.randrange(len(raw) - 19 * 512)] = rng.randrange(256)
+            elif kind == "cut":
+                del raw[rng.randrange(len(raw)) :]
+            else:
+                at = rng.randrange(len(raw))
+                raw[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 600)))
+            out.append(bytes(raw))
+            continue
+        manifest = bytearray(generate.MANIFEST)
+        for _ in range(rng.randint(1, 3)):
+            at, piece = rng.randrange(len(manifest)), rng.choice(MANIFEST_PIECES)
+            choice = rng.random()
+            if choice < 0.4:
+                manifest[at : at + len(piece)] = piece
+            elif choice < 0.8:
+                manifest[at:at] = piece
+            else:
+                del manifest[at : at + rng.randint(1, 5)]
+        out.append(generate.plain_bundle(manifest_bytes=bytes(manifest)))
+    return out
+
+
+def test_both_verifiers_agree_on_mutated_bundles(tmp_path: Path) -> None:
+    """Differential: 400 bundles no vector names (a fixed seed), each judged by both; the
+    same result and the same codes for every one."""
+    index: dict[str, Any] = {"vectors": []}
+    for i, raw in enumerate(mutants(46, 400)):
+        name = f"mutant-{i}.bundle.tar.gz"
+        (tmp_path / name).write_bytes(generate.gz(raw))
+        expected = {"result": "accept", "exit": 0, "codes": []}  # (only JS's own summary)
+        index["vectors"].append({"name": name, "file": name, "options": {}, "expected": expected})
+    (tmp_path / "vectors.json").write_text(json.dumps(index), "utf-8")
+    result = run_js("--conformance", tmp_path / "vectors.json")
+    assert result.returncode in (0, 1), result.stderr
+    js = {d["name"]: (d["result"], d["codes"]) for d in map(json.loads, result.stdout.splitlines())}
+    differ = []
+    for vector in index["vectors"]:
+        python = python_verdict(vector, tmp_path)
+        if python != js[vector["name"]]:
+            differ.append((vector["name"], python, js[vector["name"]]))
+    assert not differ
+    kinds = {tuple(codes) for _, codes in js.values()}
+    assert len(kinds) >= 8  # the mutants reach many rules, not one
