@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 STALL_BOUND = 60.0  # a stalled answer ends when the server stops, or after this at most
 
@@ -28,9 +29,10 @@ class Served:
     hits: list[str] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
     port: int = 0
+    scheme: str = "http"
 
     def url(self, path: str = "") -> str:
-        return f"http://127.0.0.1:{self.port}{path or '/b/' + self.name}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path or '/b/' + self.name}"
 
 
 def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
@@ -90,12 +92,59 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that no machine trusts, and its key (PEM files)."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "server.pem", folder / "server.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
 @contextmanager
-def serving(bundle: bytes, name: str) -> Iterator[Served]:
-    """The server, running on a thread until the block ends."""
+def serving(bundle: bytes, name: str, tls: tuple[Path, Path] | None = None) -> Iterator[Served]:
+    """The server, running on a thread until the block ends (https with ``tls``: a
+    certificate and key)."""
     served = Served(bundle, name)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
     server.daemon_threads = True
+    if tls is not None:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        served.scheme = "https"
     served.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, name="bundle-server", daemon=True)
     thread.start()

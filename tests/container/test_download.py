@@ -10,7 +10,7 @@ import pytest
 
 from bundler.container.download import check_file, check_url, fetched
 from bundler.errors import BundleRejected, UsageError
-from tests.bundle_server import Served, serving
+from tests.bundle_server import Served, self_signed, serving
 from tests.helpers import build_quickstart
 
 NAME = "quickstart.bundle.tar.gz"
@@ -160,3 +160,14 @@ def test_a_local_file_pinned_by_digest_is_hashed_before_it_is_read(tmp_path: Pat
     with pytest.raises(BundleRejected) as exc:
         check_file(path, digest(b"the cited bundle"))
     assert codes(exc) == ["bundle.sha256"]
+
+
+def test_https_server_whose_certificate_nobody_trusts_is_refused(
+    bundle: bytes, tmp_path: Path
+) -> None:
+    with serving(bundle, NAME, tls=self_signed(tmp_path)) as served:
+        assert served.url().startswith("https://127.0.0.1:")
+        with pytest.raises(BundleRejected) as exc:
+            fetch(served.url(), digest(bundle), None)
+    assert codes(exc) == ["download.failed"]
+    assert "CERTIFICATE_VERIFY_FAILED" in exc.value.problems[0].message
