@@ -1567,6 +1567,14 @@ def _folding_and_edges(good: dict[str, str]) -> None:
         ["key.weak"],
     )
     simple(
+        "reject-bad-name-before-manifest",
+        "member.name",
+        "a member with an absolute name before the manifest: skipped and reported, the "
+        "manifest is then the first member",
+        gz(tar(member("/etc/x", b"x"), *m)),
+        ["member.name"],
+    )
+    simple(
         "reject-sig-unicode-escape-key",
         "signature.file",
         "a key spelt with a JSON escape, given twice (format and \\u0066ormat)",
