@@ -22,7 +22,6 @@ import json
 import shutil
 import sys
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -365,9 +364,12 @@ class Vector:
     trust: list[str] = field(default_factory=list)
     identity: str | None = None
     limits: dict[str, int] = field(default_factory=dict)
+    detached: bytes | None = None  # a detached signature file given with the bundle
 
     def entry(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
+        if self.detached is not None:
+            options["signatures"] = [f"vectors/{self.name}.detached.json"]
         if self.trust:
             options["trust"] = [f"keys/{k}.pub" for k in self.trust]
         if self.identity:
@@ -390,16 +392,6 @@ class Vector:
 
 
 VECTORS: list[Vector] = []
-
-
-def vector(
-    name: str, rule: str, description: str, codes: list[str] | None = None, **kw: Any
-) -> Callable[[Callable[[], bytes]], Callable[[], bytes]]:
-    def register(make: Callable[[], bytes]) -> Callable[[], bytes]:
-        VECTORS.append(Vector(name, rule, description, make(), codes or [], **kw))
-        return make
-
-    return register
 
 
 def simple(
@@ -1574,6 +1566,52 @@ def _folding_and_edges(good: dict[str, str]) -> None:
         gz(tar(member("/etc/x", b"x"), *m)),
         ["member.name"],
     )
+    unsigned = gz(plain_bundle())
+    for name, description, data, codes, trust in (
+        (
+            "accept-detached-trusted",
+            "a detached signature by alice, alice trusted",
+            signature_json(good),
+            [],
+            ["alice"],
+        ),
+        (
+            "reject-detached-other-bundle",
+            "a detached signature made for another bundle's manifest",
+            signature_json(signature_doc(ALICE, manifest(version="2.0.0"))),
+            ["signature.bad"],
+            [],
+        ),
+        (
+            "reject-detached-malformed",
+            "a detached signature file that is not a signature object",
+            b'{"sig": "x"}',
+            ["signature.format"],
+            [],
+        ),
+        (
+            "reject-detached-required",
+            "a detached signature by bob while alice is trusted",
+            signature_json(signature_doc(BOB, MANIFEST)),
+            ["signature.required"],
+            ["alice"],
+        ),
+    ):
+        VECTORS.append(
+            Vector(
+                name, "signature.detached", description, unsigned, codes, trust=trust, detached=data
+            )
+        )
+    VECTORS.append(
+        Vector(
+            "reject-detached-and-embedded-by-one-key",
+            "signature.duplicate",
+            "alice's signature embedded and again detached",
+            gz(plain_bundle(signatures=[(signature(ALICE)[0], signature_json(good))])),
+            ["signature.duplicate"],
+            detached=signature_json(good),
+        )
+    )
     simple(
         "reject-sig-unicode-escape-key",
         "signature.file",
@@ -1628,6 +1666,8 @@ def write(folder: Path) -> list[dict[str, Any]]:
     entries = []
     for v in VECTORS:
         (folder / v.entry()["file"]).write_bytes(v.data)
+        if v.detached is not None:
+            (folder / v.entry()["options"]["signatures"][0]).write_bytes(v.detached)
         entries.append(v.entry())
     index = {"format": FORMAT, "spec": "manifests/FORMAT.md", "vectors": entries}
     (folder / "vectors.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")

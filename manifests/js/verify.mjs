@@ -3,7 +3,8 @@
 // written from manifests/FORMAT.md (it shares no code with the Python verifier). It never
 // runs a checker, so it says nothing about a claim; `reprobundle verify` re-runs the cases.
 //
-//   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--identity sha256:HEX]
+//   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]...
+//        [--identity sha256:HEX]
 //        [--max-members N] [--max-file-bytes N] [--max-total-bytes N]
 //        [--max-manifest-bytes N] [--max-archive-bytes N] [--json]
 //   node manifests/js/verify.mjs --conformance manifests/conformance/vectors.json
@@ -13,13 +14,13 @@
 // result and codes, 1 otherwise.
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Rejected, UsageError } from "./lib/problems.mjs";
 import { readBundle } from "./lib/read.mjs";
 import { describe, readTrustedKey } from "./lib/signatures.mjs";
 
 const USAGE =
-  "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--identity sha256:HEX] " +
+  "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]... [--identity sha256:HEX] " +
   "[--max-members N] [--max-file-bytes N] [--max-total-bytes N] [--max-manifest-bytes N] " +
   "[--max-archive-bytes N] [--json]";
 const LIMIT_FLAGS = {
@@ -34,7 +35,7 @@ const NOT_RERUN =
   "(`reprobundle verify` re-runs the cases and judges the claims)";
 
 function parseArguments(argv) {
-  const options = { bundle: null, trust: [], identity: null, limits: {}, json: false };
+  const options = { bundle: null, trust: [], signatures: [], identity: null, limits: {}, json: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -43,6 +44,7 @@ function parseArguments(argv) {
     };
     if (arg === "--json") options.json = true;
     else if (arg === "--trust") options.trust.push(value());
+    else if (arg === "--signature") options.signatures.push(value());
     else if (arg === "--identity" || arg === "--expect-manifest-sha256") {
       const pin = value();
       if (!/^(sha256:)?[0-9a-fA-F]{64}$/.test(pin)) throw new UsageError(`${arg} takes sha256:HEX (64 hex digits)`);
@@ -80,10 +82,20 @@ function readBounded(path, limit) {
   }
 }
 
+// A detached signature file, named as its problems will name it.
+function detachedSignatures(paths, folder = ".") {
+  return paths.map((path) => [`${path} (detached)`, readBounded(resolve(folder, path), 1 << 20)]);
+}
+
 // One verification: { result, exit, codes, problems } or { result: "accept", found }.
 function judge(data, name, trusted, options) {
   try {
-    const found = readBundle(data, name, { trusted, identity: options.identity, limits: options.limits });
+    const found = readBundle(data, name, {
+      trusted,
+      identity: options.identity,
+      limits: options.limits,
+      detached: options.detached ?? [],
+    });
     return { result: "accept", exit: 0, codes: [], found };
   } catch (error) {
     if (!(error instanceof Rejected)) throw error;
@@ -102,7 +114,8 @@ function conformance(index) {
     const trusted = (options.trust ?? []).map((k) => readTrustedKey(readFileSync(join(folder, k), "utf8"), k));
     const identity = options.identity ? options.identity.replace(/^sha256:/, "") : null;
     const data = readFileSync(join(folder, vector.file));
-    const got = judge(data, vector.file.split("/").pop(), trusted, { identity, limits: options.limits ?? {} });
+    const detached = detachedSignatures(options.signatures ?? [], folder);
+    const got = judge(data, vector.file.split("/").pop(), trusted, { identity, limits: options.limits ?? {}, detached });
     const expected = vector.expected;
     const same = got.result === expected.result && got.codes.join() === expected.codes.join();
     if (!same) differ++;
@@ -129,6 +142,12 @@ function main(argv) {
       }
       return readTrustedKey(text, path);
     });
+    try {
+      options.detached = detachedSignatures(options.signatures);
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`cannot read a signature file: ${error.message}`);
+    }
     try {
       data = readBounded(options.bundle, options.limits.archive_bytes ?? 16 * 2 ** 30);
     } catch (error) {

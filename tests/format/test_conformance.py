@@ -37,6 +37,7 @@ def python_verdict(vector: dict[str, Any], suite: Path = SUITE) -> tuple[str, li
     policy = load_policy(
         [suite / t for t in options.get("trust", [])],
         expect_manifest_sha256=options.get("identity"),
+        detached=[suite / s for s in options.get("signatures", [])],
     )
     try:
         check_integrity(
@@ -124,6 +125,8 @@ def js_arguments(vector: dict[str, Any]) -> list[str | Path]:
     args: list[str | Path] = [SUITE / vector["file"], "--json"]
     for key in options.get("trust", []):
         args += ["--trust", SUITE / key]
+    for signature in options.get("signatures", []):
+        args += ["--signature", SUITE / signature]
     if "identity" in options:
         args += ["--identity", options["identity"]]
     for name, value in options.get("limits", {}).items():
@@ -154,7 +157,11 @@ def test_javascript_verifier_conforms(
 
 
 # every accepted vector, and every fifth rejected one: the command line, option by option
-SAMPLE = [v for i, v in enumerate(VECTORS) if v["expected"]["result"] == "accept" or i % 5 == 0]
+SAMPLE = [
+    v
+    for i, v in enumerate(VECTORS)
+    if v["expected"]["result"] == "accept" or i % 5 == 0 or v["options"].get("signatures")
+]
 
 
 @pytest.mark.parametrize("vector", SAMPLE, ids=[v["name"] for v in SAMPLE])

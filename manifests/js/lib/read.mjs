@@ -71,7 +71,8 @@ export function readBundle(data, name, options) {
         `its identity is sha256:${identity}, expected sha256:${options.identity}`,
       );
     }
-    signatureCheck = judgeSignatures(manifestBytes, signatures, options.trusted);
+    const found = new Map([...signatures, ...(options.detached ?? [])]);
+    signatureCheck = judgeSignatures(manifestBytes, found, options.trusted);
   };
 
   const clash = (key, memberName, file) => {
