@@ -113,3 +113,27 @@ def test_local_file_pinned_by_its_digest(built: Path, tmp_path: Path) -> None:
     result = run(tmp_path, str(built), "--sha256", "0" * 64)
     assert result.exit_code == 3
     assert "bundle.sha256" in result.stderr
+
+
+def test_the_pin_trust_on_first_use_prints_verifies_offline_next_time(
+    built: Path, tmp_path: Path
+) -> None:
+    with serving(built.read_bytes(), NAME) as served:
+        url = served.url()
+        first = run(tmp_path, url, "--trust-on-first-use")
+        assert first.exit_code == 0, first.output
+    line = next(x for x in first.stderr.splitlines() if x.startswith("pin it next time: "))
+    words = line.removeprefix("pin it next time: ").split()
+    assert words[:3] == ["reprobundle", "verify", url]
+    again = run(tmp_path, *words[2:])
+    assert again.exit_code == 0, again.output
+    assert "from the cache (offline)" in again.stderr
+
+
+def test_a_rejected_download_is_not_remembered_by_its_identity(built: Path, tmp_path: Path) -> None:
+    """A bundle that failed its identity pin leaves no identity note: a later pin of that
+    identity cannot be met from the cache by another file."""
+    other = hashlib.sha256(b"x").hexdigest()
+    with serving(built.read_bytes(), NAME) as served:
+        assert run(tmp_path, served.url(), "--identity", f"sha256:{other}").exit_code == 3
+    assert not (tmp_path / "reprobundle" / "identities").exists()
