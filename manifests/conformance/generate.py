@@ -1558,6 +1558,15 @@ def _folding_and_edges(good: dict[str, str]) -> None:
         gz(plain_bundle(signatures=[(signature(ALICE)[0], data)])),
         ["key.weak"],
     )
+    bomb = {**FILES, "inputs/zeros.bin": bytes(100 << 20)}
+    simple(
+        "reject-compression-bomb",
+        "limits",
+        "100 MiB of zeros in a few KiB: past the 200:1 ratio once past 64 MiB",
+        zst_compressed(plain_bundle(manifest_bytes=manifest(files=files_toml(bomb)), files=bomb)),
+        ["limit.ratio"],
+        suffix=".bundle.tar.zst",
+    )
     simple(
         "reject-bad-name-before-manifest",
         "member.name",

@@ -40,10 +40,7 @@ export function readBundle(data, name, options) {
   if (data.length > limits.archive_bytes) {
     throw reject("limit.archive_size", "(archive)", `the file is larger than ${limits.archive_bytes} bytes`);
   }
-  const { codec, plain } = decompress(data, name, limits.total_bytes + 2 ** 20);
-  if (plain.length > limits.ratio_floor && plain.length > limits.ratio * Math.max(data.length, 1)) {
-    throw reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?)`);
-  }
+  const { codec, plain } = decompress(data, name, limits);
   const problems = [];
   const note = (where, code, message) => problems.push(new Problem(where, code, message));
   let manifest = null;

@@ -5,8 +5,8 @@
 
 import { constants as bufferConstants } from "node:buffer";
 import zlib from "node:zlib";
-import { decompress as zstdDecompress } from "fzstd";
-import { reject } from "./problems.mjs";
+import { Decompress as ZstdStream } from "fzstd";
+import { Rejected, reject } from "./problems.mjs";
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
@@ -23,9 +23,23 @@ export function codecOf(data) {
   return null;
 }
 
-// The decompressed bytes of the whole file, or a rejection. ``maxOutput``: the most
-// decompressed bytes read before limit.total_size.
-export function decompress(data, name, maxOutput) {
+// The decompressed bytes of the whole file, or a rejection. Never more than the limits
+// allow is decompressed: ``limits.total_bytes`` (+ 1 MiB), and the bomb ratio
+// (``limits.ratio`` times the file's size, once past ``limits.ratio_floor``).
+export function decompress(data, name, limits) {
+  const total = limits.total_bytes + 2 ** 20;
+  const byRatio = Math.max(limits.ratio_floor, limits.ratio * Math.max(data.length, 1));
+  const bound = {
+    most: Math.min(total, byRatio),
+    passed: () =>
+      byRatio < total
+        ? reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?); raise with --max-ratio`)
+        : tooLarge(total),
+  };
+  return decompressBounded(data, name, bound);
+}
+
+function decompressBounded(data, name, bound) {
   const codec = codecOf(data);
   if (codec === null) {
     const kind =
@@ -40,7 +54,7 @@ export function decompress(data, name, maxOutput) {
       `is ${kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)`,
     );
   }
-  return { codec, plain: codec === "gzip" ? gunzip(data, maxOutput) : unzstd(data, maxOutput) };
+  return { codec, plain: codec === "gzip" ? gunzip(data, bound) : unzstd(data, bound) };
 }
 
 function tooLarge(maxOutput) {
@@ -53,7 +67,7 @@ function tooLarge(maxOutput) {
 
 // -- gzip (RFC 1952) ---------------------------------------------------------------------
 
-function gunzip(data, maxOutput) {
+function gunzip(data, bound) {
   const truncated = () =>
     reject("archive.truncated", "(archive)", "the gzip stream ends early: the file is truncated");
   const corrupt = (why) => reject("archive.corrupt", "(archive)", `the gzip stream is corrupt: ${why}`);
@@ -78,15 +92,15 @@ function gunzip(data, maxOutput) {
   let result;
   try {
     // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
-    const most = Math.min(maxOutput + 1, bufferConstants.MAX_LENGTH);
+    const most = Math.min(bound.most + 1, bufferConstants.MAX_LENGTH);
     result = zlib.inflateRawSync(data.subarray(pos), { info: true, maxOutputLength: most });
   } catch (error) {
-    if (error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE") throw tooLarge(maxOutput);
+    if (error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE") throw bound.passed();
     if (error.code === "Z_BUF_ERROR") throw truncated();
     throw corrupt(error.message);
   }
   const plain = result.buffer;
-  if (plain.length > maxOutput) throw tooLarge(maxOutput);
+  if (plain.length > bound.most) throw bound.passed();
   const end = pos + result.engine.bytesWritten;
   if (end + 8 > data.length) throw truncated();
   const crc = data.readUInt32LE(end);
@@ -105,7 +119,7 @@ function gunzip(data, maxOutput) {
 
 // -- zstd (RFC 8878) ---------------------------------------------------------------------
 
-function unzstd(data, maxOutput) {
+function unzstd(data, bound) {
   const truncated = () =>
     reject("archive.truncated", "(archive)", "the zstd stream ends early: the file is truncated");
   const corrupt = (why) => reject("archive.corrupt", "(archive)", why);
@@ -166,14 +180,22 @@ function unzstd(data, maxOutput) {
       "there are bytes after the end of the compressed stream (a second stream, or another format appended)",
     );
   }
-  if (contentSize !== null && contentSize > maxOutput) throw tooLarge(maxOutput);
-  let plain;
+  if (contentSize !== null && contentSize > bound.most) throw bound.passed();
+  // decoded a piece at a time, counted, and stopped at the bound
+  const pieces = [];
+  let size = 0;
+  const stream = new ZstdStream((piece) => {
+    size += piece.length;
+    if (size > bound.most) throw bound.passed();
+    pieces.push(piece);
+  });
   try {
-    plain = zstdDecompress(data.subarray(0, pos));
+    for (let at = 0; at < pos; at += 1 << 16) stream.push(data.subarray(at, Math.min(at + (1 << 16), pos)), at + (1 << 16) >= pos);
   } catch (error) {
+    if (error instanceof Rejected) throw error;
     throw corrupt(`the zstd stream is corrupt: ${error.message}`);
   }
-  if (plain.length > maxOutput) throw tooLarge(maxOutput);
+  const plain = Buffer.concat(pieces);
   if (contentSize !== null && plain.length !== contentSize) {
     throw corrupt("the zstd stream is corrupt: the content size differs from the frame header's");
   }
@@ -183,7 +205,7 @@ function unzstd(data, maxOutput) {
       throw corrupt("the zstd stream is corrupt: the content checksum is wrong");
     }
   }
-  return Buffer.from(plain.buffer, plain.byteOffset, plain.length);
+  return plain;
 }
 
 // XXH64 (seed 0), the hash of a zstd frame's content checksum.
