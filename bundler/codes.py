@@ -124,6 +124,15 @@ CODES: dict[str, Code] = {
     "code.unknown": Code("a case names a bundled checker no code entry defines", _R),
     "code.unlisted": Code("a code entry's file is not one of the bundle's files", _R),
     "identity.mismatch": Code("the manifest is not the one --expect-identity names", _R),
+    # -- a bundle from a link, or pinned by its file digest (verify URL, --sha256) ------
+    "bundle.sha256": Code("the bundle file's SHA-256 is not the one --sha256 names", _R),
+    "download.pin": Code("a link to verify without --sha256, --identity or TOFU", _U),
+    "download.scheme": Code("a link that is not https (http only on loopback)", _U),
+    "download.redirect": Code("a redirect to another scheme, or with no target", _R),
+    "download.redirects": Code("more redirects than the download follows (a loop?)", _R),
+    "download.timeout": Code("the server sent nothing within --download-timeout", _R),
+    "download.incomplete": Code("the body ended before its declared length", _R),
+    "download.failed": Code("the server answered other than 200, or cannot be reached", _R),
     # -- signatures and keys -----------------------------------------------------------
     "signature.format": Code("a signature file is not valid", _R),
     "signature.payload_type": Code("a signature does not sign a reprobundle manifest", _R),

@@ -19,6 +19,7 @@ COMMANDS = {
     "attestation": "attestation:attestation",
     "build": "build:build",
     "checkers": "checkers:list_checkers",
+    "cite": "cite:cite",
     "ci": "ci:ci",
     "diff": "diff:diff",
     "import": "importer:import_group",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from bundler.cli._shared import (
     trust_options,
     write_text,
 )
+from bundler.container.download import TIMEOUT, default_cache
 from bundler.run.isolation import CodeLimits
 from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 
@@ -82,6 +84,12 @@ _OUTPUT_OPTIONS = frozenset(
         "attest_key",
         "attest_predicate",
         "force",
+        # where the bundle comes from and its file pin: not how it is judged
+        "sha256",
+        "identity",
+        "trust_on_first_use",
+        "no_cache",
+        "download_timeout",
     }
 )
 
@@ -150,7 +158,7 @@ def verify_with_options(
 
 
 @click.command(epilog=EXIT_HELP)
-@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("bundle", type=click.Path(path_type=str))  # a file, -, or a link
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
@@ -224,6 +232,35 @@ def verify_with_options(
     "--expect-manifest-sha256",
     metavar="HEX",
     help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
+)
+@click.option(
+    "--identity",
+    metavar="sha256:HEX",
+    help="The same pin as --expect-manifest-sha256, as `reprobundle cite` writes it.",
+)
+@click.option(
+    "--sha256",
+    metavar="HEX",
+    help="Reject the bundle unless the file's SHA-256 is HEX, checked before anything in it "
+    "is read (the pin of a link: BUNDLE may be an https URL).",
+)
+@click.option(
+    "--trust-on-first-use",
+    is_flag=True,
+    help="Verify a link without a pin: what it serves now, and print the --sha256 to pin it.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not keep a downloaded bundle, nor use one kept before (default: kept by digest "
+    "in the cache folder, so a pinned link verifies again offline).",
+)
+@click.option(
+    "--download-timeout",
+    type=click.FloatRange(0.001),
+    default=TIMEOUT,
+    show_default=True,
+    help="Seconds to connect, and between two pieces of a download, before it fails.",
 )
 @click.option(
     "--signature",
@@ -308,7 +345,7 @@ def verify_with_options(
 @limit_options
 @handle_errors
 def verify(
-    bundle: Path,
+    bundle: str,
     workdir: Path | None,
     keep: bool,
     json_target: str | None,
@@ -326,6 +363,11 @@ def verify(
     require_signature: bool,
     allow_unsigned: bool,
     expect_manifest_sha256: str | None,
+    identity: str | None,
+    sha256: str | None,
+    trust_on_first_use: bool,
+    no_cache: bool,
+    download_timeout: float,
     detached: tuple[Path, ...],
     allow_code: bool,
     code_timeout: float,
@@ -357,7 +399,12 @@ def verify(
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
 
-    BUNDLE may be - to read the bundle from standard input (read once, never seeked).
+    BUNDLE may be - to read the bundle from standard input (read once, never seeked),
+    or an https link pinned by --sha256 (the file's digest, checked before anything in
+    it is read) or --identity: the file is downloaded with bounds (--max-archive-bytes,
+    --download-timeout, a few redirects that keep the scheme) and kept by its digest in
+    the cache folder, so it verifies again offline. --trust-on-first-use verifies an
+    unpinned link and prints the pin.
 
     --attest FILE --attest-key KEY writes a DSSE envelope holding an in-toto Statement
     about this verification (the bundle file's SHA-256 and identity as subjects; each
@@ -370,81 +417,105 @@ def verify(
       reprobundle verify starter-0.1.0.bundle.tar.zst --json report.json
       reprobundle verify starter-0.1.0.bundle.tar.zst --junit junit.xml --html report.html -q
       reprobundle verify signed.bundle.tar.gz --trust alice.pub --require-signature
+      reprobundle verify https://example.org/starter-0.1.0.bundle.tar.zst --sha256 HEX
       reprobundle verify starter-0.1.0.bundle.tar.zst --attest a.intoto.json --attest-key me.key
     """
+    from bundler.cli.remote import after_download, obtain, pin_identity
     from bundler.errors import BundleRejected, UsageError
     from bundler.reports.common import verdict_line
     from bundler.reports.document import rejection_json, to_json
 
-    targets = {
-        "json": json_target,
-        "markdown": markdown_target,
-        "junit": junit_target,
-        "html": html_target,
-    }
-    check_targets({**targets, "attest": attest_target}, force)
-    signer = attest_signer(bundle, attest_target, attest_key)
-    text_to_stderr = "-" in targets.values()
-    hashed = None
-    if signer is not None:
-        from bundler.format.hashing import HashingReader
-
-        try:
-            hashed = HashingReader(bundle.open("rb"))
-        except OSError as exc:
-            raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
-    import datetime as dt
-
-    started = dt.datetime.now(dt.UTC)  # an attestation says when the verification ran
-    try:
-        with ProgressDisplay(enabled=not quiet) as progress:
-            verification = verify_with_options(
-                bundle,
-                judging_options(locals()),
-                stream=sys.stdin.buffer if str(bundle) == "-" else hashed,
-                workdir=workdir,
-                keep=keep,
-                limits=limits_from(limit_values),
-                progress=progress.cases,
-            )
-    except (BundleRejected, UsageError) as exc:
-        # the verdict first, so that an output that cannot be written never hides it
-        echo_error(exc)
-        write_outputs(rejection_json(exc, exc.exit_code), targets)
-        sys.exit(exc.exit_code)
-    report = to_json(verification)
-    stream = sys.stderr if text_to_stderr else sys.stdout
-    if quiet:
-        click.echo(verdict_line(report), err=text_to_stderr)
-    elif is_terminal(stream):
-        from rich.console import Console
-
-        from bundler.reports.terminal import render
-
-        render(report, Console(file=stream), verbose=verbose)
-    else:
-        import shutil
-
-        from bundler.reports.text import to_text
-
-        # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
-        width = shutil.get_terminal_size(fallback=(0, 0)).columns
-        text = to_text(report, verbose=verbose, width=width)
-        click.echo(text, err=text_to_stderr)
-    if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
-        click.echo(f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet)
-    elif workdir is not None:  # a folder the user named: say what became of it
-        done = (
-            "emptied (it was there before)" if workdir.exists() else "removed (made for this run)"
+    # a downloaded bundle's file (temporary with --no-cache) lives as long as this block
+    with contextlib.ExitStack() as stack:
+        targets = {
+            "json": json_target,
+            "markdown": markdown_target,
+            "junit": junit_target,
+            "html": html_target,
+        }
+        check_targets({**targets, "attest": attest_target}, force)
+        signer = attest_signer(Path(bundle), attest_target, attest_key)  # before any download
+        if identity is not None:
+            expect_manifest_sha256 = pin_identity(identity, expect_manifest_sha256)
+        file, fetched = obtain(
+            stack,
+            bundle,
+            sha256=sha256,
+            identity=identity,
+            trust_on_first_use=trust_on_first_use,
+            cache=None if no_cache else default_cache(),
+            timeout=download_timeout,
+            max_bytes=limits_from(limit_values).archive_bytes,
         )
-        click.echo(f"work directory {workdir} {done}; --keep keeps its files", err=True)
-    write_outputs(report, targets)  # after the verdict is printed: it is never lost
-    if signer is not None and hashed is not None and attest_target:
-        from bundler.cli.attestation import write_attestation
+        text_to_stderr = "-" in targets.values()
+        hashed = None
+        if signer is not None:
+            from bundler.format.hashing import HashingReader
 
-        values = {**locals(), **limit_values}
-        write_attestation(Path(attest_target), report, bundle, hashed, values, signer, started)
-    sys.exit(verification.exit_code)
+            try:
+                hashed = HashingReader(file.open("rb"))
+            except OSError as exc:
+                raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+        import datetime as dt
+
+        started = dt.datetime.now(dt.UTC)  # an attestation says when the verification ran
+        try:
+            with ProgressDisplay(enabled=not quiet) as progress:
+                verification = verify_with_options(
+                    file,
+                    judging_options(locals()),
+                    stream=sys.stdin.buffer if str(file) == "-" else hashed,
+                    workdir=workdir,
+                    keep=keep,
+                    limits=limits_from(limit_values),
+                    progress=progress.cases,
+                )
+        except (BundleRejected, UsageError) as exc:
+            # the verdict first, so that an output that cannot be written never hides it
+            echo_error(exc)
+            write_outputs(rejection_json(exc, exc.exit_code), targets)
+            sys.exit(exc.exit_code)
+        report = to_json(verification)
+        stream = sys.stderr if text_to_stderr else sys.stdout
+        if quiet:
+            click.echo(verdict_line(report), err=text_to_stderr)
+        elif is_terminal(stream):
+            from rich.console import Console
+
+            from bundler.reports.terminal import render
+
+            render(report, Console(file=stream), verbose=verbose)
+        else:
+            import shutil
+
+            from bundler.reports.text import to_text
+
+            # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
+            width = shutil.get_terminal_size(fallback=(0, 0)).columns
+            text = to_text(report, verbose=verbose, width=width)
+            click.echo(text, err=text_to_stderr)
+        if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
+            click.echo(
+                f"work directory kept at {verification.workdir}", err=text_to_stderr or quiet
+            )
+        elif workdir is not None:  # a folder the user named: say what became of it
+            done = (
+                "emptied (it was there before)"
+                if workdir.exists()
+                else "removed (made for this run)"
+            )
+            click.echo(f"work directory {workdir} {done}; --keep keeps its files", err=True)
+        write_outputs(report, targets)  # after the verdict is printed: it is never lost
+        if fetched is not None:
+            after_download(fetched, verification.extracted.identity, no_cache)
+        if signer is not None and hashed is not None and attest_target:
+            from bundler.cli.attestation import write_attestation
+
+            values = {**locals(), **limit_values}
+            write_attestation(
+                Path(attest_target), report, file, hashed, values, signer, started
+            )
+        sys.exit(verification.exit_code)
 
 
 def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> Any:

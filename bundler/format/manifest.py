@@ -400,8 +400,12 @@ def parse(data: bytes) -> Manifest:
     if problems:
         raise BundleRejected("the manifest does not follow the format", problems)
 
+    # the rules' codes under ``manifest.`` (``manifest.path.invalid``), once: the codes of
+    # the manifest's own fields (``manifest.size``, ``manifest.epoch``) already are
     problems = [
-        Problem(dotted(where), f"manifest.{code}", message)
+        Problem(
+            dotted(where), code if code.startswith("manifest.") else f"manifest.{code}", message
+        )
         for where, code, message in consistency_problems(doc)
     ]
     if problems:

@@ -98,16 +98,14 @@ def is_rejection(report: Mapping[str, Any]) -> bool:
 
 
 def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> str:
-    """The exact command a reader runs to check the bundle themselves."""
-    bundle = report.get("bundle", {})
-    words = ["reprobundle", "verify", str(bundle.get("file") or "BUNDLE")]
-    if report.get("bundled_code"):  # its own checker code runs only when allowed
-        words.append("--allow-code")
-    if expect_identity and bundle.get("identity"):
-        words += ["--expect-manifest-sha256", str(bundle["identity"])]
-    import shlex  # only the renderers show the command
+    """The exact command a reader runs to check the bundle themselves: the line
+    ``reprobundle cite`` writes (``citation.verify_line``), for the file the report names."""
+    from bundler.reports.citation import verify_line  # only the renderers show the command
 
-    return shlex.join(words)
+    bundle = report.get("bundle", {})
+    identity = str(bundle["identity"]) if expect_identity and bundle.get("identity") else None
+    file = str(bundle.get("file") or "BUNDLE")
+    return verify_line(file, identity=identity, allow_code=bool(report.get("bundled_code")))
 
 
 def expected_text(case: Mapping[str, Any]) -> str:

@@ -1,0 +1,258 @@
+// The compressed stream (FORMAT.md, "The compressed stream"): one gzip member or one zstd
+// frame, nothing after it. The frame structure is walked here, so that a truncation,
+// a second frame or trailing bytes are found by this code; fzstd decodes the blocks, and
+// the content checksum (XXH64) is checked here, as fzstd does not check it.
+
+import { constants as bufferConstants } from "node:buffer";
+import zlib from "node:zlib";
+import { Decompress as ZstdStream } from "fzstd";
+import { Rejected, reject } from "./problems.mjs";
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
+const ZSTD_MAX_WINDOW = 1 << 23;
+const ZSTD_MAX_BLOCK = 1 << 17;
+
+function startsWith(data, magic) {
+  return data.length >= magic.length && magic.every((b, i) => data[i] === b);
+}
+
+export function codecOf(data) {
+  if (startsWith(data, GZIP_MAGIC)) return "gzip";
+  if (startsWith(data, ZSTD_MAGIC)) return "zstd";
+  return null;
+}
+
+// The decompressed bytes of the whole file, or a rejection. Never more than the limits
+// allow is decompressed: ``limits.total_bytes`` (+ 1 MiB), and the bomb ratio
+// (``limits.ratio`` times the file's size, once past ``limits.ratio_floor``).
+export function decompress(data, name, limits) {
+  const total = limits.total_bytes + 2 ** 20;
+  const byRatio = Math.max(limits.ratio_floor, limits.ratio * Math.max(data.length, 1));
+  const bound = {
+    most: Math.min(total, byRatio),
+    passed: () =>
+      byRatio < total
+        ? reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?); raise with --max-ratio`)
+        : tooLarge(total),
+  };
+  return decompressBounded(data, name, bound);
+}
+
+function decompressBounded(data, name, bound) {
+  const codec = codecOf(data);
+  if (codec === null) {
+    const kind =
+      data.length === 0
+        ? "empty"
+        : data[0] === 0x50 && data[1] === 0x4b
+          ? "a zip file"
+          : "neither gzip- nor zstd-compressed";
+    throw reject(
+      "archive.not_compressed_tar",
+      name,
+      `is ${kind}; a bundle is a compressed tar (*.bundle.tar.gz or *.bundle.tar.zst)`,
+    );
+  }
+  return { codec, plain: codec === "gzip" ? gunzip(data, bound) : unzstd(data, bound) };
+}
+
+function tooLarge(maxOutput) {
+  return reject(
+    "limit.total_size",
+    "(archive)",
+    `decompresses to more than ${maxOutput} bytes (raise with --max-total-bytes)`,
+  );
+}
+
+// -- gzip (RFC 1952) ---------------------------------------------------------------------
+
+function gunzip(data, bound) {
+  const truncated = () =>
+    reject("archive.truncated", "(archive)", "the gzip stream ends early: the file is truncated");
+  const corrupt = (why) => reject("archive.corrupt", "(archive)", `the gzip stream is corrupt: ${why}`);
+  if (data.length < 10) throw truncated();
+  if (data[2] !== 8) throw corrupt("unknown compression method");
+  const flags = data[3];
+  if (flags & 0xe0) throw corrupt("reserved header flags are set");
+  let pos = 10;
+  if (flags & 4) {
+    if (pos + 2 > data.length) throw truncated();
+    pos += 2 + (data[pos] | (data[pos + 1] << 8));
+  }
+  for (const bit of [8, 16]) {
+    if (flags & bit) {
+      while (pos < data.length && data[pos] !== 0) pos++;
+      if (pos >= data.length) throw truncated();
+      pos++;
+    }
+  }
+  if (flags & 2) pos += 2;
+  if (pos > data.length) throw truncated();
+  let result;
+  try {
+    // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
+    const most = Math.min(bound.most + 1, bufferConstants.MAX_LENGTH);
+    result = zlib.inflateRawSync(data.subarray(pos), { info: true, maxOutputLength: most });
+  } catch (error) {
+    if (error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE") throw bound.passed();
+    if (error.code === "Z_BUF_ERROR") throw truncated();
+    throw corrupt(error.message);
+  }
+  const plain = result.buffer;
+  if (plain.length > bound.most) throw bound.passed();
+  const end = pos + result.engine.bytesWritten;
+  if (end + 8 > data.length) throw truncated();
+  const crc = data.readUInt32LE(end);
+  const size = data.readUInt32LE(end + 4);
+  if (crc !== zlib.crc32(plain) >>> 0) throw corrupt("the CRC-32 of the data is wrong");
+  if (size !== plain.length % 2 ** 32) throw corrupt("the length of the data is wrong");
+  if (end + 8 !== data.length) {
+    throw reject(
+      "archive.trailing_data",
+      "(archive)",
+      "there are bytes after the end of the compressed stream (a second stream, or another format appended)",
+    );
+  }
+  return plain;
+}
+
+// -- zstd (RFC 8878) ---------------------------------------------------------------------
+
+function unzstd(data, bound) {
+  const truncated = () =>
+    reject("archive.truncated", "(archive)", "the zstd stream ends early: the file is truncated");
+  const corrupt = (why) => reject("archive.corrupt", "(archive)", why);
+  if (data.length < 5) throw truncated();
+  const descriptor = data[4];
+  if (descriptor & 0x08) throw corrupt("the zstd frame header sets a reserved bit");
+  if (descriptor & 0x03) throw corrupt("the zstd frame needs a dictionary; bundles use none");
+  const singleSegment = (descriptor >> 5) & 1;
+  const fcsFlag = descriptor >> 6;
+  const hasChecksum = (descriptor >> 2) & 1;
+  let pos = 5;
+  let window = null;
+  if (!singleSegment) {
+    if (pos >= data.length) throw truncated();
+    const wd = data[pos++];
+    const log = 10 + (wd >> 3);
+    const base = 2 ** log;
+    window = base + (base / 8) * (wd & 7);
+  }
+  const fcsSize = [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag];
+  if (pos + fcsSize > data.length) throw truncated();
+  let contentSize = null;
+  if (fcsSize) {
+    contentSize = 0;
+    for (let i = fcsSize - 1; i >= 0; i--) contentSize = contentSize * 256 + data[pos + i];
+    if (fcsSize === 2) contentSize += 256;
+  }
+  pos += fcsSize;
+  if (window === null) window = contentSize;
+  if (window > ZSTD_MAX_WINDOW) {
+    throw corrupt(`the zstd frame asks for a window of ${window} bytes (at most ${ZSTD_MAX_WINDOW})`);
+  }
+  const blockMax = Math.min(window, ZSTD_MAX_BLOCK);
+  let regenerated = 0;
+  for (;;) {
+    if (pos + 3 > data.length) throw truncated();
+    const head = data[pos] | (data[pos + 1] << 8) | (data[pos + 2] << 16);
+    pos += 3;
+    const last = head & 1;
+    const type = (head >> 1) & 3;
+    const size = head >>> 3;
+    if (type === 3) throw corrupt("the zstd stream is corrupt: a reserved block type");
+    if (size > blockMax) throw corrupt("the zstd stream is corrupt: a block larger than allowed");
+    const stored = type === 1 ? 1 : size;
+    if (pos + stored > data.length) throw truncated();
+    pos += stored;
+    regenerated += type === 2 ? 0 : size;
+    if (last) break;
+  }
+  if (hasChecksum) {
+    if (pos + 4 > data.length) throw truncated();
+    pos += 4;
+  }
+  if (pos !== data.length) {
+    throw reject(
+      "archive.trailing_data",
+      "(archive)",
+      "there are bytes after the end of the compressed stream (a second stream, or another format appended)",
+    );
+  }
+  if (contentSize !== null && contentSize > bound.most) throw bound.passed();
+  // decoded a piece at a time, counted, and stopped at the bound
+  const pieces = [];
+  let size = 0;
+  const stream = new ZstdStream((piece) => {
+    size += piece.length;
+    if (size > bound.most) throw bound.passed();
+    pieces.push(piece);
+  });
+  try {
+    for (let at = 0; at < pos; at += 1 << 16) stream.push(data.subarray(at, Math.min(at + (1 << 16), pos)), at + (1 << 16) >= pos);
+  } catch (error) {
+    if (error instanceof Rejected) throw error;
+    throw corrupt(`the zstd stream is corrupt: ${error.message}`);
+  }
+  const plain = Buffer.concat(pieces);
+  if (contentSize !== null && plain.length !== contentSize) {
+    throw corrupt("the zstd stream is corrupt: the content size differs from the frame header's");
+  }
+  if (hasChecksum) {
+    const want = data.readUInt32LE(pos - 4);
+    if (Number(xxh64(plain) & 0xffffffffn) !== want) {
+      throw corrupt("the zstd stream is corrupt: the content checksum is wrong");
+    }
+  }
+  return plain;
+}
+
+// XXH64 (seed 0), the hash of a zstd frame's content checksum.
+const M64 = (1n << 64n) - 1n;
+const P1 = 0x9e3779b185ebca87n;
+const P2 = 0xc2b2ae3d27d4eb4fn;
+const P3 = 0x165667b19e3779f9n;
+const P4 = 0x85ebca77c2b2ae63n;
+const P5 = 0x27d4eb2f165667c5n;
+const rotl = (x, r) => ((x << r) | (x >> (64n - r))) & M64;
+const round = (acc, lane) => (rotl((acc + lane * P2) & M64, 31n) * P1) & M64;
+
+export function xxh64(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const n = bytes.length;
+  let i = 0;
+  let h;
+  if (n >= 32) {
+    const v = [(P1 + P2) & M64, P2, 0n, (M64 + 1n - P1) & M64];
+    while (i + 32 <= n) {
+      for (let j = 0; j < 4; j++) v[j] = round(v[j], view.getBigUint64(i + 8 * j, true));
+      i += 32;
+    }
+    h = (rotl(v[0], 1n) + rotl(v[1], 7n) + rotl(v[2], 12n) + rotl(v[3], 18n)) & M64;
+    for (const lane of v) h = (((h ^ round(0n, lane)) * P1) + P4) & M64;
+  } else {
+    h = P5;
+  }
+  h = (h + BigInt(n)) & M64;
+  while (i + 8 <= n) {
+    h ^= round(0n, view.getBigUint64(i, true));
+    h = (rotl(h, 27n) * P1 + P4) & M64;
+    i += 8;
+  }
+  if (i + 4 <= n) {
+    h ^= (BigInt(view.getUint32(i, true)) * P1) & M64;
+    h = (rotl(h, 23n) * P2 + P3) & M64;
+    i += 4;
+  }
+  while (i < n) {
+    h ^= (BigInt(bytes[i]) * P5) & M64;
+    h = (rotl(h, 11n) * P1) & M64;
+    i++;
+  }
+  h ^= h >> 33n;
+  h = (h * P2) & M64;
+  h ^= h >> 29n;
+  h = (h * P3) & M64;
+  return h ^ (h >> 32n);
+}
