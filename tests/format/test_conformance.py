@@ -19,7 +19,8 @@ import pytest
 from bundler.container.readrules import Limits
 from bundler.errors import BundleRejected
 from bundler.run.verify import check_integrity
-from bundler.signatures.trust import SignatureJudge, load_policy
+from bundler.signatures.trust import SignatureJudge
+from bundler.signatures.truststore import load_policy
 from manifests.conformance import generate
 from tests.helpers import REPO
 

@@ -42,12 +42,12 @@ def section_block(title: str) -> list[tuple[str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``starter-0.1.0.bundle.tar.zst`` as the README's walkthrough makes it."""
+    """``mybundle-0.1.0.bundle.tar.zst`` as the README's walkthrough makes it."""
     folder = tmp_path_factory.mktemp("walkthrough")
     env = readme_env()
     for command in ("reprobundle init mybundle", "reprobundle build mybundle"):
         subprocess.run(shlex.split(command), cwd=folder, env=env, check=True, capture_output=True)
-    return folder / "starter-0.1.0.bundle.tar.zst"
+    return folder / "mybundle-0.1.0.bundle.tar.zst"
 
 
 def test_verify_a_bundle_from_its_link(starter: Path, tmp_path: Path) -> None:
