@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
+from bundler.cli._shared import ProgressDisplay, accept_advisory_option, exit_help, handle_errors
 
 
 @click.command(
@@ -42,6 +42,7 @@ from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
     is_flag=True,
     help="List every case verified at home (and tracebacks of bugs).",
 )
+@accept_advisory_option
 @handle_errors
 def build(
     source: Path,
@@ -50,13 +51,16 @@ def build(
     preregistration: Path | None,
     quiet: bool,
     verbose: bool,
+    accept_advisory: tuple[str, ...],
 ) -> None:
     """Build a bundle from SOURCE, a folder holding bundle.yaml.
 
     Checks the source, hashes every file, writes the manifest, packs a deterministic
     compressed tar (set SOURCE_DATE_EPOCH for byte-identical rebuilds), then verifies the new
     file from a fresh empty folder and refuses to keep it unless every claim is
-    supported there.
+    supported there. A case naming a checker version with an advisory is refused, with
+    the line to write instead, unless you give --accept-advisory ID (the verification at
+    home then accepts it too).
 
     \b
     Example:
@@ -72,6 +76,7 @@ def build(
             progress=progress.step,
             codec=CODECS[compression] if compression else None,
             preregistration=preregistration,
+            accept_advisories=accept_advisory,
         )
     if result.skipped:
         click.echo(

@@ -11,6 +11,7 @@ import click
 
 from bundler.cli._shared import (
     EXIT_HELP,
+    accept_advisory_option,
     ProgressDisplay,
     handle_errors,
     is_terminal,
@@ -147,6 +148,7 @@ def verify_with_options(
         case_seconds=options["case_timeout"],
         case_memory=options["case_memory"],
         time_limit=options["time_limit"],
+        accept_advisories=options["accept_advisory"],
     )
 
 
@@ -301,6 +303,7 @@ def verify_with_options(
     show_default="the number of cores",
     help="Processes for built-in cases (used from 64 cases on; results are the same).",
 )
+@accept_advisory_option
 @limit_options
 @handle_errors
 def verify(
@@ -332,6 +335,7 @@ def verify(
     case_memory: int,
     time_limit: float,
     jobs: int,
+    accept_advisory: tuple[str, ...],
     **limit_values: int,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
@@ -351,6 +355,11 @@ def verify(
 
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
+
+    A claim resting on a checker version with an advisory (a known way to make it say
+    supported against its evidence; `reprobundle checkers --advisories`) is inconclusive,
+    naming the advisory and the version that fixes it, unless you accept that advisory
+    with --accept-advisory ID; the reports record what you accepted.
 
     BUNDLE may be - to read the bundle from standard input (read once, never seeked).
 
