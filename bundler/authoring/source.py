@@ -38,8 +38,8 @@ from bundler.format.paths import path_problem
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.preregistration import input_names
 from bundler.run.runner import same_file, vacuity
-from checkers.advisories import of_checker
 from checkers import yamlfile
+from checkers.advisories import of_checker
 
 SOURCE_NAME = "bundle.yaml"
 _BUNDLE_KEYS = ("name", "version", "title", "description")

@@ -19,7 +19,9 @@ def show_advisories(as_json: bool) -> None:
         click.echo(json.dumps({"advisories": [a.to_dict() for a in found]}, indent=2))
         return
     for advisory in found:
-        click.echo(f"{advisory.id}  {', '.join(advisory.affected)}  (published {advisory.published})")
+        click.echo(
+            f"{advisory.id}  {', '.join(advisory.affected)}  (published {advisory.published})"
+        )
         click.echo(f"  {advisory.summary}")
         click.echo(f"  can make supported: {advisory.can_make_supported}")
         click.echo(f"  fixed in: {', '.join(advisory.fixed_in)}")

@@ -11,8 +11,8 @@ import click
 
 from bundler.cli._shared import (
     EXIT_HELP,
-    accept_advisory_option,
     ProgressDisplay,
+    accept_advisory_option,
     handle_errors,
     is_terminal,
     limit_options,

@@ -32,10 +32,10 @@ from typing import Any, Literal, NamedTuple
 
 import checkers
 from bundler.errors import UsageError
-from checkers.advisories import Advisory, by_id, of_checker
 from bundler.format import strictjson
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from bundler.format.results import CaseResult
+from checkers.advisories import Advisory, by_id, of_checker
 from checkers.api import COMMON_ERRORS
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]
@@ -72,9 +72,7 @@ class AdvisoryUse(NamedTuple):
     accepted: bool
 
 
-def advisories_of(
-    cases: Sequence[Case], accepted: Collection[str] = ()
-) -> tuple[AdvisoryUse, ...]:
+def advisories_of(cases: Sequence[Case], accepted: Collection[str] = ()) -> tuple[AdvisoryUse, ...]:
     """The advisories on the checker versions of ``cases`` that expect to pass."""
     found: dict[tuple[str, str], list[str]] = {}
     by_key: dict[tuple[str, str], Advisory] = {}

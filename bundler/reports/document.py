@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bundler.errors import BundlerError
+from bundler.format.claims import advisory_dicts
 from bundler.format.results import CaseResult
 from bundler.reports.common import verdicts_text
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from bundler.cli._shared import handle_errors, write_json
-from bundler.cli.archive.verifying import advisory_change_text
 from bundler.cli.archive.common import EXITS, opened
+from bundler.cli.archive.verifying import advisory_change_text
 
 
 @click.command("list", epilog=EXITS["list"])
