@@ -58,9 +58,10 @@ def build(
     Checks the source, hashes every file, writes the manifest, packs a deterministic
     compressed tar (set SOURCE_DATE_EPOCH for byte-identical rebuilds), then verifies the new
     file from a fresh empty folder and refuses to keep it unless every claim is
-    supported there. A case naming a checker version with an advisory is refused, with
-    the line to write instead, unless you give --accept-advisory ID (the verification at
-    home then accepts it too).
+    supported there.
+
+    A case naming a checker version with an advisory is refused, with the line to write
+    instead; --accept-advisory ID keeps it (and the verification at home accepts it).
 
     \b
     Example:
