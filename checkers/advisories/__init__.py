@@ -30,7 +30,7 @@ import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 
 from .._index import MODULE_OF
@@ -165,12 +165,11 @@ def parse_all(files: Mapping[str, str], known: Collection[str]) -> tuple[Advisor
 
 
 def shipped_files() -> dict[str, str]:
-    """The advisory files shipped with this package, by name."""
-    folder = resources.files(__package__)
+    """The advisory files shipped with this package, by name (read beside this module:
+    importlib.resources would load zipfile on every verify)."""
     return {
-        f"checkers/advisories/{entry.name}": entry.read_text(encoding="utf-8")
-        for entry in folder.iterdir()
-        if entry.name.endswith(".toml")
+        f"checkers/advisories/{path.name}": path.read_text(encoding="utf-8")
+        for path in Path(__file__).parent.glob("*.toml")
     }
 
 
