@@ -164,13 +164,21 @@ def parse_all(files: Mapping[str, str], known: Collection[str]) -> tuple[Advisor
     return tuple(found[ident] for ident in sorted(found))
 
 
-def shipped_files() -> dict[str, str]:
+@cache
+def shipped_files() -> Mapping[str, str]:
     """The advisory files shipped with this package, by name (read beside this module:
     importlib.resources would load zipfile on every verify)."""
-    return {
-        f"checkers/advisories/{path.name}": path.read_text(encoding="utf-8")
-        for path in Path(__file__).parent.glob("*.toml")
-    }
+    return MappingProxyType(
+        {
+            f"checkers/advisories/{path.name}": path.read_text(encoding="utf-8")
+            for path in sorted(Path(__file__).parent.glob("*.toml"))
+        }
+    )
+
+
+@cache
+def _parsed(file: str) -> Advisory:
+    return parse(shipped_files()[file], file, MODULE_OF)
 
 
 @cache
@@ -186,5 +194,8 @@ def by_id() -> Mapping[str, Advisory]:
 
 @cache
 def of_checker(key: str) -> tuple[Advisory, ...]:
-    """The advisories that name ``key`` (``name@version``) as affected."""
-    return tuple(a for a in advisories() if key in a.affected)
+    """The advisories that name ``key`` (``name@version``) as affected. Only the files
+    whose text holds ``key`` are parsed (each strictly): a verify of a bundle on no advised
+    version parses none (TOML's multi-line strings cost about 1 ms a file to read)."""
+    files = [f for f, text in shipped_files().items() if key in text]
+    return tuple(a for a in map(_parsed, files) if key in a.affected)
