@@ -100,6 +100,8 @@ def build(
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
         f"{verdicts_text(home['cases'])}"
     )
+    if result.home.accepted_advisories:
+        click.echo(f"advisories accepted: {', '.join(result.home.accepted_advisories)}")
     if verbose:
         for case in home["cases"]:
             from bundler.errors import one_line as t

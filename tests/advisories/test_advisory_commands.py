@@ -133,8 +133,15 @@ def test_build_refuses_an_advised_version_naming_the_line_to_write(tmp_path: Pat
     code, _, err = run("build", source, "-o", out)
     assert code == 2 and not out.exists()
     assert "case.advised_checker" in err and f"checker: {FIX}" in err and "bundle.yaml:" in err
-    code, _, err = run("build", source, "-o", out, "--accept-advisory", ID)
+    code, said, err = run("build", source, "-o", out, "--accept-advisory", ID)
     assert code == 0 and out.is_file(), err
+    assert f"advisories accepted: {ID}" in said
+
+
+def test_inspect_lists_the_advisories_a_bundle_rests_on(forged: Path) -> None:
+    code, out, _ = run("inspect", forged)
+    assert code == 0
+    assert f"{ID} fault-report@2 (fixed in {FIX})" in out and "cases forged" in out
 
 
 def test_diff_lists_the_advisories_one_bundle_rests_on_and_the_other_not(forged: Path) -> None:
@@ -178,6 +185,11 @@ def test_archive_verify_says_and_logs_what_an_advisory_changed(
     assert f"because of advisory {ID}" in out
     code, out, _ = archive(root, "verify", "--all")  # nothing new: no change to report
     assert code == 4 and "changed since" not in out
+    code, out, _ = archive(root, "verify", "--all", "--accept-advisory", ID)
+    assert code == 0
+    assert f"inconclusive -> supported, advisory {ID} accepted (--accept-advisory)" in out
+    code, out, _ = archive(root, "verify", "--all")
+    assert code == 4 and f"because of advisory {ID}" in out
     code, log, _ = archive(root, "log", "show")
     assert code == 0 and ID in log
     code, shown, _ = archive(root, "show", "forged-rb-2026-0007@1.0.0")
@@ -191,7 +203,11 @@ def test_archive_verify_says_and_logs_what_an_advisory_changed(
     data = json.loads(out)
     assert [a["id"] for a in data["advisories"]] == [ID]
     changes = [v["detail"].get("advisory_change") for v in data["history"]]
-    assert changes[-2:] == [
-        {"from": "supported", "to": "inconclusive", "advisories": [ID], "claims": ["forged-claim"]},
-        None,
-    ]
+    withheld = {
+        "from": "supported",
+        "to": "inconclusive",
+        "advisories": [ID],
+        "claims": ["forged-claim"],
+    }
+    accepted = {"from": "inconclusive", "to": "supported", "accepted": [ID]}
+    assert changes == [None, withheld, None, accepted, withheld]
