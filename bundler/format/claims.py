@@ -106,6 +106,8 @@ def advisory_dicts(uses: Sequence[AdvisoryUse]) -> list[dict[str, Any]]:
 def accepted_advisories(ids: Sequence[str]) -> tuple[str, ...]:
     """The advisory ids a reviewer accepts (``--accept-advisory``), each a published one:
     an id that names none is a usage error (a typo must not pass for an acceptance)."""
+    if not ids:
+        return ()  # (every advisory file is parsed only to check given ids)
     known = by_id()
     unknown = [i for i in ids if i not in known]
     if unknown:
