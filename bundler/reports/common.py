@@ -48,6 +48,8 @@ def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> 
     words = ["reprobundle", "verify", str(bundle.get("file") or "BUNDLE")]
     if expect_identity and bundle.get("identity"):
         words += ["--expect-manifest-sha256", str(bundle["identity"])]
+    for accepted in report.get("accepted_advisories") or ():  # the verdict shown needs them
+        words += ["--accept-advisory", str(accepted)]
     import shlex  # only the renderers show the command
 
     return shlex.join(words)

@@ -82,8 +82,12 @@ def test_verify_names_the_advisory_in_every_format_and_accepting_it_restores_sup
     assert {a["id"] for c in report["claims"] for a in c["advisories"]} == {ID}
     assert all(not a["accepted"] for c in report["claims"] for a in c["advisories"])
 
-    code, out, _ = run("verify", forged, "--accept-advisory", ID, "--json", outputs["json"])
+    code, out, _ = run(
+        "verify", forged, "--accept-advisory", ID, "--json", outputs["json"], "--markdown", "-"
+    )
     assert code == 0, out
+    # the appendix's command reproduces the verdict it shows, acceptance included
+    assert f"--accept-advisory {ID}" in out and "reprobundle verify forged.bundle.tar.gz" in out
     report = json.loads(outputs["json"].read_text("utf-8"))
     assert report["result"] == "supported" and report["accepted_advisories"] == [ID]
     assert all(a["accepted"] for c in report["claims"] for a in c["advisories"])
