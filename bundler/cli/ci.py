@@ -152,7 +152,16 @@ def ci(
                 out_dir / f"{name}.intoto.json", report, bundle, hashed, values, signer
             )
         failed = fails(str(report["result"]), fail_on)
-        click.echo(f"{'FAIL' if failed else 'ok  '} {bundle}: {report['result']}")
+        withheld = sorted(
+            {
+                a["id"]
+                for c in report.get("claims", [])
+                for a in c["advisories"]
+                if not a["accepted"]
+            }
+        )
+        why = f" (advisory {', '.join(withheld)} not accepted)" if withheld else ""
+        click.echo(f"{'FAIL' if failed else 'ok  '} {bundle}: {report['result']}{why}")
         if failed:
             worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)
     if summary is not None:

@@ -33,6 +33,11 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     line = (
         f"Result: {STATUS_WORDS[report['result']]} ({supported} of {len(claims)} claims supported)"
     )
+    withheld = sorted(
+        {a["id"] for c in claims for a in c.get("advisories", []) if not a["accepted"]}
+    )
+    if withheld:  # why a bundle is inconclusive, even in a CI log of one line
+        line += f"; advisory {', '.join(withheld)} not accepted"
     summary = (report.get("signature") or {}).get("summary")
     return one_line(f"{line}; {summary}" if summary else line)
 

@@ -126,7 +126,10 @@ def test_report_and_ci_judge_as_verify_does(forged: Path, tmp_path: Path) -> Non
     summary = tmp_path / "summary.md"
     args = ("ci", forged, "--out", tmp_path / "ci", "--summary", summary, "--fail-on")
     code, out, _ = run(*args, "inconclusive")
-    assert code == 1 and "inconclusive" in out and ID in summary.read_text("utf-8")
+    assert code == 1 and ID in summary.read_text("utf-8")
+    assert f"inconclusive (advisory {ID} not accepted)" in out  # the CI log's one line says why
+    code, out, _ = run("verify", forged, "-q")
+    assert code == 4 and f"; advisory {ID} not accepted" in out
     code, out, _ = run(*args, "inconclusive", "--accept-advisory", ID)
     assert code == 0 and "supported" in out
 
