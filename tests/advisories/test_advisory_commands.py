@@ -63,7 +63,7 @@ def test_every_command_that_verifies_takes_the_one_accept_advisory_option(
     assert len(options) == 1
     reference = next(p for p in command(("verify",)).params if p.name == "accept_advisory")
     assert isinstance(options[0], click.Option) and options[0].multiple
-    assert options[0].help == reference.help  # type: ignore[attr-defined]
+    assert options[0].help == reference.help
 
 
 def test_verify_names_the_advisory_in_every_format_and_accepting_it_restores_support(

@@ -4,6 +4,8 @@ advisory is accepted; nothing else about the claim changes."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from bundler.errors import UsageError
@@ -18,7 +20,7 @@ PASSED = Verdict.passed("ok")
 WRITE = Verdict.failed("no", [Reason("trace.write_attempt", "PUT")])
 
 
-def case(case_id: str, checker: str, expect: str) -> Case:
+def case(case_id: str, checker: str, expect: Literal["pass", "fail"]) -> Case:
     reasons = ("trace.write_attempt",) if expect == "fail" else ()
     return Case(case_id, checker, {"trace": "t.jsonl"}, {}, expect, reasons)
 

@@ -73,7 +73,7 @@ def with_advisories(expected: dict[str, Any], actual: dict[str, Any]) -> dict[st
     claim whose passing cases rest on an advisory not accepted is ``inconclusive`` (a
     contradicted one stays so), its ``why`` the advisory's sentence with the frozen one in
     brackets; the result and exit code follow from the claims."""
-    out = json.loads(json.dumps(expected))
+    out: dict[str, Any] = json.loads(json.dumps(expected))
     now = {c["id"]: c for c in actual.get("claims", [])}
     for claim in out.get("claims", []):
         found = now.get(claim["id"], {}).get("advisories", [])
