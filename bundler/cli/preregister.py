@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors
+from bundler.cli._shared import accept_advisory_option, exit_help, handle_errors
 
 
 @click.command(
@@ -30,8 +30,15 @@ from bundler.cli._shared import exit_help, handle_errors
     help="Sign it with this private key (made by `reprobundle keygen`).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@accept_advisory_option
 @handle_errors
-def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) -> None:
+def preregister(
+    source: Path,
+    output: Path,
+    key_file: Path | None,
+    quiet: bool,
+    accept_advisory: tuple[str, ...],
+) -> None:
     """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
 
     Reads SOURCE's bundle.yaml as `build` does, but looks for no input file (they may not
@@ -40,7 +47,8 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     names of the inputs the cases will read, never their content. Its identity is the
     SHA-256 of its canonical bytes. Later, `build SOURCE --preregistration FILE` packs it
     into the bundle, and `verify` says per claim whether it is as pre-registered or what
-    changed.
+    changed. As `build`, it refuses a case on a checker version with an advisory unless
+    given --accept-advisory ID.
 
     \b
     Example:
@@ -48,6 +56,7 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     """
     from bundler.authoring.source import read_source
     from bundler.format import preregistration as model
+    from bundler.format.claims import accepted_advisories
     from bundler.output import check, write_bytes
     from bundler.signatures.preregistration import seal_preregistration
 
@@ -58,7 +67,9 @@ def preregister(source: Path, output: Path, key_file: Path | None, quiet: bool) 
     import datetime as dt
 
     written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # stated, not attested
-    doc = model.from_document(read_source(source, evidence=False).document, written)
+    accepted = accepted_advisories(accept_advisory)
+    plan = read_source(source, evidence=False, accepted_advisories=accepted)
+    doc = model.from_document(plan.document, written)
     write_bytes(output, seal_preregistration(doc, keys), "the pre-registration")
     if not quiet:
         signed = "signed" if keys else "unsigned"

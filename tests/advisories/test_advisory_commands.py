@@ -43,7 +43,15 @@ def forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-VERIFYING = [("verify",), ("report",), ("ci",), ("build",), ("archive", "verify")]
+# the commands that verify, and preregister, which reads a source as build does
+VERIFYING = [
+    ("verify",),
+    ("report",),
+    ("ci",),
+    ("build",),
+    ("archive", "verify"),
+    ("preregister",),
+]
 
 
 def command(path: tuple[str, ...]) -> click.Command:
@@ -144,6 +152,14 @@ def test_build_refuses_an_advised_version_naming_the_line_to_write(tmp_path: Pat
     code, said, err = run("build", source, "-o", out, "--accept-advisory", ID)
     assert code == 0 and out.is_file(), err
     assert f"advisories accepted: {ID}" in said
+
+
+def test_preregister_refuses_an_advised_version_as_build_does(tmp_path: Path) -> None:
+    out = tmp_path / "p.prereg.json"
+    code, _, err = run("preregister", SOURCES / ID, "-o", out)
+    assert code == 2 and "case.advised_checker" in err and not out.exists()
+    code, _, err = run("preregister", SOURCES / ID, "-o", out, "--accept-advisory", ID)
+    assert code == 0 and out.is_file(), err
 
 
 def test_inspect_lists_the_advisories_a_bundle_rests_on(forged: Path) -> None:
