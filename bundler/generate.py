@@ -17,7 +17,7 @@ from pathlib import Path
 
 import checkers
 from bundler import codes
-from checkers.advisories import advisories, of_checker
+from bundler.format.advisories import advisories, of_checker
 from checkers.api import Checker, Param, Role
 
 REPO = Path(checkers.__file__).resolve().parent.parent

@@ -19,6 +19,7 @@ from typing import Any
 import checkers
 from bundler.authoring import foreach
 from bundler.errors import Problem, SourceError
+from bundler.format.advisories import of_checker
 from bundler.format.manifest import (
     BUNDLED_PREFIX,
     FORMAT,
@@ -39,7 +40,6 @@ from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.preregistration import input_names
 from bundler.run.runner import same_file, vacuity
 from checkers import yamlfile
-from checkers.advisories import of_checker
 
 SOURCE_NAME = "bundle.yaml"
 _BUNDLE_KEYS = ("name", "version", "title", "description")

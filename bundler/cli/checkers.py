@@ -12,7 +12,7 @@ from bundler.cli._shared import exit_help, handle_errors
 
 def show_advisories(as_json: bool) -> None:
     """Every shipped advisory: a paragraph each, or the files' fields as JSON."""
-    from checkers.advisories import advisories
+    from bundler.format.advisories import advisories
 
     found = advisories()
     if as_json:
@@ -60,7 +60,7 @@ def list_checkers(name: str | None, list_advisories: bool, as_json: bool) -> Non
       reprobundle checkers --advisories --json
     """
     from bundler.errors import UsageError
-    from checkers.advisories import of_checker
+    from bundler.format.advisories import of_checker
 
     if as_json and not list_advisories:
         raise UsageError("--json goes with --advisories")

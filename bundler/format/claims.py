@@ -14,7 +14,7 @@ case and no finding (only planted controls) is ``inconclusive``, whatever its ma
 format says. ``inconclusive`` never counts as support nor as contradiction, and every
 status carries its denominators.
 
-A passing case whose checker version has an advisory (``checkers.advisories``: an author
+A passing case whose checker version has an advisory (``bundler.format.advisories``: an author
 can make that version pass against its evidence) never counts toward ``supported``: the
 claim is ``inconclusive``, its ``why`` naming the advisory and the version that fixes it,
 unless the reviewer accepted that advisory by id (``accepted``); then it is judged as
@@ -33,9 +33,9 @@ from typing import Any, Literal, NamedTuple
 import checkers
 from bundler.errors import UsageError
 from bundler.format import strictjson
+from bundler.format.advisories import Advisory, by_id, of_checker
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from bundler.format.results import CaseResult
-from checkers.advisories import Advisory, by_id, of_checker
 from checkers.api import COMMON_ERRORS
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]

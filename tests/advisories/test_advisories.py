@@ -28,8 +28,7 @@ import yaml
 import checkers
 from bundler.authoring.build import build
 from bundler.errors import BuildRefused, SourceError, UsageError
-from bundler.run.verify import verify
-from checkers.advisories import (
+from bundler.format.advisories import (
     AdvisoryError,
     advisories,
     by_id,
@@ -37,6 +36,7 @@ from checkers.advisories import (
     parse_all,
     shipped_files,
 )
+from bundler.run.verify import verify
 from tests.helpers import REPO
 
 SOURCES = Path(__file__).parent / "sources"

@@ -13,10 +13,10 @@ import yaml
 
 import checkers
 from bundler.authoring.templates import copy_template, names
+from bundler.format.advisories import of_checker
 from bundler.importers.inspect_eval import import_inspect
 from bundler.importers.lm_eval import import_lm_eval
 from bundler.importers.promptfoo import import_promptfoo
-from checkers.advisories import of_checker
 from tests.helpers import REPO
 from tests.inspect_support import inspect_logs
 

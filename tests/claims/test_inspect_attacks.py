@@ -216,7 +216,7 @@ def test_the_same_bundle_under_v1_is_supported_only_when_its_advisory_is_accepte
     """@1 is kept unchanged (its docs say it trusts the params): the attack's baseline.
     Its advisory (issue 41) keeps verify from calling the forged claim supported unless
     the reviewer accepts it."""
-    from checkers.advisories import of_checker
+    from bundler.format.advisories import of_checker
 
     forged = bundle(quickstart_bundle, tmp_path, attacks(1)[name][1], name)
     result = verify(forged)

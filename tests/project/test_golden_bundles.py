@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from bundler.codes import EXIT_CODES
+from bundler.format.advisories import by_id, of_checker
 from bundler.format.claims import AdvisoryUse, advised_why
-from checkers.advisories import by_id, of_checker
 from manifests.golden.freeze import GOLDEN, comparable, run_verify
 from tests.helpers import REPO
 

@@ -6,7 +6,9 @@ evidence, and which version fixes it. Checker versions are forever (decision rec
 knows it is weak and fails closed on it (``bundler.format.claims``) unless a reviewer
 accepts the advisory by its id.
 
-One TOML file per advisory in this folder, named after its id, in OSV's spirit::
+One TOML file per advisory in ``checkers/advisories/`` (package data beside the checkers
+they judge; this reader lives here because the checkers package does no I/O), named
+after its id, in OSV's spirit::
 
     id = "RB-2026-0001"
     published = "2026-12-06"
@@ -18,7 +20,7 @@ One TOML file per advisory in this folder, named after its id, in OSV's spirit::
     tests = ["tests/advisories/test_advisories.py::test_name"]
 
 ``parse`` is the strict rule (no I/O: text in, ``Advisory`` or ``AdvisoryError`` naming the
-file out); ``advisories`` reads the files shipped here once per process. Every
+file out); ``advisories`` reads the shipped files once per process. Every
 ``affected`` and ``fixed_in`` entry must name a registered checker version.
 """
 
@@ -33,8 +35,10 @@ from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
-from .._index import MODULE_OF
+import checkers
+from checkers import MODULE_OF
 
+FOLDER = Path(checkers.__file__).parent / "advisories"  # the shipped files
 ID = re.compile(r"RB-[0-9]{4}-[0-9]{4}\Z")
 KEY = re.compile(r"[a-z][a-z0-9-]*@[1-9][0-9]*\Z")
 TEST = re.compile(r"tests/[A-Za-z0-9_/]+\.py::[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -166,12 +170,12 @@ def parse_all(files: Mapping[str, str], known: Collection[str]) -> tuple[Advisor
 
 @cache
 def shipped_files() -> Mapping[str, str]:
-    """The advisory files shipped with this package, by name (read beside this module:
-    importlib.resources would load zipfile on every verify)."""
+    """The advisory files shipped in ``checkers/advisories/``, by name (read beside the
+    package: importlib.resources would load zipfile on every verify)."""
     return MappingProxyType(
         {
             f"checkers/advisories/{path.name}": path.read_text(encoding="utf-8")
-            for path in sorted(Path(__file__).parent.glob("*.toml"))
+            for path in sorted(FOLDER.glob("*.toml"))
         }
     )
 
