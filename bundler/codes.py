@@ -186,6 +186,11 @@ CODES: dict[str, Code] = {
     "source.preregistration": Code("the source's preregistration is not a file of its own", _U),
     "source.files": Code("the files patterns are missing, empty or match nothing", _U),
     "case.unknown_checker": Code("a case names a checker this tool does not have", _U),
+    "case.advised_checker": Code(
+        "a case names a checker version with an advisory; change it to the fixing version "
+        "(or give --accept-advisory ID)",
+        _U,
+    ),
     "case.unknown_role": Code("a case names an input role its checker lacks", _U),
     "case.missing_role": Code("a case lacks an input its checker needs", _U),
     "case.role_shape": Code("one path where the role takes a list, or the reverse", _U),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import checkers
 from bundler import codes
+from bundler.format.advisories import advisories, of_checker
 from checkers.api import Checker, Param, Role
 
 REPO = Path(checkers.__file__).resolve().parent.parent
@@ -107,6 +108,14 @@ def describe(found: Checker) -> list[str]:
         lines.append("No params.")
     lines += ["", "| reason (verdict fail) | meaning |", "| --- | --- |"]
     lines += [f"| `{code}` | {_cell(meaning)} |" for code, meaning in found.reasons.items()]
+    for advisory in of_checker(found.key):
+        lines += [
+            "",
+            f"**Advisory {advisory.id}** ({advisory.published}): {advisory.summary}. An author "
+            f"can make it say supported for {advisory.can_make_supported}. Fixed in "
+            f"{', '.join(f'`{k}`' for k in advisory.fixed_in)}. Verify judges a claim resting "
+            f"on it inconclusive unless given `--accept-advisory {advisory.id}`.",
+        ]
     if found.doc:
         lines += ["", found.doc]
     return [*lines, ""]
@@ -127,7 +136,28 @@ def checkers_reference(registry: Mapping[str, Checker]) -> str:
     ]
     for found in registry.values():
         lines += describe(found)
+    lines += advisories_reference()
     return "\n".join([*lines, END]) + "\n"
+
+
+def advisories_reference() -> list[str]:
+    """Every shipped advisory (``checkers/advisories/``), in Markdown."""
+    lines = [
+        "## Advisories",
+        "",
+        "A checker version an author can make say supported against its evidence, and the",
+        "version that fixes it (one file each in `checkers/advisories/`; `reprobundle checkers",
+        "--advisories`). Verify, report, ci, build and archive verify judge a claim whose",
+        "passing cases use an advised version inconclusive unless given `--accept-advisory ID`.",
+        "",
+        "| id | affected | fixed in | an author can make supported |",
+        "| --- | --- | --- | --- |",
+    ]
+    for a in advisories():
+        affected = ", ".join(f"`{k}`" for k in a.affected)
+        fixed = ", ".join(f"`{k}`" for k in a.fixed_in)
+        lines.append(f"| {a.id} | {affected} | {fixed} | {_cell(a.can_make_supported)} |")
+    return [*lines, ""]
 
 
 def readme_with_reference(readme: str, reference: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from types import MappingProxyType
 
-from ._index import MODULE_OF
+from ._index import MODULE_OF as MODULE_OF  # (re-exported: which keys exist)
 from .api import Checker
 
 

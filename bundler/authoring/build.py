@@ -10,7 +10,7 @@ claims are not all supported at home is refused and removed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
 from bundler.errors import BuildRefused, BundlerError, Problem, SourceError, UsageError
+from bundler.format.claims import accepted_advisories
 from bundler.format.hashing import read_and_hash_files
 from bundler.format.manifest import (
     MANIFEST_NAME,
@@ -136,6 +137,7 @@ def build(
     codec: Codec | None = None,
     preregistration: bytes | Path | None = None,
     accept_output: Callable[[Path], None] | None = None,
+    accept_advisories: Sequence[str] = (),
 ) -> BuildResult:
     """Build ``source`` into ``out`` (a file path; by default ``NAME-VERSION`` and the
     compression's suffix in the current folder). Raises SourceError or BuildRefused.
@@ -146,7 +148,10 @@ def build(
     preregister`` wrote for this bundle's name, or its bytes) is packed as
     ``preregistration.json``. ``accept_output`` is called with the output's path once it
     is known and shown to be none of the source's files, before any work: it raises to
-    refuse it (the CLI's rule for replacing a file of another kind)."""
+    refuse it (the CLI's rule for replacing a file of another kind). A case naming an
+    advised checker version is refused unless its advisory is in ``accept_advisories``,
+    which the verification at home accepts too."""
+    accepted = accepted_advisories(accept_advisories)
     source = Path(source)  # (a library caller may give str)
     if source_date_epoch is None:
         source_date_epoch = read_source_date_epoch()
@@ -155,7 +160,7 @@ def build(
     if out is not None:
         out = Path(out)
         _refuse_source_file_as_output(source, out)
-    plan = read_source(source, out)
+    plan = read_source(source, out, accepted_advisories=accepted)
     if out is None:  # a bundle file's name: never one of the source's files
         out = Path.cwd() / default_name(plan, codec or compression.DEFAULT)
     _refuse_source_file_as_output(source, out, plan.files)
@@ -180,7 +185,7 @@ def build(
             write_tar(stream, members, source_date_epoch, codec or _codec_of(out.name))
         del members, kept  # (the small files' bytes are not held through the verification)
         step("verifying at home from a fresh folder")
-        home = verify_at_home(tmp, allow_code=bool(manifest.code))
+        home = verify_at_home(tmp, allow_code=bool(manifest.code), accepted=accepted)
         size = tmp.stat().st_size
     path = out.absolute()
     home = replace(home, bundle_file=path)  # (it verified the file under its temporary name)
@@ -260,7 +265,9 @@ def _codec_of(name: str) -> Codec:
     return compression.ZSTD if name.endswith(".zst") else compression.DEFAULT
 
 
-def verify_at_home(bundle_file: Path, allow_code: bool = False) -> Verification:
+def verify_at_home(
+    bundle_file: Path, allow_code: bool = False, accepted: Sequence[str] = ()
+) -> Verification:
     """``bundle_file`` verified as a reviewer's ``reprobundle verify`` does by default (the
     same library call, in this process: built-in checkers run here for the reviewer
     too, bundled code in its own limited workers), with every claim supported. Raises
@@ -270,7 +277,12 @@ def verify_at_home(bundle_file: Path, allow_code: bool = False) -> Verification:
     work folder is new and empty and is removed before this returns, interrupted or not
     (Ctrl-C, or SIGTERM/SIGHUP under ``exiting_on_signals``), as ``verify``'s always is."""
     try:
-        home = verify(bundle_file, code=CodePolicy(allow=allow_code), jobs=os.cpu_count() or 1)
+        home = verify(
+            bundle_file,
+            code=CodePolicy(allow=allow_code),
+            jobs=os.cpu_count() or 1,
+            accept_advisories=accepted,
+        )
     except BundlerError as exc:  # rejected before any case ran
         result = "rejected" if exc.exit_code == 3 else "error"
         why = exc.problems or [Problem("", "build.rejected", exc.headline)]

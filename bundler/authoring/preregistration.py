@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +29,18 @@ MAX_CODE_FILES = 10_000  # Python files under one code entry's folder a pre-regi
 
 
 def preregister_source(
-    source: Path, written: str | None = None, fix: Sequence[str] = ()
+    source: Path,
+    written: str | None = None,
+    fix: Sequence[str] = (),
+    accepted_advisories: Collection[str] = (),
 ) -> dict[str, Any]:
     """The pre-registration of the source folder ``source`` (none of its evidence need
     exist), with the digests of the reference inputs ``fix`` (paths in the source, each a
     file a case names as an input) and of its bundled code fixed. Raises ``SourceError``
-    naming every problem."""
+    naming every problem. A case on an advised checker version is refused as ``build``
+    refuses it, unless its advisory is in ``accepted_advisories``."""
     source = Path(source)
-    document = read_source(source, evidence=False).document
+    document = read_source(source, evidence=False, accepted_advisories=accepted_advisories).document
     names = model.input_names(document["cases"])
     problems: list[Problem] = []
     fixed: dict[str, tuple[str, int]] = {}

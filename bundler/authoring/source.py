@@ -12,7 +12,7 @@ import difflib
 import os
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import checkers
 from bundler.authoring import foreach
 from bundler.errors import Problem, SourceError, did_you_mean
+from bundler.format.advisories import of_checker
 from bundler.format.manifest import (
     BUNDLED_PREFIX,
     FORMAT,
@@ -135,8 +136,15 @@ def _not_a_source(root: Path) -> str:
     return f"{root} is not a folder holding a {SOURCE_NAME}"
 
 
-def read_source(root: Path, output: Path | None = None, evidence: bool = True) -> SourcePlan:
+def read_source(
+    root: Path,
+    output: Path | None = None,
+    evidence: bool = True,
+    accepted_advisories: Collection[str] = (),
+) -> SourcePlan:
     """Read and check a bundle source folder. Raises ``SourceError`` with every problem.
+    A case naming a checker version with an advisory is refused (``case.advised_checker``,
+    the line to write instead) unless the advisory is among ``accepted_advisories``.
     Bundle files, and ``output`` (the file being built), are never among the files.
     Without ``evidence`` (a pre-registration, made before the inputs exist) no file is
     looked for: the files are the inputs the cases name, and ``files`` is not read."""
@@ -202,6 +210,7 @@ def read_source(root: Path, output: Path | None = None, evidence: bool = True) -
                 message = _unlisted_input(root, message)
             out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
+        _advised_checkers(document, out, accepted_advisories)
         _claim_problems(document, out)
         _unnamed_reasons(root, document, out)
     if out.problems:
@@ -582,6 +591,25 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
                 "case.unknown_reason",
                 f"{found.key} never returns reason {code!r}"
                 + (did_you_mean(code, found.all_reasons) or " (see `reprobundle checkers`)"),
+            )
+
+
+def _advised_checkers(
+    document: Mapping[str, Any], out: _Collector, accepted: Collection[str]
+) -> None:
+    """Each case naming an advised checker version, with the line that fixes it."""
+    for i, case in enumerate(document["cases"]):
+        for advisory in of_checker(case["checker"]):
+            if advisory.id in accepted:
+                continue
+            newest = advisory.fixed_in[-1]
+            out.add(
+                ("cases", i, "checker"),
+                "case.advised_checker",
+                f"case {case['id']!r}: {case['checker']} has advisory {advisory.id} "
+                f"({advisory.summary}); write `checker: {newest}` on this line (check its "
+                f"params with `reprobundle checkers {newest}`), or give --accept-advisory "
+                f"{advisory.id} to keep {case['checker']}",
             )
 
 

@@ -245,6 +245,21 @@ def trust_options(whose: str = "you trust") -> Callable[[F], F]:
     return decorate
 
 
+def accept_advisory_option(function: F) -> F:
+    """``--accept-advisory ID``, declared once for every command that verifies (verify,
+    report and ci through verify's judging options; build; archive verify). The ids go to
+    the verifier, which refuses an unknown one (``bundler.format.claims``)."""
+    return click.option(
+        "--accept-advisory",
+        "accept_advisory",
+        multiple=True,
+        metavar="ID",
+        help="Judge cases on a checker version with this advisory as if it had none "
+        "(repeatable; `reprobundle checkers --advisories` lists them). Without it, a claim "
+        "resting on an advised version is inconclusive.",
+    )(function)
+
+
 def limits_from(options: dict[str, int]) -> Limits:
     """The ``Limits`` the ``--max-*`` options (as click passes them) ask for."""
     values = {field: options[flag[2:].replace("-", "_")] for flag, field, _ in LIMIT_OPTIONS}

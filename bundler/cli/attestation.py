@@ -41,6 +41,18 @@ def attest_options(values: dict[str, Any], report: dict[str, Any]) -> dict[str, 
         "caseMemoryBytes": values["case_memory"],
         "timeLimitSeconds": values["time_limit"],
         "limits": {k: v for k, v in sorted(values.items()) if k.startswith("max_")},
+        # advisories: which the reviewer accepted, and which made a claim inconclusive
+        "acceptedAdvisories": list(report.get("accepted_advisories", [])),
+        # per claim kept from support: each advisory, the version it names, the fix
+        "advisoriesNotAccepted": {
+            claim["id"]: [
+                {"id": a["id"], "checker": a["checker"], "fixedIn": a["fixed_in"]}
+                for a in claim.get("advisories", [])
+                if not a["accepted"]
+            ]
+            for claim in report.get("claims", [])
+            if any(not a["accepted"] for a in claim.get("advisories", []))
+        },
     }
 
 

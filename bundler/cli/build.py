@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
+from bundler.cli._shared import ProgressDisplay, accept_advisory_option, exit_help, handle_errors
 
 
 @click.command(
@@ -47,6 +47,7 @@ from bundler.cli._shared import ProgressDisplay, exit_help, handle_errors
     is_flag=True,
     help="List every case verified at home (and tracebacks of bugs).",
 )
+@accept_advisory_option
 @handle_errors
 def build(
     source: Path,
@@ -56,6 +57,7 @@ def build(
     force: bool,
     quiet: bool,
     verbose: bool,
+    accept_advisory: tuple[str, ...],
 ) -> None:
     """Build a bundle from SOURCE, a folder holding bundle.yaml.
 
@@ -63,6 +65,9 @@ def build(
     compressed tar (set SOURCE_DATE_EPOCH for byte-identical rebuilds), then verifies the new
     file from a fresh empty folder and refuses to keep it unless every claim is
     supported there.
+
+    A case naming a checker version with an advisory is refused, with the line to write
+    instead; --accept-advisory ID keeps it (and the verification at home accepts it).
 
     \b
     Example:
@@ -86,6 +91,7 @@ def build(
             codec=CODECS[compression] if compression else None,
             preregistration=preregistration,
             accept_output=accept,
+            accept_advisories=accept_advisory,
         )
     if result.skipped:
         click.echo(
@@ -110,6 +116,8 @@ def build(
         f"verified at home from a fresh folder: {len(claims)} of {len(claims)} claims supported, "
         f"{verdicts_text(home['cases'])}"
     )
+    if result.home.accepted_advisories:
+        click.echo(f"advisories accepted: {', '.join(result.home.accepted_advisories)}")
     if verbose:
         for case in home["cases"]:
             from bundler.errors import one_line as t

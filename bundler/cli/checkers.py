@@ -10,25 +10,68 @@ import checkers as builtin_checkers
 from bundler.cli._shared import exit_help, handle_errors
 
 
+def show_advisories(as_json: bool) -> None:
+    """Every shipped advisory: a paragraph each, or the files' fields as JSON."""
+    from bundler.format.advisories import advisories
+
+    found = advisories()
+    if as_json:
+        click.echo(json.dumps({"advisories": [a.to_dict() for a in found]}, indent=2))
+        return
+    for advisory in found:
+        click.echo(
+            f"{advisory.id}  {', '.join(advisory.affected)}  (published {advisory.published})"
+        )
+        click.echo(f"  {advisory.summary}")
+        click.echo(f"  can make supported: {advisory.can_make_supported}")
+        click.echo(f"  fixed in: {', '.join(advisory.fixed_in)}")
+        click.echo(f"  {advisory.details}")
+        click.echo(f"  tests: {', '.join(advisory.tests)}")
+        click.echo("")
+    click.echo(
+        f"{len(found)} advisories. verify, report, ci, build and archive verify judge a claim "
+        "resting on an advised version inconclusive unless given --accept-advisory ID."
+    )
+
+
 @click.command(
     "checkers",
     epilog=exit_help("0 listed", "2 no built-in checker has that name (usage error)"),
 )
 @click.argument("name", required=False)
+@click.option(
+    "--advisories",
+    "list_advisories",
+    is_flag=True,
+    help="List the checker advisories (versions an author can make say supported against "
+    "their evidence, and the versions that fix them).",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --advisories: write them as JSON.")
 @handle_errors
-def list_checkers(name: str | None) -> None:
+def list_checkers(name: str | None, list_advisories: bool, as_json: bool) -> None:
     """List the built-in checkers with their inputs, params and reason codes.
 
     Of a checker with several versions, the newest is marked (current): a new bundle names
-    it; the older ones stay so that old bundles keep verifying as they did.
-    NAME (e.g. structured-equal or structured-equal@1) shows one in full.
+    it; the older ones stay so that old bundles keep verifying as they did. A version with
+    an advisory is marked too.
+    NAME (e.g. structured-equal or structured-equal@1) shows one in full, with the
+    advisories on it.
 
     \b
     Example:
       reprobundle checkers structured-equal@1
+      reprobundle checkers --advisories --json
     """
     from bundler.errors import UsageError
+    from bundler.format.advisories import of_checker
 
+    if as_json and not list_advisories:
+        raise UsageError("--json goes with --advisories")
+    if list_advisories:
+        if name is not None:
+            raise UsageError("--advisories lists every advisory; `checkers NAME` shows one's")
+        show_advisories(as_json)
+        return
     registry = builtin_checkers.registry()
     chosen = [c for key, c in registry.items() if name in (None, key, c.name)]
     if not chosen:
@@ -51,9 +94,18 @@ def list_checkers(name: str | None) -> None:
             mark = (
                 "(current)  " if found.version == current else f"(older; @{current} is current)  "
             )
-        click.echo(f"{found.key}  {mark}{found.summary}")
+        advised = of_checker(found.key)
+        warn = f"  [advisory {', '.join(a.id for a in advised)}]" if advised else ""
+        click.echo(f"{found.key}  {mark}{found.summary}{warn}")
         if name is None:
             continue
+        for advisory in advised:
+            click.echo(
+                f"ADVISORY {advisory.id}: {advisory.summary}. An author can make it say "
+                f"supported for {advisory.can_make_supported}. Fixed in {advisory.fix}; "
+                f"verify judges its claims inconclusive unless given --accept-advisory "
+                f"{advisory.id}."
+            )
         click.echo("")
         click.echo(found.doc)
         click.echo("\ninputs:")

@@ -183,7 +183,16 @@ def ci(
                 err=True,
             )
         failed = fails(str(report["result"]), fail_on)
-        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}"
+        withheld = sorted(
+            {
+                a["id"]
+                for c in report.get("claims", [])
+                for a in c["advisories"]
+                if not a["accepted"]
+            }
+        )
+        why = f" (advisory {', '.join(withheld)} not accepted)" if withheld else ""
+        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}{why}"
         click.echo(line(status, runner))
         if failed:
             worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)

@@ -71,6 +71,16 @@ def inspect(bundle: Path, **limit_values: int) -> None:
         click.echo(f"    cases: {t(', '.join(claim.cases))}")
         for limit in claim.limits:
             click.echo(f"    limit: {t(limit)}")
+    from bundler.format.claims import advisories_of
+
+    advised = advisories_of(m.cases)
+    if advised:
+        click.echo("\nAdvisories (verify judges the claims resting on them inconclusive)")
+    for use in advised:
+        click.echo(
+            f"  {use.advisory.id} {use.checker} (fixed in {use.advisory.fix}): "
+            f"{use.advisory.summary}; cases {t(', '.join(use.cases))}"
+        )
     click.echo("\nWhat this bundle cannot support")
     for item in m.cannot_support:
         click.echo(f"  - {t(item)}")

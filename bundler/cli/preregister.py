@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors
+from bundler.cli._shared import accept_advisory_option, exit_help, handle_errors
 
 
 @click.command(
@@ -42,6 +42,7 @@ from bundler.cli._shared import exit_help, handle_errors
     "--force", is_flag=True, help="Replace an existing -o file that is not a pre-registration."
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@accept_advisory_option
 @handle_errors
 def preregister(
     source: Path,
@@ -50,6 +51,7 @@ def preregister(
     fix: tuple[str, ...],
     force: bool,
     quiet: bool,
+    accept_advisory: tuple[str, ...],
 ) -> None:
     """Write a pre-registration of SOURCE: its claims and checks, before the evidence.
 
@@ -60,7 +62,8 @@ def preregister(
     inputs given with --fix and the source's bundled code, whose digests it fixes. Its
     identity is the SHA-256 of its canonical bytes. Later, `build SOURCE --preregistration
     FILE` packs it into the bundle, and `verify` says per claim whether it is as
-    pre-registered or what changed.
+    pre-registered or what changed. As `build`, it refuses a case on a checker version
+    with an advisory unless given --accept-advisory ID.
 
     \b
     Example:
@@ -69,6 +72,7 @@ def preregister(
     """
     from bundler.authoring.preregistration import preregister_source
     from bundler.format import preregistration as model
+    from bundler.format.claims import accepted_advisories
     from bundler.output import PREREGISTRATION, check, check_output, write_bytes
     from bundler.signatures.preregistration import seal_preregistration
 
@@ -80,7 +84,8 @@ def preregister(
     import datetime as dt
 
     written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # stated, not attested
-    doc = preregister_source(source, written, fix)
+    accepted = accepted_advisories(accept_advisory)
+    doc = preregister_source(source, written, fix, accepted)
     write_bytes(output, seal_preregistration(doc, keys), "the pre-registration")
     if not quiet:
         signed = "signed" if keys else "unsigned"

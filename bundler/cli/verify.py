@@ -14,6 +14,7 @@ from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
     echo_error,
+    accept_advisory_option,
     handle_errors,
     is_terminal,
     limit_options,
@@ -154,6 +155,7 @@ def verify_with_options(
         case_seconds=options["case_timeout"],
         case_memory=options["case_memory"],
         time_limit=options["time_limit"],
+        accept_advisories=options["accept_advisory"],
     )
 
 
@@ -342,6 +344,7 @@ def verify_with_options(
     show_default="the number of cores",
     help="Processes for built-in cases (used from 64 cases on; results are the same).",
 )
+@accept_advisory_option
 @limit_options
 @handle_errors
 def verify(
@@ -379,6 +382,7 @@ def verify(
     case_memory: int,
     time_limit: float,
     jobs: int,
+    accept_advisory: tuple[str, ...],
     **limit_values: int,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
@@ -399,7 +403,12 @@ def verify(
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
 
-    BUNDLE may be - to read the bundle from standard input (read once, never seeked),
+    A claim resting on a checker version with an advisory (a known way to make it say
+    supported against its evidence; `reprobundle checkers --advisories`) is inconclusive,
+    naming the advisory and the version that fixes it, unless you accept that advisory
+    with --accept-advisory ID; the reports record what you accepted.
+
+        BUNDLE may be - to read the bundle from standard input (read once, never seeked),
     or an https link pinned by --sha256 (the file's digest, checked before anything in
     it is read) or --identity: the file is downloaded with bounds (--max-archive-bytes,
     --download-timeout, a few redirects that keep the scheme) and kept by its digest in

@@ -13,17 +13,27 @@ reasons its counted controls showed. A claim must claim something: one with no p
 case and no finding (only planted controls) is ``inconclusive``, whatever its manifest's
 format says. ``inconclusive`` never counts as support nor as contradiction, and every
 status carries its denominators.
+
+A passing case whose checker version has an advisory (``bundler.format.advisories``: an author
+can make that version pass against its evidence) never counts toward ``supported``: the
+claim is ``inconclusive``, its ``why`` naming the advisory and the version that fixes it,
+unless the reviewer accepted that advisory by id (``accepted``); then it is judged as
+before and the claim records the advisory as accepted. An advisory describes a false
+pass, so a case expected to fail (a control or a finding) is not affected by it.
+A contradicted claim stays contradicted: the advisory only withholds support.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import checkers
+from bundler.errors import UsageError
 from bundler.format import strictjson
+from bundler.format.advisories import Advisory, by_id, of_checker
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from bundler.format.results import CaseResult
 from checkers.api import COMMON_ERRORS
@@ -49,6 +59,77 @@ class ClaimResult:
     uncontrolled: tuple[str, ...] = ()
     # per check of a passing case, the reasons its counted controls showed
     controls_showed: tuple[ControlsShowed, ...] = ()
+    # the advisories its passing cases' checker versions have, accepted or not
+    advisories: tuple[AdvisoryUse, ...] = ()
+
+
+class AdvisoryUse(NamedTuple):
+    """An advisory on the checker version some passing cases of a claim use."""
+
+    advisory: Advisory
+    checker: str
+    cases: tuple[str, ...]
+    accepted: bool
+
+
+def advisories_of(cases: Sequence[Case], accepted: Collection[str] = ()) -> tuple[AdvisoryUse, ...]:
+    """The advisories on the checker versions of ``cases`` that expect to pass."""
+    found: dict[tuple[str, str], list[str]] = {}
+    by_key: dict[tuple[str, str], Advisory] = {}
+    for case in cases:
+        if case.is_negative_control or case.checker.startswith(BUNDLED_PREFIX):
+            continue
+        for advisory in of_checker(case.checker):
+            found.setdefault((advisory.id, case.checker), []).append(case.id)
+            by_key[advisory.id, case.checker] = advisory
+    return tuple(
+        AdvisoryUse(by_key[key], key[1], tuple(ids), key[0] in accepted)
+        for key, ids in sorted(found.items())
+    )
+
+
+def advisory_dicts(uses: Sequence[AdvisoryUse]) -> list[dict[str, Any]]:
+    """Advisory uses as reports, the archive and ``diff`` write them."""
+    return [
+        {
+            "id": u.advisory.id,
+            "checker": u.checker,
+            "summary": u.advisory.summary,
+            "fixed_in": list(u.advisory.fixed_in),
+            "cases": list(u.cases),
+            "accepted": u.accepted,
+        }
+        for u in uses
+    ]
+
+
+def accepted_advisories(ids: Sequence[str]) -> tuple[str, ...]:
+    """The advisory ids a reviewer accepts (``--accept-advisory``), each a published one:
+    an id that names none is a usage error (a typo must not pass for an acceptance)."""
+    if not ids:
+        return ()  # (every advisory file is parsed only to check given ids)
+    known = by_id()
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UsageError(
+            f"--accept-advisory {', '.join(unknown)}: no such advisory (known: "
+            f"{', '.join(known) or 'none'}; `reprobundle checkers --advisories` lists them)"
+        )
+    return tuple(dict.fromkeys(ids))
+
+
+def advised_why(uses: Sequence[AdvisoryUse]) -> str:
+    """Why a claim resting on advised checker versions is not supported, with the fix."""
+    parts = [
+        f"{u.checker} has advisory {u.advisory.id} ({u.advisory.summary}; fixed in "
+        f"{u.advisory.fix}), used by {', '.join(u.cases)}"
+        for u in uses
+    ]
+    flags = " ".join(f"--accept-advisory {i}" for i in dict.fromkeys(u.advisory.id for u in uses))
+    return (
+        f"not counted as support: {'; '.join(parts)}. Rebuild with the fixed version, or "
+        f"give {flags} to judge it as before"
+    )
 
 
 class ControlsShowed(NamedTuple):
@@ -120,9 +201,16 @@ def _showed(
 
 
 def judge_claim(
-    claim: Claim, results: Mapping[str, CaseResult], manifest: Manifest | None = None
+    claim: Claim,
+    results: Mapping[str, CaseResult],
+    manifest: Manifest | None = None,
+    accepted: Collection[str] = (),
 ) -> ClaimResult:
+    """One claim's status from its cases' results (see the module's rules); ``accepted``
+    names the advisories the reviewer accepted."""
     mine = [results[case_id] for case_id in claim.cases]
+    advised = advisories_of([r.case for r in mine], accepted)
+    withheld = [u for u in advised if not u.accepted]
     counts = Counter(r.outcome for r in mine)
     controls = sum(1 for r in mine if r.case.is_negative_control)
     total = len(mine)
@@ -172,6 +260,11 @@ def judge_claim(
         why = f"{tally}, {controls} of them negative control(s)"
         if uncontrolled:
             why += f"; negative control waived for {'; '.join(uncontrolled)}: {waiver}"
+    if withheld and status != "contradicted":
+        status, why = "inconclusive", f"{advised_why(withheld)} ({why})"
+    elif advised and status != "contradicted":
+        taken = ", ".join(dict.fromkeys(u.advisory.id for u in advised))
+        why += f"; advisory {taken} accepted by the reviewer"
     return ClaimResult(
         claim=claim,
         status=status,
@@ -184,12 +277,15 @@ def judge_claim(
         waiver=waiver,
         uncontrolled=uncontrolled,
         controls_showed=_showed(mine, needed, manifest),
+        advisories=advised,
     )
 
 
-def judge_claims(manifest: Manifest, results: Sequence[CaseResult]) -> list[ClaimResult]:
+def judge_claims(
+    manifest: Manifest, results: Sequence[CaseResult], accepted: Collection[str] = ()
+) -> list[ClaimResult]:
     by_id = {r.case.id: r for r in results}
-    return [judge_claim(claim, by_id, manifest) for claim in manifest.claims]
+    return [judge_claim(claim, by_id, manifest, accepted) for claim in manifest.claims]
 
 
 def overall(claims: Sequence[ClaimResult]) -> ClaimStatus:

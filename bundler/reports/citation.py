@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bundler.errors import one_line
@@ -26,6 +27,7 @@ def verify_line(
     sha256: str | None = None,
     identity: str | None = None,
     allow_code: bool = False,
+    accept_advisories: Sequence[str] = (),
 ) -> str:
     """The exact command that verifies the cited bundle: ``target`` (a link or a file
     name) pinned by the file's SHA-256 (``--sha256``, for a link) or by the bundle's
@@ -34,6 +36,8 @@ def verify_line(
     words = ["reprobundle", "verify", target]
     if allow_code:
         words.append("--allow-code")
+    for accepted in accept_advisories:  # the verdict a report shows needs them
+        words += ["--accept-advisory", accepted]
     if sha256:
         words += ["--sha256", sha256]
     if identity:

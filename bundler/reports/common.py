@@ -37,6 +37,11 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     counted = preregistration_counts(report)
     if counted:
         line += f"; {counted}"
+    withheld = sorted(
+        {a["id"] for c in claims for a in c.get("advisories", []) if not a["accepted"]}
+    )
+    if withheld:  # why a bundle is inconclusive, even in a CI log of one line
+        line += f"; advisory {', '.join(withheld)} not accepted"
     summary = (report.get("signature") or {}).get("summary")
     return one_line(f"{line}; {summary}" if summary else line)
 
@@ -105,7 +110,12 @@ def verify_command(report: Mapping[str, Any], expect_identity: bool = False) -> 
     bundle = report.get("bundle", {})
     identity = str(bundle["identity"]) if expect_identity and bundle.get("identity") else None
     file = str(bundle.get("file") or "BUNDLE")
-    return verify_line(file, identity=identity, allow_code=bool(report.get("bundled_code")))
+    return verify_line(
+        file,
+        identity=identity,
+        allow_code=bool(report.get("bundled_code")),
+        accept_advisories=[str(a) for a in report.get("accepted_advisories") or ()],
+    )
 
 
 def expected_text(case: Mapping[str, Any]) -> str:

@@ -12,6 +12,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bundler.format.claims import advisories_of
 from bundler.format.manifest import Case, Claim, Manifest, dotted
 
 DIFF_FORMAT = "reprobundle-diff/1"
@@ -245,6 +246,7 @@ def diff(
             "removed": [s for s in old.cannot_support if s not in new_scope],
         },
         "files": _files_diff(old, new),
+        "advisories": _advisories_diff(old, new),
         "bundle": changes(_about(old), _about(new)),
         "environment": changes(dict(old.environment), dict(new.environment)),
     }
@@ -288,6 +290,36 @@ def _expectations_changed(
                 }
             )
     return expectations
+
+
+def _rests_on(manifest: Manifest) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each (advisory, checker version) the manifest's claims rest on, with those claims."""
+    cases = {c.id: c for c in manifest.cases}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for claim in manifest.claims:
+        for use in advisories_of([cases[i] for i in claim.cases if i in cases]):
+            entry = found.setdefault(
+                (use.advisory.id, use.checker),
+                {
+                    "id": use.advisory.id,
+                    "checker": use.checker,
+                    "summary": use.advisory.summary,
+                    "fixed_in": list(use.advisory.fixed_in),
+                    "claims": [],
+                },
+            )
+            entry["claims"].append(claim.id)
+    return found
+
+
+def _advisories_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
+    """The advisories (today's) the new bundle's claims rest on and the old's do not
+    (``added``), and the reverse (``removed``): a version change can bring one in."""
+    before, after = _rests_on(old), _rests_on(new)
+    return {
+        "added": [v for k, v in sorted(after.items()) if k not in before],
+        "removed": [v for k, v in sorted(before.items()) if k not in after],
+    }
 
 
 def _files_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
@@ -362,6 +394,9 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:
         "claims": sum(len(result["claims"][k]) for k in ("added", "removed", "changed")),
         "scope": len(result["scope"]["added"]) + len(result["scope"]["removed"]),
         "files": sum(len(result["files"][k]) for k in ("added", "removed", "changed")),
+        "advisories": sum(
+            len(result.get("advisories", {}).get(k, [])) for k in ("added", "removed")
+        ),
         "bundle": len(result["bundle"]),
         "environment": len(result["environment"]),
     }

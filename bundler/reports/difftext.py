@@ -56,7 +56,7 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         out.append("The two bundles are identical (same manifest, so the same files).")
         return "\n".join(out)
     counts = summary_counts(result)
-    for section in (_expectations, _code, _cases, _claims, _scope):
+    for section in (_expectations, _code, _advisories, _cases, _claims, _scope):
         out += section(result, counts)
     out += _files(result, counts, verbose)
     if counts["bundle"]:
@@ -130,6 +130,22 @@ def _claims(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
         if cases:
             more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
             out.append(f"      ~ cases changed: {t(', '.join(cases[:10]))}{more}")
+    return [*out, ""]
+
+
+def _advisories(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    if not counts.get("advisories"):
+        return []
+    found = result["advisories"]
+    out = [
+        "Advisories (checker versions an author can make say supported; verify withholds support)"
+    ]
+    for sign, kind in (("+", "added"), ("-", "removed")):
+        out += [
+            f"  {sign} {a['id']} on {a['checker']} (fixed in {', '.join(a['fixed_in'])}; "
+            f"{kind}): claims {t(', '.join(a['claims']))}"
+            for a in found[kind]
+        ]
     return [*out, ""]
 
 

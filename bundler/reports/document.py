@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bundler.errors import BundlerError
+from bundler.format.claims import advisory_dicts
 from bundler.format.results import CaseResult
 from bundler.reports.common import verdicts_text
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:  # only its fields are read: reports import nothing that runs 
 
 # 1.1: signature, bundled_code, checked_by. 1.2: a case's kind, a claim's verdicts and
 # findings, the checkers and libraries of verify_environment.
-REPORT_FORMAT = "reprobundle-report/1.3"
+REPORT_FORMAT = "reprobundle-report/1.4"
 
 INDEPENDENT = "independently checked"
 OWN_CODE = "checked by the bundle's own code"
@@ -108,6 +109,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
                     {"check": s.check, "reasons": list(s.reasons), "cases": list(s.cases)}
                     for s in c.controls_showed
                 ],
+                "advisories": advisory_dicts(c.advisories),
                 "limits": list(c.claim.limits),
                 "checked_by": _claim_checked_by(verification, c.claim.cases),
                 "verdicts": verdicts_text([cases[i] for i in c.claim.cases]),
@@ -116,6 +118,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
             for c in verification.claims
         ],
         "cannot_support": list(manifest.cannot_support),
+        "accepted_advisories": list(verification.accepted_advisories),
         "workdir": str(verification.workdir) if verification.workdir else None,
     }
     if verification.code:

@@ -28,7 +28,13 @@ from bundler.container.extract import (
 )
 from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError, os_reason
-from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
+from bundler.format.claims import (
+    ClaimResult,
+    ClaimStatus,
+    accepted_advisories,
+    judge_claims,
+    overall,
+)
 from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
@@ -75,6 +81,7 @@ class Verification:
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
     code: CodeRun | None = None  # set when the bundle declares bundled code
     preregistration: PreregistrationCheck | None = None  # set when the bundle holds one
+    accepted_advisories: tuple[str, ...] = ()  # the advisories the reviewer accepted
 
     @property
     def exit_code(self) -> int:
@@ -255,13 +262,17 @@ def verify(
     case_seconds: float = CASE_SECONDS,
     case_memory: int = CASE_MEMORY,
     time_limit: float = VERIFY_SECONDS,
+    accept_advisories: Sequence[str] = (),
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
 
     Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
     manifest is read and before any payload byte is written; a bad one always rejects.
+    A claim resting on an advised checker version is inconclusive unless its advisory is
+    among ``accept_advisories`` (``bundler.format.claims``).
     """
+    accepted = accepted_advisories(accept_advisories)
     policy = policy or Policy()
     judge_signatures = SignatureJudge(policy)
     deadline = time.monotonic() + time_limit if time_limit > 0 else None
@@ -293,7 +304,7 @@ def verify(
                 code_run = CodeRun(
                     code_run.allowed, code_run.why, code_run.entries, isolated, runner.started
                 )
-        claims = judge_claims(extracted.manifest, cases)
+        claims = judge_claims(extracted.manifest, cases, accepted)
         return Verification(
             bundle_file=bundle_file,
             extracted=extracted.checked(),
@@ -305,6 +316,7 @@ def verify(
             signature=judge_signatures.check,
             code=code_run if extracted.manifest.code else None,
             preregistration=check_preregistration(extracted, policy.trusted),
+            accepted_advisories=accepted,
         )
 
 

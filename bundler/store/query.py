@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from bundler.store import index, signers, versions
 from bundler.store.errors import ArchiveError
@@ -19,12 +20,15 @@ class Shown:
     bundle: BundleRow
     claims: list[dict[str, str]]  # id, statement
     history: list[VerificationRow]  # oldest first
+    # the advisories on the checker versions its passing cases use (today's list)
+    advisories: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
             "bundle": self.bundle.to_dict(),
             "claims": self.claims,
             "history": [v.to_dict() for v in self.history],
+            "advisories": self.advisories,
         }
 
 
@@ -121,4 +125,20 @@ def show(conn: sqlite3.Connection, selector: str) -> Shown:
     history = index.history(conn, digest)
     row = logged_bundle(conn, digest, history)
     claims = [{"id": i, "statement": s} for i, s in index.claims_of(conn, row.digest)]
-    return Shown(row, claims, history)
+    return Shown(row, claims, history, advisories_of_manifest(index.manifest_of(conn, digest)))
+
+
+def advisories_of_manifest(data: bytes | None) -> list[dict[str, Any]]:
+    """The advisories a stored manifest's passing cases rest on (none if it is unreadable:
+    ``add`` read it strictly, and ``log verify`` finds a changed index)."""
+    from bundler.errors import BundlerError
+    from bundler.format.claims import advisories_of, advisory_dicts
+    from bundler.format.manifest import parse
+
+    if data is None:
+        return []
+    try:
+        manifest = parse(data)
+    except BundlerError:
+        return []
+    return advisory_dicts(advisories_of(manifest.cases))

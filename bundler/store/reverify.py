@@ -35,6 +35,7 @@ class Job:
     policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
     workdir: str | None = None  # where to make the work folder (default: the temp folder)
     size: int | None = None  # the object's recorded size: it is read no further
+    accepted: tuple[str, ...] = ()  # the advisories the auditor accepted (--accept-advisory)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,12 @@ def verify_one(job: Job) -> Reverification:
         workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
         with store.reading(job.digest, job.size) as stored:  # checked as it was just now
             verification = verify(
-                path, workdir, limits=job.limits, policy=job.policy, stream=stored
+                path,
+                workdir,
+                limits=job.limits,
+                policy=job.policy,
+                stream=stored,
+                accept_advisories=job.accepted,
             )
     except Unreadable as exc:
         result = "missing" if exc.missing else "rotted"
@@ -112,6 +118,15 @@ def verify_one(job: Job) -> Reverification:
         "signature": signed.to_dict(),
         "trust": trusted_ids(job.policy),
     }
+    withheld = {
+        c.claim.id: sorted({u.advisory.id for u in c.advisories if not u.accepted})
+        for c in verification.claims
+        if any(not u.accepted for u in c.advisories)
+    }
+    if withheld:  # the claims an advisory kept from being supported
+        detail["advisories"] = withheld
+    if job.accepted:
+        detail["accepted_advisories"] = list(job.accepted)
     return Reverification(job.digest, verification.status, verification.environment, claims, detail)
 
 

@@ -6,7 +6,7 @@ the index and the log), and the batch's overall result.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from bundler.container.extract import Limits
@@ -90,13 +90,19 @@ def verify(
     scheduler: str | None = None,
     on_note: Callable[[str], None] | None = None,
     function: Callable[[reverify.Job], Reverification] = reverify.verify_one,
+    accepted: Sequence[str] = (),
 ) -> Batch:
     """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
     scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
     only this process writes the index and the log. Signatures are judged against the
     archive's trusted keys and ``trusted``; a verification that judged them records
     the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
+    ``accepted`` names the advisories the auditor accepts; a result that differs from
+    the bundle's last one because of an advisory says so (``advisory_change``).
     Refuses first when the index or the trust store does not match the log."""
+    from bundler.format.claims import accepted_advisories
+
+    accepted = accepted_advisories(accepted)
     audit.refuse_unless_consistent(context)
     digests = query.select(context.conn, selectors, all_bundles)
     policy = trust.policy(context, trusted)
@@ -107,6 +113,7 @@ def verify(
             limits or Limits(),
             policy,
             size=query.bundle(context.conn, d).size,
+            accepted=tuple(accepted),
         )
         for d in digests
     ]
@@ -117,7 +124,7 @@ def verify(
     results = _run(work, jobs, scheduler, function, on_note)
     try:
         for outcome in results:
-            record(context, outcome)
+            outcome = record(context, outcome)
             outcomes.append(outcome)
             bundles[outcome.digest] = query.bundle(context.conn, outcome.digest)
             if on_result is not None:
@@ -146,10 +153,30 @@ def _run(
     return reverify.run(work, jobs, failed, function)
 
 
-def record(context: Context, outcome: Reverification) -> None:
-    """One outcome into the history, the bundle's last result and the log, at once."""
+def advisory_change(last: str, outcome: Reverification) -> Reverification:
+    """``outcome`` with ``advisory_change`` in its detail when its result differs from the
+    bundle's ``last`` one because of an advisory: what was believed then (``from``), what
+    is known now (``to``), the advisories and the claims they withheld support from.
+    An advisory only ever turns ``supported`` into ``inconclusive``; accepting it turns
+    it back (``accepted``)."""
+    withheld = outcome.detail.get("advisories") or {}
+    accepted = outcome.detail.get("accepted_advisories") or []
+    if last == "supported" and outcome.result == "inconclusive" and withheld:
+        ids = sorted({i for found in withheld.values() for i in found})
+        change = {"from": last, "to": outcome.result, "advisories": ids, "claims": sorted(withheld)}
+    elif last == "inconclusive" and outcome.result == "supported" and accepted:
+        change = {"from": last, "to": outcome.result, "accepted": list(accepted)}
+    else:
+        return outcome
+    return replace(outcome, detail={**outcome.detail, "advisory_change": change})
+
+
+def record(context: Context, outcome: Reverification) -> Reverification:
+    """One outcome into the history, the bundle's last result and the log, at once;
+    returns it as recorded (with ``advisory_change`` when an advisory changed it)."""
     at = now()
     conn = context.conn
+    outcome = advisory_change(query.bundle(conn, outcome.digest).last_result, outcome)
     with context.transaction("record the verification"):
         claims = [(c["id"], c["status"], c["why"]) for c in outcome.claims]
         vid = index.insert_verification(
@@ -181,4 +208,7 @@ def record(context: Context, outcome: Reverification) -> None:
             data["signer"] = signed.text
             data["keys"] = [{"keyid": k, "trusted": n} for k, n in signed.keys]
             data["trust"] = outcome.detail.get("trust", [])
+        if "advisory_change" in outcome.detail:
+            data["advisory_change"] = outcome.detail["advisory_change"]
         context.append("verify", data, at)
+    return outcome

@@ -70,6 +70,7 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("classification-metrics@1", {"claimed": {"m": {"accuracy": 0.5, "n": 2}}}),
     ("contamination@1", {"markers": ["unavailable tool"]}),
     ("fault-report@1", {"want": "defect_detected", "failing_tests": ["t"]}),
+    ("fault-report@2", {"want": "defect_detected", "assertion_failures": True}),
     ("fault-report@3", {"want": "defect_detected", "assertion_failures": True}),
     ("group-rates@1", {"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}),
     ("intent-expectations@1", {"case": "add-caching-auto"}),

@@ -639,7 +639,13 @@ def test_a_hand_written_bundle_on_forged_stats_is_supported_by_v1_and_refused_wi
     from bundler.errors import BuildRefused
 
     old = hand_written(tmp_path, "promptfoo-stats@1", "promptfoo.count_mismatch")
-    assert build(old, tmp_path / "old.tar.gz", 1700000000).home.status == "supported"
+    # @1 supports it, which is why it has advisory RB-2026-0004: built only when accepted
+    with pytest.raises(SourceError) as advised:
+        build(old, tmp_path / "old.tar.gz", 1700000000)
+    assert {p.code for p in advised.value.problems} == {"case.advised_checker"}
+    assert "RB-2026-0004" in advised.value.diagnostics()
+    accepted = build(old, tmp_path / "old.tar.gz", 1700000000, accept_advisories=["RB-2026-0004"])
+    assert accepted.home.status == "supported"
     new = hand_written(tmp_path, "promptfoo-stats@2", "promptfoo.stats.successes")
     with pytest.raises(BuildRefused) as refused:
         build(new, tmp_path / "new.tar.gz", 1700000000)

@@ -210,12 +210,21 @@ def test_hand_written_bundle_is_contradicted_under_v2(
 
 
 @pytest.mark.parametrize("name", ATTACKS)
-def test_the_same_bundle_under_v1_is_supported_because_v1_trusts_its_params(
+def test_the_same_bundle_under_v1_is_supported_only_when_its_advisory_is_accepted(
     quickstart_bundle: Path, tmp_path: Path, name: str
 ) -> None:
-    """@1 is kept unchanged (its docs say it trusts the params): the attack's baseline."""
-    result = verify(bundle(quickstart_bundle, tmp_path, attacks(1)[name][1], name))
-    assert result.status == "supported", [(r.case.id, r.verdict.message) for r in result.cases]
+    """@1 is kept unchanged (its docs say it trusts the params): the attack's baseline.
+    Its advisory (issue 41) keeps verify from calling the forged claim supported unless
+    the reviewer accepts it."""
+    from bundler.format.advisories import of_checker
+
+    forged = bundle(quickstart_bundle, tmp_path, attacks(1)[name][1], name)
+    result = verify(forged)
+    assert result.status == "inconclusive"
+    ids = sorted({a.id for r in result.cases for a in of_checker(r.case.checker)})
+    assert ids and all(any(i in c.why for i in ids) for c in result.claims)
+    accepted = verify(forged, accept_advisories=ids)
+    assert accepted.status == "supported", [(r.case.id, r.verdict.message) for r in accepted.cases]
 
 
 def test_an_honest_hand_written_bundle_is_supported_under_v2(

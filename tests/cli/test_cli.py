@@ -45,7 +45,7 @@ def test_verify_json_report(quickstart_bundle: Path, tmp_path: Path) -> None:
     code, out, _ = run("verify", str(quickstart_bundle), "--json", "-")
     report = json.loads(out)
     assert code == 0
-    assert report["report_format"] == "reprobundle-report/1.3"
+    assert report["report_format"] == "reprobundle-report/1.4"
     assert report["result"] == "supported"
     assert [c["status"] for c in report["claims"]] == ["supported", "supported"]
     assert report["claims"][0]["total"] == 2 and report["claims"][0]["negative_controls"] == 1

@@ -53,7 +53,12 @@ def test_every_unfinished_or_partial_run_imports_and_builds_with_every_claim_sup
     inspect_logs: Path, tmp_path: Path, name: str
 ) -> None:
     import_inspect(inspect_logs / name, tmp_path / "source")
-    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    # an unfinished run's counts are checked with inspect-counts@1 (advisory RB-2026-0002;
+    # tests/advisories/test_newest_versions.py holds it as a known gap)
+    accepted = ["RB-2026-0002"]
+    result = build(
+        tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000, accept_advisories=accepted
+    )
     assert result.home.status == "supported"
 
 

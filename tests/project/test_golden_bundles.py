@@ -8,6 +8,13 @@ their length and order); fields a later report format adds are allowed. Only the
 verifying machine's own facts are left out.
 A rule that changes a golden verdict on purpose changes its expected file in the same
 commit, with the reason in the commit message and the changelog.
+
+An advisory (``checkers/advisories/``, issue 41) changes a verdict without any file
+changing: a claim whose passing cases rest on an advised checker version is
+``inconclusive`` today, its ``why`` the advisory's sentence around the old one. The
+expected files stay as frozen; ``with_advisories`` applies exactly that change to them,
+so an advisory-driven change passes and any other change still fails. Each golden bundle
+an advisory changes is listed in CHANGELOG.md with its advisory.
 """
 
 from __future__ import annotations
@@ -20,7 +27,11 @@ from typing import Any
 import pytest
 
 from bundler.reports.schema import schema_problems
+from bundler.codes import EXIT_CODES
+from bundler.format.advisories import by_id, of_checker
+from bundler.format.claims import AdvisoryUse, advised_why
 from manifests.golden.freeze import GOLDEN, comparable, run_verify
+from tests.helpers import REPO
 
 
 def changes(expected: Any, actual: Any, where: str = "report") -> list[str]:
@@ -58,17 +69,109 @@ def test_golden_bundles_exist_for_a_release() -> None:
         assert (bundle.parent / f"{name}.expected.json").is_file(), bundle
 
 
+def with_advisories(expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+    """``expected`` as the advisories ``actual`` names change it, and nothing else: each
+    claim whose passing cases rest on an advisory not accepted is ``inconclusive`` (a
+    contradicted one stays so), its ``why`` the advisory's sentence with the frozen one in
+    brackets; the result and exit code follow from the claims."""
+    out: dict[str, Any] = json.loads(json.dumps(expected))
+    now = {c["id"]: c for c in actual.get("claims", [])}
+    for claim in out.get("claims", []):
+        found = now.get(claim["id"], {}).get("advisories", [])
+        uses = [
+            AdvisoryUse(by_id()[a["id"]], a["checker"], tuple(a["cases"]), False)
+            for a in found
+            if not a["accepted"] and a["id"] in by_id()
+        ]
+        if uses and claim["status"] != "contradicted":
+            claim["status"] = "inconclusive"
+            claim["why"] = f"{advised_why(uses)} ({claim['why']})"
+    statuses = {c["status"] for c in out.get("claims", [])}
+    if out.get("result") in ("supported", "inconclusive", "contradicted"):
+        result = (
+            "contradicted"
+            if "contradicted" in statuses
+            else ("inconclusive" if "inconclusive" in statuses or not statuses else "supported")
+        )
+        out["result"], out["exit_code"] = result, EXIT_CODES[result]
+    return out
+
+
+def advised(expected: dict[str, Any]) -> set[str]:
+    """The advisories on the checker versions of a frozen report's passing cases."""
+    return {
+        a.id
+        for case in expected["report"].get("cases", [])
+        if case["expect"] == "pass"
+        for a in of_checker(case["checker"])
+    }
+
+
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_golden_bundle_verifies_with_the_same_report(bundle: Path) -> None:
     name = bundle.name.split(".bundle.tar.")[0]
     expected = json.loads((bundle.parent / f"{name}.expected.json").read_text("utf-8"))
     code, report = run_verify(bundle, expected["verify_args"])
-    assert code == expected["exit_code"]
     assert schema_problems(report) == [], "every report verify writes is one `report` reads"
     report = comparable(report)
-    if newer_minor(expected["report"].get("report_format"), report.get("report_format")):
-        report["report_format"] = expected["report"]["report_format"]
-    assert changes(expected["report"], report) == []
+    frozen = with_advisories(expected["report"], report)
+    assert (frozen != expected["report"]) == bool(advised(expected)), "advisory in the report"
+    assert code == frozen.get("exit_code", expected["exit_code"])
+    if newer_minor(frozen.get("report_format"), report.get("report_format")):
+        report["report_format"] = frozen["report_format"]
+    assert changes(frozen, report) == []
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_each_golden_bundle_an_advisory_changes_is_in_the_changelog(bundle: Path) -> None:
+    name = bundle.name.split(".bundle.tar.")[0]
+    expected = json.loads((bundle.parent / f"{name}.expected.json").read_text("utf-8"))
+    ids = advised(expected)
+    line = f"`manifests/golden/{bundle.parent.name}/{name}`"
+    changelog = (REPO / "CHANGELOG.md").read_text("utf-8")
+    rows = changelog.splitlines()
+    listed = []  # each item naming the bundle, with its continuation lines
+    for at, row in enumerate(rows):
+        if line in row:
+            end = next(
+                (i for i in range(at + 1, len(rows)) if not rows[i].startswith("    ")), len(rows)
+            )
+            listed += rows[at:end]
+    if not ids:
+        return
+    assert listed, f"CHANGELOG.md names no {line} (advisories {sorted(ids)})"
+    assert all(i in " ".join(listed) for i in ids), (line, sorted(ids))
+
+
+def test_only_an_advisory_change_passes_for_one() -> None:
+    expected = json.loads(
+        (GOLDEN / "0.2.0.dev1" / "promptfoo-import.expected.json").read_text("utf-8")
+    )["report"]
+    claim = next(c for c in expected["claims"] if c["status"] == "supported")
+    case = next(c for c in expected["cases"] if c["id"] in claim["cases"])
+    advisory = next(iter(of_checker(case["checker"])), None) or by_id()["RB-2026-0004"]
+    use = {"id": advisory.id, "checker": case["checker"], "cases": [case["id"]], "accepted": False}
+    actual = json.loads(json.dumps(expected))
+    mine = next(c for c in actual["claims"] if c["id"] == claim["id"])
+    mine["advisories"] = [use]
+    mine["status"] = "inconclusive"
+    uses = [AdvisoryUse(advisory, case["checker"], (case["id"],), False)]
+    mine["why"] = f"{advised_why(uses)} ({claim['why']})"
+    actual["result"], actual["exit_code"] = "inconclusive", 4
+    assert changes(with_advisories(expected, actual), actual) == []
+    # any other change beside it is still caught
+    other = json.loads(json.dumps(actual))
+    other["cases"][0]["outcome"] = "diverged"
+    assert changes(with_advisories(expected, other), other) != []
+    worded = json.loads(json.dumps(actual))
+    next(c for c in worded["claims"] if c["id"] == claim["id"])["why"] += " and more"
+    assert changes(with_advisories(expected, worded), worded) != []
+    # an accepted advisory changes nothing
+    accepted = json.loads(json.dumps(expected))
+    next(c for c in accepted["claims"] if c["id"] == claim["id"])["advisories"] = [
+        {**use, "accepted": True}
+    ]
+    assert with_advisories(expected, accepted) == expected
 
 
 def newer_minor(old: object, new: object) -> bool:

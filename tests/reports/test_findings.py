@@ -45,7 +45,7 @@ def report(built: Path) -> dict[str, Any]:
 
 def test_the_report_says_which_case_is_a_finding(report: dict[str, Any]) -> None:
     assert schema_problems(report) == []
-    assert report["report_format"] == "reprobundle-report/1.3"
+    assert report["report_format"] == "reprobundle-report/1.4"
     kinds = {c["id"]: c["kind"] for c in report["cases"]}
     assert kinds["run-6"] == "finding" and kinds["unedited-config-is-caught"] == "control"
     assert kinds["run-1"] is None

@@ -294,7 +294,7 @@ def test_reports_with_code_and_signatures_follow_the_report_schema(
     ):
         report = json.loads(json.dumps(to_json(result)))
         assert schema_problems(report) == []
-        assert report["report_format"] == "reprobundle-report/1.3"
+        assert report["report_format"] == "reprobundle-report/1.4"
 
 
 def _processes_naming(marker: str) -> list[int]:

@@ -9,6 +9,7 @@ import click
 
 from bundler.cli._shared import handle_errors, write_json
 from bundler.cli.archive.common import EXITS, opened
+from bundler.cli.archive.verifying import advisory_change_text
 
 
 @click.command("list", epilog=EXITS["list"])
@@ -133,6 +134,12 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     click.echo("Claims")
     for claim in shown.claims:
         click.echo(f"  {t(claim['id'])}: {t(claim['statement'])}")
+    click.echo(f"Advisories {len(shown.advisories)} on the checker versions it uses")
+    for found in shown.advisories:
+        click.echo(
+            f"  {found['id']} {found['checker']} (fixed in {', '.join(found['fixed_in'])}): "
+            f"{found['summary']}; cases {t(', '.join(found['cases']))}"
+        )
     click.echo(f"History   {len(shown.history)} verification(s), oldest first")
     for v in shown.history:
         env = v.environment
@@ -144,6 +151,8 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
             click.echo(f"      {claim['status']:13} {t(claim['id'])}: {t(claim['why'])}")
         if "message" in v.detail:
             click.echo(f"      {t(v.detail['message'])}")
+        if isinstance(v.detail.get("advisory_change"), dict):
+            click.echo(f"      {advisory_change_text(v.detail['advisory_change'])}")
         for problem in v.detail.get("problems", []):
             click.echo(
                 f"      - {t(problem['where'])}: {t(problem['message'])} [{t(problem['code'])}]"

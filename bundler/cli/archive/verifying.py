@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from bundler.cli._shared import handle_errors, limit_options, limits_from, trust_options, write_json
+from bundler.cli._shared import (
+    accept_advisory_option,
+    handle_errors,
+    limit_options,
+    limits_from,
+    trust_options,
+    write_json,
+)
 from bundler.cli.archive.common import EXITS, opened
 
 if TYPE_CHECKING:
@@ -40,6 +47,7 @@ def on_terminal() -> bool:
 )
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
 @trust_options("to trust for this verification, besides the archive's own")
+@accept_advisory_option
 @limit_options
 @click.pass_obj
 @handle_errors
@@ -53,6 +61,7 @@ def verify(
     json_target: str | None,
     trust_files: tuple[Path, ...],
     trust_store: Path | None,
+    accept_advisory: tuple[str, ...],
     **limit_values: int,
 ) -> None:
     """Re-verify stored BUNDLES (identities, digests, NAME@VERSION, NAME) or --all, in
@@ -64,6 +73,10 @@ def verify(
     the bundle's history and the audit log. Exits with the worst result. First checks
     the index and the trust store against the audit log, and refuses (exit 3, nothing
     run) when they differ.
+
+    A result that differs from the bundle's last recorded one because of an advisory
+    (a claim resting on a checker version since found weak) says so, naming the
+    advisory, and the audit log records it; --accept-advisory ID judges as before.
 
     With --scheduler, each Dask worker verifies bundles from the archive folder (the same
     path on every worker) in its own work folder; only this process writes the index and
@@ -98,6 +111,7 @@ def verify(
                 keys,
                 scheduler=scheduler,
                 on_note=lambda text: click.echo(f"reprobundle: warning: {text}", err=True),
+                accepted=accept_advisory,
             )
     for line in show.held:
         click.echo(line, file=out)
@@ -126,7 +140,26 @@ def result_lines(outcome: Reverification, bundle: BundleRow) -> list[str]:
     lines += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
     if not outcome.bit_rot and "message" in outcome.detail:
         lines.append(f"    {outcome.detail['message']}")
+    change = outcome.detail.get("advisory_change")
+    if isinstance(change, dict):
+        lines.append(f"    {advisory_change_text(change)}")
     return lines
+
+
+def advisory_change_text(change: dict[str, Any]) -> str:
+    """What an advisory changed since the bundle's last verification, in a sentence."""
+    if "accepted" in change:
+        return (
+            f"changed since the last verification: {change['from']} -> {change['to']}, "
+            f"advisory {', '.join(change['accepted'])} accepted (--accept-advisory)"
+        )
+    ids = ", ".join(change["advisories"])
+    flags = " ".join(f"--accept-advisory {i}" for i in change["advisories"])
+    return (
+        f"changed since the last verification: {change['from']} -> {change['to']} because "
+        f"of advisory {ids} (claims {', '.join(change['claims'])}); `reprobundle checkers "
+        f"--advisories` says why; {flags} judges as before"
+    )
 
 
 class Progress:

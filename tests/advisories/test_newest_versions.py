@@ -1,0 +1,117 @@
+"""`init` and `import` write the newest version of every checker they name (issue 41,
+item 3): a new source never starts on a version an advisory may later close, and never on
+one it already has. Every template and every importer's output on every kept log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import checkers
+from bundler.authoring.templates import copy_template, names
+from bundler.format.advisories import of_checker
+from bundler.importers.inspect_eval import import_inspect
+from bundler.importers.lm_eval import import_lm_eval
+from bundler.importers.promptfoo import import_promptfoo
+from tests.helpers import REPO
+from tests.inspect_support import inspect_logs
+
+__all__ = ["inspect_logs"]  # the fixture, used by name
+
+DATA = REPO / "tests" / "data"
+
+
+def newest() -> dict[str, str]:
+    """Each checker name's highest registered version, as ``name@N``."""
+    found: dict[str, tuple[int, str]] = {}
+    for key in checkers.registry():
+        name, version = key.rsplit("@", 1)
+        found[name] = max(found.get(name, (0, key)), (int(version), key))
+    return {name: key for name, (_, key) in found.items()}
+
+
+def not_newest(source: Path) -> list[str]:
+    """``case: checker`` for every case of the source not on its checker's newest version
+    or on a version with an advisory."""
+    document: Any = yaml.safe_load((source / "bundle.yaml").read_text("utf-8"))
+    latest = newest()
+    cases = [c for c in document["cases"] if isinstance(c, dict) and "checker" in c]
+    assert cases
+    return [
+        f"{c['id']}: {c['checker']} (newest {latest.get(c['checker'].split('@')[0])})"
+        for c in cases
+        if c["checker"] != latest.get(c["checker"].split("@")[0]) or of_checker(c["checker"])
+    ]
+
+
+def test_newest_is_the_highest_version() -> None:
+    assert newest()["fault-report"] == "fault-report@3"
+    assert newest()["inspect-metric"] == "inspect-metric@2"
+
+
+@pytest.mark.parametrize("template", names())
+def test_every_init_template_names_the_newest_versions(template: str, tmp_path: Path) -> None:
+    copy_template(template, tmp_path / "source")
+    assert not_newest(tmp_path / "source") == []
+
+
+PROMPTFOO = sorted(DATA.glob("promptfoo/**/results.json"))
+LM_EVAL = sorted(p for p in (DATA / "lm_eval").iterdir() if p.is_dir() and p.name != "tasks")
+# An unfinished Inspect run is imported with inspect-counts@1 (bundler/importers/
+# inspect_status.py, `_counts_check`): @2 compares the header's planned total with the
+# records. Issue 41 item 8 (another engineer's) rewrites that importer; until an
+# unfinished run has a non-advised counts check, these fail (strict: a fix shows here).
+UNFINISHED = {"failed.json", "cancelled.eval"}
+INSPECT = [
+    "mixed.eval",
+    "mixed.json",
+    "all-errored.eval",
+    "failed.json",
+    "cancelled.eval",
+    "limit.json",
+    "retried.json",
+    "score-on-error.json",
+    "eval-set.json",
+]
+
+
+def importer_cases() -> list[Any]:
+    cases: list[Any] = []
+    for path in PROMPTFOO:
+        cases.append(pytest.param(import_promptfoo, path, id=f"promptfoo/{path.parent.name}"))
+    for path in LM_EVAL:
+        cases.append(pytest.param(import_lm_eval, path, id=f"lm-eval/{path.name}"))
+    return cases
+
+
+@pytest.mark.parametrize(("importer", "log"), importer_cases())
+def test_every_importer_writes_the_newest_versions(
+    importer: Callable[[Path, Path], Any], log: Path, tmp_path: Path
+) -> None:
+    importer(log, tmp_path / "source")
+    assert not_newest(tmp_path / "source") == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True, reason="an unfinished run is imported with inspect-counts@1"
+            ),
+        )
+        if n in UNFINISHED
+        else n
+        for n in INSPECT
+    ],
+)
+def test_inspect_import_writes_the_newest_versions(
+    inspect_logs: Path, tmp_path: Path, name: str
+) -> None:
+    import_inspect(inspect_logs / name, tmp_path / "source")
+    assert not_newest(tmp_path / "source") == []
