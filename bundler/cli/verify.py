@@ -13,8 +13,8 @@ import click
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
-    echo_error,
     accept_advisory_option,
+    echo_error,
     handle_errors,
     is_terminal,
     limit_options,
@@ -521,9 +521,7 @@ def verify(
             from bundler.cli.attestation import write_attestation
 
             values = {**locals(), **limit_values}
-            write_attestation(
-                Path(attest_target), report, file, hashed, values, signer, started
-            )
+            write_attestation(Path(attest_target), report, file, hashed, values, signer, started)
         sys.exit(verification.exit_code)
 
 

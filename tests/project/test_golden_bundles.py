@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from bundler.reports.schema import schema_problems
 from bundler.codes import EXIT_CODES
 from bundler.format.advisories import by_id, of_checker
 from bundler.format.claims import AdvisoryUse, advised_why
+from bundler.reports.schema import schema_problems
 from manifests.golden.freeze import GOLDEN, comparable, run_verify
 from tests.helpers import REPO
 
