@@ -198,7 +198,8 @@ def _refuse_source_file_as_output(root: Path, out: Path, files: Iterable[str] = 
     """The bundle may replace an older bundle in the source folder, never a file the
     source is made of (its bundle.yaml, a listed file, or one the output's name hid from
     the file patterns)."""
-    from bundler.authoring.source import SOURCE_NAME, is_bundle_file
+    from bundler.authoring.source import is_bundle_file
+    from bundler.authoring.sourcewords import SOURCE_NAME
 
     # Only an existing regular file can be one of them (``check_distinct`` compares the
     # inodes of regular files): for a new output, the listed files need no stat each.

@@ -19,6 +19,13 @@ from typing import Any
 
 import checkers
 from bundler.authoring import foreach
+from bundler.authoring.sourcewords import (
+    SOURCE_NAME,
+    not_a_source,
+    not_nfc,
+    schema_hint,
+    unlisted_input,
+)
 from bundler.errors import Problem, SourceError, did_you_mean
 from bundler.format.advisories import of_checker
 from bundler.format.manifest import (
@@ -41,7 +48,6 @@ from bundler.format.preregistration import input_names
 from bundler.run.runner import same_file, vacuity
 from checkers import yamlfile
 
-SOURCE_NAME = "bundle.yaml"
 _BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER_HASH = "0" * 64
 
@@ -120,22 +126,6 @@ class _Collector:
         return SOURCE_NAME
 
 
-def _not_a_source(root: Path) -> str:
-    """Why ``root`` is no bundle source folder, in words, with the fix."""
-    if root.name == SOURCE_NAME and root.is_file():
-        return (
-            f"{root} is the {SOURCE_NAME} itself: give the folder, not {SOURCE_NAME} "
-            f"(`reprobundle build {root.parent}`)"
-        )
-    if root.is_file():
-        return (
-            f"{root} is a file, not a folder: give the bundle source folder holding {SOURCE_NAME}"
-        )
-    if not root.exists():
-        return f"{root} does not exist: give the bundle source folder holding {SOURCE_NAME}"
-    return f"{root} is not a folder holding a {SOURCE_NAME}"
-
-
 def read_source(
     root: Path,
     output: Path | None = None,
@@ -151,7 +141,7 @@ def read_source(
     root = Path(root)
     source_file = root / SOURCE_NAME
     if not root.is_dir():
-        raise SourceError(_not_a_source(root))
+        raise SourceError(not_a_source(root))
     if source_file.is_symlink() or not source_file.is_file():
         what = (
             "is a symbolic link"
@@ -207,7 +197,7 @@ def read_source(
     if not out.problems:
         for locator, code, message in manifest_consistency(document):
             if code == "case.unlisted_input":
-                message = _unlisted_input(root, message)
+                message = unlisted_input(root, message)
             out.add(_source_locator(locator), code, message)
         _checker_problems(document, out)
         _advised_checkers(document, out, accepted_advisories)
@@ -269,20 +259,6 @@ def _expand_templates(raw: dict[str, Any], out: _Collector) -> dict[str, Any]:
     if "claims" in raw:
         expanded["claims"] = claims
     return expanded
-
-
-def _unlisted_input(root: Path, message: str) -> str:
-    """Say whether an input that is not a bundle file is missing or merely not listed."""
-    match = re.match(r"^'(.*)' is not one of the bundle's files or folders$", message)
-    if match is None:
-        return message
-    path = match.group(1)
-    if not (root / path).exists():
-        return f"{path!r} does not exist in the source folder {root}; fix the path or add the file"
-    return (
-        f"{path!r} exists but no pattern under files takes it; add it (or a folder holding it) "
-        "to files"
-    )
 
 
 def _unknown_keys(raw: Mapping[str, Any], where: Locator, out: _Collector) -> None:
@@ -379,7 +355,7 @@ def _resolve_files(
     present, refused = _walk(root)
     for rel in [rel for rel in present if unicodedata.normalize("NFC", rel) != rel]:
         present.remove(rel)
-        out.add(("files",), "path.invalid", _not_nfc(rel))
+        out.add(("files",), "path.invalid", not_nfc(rel))
     bundles = {rel for rel in present if is_bundle_file(rel) or rel == output}
     present = [rel for rel in present if rel not in bundles]
     chosen: set[str] = set()
@@ -411,20 +387,6 @@ def _resolve_files(
                 f"{rel!r} is reserved for the bundle's own use; rename it",
             )
     return sorted(chosen), tuple(sorted(skipped))
-
-
-def _not_nfc(rel: str) -> str:
-    """A file named in Unicode NFD (as macOS writes names): the name looks like the NFC one
-    bundle.yaml spells, so the message shows both as escapes and gives the rename."""
-    nfc = unicodedata.normalize("NFC", rel)
-    return (
-        f"the file {nfc!r} is named in Unicode NFD in the source folder: {rel!a}, a "
-        f"letter and a combining mark (as macOS writes names), not {nfc!a}; it looks "
-        "the same but its bytes differ, and a bundle holds NFC names only. Rename every such "
-        "file, from the source folder: python3 -c 'import os, unicodedata as u; "
-        '[os.rename(os.path.join(d, n), os.path.join(d, u.normalize("NFC", n))) '
-        'for d, _, names in os.walk(".") for n in names if u.normalize("NFC", n) != n]\''
-    )
 
 
 def _as_manifest_document(raw: Mapping[str, Any], files: list[str]) -> dict[str, Any]:
@@ -479,50 +441,7 @@ def _schema_problems(document: Mapping[str, Any], out: _Collector) -> None:
         if error.validator == "additionalProperties" or list(error.path)[:1] == ["files"]:
             continue  # reported with more help by _unknown_keys and _resolve_files
         where = _source_locator(tuple(error.path))
-        out.add(where, "source.schema", f"{dotted(where)}: {_schema_hint(where, error)}")
-
-
-# What a value must look like, in words, for the fields whose schema is a pattern.
-_PATTERN_WORDS = {
-    "name": "lower case letters, digits and dashes, e.g. my-bundle",
-    "version": 'a semantic version MAJOR.MINOR.PATCH, e.g. "1.0.0"',
-    "id": "letters, digits, '.', '_' and '-', starting with a letter or digit",
-    "checker": "name@version of a built-in checker (e.g. structured-equal@1), or bundle:NAME",
-}
-
-
-def _schema_hint(where: Locator, error: Any) -> str:
-    """The schema's complaint in the author's words, with the fix where one is known."""
-    key = str(where[-1]) if where else ""
-    value = error.instance
-    if error.validator == "type" and error.validator_value == "string" and value is None:
-        return f"{key} is empty; write its text after the colon"
-    if (
-        error.validator == "type"
-        and error.validator_value == "string"
-        and isinstance(value, (bool, int, float))
-    ):
-        shown = str(value).lower() if isinstance(value, bool) else str(value)
-        if key == "version":  # 1.0 -> "1.0.0": a semantic version has three numbers
-            shown += ".0" * max(0, 2 - shown.count("."))
-        return (
-            f"YAML read {value!r} as a {type(value).__name__}, not as text; put it in quotes: "
-            f'{key}: "{shown}"'
-        )
-    if error.validator == "pattern" and key == "checker" and isinstance(value, str):
-        versions = sorted(
-            (c.version for c in checkers.registry().values() if c.name == value), reverse=True
-        )
-        if versions:
-            return (
-                f"{value!r} needs a version: checker: {value}@{versions[0]} "
-                f"(see `reprobundle checkers {value}`)"
-            )
-    if error.validator == "pattern" and key in _PATTERN_WORDS:
-        return f"{value!r} is not {_PATTERN_WORDS[key]}"
-    if isinstance(where[-1] if where else None, int) and error.validator == "pattern":
-        return f"{value!r} is not {_PATTERN_WORDS['id']}"
-    return str(error.message)
+        out.add(where, "source.schema", f"{dotted(where)}: {schema_hint(where, error)}")
 
 
 def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:

@@ -170,8 +170,10 @@ def test_every_report_format_shows_the_reasons_a_claims_controls_showed(
         **{name: formats.render(name, report) for name in ("markdown", "html", "junit")},
     }
     for name, text in rendered.items():
-        if name == "html":  # may wrap after the dots and the @
+        if name == "html":  # may wrap after the dots and the @; says it in words (issue 43)
             text = text.replace("<wbr>", "")
+            assert "structured-equal@1 can fail: content.removed" in text, name
+            continue
         assert "content.removed for structured-equal@1" in text, name
 
 
