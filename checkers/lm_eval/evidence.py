@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
+from ..arithmetic import left_sum
 from .checks import (
     COUNTS,
     RESULTS_ROLE,
@@ -215,7 +216,7 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         "records": records,
         "omitted_by_task": len(omitted),
         "missing": len(missing),
-        "sum": sum(items),
+        "sum": left_sum(items),
         "stated_stderr": stated_stderr,
         "recomputed_stderr": stderr,
     }
@@ -396,11 +397,11 @@ def _documents(
     per_filter: dict[str, Counter[int]] = {}
     for record in records:
         per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
-    details["records_per_filter"] = {f: sum(c.values()) for f, c in per_filter.items()}
+    details["records_per_filter"] = {f: left_sum(c.values()) for f, c in per_filter.items()}
     reasons = []
     taken = set(range(effective))
     for filter_name, docs in per_filter.items():
-        held = sum(docs.values())
+        held = left_sum(docs.values())
         if held != effective:
             reasons.append(
                 Reason(
