@@ -16,6 +16,7 @@ from bundler.reports.common import (
     PREREGISTRATION_TITLE,
     WHAT_IT_SHOWS,
     case_kind,
+    cases_by_id,
     claim_cases,
     controls_text,
     findings,
@@ -191,9 +192,10 @@ def _finding_lines(found: list[Mapping[str, Any]], width: int) -> list[str]:
 
 def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
     out = ["Claims"]
+    by_id = cases_by_id(report)
     for claim in report["claims"]:
         out.append(f"  {claim['status']:<13} {claim['id']}")
-        out += _wrap(verdicts_text(claim_cases(report, claim)), width, "      ")
+        out += _wrap(verdicts_text(claim_cases(by_id, claim)), width, "      ")
         out += _wrap(claim["statement"], width, "      ")
         if report.get("bundled_code") and claim.get("checked_by"):
             out.append(f"      {claim['checked_by']}")
