@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from bundler.format.arguments import count, seconds
+
 
 @dataclass(frozen=True)
 class CodeLimits:
@@ -28,6 +30,12 @@ class CodeLimits:
     cases_per_worker: int = 100
     processes: int = 64  # processes a worker may have running at once, itself included
     written_bytes: int = 256 << 20  # all files it writes (the size of its tmpfs)
+
+    def __post_init__(self) -> None:
+        seconds("CodeLimits.timeout", self.timeout, 0.001)
+        for name in self.__dataclass_fields__:
+            if name != "timeout":
+                count(f"CodeLimits.{name}", getattr(self, name), 1 if name != "output_bytes" else 0)
 
     @property
     def cpu_seconds(self) -> int:

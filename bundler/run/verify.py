@@ -27,6 +27,7 @@ from bundler.container.extract import (
 )
 from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError
+from bundler.format.arguments import count, seconds
 from bundler.format.claims import ClaimResult, ClaimStatus, judge_claims, overall
 from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
@@ -240,6 +241,10 @@ def verify(
     Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
     manifest is read and before any payload byte is written; a bad one always rejects.
     """
+    count("jobs", jobs, 1)
+    count("case_memory", case_memory)
+    seconds("case_seconds", case_seconds)
+    seconds("time_limit", time_limit)
     policy = policy or Policy()
     judge_signatures = SignatureJudge(policy)
     deadline = time.monotonic() + time_limit if time_limit > 0 else None
