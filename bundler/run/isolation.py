@@ -95,6 +95,18 @@ def read_only_paths() -> list[str]:
     return sorted(p for p in paths if os.path.lexists(p))
 
 
+def _process_cap() -> str:
+    """Which cap on processes holds here, in words for the report."""
+    from bundler.run import pidcap
+
+    if pidcap.available():
+        return "pids cgroup: the kernel refuses every process past the cap when it is started"
+    return (
+        "polled every 0.1 s (no pids cgroup can be made here): processes started and "
+        "left between two polls are not seen"
+    )
+
+
 def isolation(limits: CodeLimits) -> dict[str, Any]:
     """What is in force around bundled code on this machine, for the report."""
     ns = namespaces_available()
@@ -109,6 +121,7 @@ def isolation(limits: CodeLimits) -> dict[str, Any]:
         "pid_namespace": ns,
         "file_system_jail": jail_available(),
         "processes": limits.processes,
+        "process_cap": _process_cap(),
         "written_bytes": limits.written_bytes if jail_available() else None,
         "timeout_seconds": limits.timeout,
         "cpu_seconds": limits.cpu_seconds,
