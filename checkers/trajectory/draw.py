@@ -54,12 +54,44 @@ def render_text(model: Model, show: Callable[[str], str] = _as_is) -> str:
 
 
 def _unordered(model: Model, show: Callable[[str], str]) -> list[str]:
-    before = model.predecessors()
+    """The pairs of essential states in no order relative to each other, in skeleton
+    order: each state's predecessors are a bit set made from its immediate ones, and only
+    the pairs printed are visited (a walk of every pair is quadratic in a long skeleton)."""
+    at = {state: i for i, state in enumerate(model.skeleton)}
+    direct: dict[str, list[str]] = {}
+    for p, q in model.precedence:
+        direct.setdefault(q, []).append(p)
+    below: dict[str, int] = {}  # bit i: skeleton[i] must come before
+    pending = list(model.skeleton)
+    while pending:  # (the skeleton respects precedence: one pass, else a few)
+        later = []
+        for q in pending:
+            preds = direct.get(q, ())
+            if any(p in at and p not in below for p in preds):
+                later.append(q)
+                continue
+            mask = 0
+            for p in preds:
+                if p in at:
+                    mask |= below[p] | (1 << at[p])
+            below[q] = mask
+        if len(later) == len(pending):  # a cycle (a model written by hand): none below
+            below.update(dict.fromkeys(later, 0))
+            break
+        pending = later
+    found = []
+    for j, q in enumerate(model.skeleton):
+        free = ((1 << j) - 1) & ~below[q]  # the earlier states not known to precede q
+        while free:
+            low = free & -free
+            i = low.bit_length() - 1
+            if not (below[model.skeleton[i]] >> j) & 1:
+                found.append((i, j))
+            free ^= low
     pairs = []
-    for i, p in enumerate(model.skeleton):
-        for q in model.skeleton[i + 1 :]:
-            if p not in before[q] and q not in before[p]:
-                pairs.append(f"'{show(model.label(p))}' and '{show(model.label(q))}'")
+    for i, j in sorted(found):
+        p, q = model.skeleton[i], model.skeleton[j]
+        pairs.append(f"'{show(model.label(p))}' and '{show(model.label(q))}'")
     return pairs
 
 
