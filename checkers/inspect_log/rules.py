@@ -318,7 +318,8 @@ def rescore(
     if method == "exact":
         answer = _normalize(completion)
         return "C" if any(_normalize(t) and _normalize(t) == answer for t in targets) else "I"
-    found = search(str(options["pattern"]), completion, ignore_case)
+    # (a+)+$ is a linear scan: RE2 wherever it means what Python's re means
+    found = linear.search(str(options["pattern"]), completion, ignore_case)
     if not found:
         return "I"
     groups = [g for g in (found.groups() or (found.group(0),))]
@@ -331,19 +332,6 @@ def rescore(
     if options.get("match_all", False):
         return "C" if strings and all(hit(g) for g in strings) else "I"
     return "C" if any(hit(g) for g in strings) else "I"
-
-
-def search(pattern: str, text: str, ignore_case: bool) -> Any:
-    """Python's ``re.search`` of ``pattern`` in ``text``, run by RE2 (time linear in the
-    text) whenever the pattern and the text are inside the subset where the two engines
-    give the same match and groups (``checkers.linear``): so ``(a+)+$`` costs a linear
-    scan. Outside it (a lookaround, a back-reference, Unicode sets on a text that is not
-    ASCII), the checker versions that exist re-score with Python's engine, as they always
-    did (their verdicts are forever), within the case's time budget."""
-    try:
-        return linear.compile(pattern, ignore_case).search(text)
-    except linear.NotInSubset:
-        return re.search(pattern, text, re.IGNORECASE if ignore_case else 0)
 
 
 _DEFAULTS: Mapping[str, Mapping[str, Any]] = {
