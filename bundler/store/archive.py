@@ -300,7 +300,7 @@ class Archive:
         number of bundles and verifications rebuilt. Run it while no other archive
         command runs."""
         counts = rebuild.rebuild(self.context)
-        self.context = dataclasses.replace(
+        self._context = dataclasses.replace(
             self.context, conn=index.connect(self.context.index_path)
         )
         return counts
