@@ -118,3 +118,36 @@ def test_re2_gives_what_python_gives_inside_the_subset(
     if python is not None:
         assert python.group(0) == ours.group(0), (pattern, text)
         assert python.groups() == ours.groups(), (pattern, text)
+
+
+def test_promptfoo_regex_in_the_subset_is_run_by_re2(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a polynomial backtracker the JavaScript subset accepts: RE2 runs it in one scan
+    from checkers.promptfoo import jsregex
+
+    pattern = r"\s*\s*\s*\s*\s*\s*x"
+    assert jsregex._for_re2(pattern) is not None
+    real = jsregex.translate
+
+    def python_engine(value: str) -> re.Pattern[str]:
+        compiled = real(value)
+
+        class Refused:
+            pattern = compiled.pattern
+
+            def search(self, _text: str) -> None:
+                raise AssertionError("Python's backtracking engine was used")
+
+        return Refused()  # type: ignore[return-value]
+
+    jsregex._for_re2.cache_clear()
+    monkeypatch.setattr(jsregex, "translate", python_engine)
+    assert jsregex.test(pattern, " " * 50_000) is False
+    assert jsregex.test(r"\bword\b", "a word here") is True
+    jsregex._for_re2.cache_clear()
+
+
+def test_promptfoo_regex_with_a_lookahead_or_astral_text_keeps_the_old_engine() -> None:
+    from checkers.promptfoo import jsregex
+
+    assert jsregex._for_re2("(?=a)a") is None
+    assert jsregex.test("^..$", "\U0001f600") is True  # two UTF-16 units, as in JavaScript
