@@ -218,6 +218,9 @@ def must_be_file(path: Path) -> None:
         raise UsageError(
             f"{path} is not a file but a folder; give a bundle file (NAME-VERSION.bundle.tar.zst)"
         )
+    blocked = next((part for part in path.parents if part.is_file()), None)
+    if blocked is not None:
+        raise UsageError(f"{path} is not a file: a part of the path, {blocked}, is a file")
     raise UsageError(f"{path} is not a file: it does not exist")
 
 

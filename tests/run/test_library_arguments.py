@@ -107,3 +107,9 @@ def test_archive_used_from_another_thread_says_so(tmp_path: Path) -> None:
     assert "opened in another thread" in str(caught[0])
     assert archive.list_bundles() == []  # the opening thread still uses it
     archive.close()
+
+
+def test_bundle_path_through_a_file_says_so(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(UsageError, match=r"a part of the path, .*afile, is a file"):
+        bundler.check_integrity(tmp_path / "afile" / "b.bundle.tar.zst")
