@@ -55,6 +55,29 @@ class Linear:
     needs_ascii: bool  # uses a class escape or ignores case: the text must be ASCII
     dollar: bool  # uses $: the text must not end with a newline
     compiled: Any
+    empty: bool = False  # can match the empty text
+
+    def count(self, text: str) -> int:
+        """``len(re.findall(pattern, text))`` for a pattern that cannot match the empty
+        text (each match found after the last one ends, as Python's are); raises
+        ``NotInSubset`` as ``search`` does, and for a pattern that can match nothing (Python
+        and RE2 step past an empty match differently)."""
+        if self.empty:
+            raise NotInSubset("a pattern that can match the empty text is counted by Python")
+        found, at = 0, 0
+        while at <= len(text):
+            match = self.search(text) if at == 0 else self._from(text, at)
+            if match is None:
+                break
+            found += 1
+            at = match.end()
+        return found
+
+    def _from(self, text: str, at: int) -> Any:
+        try:
+            return self.compiled.search(text, at)
+        except UnicodeEncodeError:
+            raise NotInSubset("the text holds a character that is not valid Unicode") from None
 
     def search(self, text: str) -> Any:
         """RE2's search of ``text`` (a match with ``group`` and ``groups``, or None); raises
@@ -271,7 +294,7 @@ def compile(pattern: str, ignore_case: bool = False) -> Linear:
     if len(pattern) > MAX_PATTERN:
         raise NotInSubset(f"a pattern longer than {MAX_PATTERN} characters")
     parser = _Parser(pattern)
-    body, _ = parser.disjunction()
+    body, empty = parser.disjunction()
     if parser.peek() != "":
         raise parser.refuse(f"an unmatched {parser.peek()!r}")
     import re2  # google-re2: only where a pattern is run
@@ -283,7 +306,7 @@ def compile(pattern: str, ignore_case: bool = False) -> Linear:
         compiled = re2.compile(body, options)
     except re2.error as exc:  # the translation is ours: never expected
         raise NotInSubset(f"a translation RE2 cannot compile ({exc})") from None
-    return Linear(pattern, body, parser.classes or ignore_case, parser.dollar, compiled)
+    return Linear(pattern, body, parser.classes or ignore_case, parser.dollar, compiled, empty)
 
 
 def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
@@ -298,3 +321,14 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
         import re
 
         return re.search(pattern, text, re.IGNORECASE if ignore_case else 0)
+
+
+def count(pattern: str, text: str, ignore_case: bool = False) -> int:
+    """``len(re.findall(pattern, text))``: by RE2 inside the subset, else by Python's
+    engine (as ``search``)."""
+    try:
+        return compile(pattern, ignore_case).count(text)
+    except NotInSubset:
+        import re
+
+        return len(re.findall(pattern, text, re.IGNORECASE if ignore_case else 0))

@@ -151,3 +151,23 @@ def test_promptfoo_regex_with_a_lookahead_or_astral_text_keeps_the_old_engine() 
 
     assert jsregex._for_re2("(?=a)a") is None
     assert jsregex.test("^..$", "\U0001f600") is True  # two UTF-16 units, as in JavaScript
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=patterns(),
+    text=st.text(alphabet="abcAB9 .\t-_", max_size=14),
+    ignore_case=st.booleans(),
+)
+def test_re2_counts_what_python_finds_all_inside_the_subset(
+    pattern: str, text: str, ignore_case: bool
+) -> None:
+    # contamination markers are counted per line: the same count as re.findall
+    flags = re.IGNORECASE if ignore_case else 0
+    assert linear.count(pattern, text, ignore_case) == len(re.findall(pattern, text, flags))
+    try:
+        compiled = linear.compile(pattern, ignore_case)
+        compiled.count(text)
+    except linear.NotInSubset:
+        return
+    assert not compiled.empty
