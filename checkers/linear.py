@@ -326,9 +326,27 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
 def count(pattern: str, text: str, ignore_case: bool = False) -> int:
     """``len(re.findall(pattern, text))``: by RE2 inside the subset, else by Python's
     engine (as ``search``)."""
-    try:
-        return compile(pattern, ignore_case).count(text)
-    except NotInSubset:
+    return Routed(pattern, ignore_case).count(text)
+
+
+class Routed:
+    """One pattern compiled once for many texts: RE2 where the subset allows, Python's
+    engine for the rest (a pattern outside the subset, or a text on which they differ)."""
+
+    def __init__(self, pattern: str, ignore_case: bool = False) -> None:
         import re
 
-        return len(re.findall(pattern, text, re.IGNORECASE if ignore_case else 0))
+        self.python = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        try:
+            self.linear: Linear | None = compile(pattern, ignore_case)
+        except NotInSubset:
+            self.linear = None
+
+    def count(self, text: str) -> int:
+        """``len(re.findall(pattern, text))``."""
+        if self.linear is not None:
+            try:
+                return self.linear.count(text)
+            except NotInSubset:
+                pass
+        return len(self.python.findall(text))

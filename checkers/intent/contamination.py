@@ -118,7 +118,8 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
     listed markers occurs, not that the run was clean in every other way.
     """
     markers = _compile_markers(params["markers"], params["ignore_case"])
-    ignore_case = bool(params["ignore_case"])  # (each line counted by RE2 where it can be)
+    # each line counted by RE2 where it means what Python's re means (linear time)
+    routed = {m: linear.Routed(m, bool(params["ignore_case"])) for m, _ in markers}
     limit = params["max_locations"]
     if isinstance(limit, bool) or limit < 0:
         raise CheckerInputError("params.invalid", f"max_locations must be >= 0, observed {limit}")
@@ -145,7 +146,7 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
         for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
             lines_scanned += 1
             for marker, _compiled in markers:  # (Python's, kept for the params checks)
-                found = linear.count(marker, line, ignore_case)
+                found = routed[marker].count(line)
                 if found:
                     hits[marker][name] += found
                     first.setdefault(marker, f"{name}:{number}")
