@@ -10,7 +10,8 @@ descendants (``worker.py``), which a burst between two polls escapes; ``isolatio
 reports which of the two applied.
 
 cgroup v1 (a hierarchy with the ``pids`` controller) and v2 (the unified hierarchy, where
-``pids`` is enabled for the children of this process's cgroup) are both used.
+``pids`` is already enabled for the children of this process's cgroup: the machine's
+cgroup settings are never changed) are both used.
 """
 
 from __future__ import annotations
@@ -71,10 +72,9 @@ class ProcessCap:
             _sweep(parent)
             folder = parent / f"reprobundle-{os.getpid()}-{next(_COUNTER)}"
             try:
-                if parent.name and (parent / "cgroup.subtree_control").exists():
-                    controls = (parent / "cgroup.subtree_control").read_text().split()
-                    if "pids" not in controls:
-                        (parent / "cgroup.subtree_control").write_text("+pids")
+                control = parent / "cgroup.subtree_control"  # (v2: enabled, never by us)
+                if control.exists() and "pids" not in control.read_text().split():
+                    continue
                 folder.mkdir()
             except OSError:
                 continue
