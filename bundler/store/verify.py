@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from bundler.container.extract import Limits
+from bundler.format.arguments import count
 from bundler.signatures.trust import TrustedKey
 from bundler.store import audit, index, query, reverify, trust
 from bundler.store.context import TOOL, Context, now
@@ -97,6 +98,7 @@ def verify(
     archive's trusted keys and ``trusted``; a verification that judged them records
     the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
     Refuses first when the index or the trust store does not match the log."""
+    count("jobs", jobs, 1)
     audit.refuse_unless_consistent(context)
     digests = query.select(context.conn, selectors, all_bundles)
     policy = trust.policy(context, trusted)

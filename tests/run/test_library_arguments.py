@@ -113,3 +113,9 @@ def test_bundle_path_through_a_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     with pytest.raises(UsageError, match=r"a part of the path, .*afile, is a file"):
         bundler.check_integrity(tmp_path / "afile" / "b.bundle.tar.zst")
+
+
+@pytest.mark.parametrize("jobs", [0, -1, math.nan, 2.5])
+def test_archive_verify_refuses_a_bad_number_of_jobs(tmp_path: Path, jobs: Any) -> None:
+    with Archive.init(tmp_path / "archive") as archive, pytest.raises(UsageError, match="jobs"):
+        archive.verify(all_bundles=True, jobs=jobs)
