@@ -15,9 +15,10 @@ from bundler.codes import Ends
 # What text from a bundle may never carry into any report format or terminal: control
 # characters (C0, DEL, C1: line breaks, escape sequences), the line and paragraph
 # separators, and the characters that reorder or hide text (bidirectional embeddings,
-# overrides, isolates and marks). Every format shows them as escapes (``one_line``;
-# JSON as ``\uXXXX`` escapes of the same characters). Those beyond the C0 controls:
-UNSAFE_ABOVE_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# overrides, isolates and marks; the zero-width space, joiners, word joiner and byte-order
+# mark). Every format shows them as escapes (``one_line``; JSON as ``\uXXXX`` escapes of
+# the same characters). Those beyond the C0 controls:
+UNSAFE_ABOVE_C0 = "\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
 _BREAKS = re.compile(f"[\x00-\x1f{UNSAFE_ABOVE_C0}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from bundler.cli._shared import exit_help, handle_errors
-from bundler.errors import UsageError
+from bundler.errors import UsageError, one_line
 from bundler.format import documents
 from bundler.output import write_bytes
 from bundler.reports.formats import json_text
@@ -181,9 +181,9 @@ def learn_command(
             f"the learned model would be refused, so it is not written: {exc.message}"
         ) from None
     write_bytes(output, json_text(document).encode("utf-8"))
-    click.echo(RENDERERS[fmt](model))
+    click.echo(RENDERERS[fmt](model, one_line))
     if fmt == "text":
-        click.echo(f"model written to {output}")
+        click.echo(one_line(f"model written to {output}"))
 
 
 @trajectory.command(
@@ -216,9 +216,9 @@ def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
         }
         click.echo(json_text(report), nl=False)
     else:
-        click.echo(("PASS: " if result.passed else "FAIL: ") + result.explain())
+        click.echo(one_line(("PASS: " if result.passed else "FAIL: ") + result.explain()))
         for problem in result.problems:
-            click.echo(f"  {problem.code}: {problem.message}")
+            click.echo(one_line(f"  {problem.code}: {problem.message}"))
     if not result.passed:
         sys.exit(1)
 
@@ -234,4 +234,4 @@ def show_command(model_path: Path, fmt: str) -> None:
     Example:
       reprobundle trajectory show model.json --format dot | dot -Tsvg > skeleton.svg
     """
-    click.echo(RENDERERS[fmt](_model(model_path)))
+    click.echo(RENDERERS[fmt](_model(model_path), one_line))

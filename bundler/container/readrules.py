@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from bundler.container.tarstream import FOLDER, REGULAR, TYPE_NAMES, Header
 from bundler.errors import Problem
+from bundler.format.arguments import count
 from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, parse
 from bundler.format.paths import MAX_PATH_BYTES, fold, folders_of, path_problem
 
@@ -38,6 +39,10 @@ class Limits:
     manifest_bytes: int = 16 << 20
     ratio: int = 200  # decompressed / compressed, checked once past ``ratio_floor``
     ratio_floor: int = 64 << 20
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            count(f"Limits.{name}", getattr(self, name))
 
 
 class Stop(Exception):

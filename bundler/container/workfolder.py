@@ -86,10 +86,27 @@ class WorkFolder:
     def __init__(self, path: Path | None = None) -> None:
         with signals_wait():
             self.path, self.created = _make(path)
-            self._parent = os.open(self.path.parent, _DIRECTORY)
-            self._fd = os.open(self.path.name, _DIRECTORY, dir_fd=self._parent)
+            self._parent = self._fd = -1
+            try:
+                self._parent = os.open(self.path.parent, _DIRECTORY)
+                self._fd = os.open(self.path.name, _DIRECTORY, dir_fd=self._parent)
+            except OSError as exc:  # swapped for a link or a file since it was checked
+                self._undo()
+                raise UsageError(
+                    f"--workdir {self.path} cannot be held: {_held_reason(exc)}"
+                ) from None
         self._signals: contextlib.ExitStack | None = contextlib.ExitStack()
         self._signals.enter_context(exiting_on_signals())
+
+    def _undo(self) -> None:
+        """Close what was opened, and remove the folder if it was made here and is empty."""
+        for fd in (self._fd, self._parent):
+            if fd >= 0:
+                os.close(fd)
+        self._fd = self._parent = -1
+        if self.created:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.path)
 
     def remove(self) -> None:
         """Empty the folder through its descriptor (never following a link); remove it if
@@ -124,6 +141,17 @@ class WorkFolder:
             self._signals = None
 
 
+def _held_reason(exc: OSError) -> str:
+    """Why a folder cannot be opened without following a link: ``O_NOFOLLOW`` with
+    ``O_DIRECTORY`` on a link reports ENOTDIR or ELOOP, which would read "a part of the
+    path is a file" when it is a link."""
+    import errno
+
+    if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+        return "it or the folder it is in is a link or not a folder"
+    return os_reason(exc)
+
+
 def _make(path: Path | None) -> tuple[Path, bool]:
     """A new empty folder, and whether it was made here."""
     if path is None:
@@ -131,6 +159,12 @@ def _make(path: Path | None) -> tuple[Path, bool]:
     path = path.absolute()
     if path.is_symlink():
         raise UsageError(f"--workdir {path} is a link; give a new or empty folder")
+    if path.parent.is_symlink():  # held by a descriptor that follows no link: refuse first
+        raise UsageError(
+            f"--workdir {path}: the folder it is in, {path.parent}, is a link (to "
+            f"{os.readlink(path.parent)}); give a path whose folder is not a link (nothing "
+            "was made)"
+        )
     if path.exists():
         if not path.is_dir():
             raise UsageError(f"--workdir {path} exists and is not a folder")

@@ -34,11 +34,19 @@ def figure_claims(plan: Plan) -> None:
     by_scorer: dict[str, list[Mapping[str, Any]]] = {}
     for entry in log.result_scores():
         by_scorer.setdefault(str(entry.get("name")), []).append(entry)
+    # each scorer's specs found once, by name and by method, not by a scan per scorer
+    # (the import stays linear in the number of scorers)
+    specs = [s for s in log.spec.get("scorers") or [] if isinstance(s, dict)] if log.spec else []
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    by_method: dict[str, list[Mapping[str, Any]]] = {}
+    for spec in specs:
+        by_name.setdefault(str(spec.get("name")), []).append(spec)
+        by_method.setdefault(str(spec.get("name", "")).removeprefix("inspect_ai/"), []).append(spec)
     for scorer, entries in by_scorer.items():
-        method, options = _scorer_of(log, entries[0])
-        mine = _scorer_only(log, scorer)
+        method, options = _scorer_of(by_method, entries[0])
+        mine = _scorer_only(log, scorer, entries, by_name.get(scorer, []))
         own = to_json_log(mine, mine.records)
-        figure_cases = _figure_cases(plan, scorer, entries, own)
+        figure_cases = _figure_cases(plan, scorer, entries, own, mine)
         rescore = _rescore_case(plan, scorer, method, options, own)
         needs: list[Need] = [
             (case_id, "inspect-metric@2", params, "inspect.header_metric_mismatch")
@@ -71,17 +79,17 @@ def figure_claims(plan: Plan) -> None:
 
 
 def _figure_cases(
-    plan: Plan, scorer: str, entries: list[Mapping[str, Any]], own: bytes
+    plan: Plan, scorer: str, entries: list[Mapping[str, Any]], own: bytes, mine: InspectLog
 ) -> dict[str | None, list[tuple[str, dict[str, Any]]]]:
     """A case per metric of each of the scorer's result entries, by reducer (``own``: the
-    log with only this scorer's scores, to run them on here)."""
+    log with only this scorer's scores, to run them on here; ``mine``: that log read)."""
     out: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
     for entry in entries:
         reducer = entry.get("reducer")
         for metric_name, metric in (entry.get("metrics") or {}).items():
             value = metric.get("value")
             what = f"{scorer} / {reducer or 'no reducer'} / {metric_name}"
-            why = _figure_problem(plan.log, scorer, reducer, metric_name, value)
+            why = _figure_problem(mine, scorer, reducer, metric_name, value)
             if why:
                 plan.cannot.append(f"The figure {what} = {value!r}: {why}.")
                 continue
@@ -332,15 +340,13 @@ def _rules_version(log: InspectLog, method: str) -> str:
     )
 
 
-def _scorer_of(log: InspectLog, entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
-    """The scorer that made a result entry, and its recorded options (None if ambiguous)."""
+def _scorer_of(
+    by_method: Mapping[str, list[Mapping[str, Any]]], entry: Mapping[str, Any]
+) -> tuple[str, Mapping[str, Any] | None]:
+    """The scorer that made a result entry, and its recorded options (None if ambiguous);
+    ``by_method``: the log's scorer specs by name without ``inspect_ai/``."""
     method = str(entry.get("scorer") or entry.get("name") or "")
-    recorded = [
-        s
-        for s in log.spec.get("scorers") or []
-        if isinstance(s, dict)
-        and str(s.get("name", "")).removeprefix("inspect_ai/") == method.removeprefix("inspect_ai/")
-    ]
+    recorded = by_method.get(method.removeprefix("inspect_ai/"), [])
     options = [s.get("options") or {} for s in recorded]
     if len(options) == 1 or (options and all(o == options[0] for o in options)):
         return method.removeprefix("inspect_ai/"), options[0]
@@ -366,17 +372,22 @@ def _flip(log: InspectLog, scorer: str, sample_id: str | int) -> tuple[Record, .
     return tuple(flipped(r) for r in log.records)
 
 
-def _scorer_only(log: InspectLog, scorer: str) -> InspectLog:
-    """The log with only ``scorer``'s scores and figures: all its controls' checkers read
-    (so a control's size, and the time to make it, do not grow with the other scorers)."""
+def _scorer_only(
+    log: InspectLog,
+    scorer: str,
+    entries: list[Mapping[str, Any]],
+    specs: list[Mapping[str, Any]],
+) -> InspectLog:
+    """The log with only ``scorer``'s scores and figures (``entries``: its result entries,
+    ``specs``: its scorer specs): all its controls' checkers read (so a control's size, and
+    the time to make it, do not grow with the other scorers)."""
     results = log.results
     header = dict(log.header)
     if results is not None:
-        mine = [e for e in log.result_scores() if isinstance(e, dict) and e.get("name") == scorer]
+        mine = [e for e in entries if isinstance(e, dict) and e.get("name") == scorer]
         header["results"] = {**results, "scores": mine}
     if log.spec:
-        scorers = [s for s in log.spec.get("scorers") or [] if s.get("name") == scorer]
-        header["eval"] = {**log.spec, "scorers": scorers}
+        header["eval"] = {**log.spec, "scorers": [s for s in specs if s.get("name") == scorer]}
     records = tuple(
         dataclasses.replace(r, scores={scorer: r.scores[scorer]} if scorer in r.scores else {})
         for r in log.records

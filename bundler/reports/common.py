@@ -250,8 +250,16 @@ def _check_parts(check: str) -> tuple[str, dict[str, Any]]:
     return name, params if isinstance(params, dict) else {"params": params}
 
 
-def claim_cases(report: Mapping[str, Any], claim: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    by_id = {c["id"]: c for c in report.get("cases", [])}
+def cases_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Each case of the report by its id: made once per rendering, so that finding a
+    claim's cases costs the claim's own cases, not every case of the report again."""
+    return {c["id"]: c for c in report.get("cases", [])}
+
+
+def claim_cases(
+    by_id: Mapping[str, Mapping[str, Any]], claim: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The cases a claim names, from ``cases_by_id(report)``."""
     return [by_id[i] for i in claim["cases"] if i in by_id]
 
 

@@ -35,6 +35,9 @@ def register_details_renderer(checker_name: str) -> Callable[[DetailsRenderer], 
 
 
 _BOX_W, _BOX_H, _GAP = 150, 46, 30
+# A report is untrusted input: a drawing shows at most this many states (the rest are
+# counted in words), so the page grows with the report's cases, not with a list inside one.
+MAX_STATES_DRAWN = 40
 
 
 @register_details_renderer("trajectory-skeleton")
@@ -44,6 +47,8 @@ def trajectory_skeleton(case: Mapping[str, Any]) -> str | None:
     positions = (case.get("details") or {}).get("positions")
     if not isinstance(positions, list) or not positions:
         return None
+    total = len(positions)
+    positions = positions[:MAX_STATES_DRAWN]
     width = len(positions) * (_BOX_W + _GAP) - _GAP + 2
     parts = [
         f'<svg role="img" viewBox="0 0 {width} {_BOX_H + 24}" width="100%" '
@@ -76,12 +81,21 @@ def trajectory_skeleton(case: Mapping[str, Any]) -> str | None:
                 'stroke="#59636e" stroke-width="2"/>'
                 f'<path d="M{x - 9},{mid - 5} L{x - 2},{mid} L{x - 9},{mid + 5} z" fill="#59636e"/>'
             )
+    notes = []
     coverage = (case.get("details") or {}).get("coverage") or {}
     if isinstance(coverage, Mapping) and "matched" in coverage:
-        parts.append(
-            f'<text x="1" y="{_BOX_H + 20}" font-size="12" fill="#59636e">'
+        notes.append(
             f"{escape(str(coverage.get('matched')))} of {escape(str(coverage.get('essential')))} "
-            "essential states reached in order</text>"
+            "essential states reached in order"
+        )
+    if total > len(positions):
+        notes.append(
+            f"the first {len(positions)} of {total} states drawn (a drawing shows at most "
+            f"{MAX_STATES_DRAWN})"
+        )
+    if notes:
+        parts.append(
+            f'<text x="1" y="{_BOX_H + 20}" font-size="12" fill="#59636e">{"; ".join(notes)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -25,6 +25,7 @@ from bundler.reports.common import (
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
+    cases_by_id,
     claim_cases,
     controls_words,
     expected_text,
@@ -228,6 +229,7 @@ def _preregistration_badge(report: Mapping[str, Any], claim: Mapping[str, Any]) 
 
 def _claims_section(report: Mapping[str, Any]) -> str:
     rows = []
+    by_id = cases_by_id(report)
     for claim in report["claims"]:
         limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
         if claim.get("negative_control_waiver"):
@@ -247,7 +249,7 @@ data-status="{e(claim["status"])}">
 <td><span class="badge">{e(claim["status"])}</span>{_preregistration_badge(report, claim)}</td>
 <td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
 {why}{limits}</td>
-<td><span class="denominators">{e(verdicts_text(claim_cases(report, claim)))}</span>
+<td><span class="denominators">{e(verdicts_text(claim_cases(by_id, claim)))}</span>
 <br><span class="muted">{cases}</span></td></tr>"""
         )
     return f"""<section id="claims"><h2>Claims</h2>
@@ -257,15 +259,35 @@ data-status="{e(claim["status"])}">
 </tbody></table></section>"""
 
 
-def _drawing(case: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
-    renderer = renderers.get(str(case["checker"]).split("@")[0])
-    if renderer is None:
-        return ""
-    try:
-        markup = renderer(case)
-    except Exception as exc:  # a drawing is never worth a broken page
-        return f'<p class="muted">(no drawing: {e(type(exc).__name__)}: {e(exc)})</p>'
-    return f'<figure class="drawing">{markup}</figure>' if markup else ""
+# The drawings of one page hold at most this many characters in all (each drawing is
+# capped by its renderer too): past it, a case's drawing is left out, in words.
+DRAWINGS_CHARS = 2 << 20
+
+
+class _Drawings:
+    """The drawings of one page, within ``DRAWINGS_CHARS``."""
+
+    def __init__(self, renderers: Mapping[str, DetailsRenderer]) -> None:
+        self.renderers = renderers
+        self.left = DRAWINGS_CHARS
+
+    def of(self, case: Mapping[str, Any]) -> str:
+        renderer = self.renderers.get(str(case["checker"]).split("@")[0])
+        if renderer is None:
+            return ""
+        if self.left <= 0:
+            return (
+                '<p class="muted">(drawing left out: this page draws at most '
+                f"{DRAWINGS_CHARS:,} characters of drawings)</p>"
+            )
+        try:
+            markup = renderer(case)
+        except Exception as exc:  # a drawing is never worth a broken page
+            return f'<p class="muted">(no drawing: {e(type(exc).__name__)}: {e(exc)})</p>'
+        if not markup:
+            return ""
+        self.left -= len(markup)
+        return f'<figure class="drawing">{markup}</figure>'
 
 
 def _reasons(case: Mapping[str, Any], limit: int) -> str:
@@ -300,6 +322,7 @@ def folds(case: Mapping[str, Any]) -> bool:
 
 def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
     articles = []
+    drawings = _Drawings(renderers)
     for case in report["cases"]:
         reasons = _reasons(case, 50)
         said = case.get("message") and case["message"] in outcome_text(case)
@@ -314,7 +337,7 @@ def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRen
 <div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
 <div><strong>checker</strong> <code>{e(case["checker"])}</code></div></div>
 <p class="explanation">{e(outcome_text(case))}</p>{message}
-{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{_drawing(case, renderers)}"""
+{f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{drawings.of(case)}"""
         if folds(case):  # a reproduced pass: one line until opened
             body = f"<details><summary>{heading}</summary>\n{body}\n</details>"
         else:

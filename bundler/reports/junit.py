@@ -182,7 +182,7 @@ def _claim_suites(
     cases = {c["id"]: c for c in report["cases"]}
     counted_in: dict[str, str] = {}  # case id -> the suite that counts it (each case once)
     prefix = f"{bundle['name']}-{bundle['version']}"
-    pre = preregistration_text(report)
+    pre_lines = _by_claim(report["claims"], preregistration_text(report))
     for claim in report["claims"]:
         name = f"{prefix}.{claim['id']}"
         suite = _suite(
@@ -192,14 +192,10 @@ def _claim_suites(
                 *identity,
                 ("claim.statement", claim["statement"]),
                 ("claim.status", claim["status"]),
-                ("claim.verdicts", verdicts_text(claim_cases(report, claim))),
+                ("claim.verdicts", verdicts_text(claim_cases(cases, claim))),
                 ("claim.why", claim["why"]),
                 *(("claim.controls_showed", text) for text in [controls_text(claim)] if text),
-                *(
-                    ("claim.preregistration", line)
-                    for line in (pre[1] if pre else [])
-                    if line.startswith(f"{claim['id']}: ")
-                ),
+                *(("claim.preregistration", line) for line in pre_lines.get(claim["id"], [])),
                 *(("claim.limit", limit) for limit in claim["limits"]),
                 *(
                     ("claim.case_counted_in", f"{case_id} ({counted_in[case_id]})")
@@ -221,6 +217,23 @@ def _claim_suites(
         _count(suite, counted)
         everything += counted
     return everything
+
+
+def _by_claim(
+    claims: list[Mapping[str, Any]], pre: tuple[str, list[str]] | None
+) -> dict[str, list[str]]:
+    """The pre-registration lines of each claim (those starting ``ID: ``), found in one
+    pass over the lines: each line is tried at each of its ``": "``, not against every
+    claim."""
+    ids = {c["id"] for c in claims}
+    out: dict[str, list[str]] = {}
+    for line in pre[1] if pre else []:
+        at = line.find(": ")
+        while at >= 0:
+            if line[:at] in ids:
+                out.setdefault(line[:at], []).append(line)
+            at = line.find(": ", at + 1)
+    return out
 
 
 def _serialise(root: ET.Element) -> str:

@@ -12,12 +12,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from bundler.errors import one_line
 from bundler.reports.common import (
     KIND_WORDS,
     PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
+    cases_by_id,
     claim_cases,
     controls_text,
     findings,
@@ -34,13 +36,42 @@ from bundler.reports.common import (
     verify_command,
 )
 
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
+# an HTML character reference, as CommonMark reads one (named, decimal or hexadecimal)
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});")
+
+
+def _reference(match: re.Match[str]) -> str:
+    """A character reference shown as the character it names would be: an escape
+    (``\\u200f``) when ``one_line`` escapes that character, else the reference's own
+    text (its ``&`` is escaped below, so no reference is ever decoded)."""
+    import html
+
+    named = html.unescape(match.group())
+    if len(named) == 1 and one_line(named) != named:
+        return one_line(named)
+    return match.group()
 
 
 def escape(text: object) -> str:
-    """Plain text safe inside a Markdown paragraph or table cell (one line)."""
-    one_line = " ".join(str(text).split())
-    return _SPECIAL.sub(r"\\\1", one_line)
+    """Plain text safe inside a Markdown paragraph or table cell (one line): every
+    character Markdown reads as syntax is escaped, ``&`` included, so that a character
+    reference (``&rlm;``, ``&#x202e;``) is never decoded into the character the one-line
+    rule refuses to show raw; it is shown as that rule shows the character itself."""
+    text = _REFERENCE.sub(_reference, " ".join(str(text).split()))
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def cell(text: object, monospace: bool = False) -> str:
+    """Text for one cell of a Markdown table, by one rule for every table (the report's
+    and the CI step summary's): plain text is ``escape``d; ``monospace`` text is an inline code
+    span, unless it holds a ``|``, which no code span in a table can hold safely (GitHub
+    splits the row at it, and a backslash before it changes how the row is split), so it is
+    escaped plain text instead. Nothing in the text can end the cell or the row."""
+    value = one_line(text)
+    if monospace and "|" not in value:
+        return code(value)
+    return escape(value)
 
 
 def code(text: object) -> str:
@@ -92,15 +123,15 @@ def _summary(report: Mapping[str, Any]) -> list[str]:
         "",
         "| | |",
         "| --- | --- |",
-        f"| Bundle | {code(bundle['name'])} version {escape(bundle['version'])}, "
-        f"format {code(bundle['format'])} |",
-        f"| Title | {escape(bundle['title'])} |",
-        f"| Identity | {code('sha256:' + bundle['identity'])} (SHA-256 of the manifest) |",
-        f"| Signatures | {escape(signature_text(report))} |",
+        f"| Bundle | {cell(bundle['name'], True)} version {cell(bundle['version'])}, "
+        f"format {cell(bundle['format'], True)} |",
+        f"| Title | {cell(bundle['title'])} |",
+        f"| Identity | {cell('sha256:' + bundle['identity'], True)} (SHA-256 of the manifest) |",
+        f"| Signatures | {cell(signature_text(report))} |",
         f"| Contents | {bundle['files']} files, {bundle['bytes']} bytes, each matching the "
         "manifest's SHA-256 |",
-        f"| Verified with | {escape(env.get('tool', ''))}, Python {escape(env.get('python', ''))}"
-        f" on {escape(env.get('platform', ''))} |",
+        f"| Verified with | {cell(env.get('tool', ''))}, Python {cell(env.get('python', ''))}"
+        f" on {cell(env.get('platform', ''))} |",
         "",
     ]
 
@@ -128,13 +159,14 @@ def _claims(report: Mapping[str, Any]) -> list[str]:
         "| Claim | Status | Verdicts | Inconclusive | Negative controls |",
         "| --- | --- | --- | --- | --- |",
     ]
+    by_id = cases_by_id(report)
     for claim in report["claims"]:
         pre = preregistration_of(report, claim["id"])
         status = f"**{claim['status']}**" + (f" ({pre})" if pre else "")
         out.append(
-            f"| {code(claim['id'])}: {escape(claim['statement'])} | {status} | "
-            f"{escape(verdicts_text(claim_cases(report, claim)))} | {claim['inconclusive']} | "
-            f"{claim['negative_controls']} |"
+            f"| {cell(claim['id'], True)}: {cell(claim['statement'])} | {status} | "
+            f"{cell(verdicts_text(claim_cases(by_id, claim)))} | "
+            f"{cell(claim['inconclusive'])} | {cell(claim['negative_controls'])} |"
         )
     return out
 
@@ -165,9 +197,11 @@ def _cases(report: Mapping[str, Any]) -> list[str]:
     for case in shown:
         kind = case_kind(case)
         expected = "pass" if kind is None else f"fail ({kind})"
-        outcome = case["outcome"] if case["outcome"] == "reproduced" else f"**{case['outcome']}**"
+        outcome = cell(case["outcome"])
+        outcome = outcome if case["outcome"] == "reproduced" else f"**{outcome}**"
         out.append(
-            f"| {code(case['id'])} | {escape(expected)} | {code(observed_text(case))} | {outcome} |"
+            f"| {cell(case['id'], True)} | {cell(expected)} | "
+            f"{cell(observed_text(case), True)} | {outcome} |"
         )
     if len(shown) < len(report["cases"]):
         out += ["", f"({len(report['cases']) - len(shown)} more cases reproduced as expected.)"]

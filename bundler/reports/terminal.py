@@ -19,6 +19,7 @@ from bundler.reports.common import (
     STATUS_WORDS,
     WHAT_IT_SHOWS,
     case_kind,
+    cases_by_id,
     claim_cases,
     controls_text,
     expected_text,
@@ -190,6 +191,7 @@ def _claims_table(report: Mapping[str, Any]) -> Table:
     claims.add_column("STATUS", no_wrap=True)
     claims.add_column("CLAIM", overflow="fold", ratio=3)
     claims.add_column("VERDICTS", ratio=1)
+    by_id = cases_by_id(report)
     for claim in report["claims"]:
         lines: list[Text] = [Text(claim["id"], style="bold"), Text(claim["statement"])]
         if claim["status"] != "supported":
@@ -209,7 +211,7 @@ def _claims_table(report: Mapping[str, Any]) -> Table:
         claims.add_row(
             status,
             Group(*lines),
-            Text(verdicts_text(claim_cases(report, claim))),
+            Text(verdicts_text(claim_cases(by_id, claim))),
         )
     return claims
 

@@ -16,6 +16,7 @@ from bundler.reports.common import (
     PREREGISTRATION_TITLE,
     WHAT_IT_SHOWS,
     case_kind,
+    cases_by_id,
     claim_cases,
     controls_text,
     findings,
@@ -199,10 +200,11 @@ def _finding_lines(found: list[Mapping[str, Any]], width: int) -> list[str]:
 
 def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
     out = ["Claims"]
+    by_id = cases_by_id(report)
     for claim in report["claims"]:
         pre = preregistration_of(report, claim["id"])
         out.append(f"  {claim['status']:<13} {claim['id']}" + (f" [{pre}]" if pre else ""))
-        out += _wrap(verdicts_text(claim_cases(report, claim)), width, "      ")
+        out += _wrap(verdicts_text(claim_cases(by_id, claim)), width, "      ")
         out += _wrap(claim["statement"], width, "      ")
         if report.get("bundled_code") and claim.get("checked_by"):
             out.append(f"      {claim['checked_by']}")

@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from bundler.format.arguments import count, seconds
+
 
 @dataclass(frozen=True)
 class CodeLimits:
@@ -28,6 +30,12 @@ class CodeLimits:
     cases_per_worker: int = 100
     processes: int = 64  # processes a worker may have running at once, itself included
     written_bytes: int = 256 << 20  # all files it writes (the size of its tmpfs)
+
+    def __post_init__(self) -> None:
+        seconds("CodeLimits.timeout", self.timeout, 0.001)
+        for name in self.__dataclass_fields__:
+            if name != "timeout":
+                count(f"CodeLimits.{name}", getattr(self, name), 1 if name != "output_bytes" else 0)
 
     @property
     def cpu_seconds(self) -> int:
@@ -87,6 +95,18 @@ def read_only_paths() -> list[str]:
     return sorted(p for p in paths if os.path.lexists(p))
 
 
+def _process_cap() -> str:
+    """Which cap on processes holds here, in words for the report."""
+    from bundler.run import pidcap
+
+    if pidcap.available():
+        return "pids cgroup: the kernel refuses every process past the cap when it is started"
+    return (
+        "polled every 0.1 s (no pids cgroup can be made here): processes started and "
+        "left between two polls are not seen"
+    )
+
+
 def isolation(limits: CodeLimits) -> dict[str, Any]:
     """What is in force around bundled code on this machine, for the report."""
     ns = namespaces_available()
@@ -101,6 +121,7 @@ def isolation(limits: CodeLimits) -> dict[str, Any]:
         "pid_namespace": ns,
         "file_system_jail": jail_available(),
         "processes": limits.processes,
+        "process_cap": _process_cap(),
         "written_bytes": limits.written_bytes if jail_available() else None,
         "timeout_seconds": limits.timeout,
         "cpu_seconds": limits.cpu_seconds,

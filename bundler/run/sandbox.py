@@ -187,10 +187,14 @@ class BundledCode:
                 "its processes were killed",
             )
         if isinstance(exc, TooManyProcesses):
+            how = (
+                "tried to run more than {n} processes at once (the pids cgroup refused the rest)"
+                if exc.refused
+                else "ran more than {n} processes at once"
+            )
             return Verdict.errored(
                 "code.processes",
-                f"{case.checker} ran more than {self.limits.processes} processes at once; "
-                "they were killed",
+                f"{case.checker} {how.format(n=self.limits.processes)}; they were killed",
             )
         if isinstance(exc, BadAnswer):
             return Verdict.errored("checker.bad_verdict", f"{case.checker} {exc}")

@@ -28,6 +28,7 @@ from bundler.container.extract import (
 )
 from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError, os_reason
+from bundler.format.arguments import count, seconds
 from bundler.format.claims import (
     ClaimResult,
     ClaimStatus,
@@ -235,9 +236,15 @@ def _what_it_is(path: Path) -> str:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
+        blocked = next((part for part in path.parents if part.is_file()), None)
+        if blocked is not None:
+            return f"a part of the path, {blocked}, is a file"
         if path.is_symlink():
             return "it is a symbolic link to something that does not exist"
         return "it does not exist"
+    except NotADirectoryError:
+        blocked = next((part for part in path.parents if part.is_file()), None)
+        return f"a part of the path, {blocked}, is a file" if blocked else "it does not exist"
     except OSError as exc:
         return f"it cannot be looked at ({os_reason(exc)})"
     if stat.S_ISFIFO(mode):
@@ -273,6 +280,10 @@ def verify(
     among ``accept_advisories`` (``bundler.format.claims``).
     """
     accepted = accepted_advisories(accept_advisories)
+    count("jobs", jobs, 1)
+    count("case_memory", case_memory)
+    seconds("case_seconds", case_seconds)
+    seconds("time_limit", time_limit)
     policy = policy or Policy()
     judge_signatures = SignatureJudge(policy)
     deadline = time.monotonic() + time_limit if time_limit > 0 else None

@@ -24,6 +24,7 @@ from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker
 from bundler.run import isolation
 from bundler.run.isolation import CodeLimits
+from bundler.run.pidcap import ProcessCap
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
 MARKER = b"\n\0reprobundle-end-"
@@ -112,7 +113,11 @@ class BadAnswer(Exception):
 
 
 class TooManyProcesses(Exception):
-    pass
+    """More processes than the cap: seen by the poll, or refused by the pids cgroup."""
+
+    def __init__(self, refused: bool = False) -> None:
+        super().__init__()
+        self.refused = refused  # by the kernel (a pids cgroup), at the instant of the fork
 
 
 class Worker:
@@ -151,6 +156,11 @@ class Worker:
             mount = ["--mount"] if isolation.jail_available() else []
             command = [str(shutil.which("unshare")), *mount, *isolation.UNSHARE_ARGS, *command]
         command = _dies_with_parent(command)
+        # the kernel's cap where a pids cgroup can be made (unshare, above the worker in
+        # its namespaces, is one more process); else only the poll in _read_line
+        self.cap = ProcessCap.make(limits.processes + (1 - self._own))
+        if self.cap is not None:
+            command = self.cap.command(command)
         self._closed = False
 
         env = {
@@ -160,7 +170,7 @@ class Worker:
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
         }
-        self.proc = subprocess.Popen(
+        self.proc = subprocess.Popen(  # (the cap's folder is removed by kill)
             command,
             stdin=subprocess.DEVNULL,
             stdout=out_write,
@@ -200,6 +210,8 @@ class Worker:
             if not ready:
                 # counted, not RLIMIT_NPROC: that counts every process of the user (and
                 # none of root's), not this worker's; below unshare, the worker is one
+                if self.cap is not None and self.cap.refused():
+                    raise TooManyProcesses(refused=True)
                 if len(_descendants(self.proc.pid)) + self._own > self.limits.processes:
                     raise TooManyProcesses
                 continue
@@ -224,6 +236,8 @@ class Worker:
         deadline = time.monotonic() + self.limits.timeout
         self._send((json.dumps(request, default=str) + "\n").encode(), deadline)
         answer = self._read_line(max(0.0, deadline - time.monotonic()))
+        if self.cap is not None and self.cap.refused():
+            raise TooManyProcesses(refused=True)
         output, total = self._output.collect(request["nonce"], wait=2.0)
         if answer.get("nonce") != request["nonce"]:
             raise WorkerDied
@@ -267,6 +281,8 @@ class Worker:
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+        if self.cap is not None:
+            self.cap.kill()
         for fd in (self._req, self._res):
             with contextlib.suppress(OSError):
                 os.close(fd)

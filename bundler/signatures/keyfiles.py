@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bundler.errors import UsageError
+from bundler.errors import UsageError, os_reason
 from bundler.signatures.signing import (
     PublicKey,
     SignatureProblem,
@@ -58,7 +58,14 @@ def write_key_pair(name: str, out_dir: Path, passphrase: Passphrase) -> KeyPair:
     Refuses to overwrite either file and an empty passphrase. Raises ``UsageError``."""
     out_dir = Path(out_dir)
     private_path, public_path = key_pair_paths(name, out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(
+            f"{out_dir} exists and is not a folder; give a folder for the keys"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"cannot make the folder {out_dir}: {os_reason(exc)}") from None
     for path in (private_path, public_path):
         if path.exists() or path.is_symlink():
             raise UsageError(f"{path} exists; refusing to overwrite a key")
@@ -76,6 +83,8 @@ def write_key_pair(name: str, out_dir: Path, passphrase: Passphrase) -> KeyPair:
             text.write(public.pem())
     except FileExistsError as exc:  # made by someone else since the check above
         raise UsageError(f"{exc.filename} exists; refusing to overwrite a key") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write a key into {out_dir}: {os_reason(exc)}") from None
     return KeyPair(private_path, public_path, public)
 
 
@@ -83,12 +92,10 @@ def read_private_key(path: Path, passphrase: Passphrase = None) -> Ed25519Privat
     """The private key in ``path`` (made by ``write_key_pair`` or ``reprobundle keygen``);
     ``passphrase`` is used (or asked for) only when the key is encrypted. Raises
     ``UsageError`` naming the file."""
+    from bundler.files import read_bounded  # (a FIFO is refused, not waited on)
+
     path = Path(path)
-    try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_PRIVATE_KEY_FILE + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read key {path}: {exc.strerror}") from None
+    data = read_bounded(path, MAX_PRIVATE_KEY_FILE, "key")
     if len(data) > MAX_PRIVATE_KEY_FILE:
         raise UsageError(f"key {path} is larger than {MAX_PRIVATE_KEY_FILE} bytes")
     secret = None

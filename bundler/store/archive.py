@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from bundler.errors import Problem
+from bundler.errors import Problem, UsageError
 from bundler.signatures.trust import Policy, TrustedKey
 from bundler.store import add as adding
 from bundler.store import audit, checkpoint, index, query, rebuild, signers, statements, trust
@@ -70,10 +71,26 @@ def _operation(
 
 
 class Archive:
-    """An open archive. Use ``Archive.init`` or ``Archive.open``; close it (or use ``with``)."""
+    """An open archive. Use ``Archive.init`` or ``Archive.open``; close it (or use ``with``).
+
+    An ``Archive`` belongs to the thread that opened it (it holds one SQLite connection,
+    which SQLite lets only that thread use): used from another thread, every operation
+    raises ``UsageError`` saying so. Threads that share an archive each open their own
+    ``Archive`` on the same folder; SQLite serialises their writes."""
 
     def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
-        self.context = Context(root, conn, Store(root))
+        self._context = Context(root, conn, Store(root))
+        self._thread = threading.get_ident()
+
+    @property
+    def context(self) -> Context:
+        """What every operation is handed; only in the thread that opened the archive."""
+        if threading.get_ident() != self._thread:
+            raise UsageError(
+                f"the archive {self._context.root} was opened in another thread: an Archive "
+                "belongs to the thread that opened it; open one per thread (Archive.open)"
+            )
+        return self._context
 
     @property
     def root(self) -> Path:
@@ -283,7 +300,7 @@ class Archive:
         number of bundles and verifications rebuilt. Run it while no other archive
         command runs."""
         counts = rebuild.rebuild(self.context)
-        self.context = dataclasses.replace(
+        self._context = dataclasses.replace(
             self.context, conn=index.connect(self.context.index_path)
         )
         return counts

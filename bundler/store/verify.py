@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from bundler.container.extract import Limits
+from bundler.format.arguments import count
 from bundler.signatures.trust import TrustedKey
 from bundler.store import audit, index, query, reverify, trust
 from bundler.store.context import TOOL, Context, now
@@ -100,6 +101,7 @@ def verify(
     ``accepted`` names the advisories the auditor accepts; a result that differs from
     the bundle's last one because of an advisory says so (``advisory_change``).
     Refuses first when the index or the trust store does not match the log."""
+    count("jobs", jobs, 1)
     from bundler.format.claims import accepted_advisories
 
     accepted = accepted_advisories(accepted)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from .. import linear
 from ..api import CheckerInputError
 from ..arithmetic import left_sum
 from .log import (
@@ -318,7 +319,8 @@ def rescore(
     if method == "exact":
         answer = _normalize(completion)
         return "C" if any(_normalize(t) and _normalize(t) == answer for t in targets) else "I"
-    found = re.search(str(options["pattern"]), completion, re.IGNORECASE if ignore_case else 0)
+    # (a+)+$ is a linear scan: RE2 wherever it means what Python's re means
+    found = linear.search(str(options["pattern"]), completion, ignore_case)
     if not found:
         return "I"
     groups = [g for g in (found.groups() or (found.group(0),))]

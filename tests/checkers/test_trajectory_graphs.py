@@ -19,6 +19,7 @@ from checkers.trajectory.skeleton import learning as learning_module
 from checkers.trajectory.skeleton.graphs import (
     Graph,
     closure,
+    covers,
     immediate_dominators,
     reduction,
     shortest_path,
@@ -88,6 +89,56 @@ def test_order_reduction_topological_order_and_closure_are_networkx_s(
     assert closure(nodes, order) == {n: nx.descendants(graph, n) for n in nodes}
     before = closure(nodes, [(q, p) for p, q in reduced.edges])
     assert before == {n: nx.ancestors(reduced, n) for n in nodes}
+    # the reduction found from the positions, without the order (issue 42, item 7)
+    assert covers({n: tuple(a[n] for a in at) for n in nodes}) == set(reduced.edges)
+    assert topological_order(nodes, covers({n: tuple(a[n] for a in at) for n in nodes}), key) == (
+        tuple(nx.lexicographical_topological_sort(reduced, key=key))
+    )
+
+
+@settings(max_examples=200)
+@given(st.lists(st.permutations(list(range(12))), min_size=1, max_size=5))
+def test_covers_of_positions_are_the_reduction_of_their_order(ranks: list[list[int]]) -> None:
+    nodes = [f"s{i}" for i in range(12)]
+    vectors = {n: tuple(r[i] for r in ranks) for i, n in enumerate(nodes)}
+    order = {
+        (p, q)
+        for p in nodes
+        for q in nodes
+        if p != q and all(a < b for a, b in zip(vectors[p], vectors[q], strict=True))
+    }
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from(order)
+    assert covers(vectors) == set(nx.transitive_reduction(graph).edges)
+
+
+def test_learning_a_long_trace_never_builds_the_whole_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # issue 42, item 7: learn grew as N^2.4 (the whole order, its reduction, its closure);
+    # a chain of 400 states has 79,800 ordered pairs and 399 in its reduction
+    from checkers.trajectory.skeleton import graphs
+
+    def whole(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the whole order was built")
+
+    monkeypatch.setattr(graphs, "reduction", whole)
+    monkeypatch.setattr(graphs, "closure", whole)
+    compared = 0
+    real_covers = graphs.covers
+
+    def counted(vectors: Any) -> Any:
+        nonlocal compared
+        out = real_covers(vectors)
+        compared = len(out)
+        return out
+
+    monkeypatch.setattr(learning_module, "covers", counted)
+    states = [{"label": f"state {i}"} for i in range(400)]
+    traces = [parse_trace({"trace": f"r{i}", "states": states}) for i in range(2)]
+    model = learn(traces, Equivalence(), MODEL_FORMAT_2)
+    assert len(model.skeleton) == 400 and len(model.precedence) == 399 == compared
 
 
 class _NetworkxSteps:
@@ -103,9 +154,15 @@ class _NetworkxSteps:
         return list(nx.shortest_path(full.subgraph(set(full) - {without}), source, target))
 
     @staticmethod
-    def reduction(relation: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    def covers(vectors: dict[str, tuple[int, ...]]) -> set[tuple[str, str]]:
         graph = nx.DiGraph()
-        graph.add_edges_from(relation)
+        graph.add_nodes_from(vectors)
+        graph.add_edges_from(
+            (p, q)
+            for p in vectors
+            for q in vectors
+            if p != q and all(a < b for a, b in zip(vectors[p], vectors[q], strict=True))
+        )
         return set(nx.transitive_reduction(graph).edges)
 
     @staticmethod
@@ -114,11 +171,6 @@ class _NetworkxSteps:
         graph.add_nodes_from(nodes)
         graph.add_edges_from(nx.transitive_reduction(_closed(nodes, relation)).edges)
         return tuple(nx.lexicographical_topological_sort(graph, key=key))
-
-    @staticmethod
-    def closure(nodes: Any, relation: Any) -> dict[str, set[str]]:
-        graph = _closed(nodes, relation)
-        return {n: set(nx.descendants(graph, n)) for n in graph}
 
 
 def _closed(nodes: Any, relation: Any) -> Any:

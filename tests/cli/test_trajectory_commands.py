@@ -227,3 +227,31 @@ def test_deeply_nested_params_file_is_a_usage_error(tmp_path: Path, refs: list[P
     )
     assert result.exit_code == 2, result.output
     assert "nested too deeply" in result.output
+
+
+HOSTILE_LABEL = "\x1b]0;owned\x07\x1b[2J\u202eok\nPASS: forged"
+
+
+def test_every_trajectory_command_escapes_labels_and_trace_names(tmp_path: Path) -> None:
+    # issue 42, item 7: learn, show (text and Mermaid) and check printed raw ESC, OSC and
+    # BEL from state labels and trace names; the DOT output already escaped them
+    name = "r\x1b[31m1"
+    refs = [
+        write_trace(tmp_path, "r1", ["editor", HOSTILE_LABEL, "done"]),
+        write_trace(tmp_path, "r2", ["editor", HOSTILE_LABEL, "done"]),
+    ]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"trace": name, "states": [{"label": "editor"}]}))
+    model = tmp_path / "m.json"
+    runs = {}
+    for fmt in ("text", "mermaid", "dot"):
+        runs[f"learn {fmt}"] = ["learn", *map(str, refs), "-o", str(model), "--format", fmt]
+        runs[f"show {fmt}"] = ["show", str(model), "--format", fmt]
+    runs["check"] = ["check", str(model), str(bad)]
+    for what, args in runs.items():
+        result = CliRunner().invoke(trajectory, args)
+        assert result.exit_code in (0, 1), (what, result.output)
+        for raw in ("\x1b", "\x07", "\u202e"):
+            assert raw not in result.output, (what, result.output)
+        assert "\nPASS: forged" not in result.output, what
+        assert "\\x1b" in result.output or what.startswith("show dot"), (what, result.output)

@@ -91,6 +91,36 @@ def test_bundled_code_forking_300_processes_is_stopped(
     assert result.code is not None and result.code.isolation["processes"] == 16
 
 
+def test_bundled_code_process_cap_holds_against_a_burst_that_returns_at_once(
+    own_code: Path, tmp_path: Path
+) -> None:
+    # issue 42, item 9: 300 sleeping children forked and the case returned before the
+    # next poll: never stopped. A pids cgroup refuses every fork past the cap at once.
+    from bundler.run import pidcap
+
+    if not pidcap.available():
+        pytest.skip("no pids cgroup can be made here (the poll applies, and says so)")
+    result = run(own_code, tmp_path, {"mode": "burst", "count": 300}, processes=16)
+    burst = probe(result)
+    assert burst.outcome == "inconclusive"
+    assert burst.verdict.codes == ("code.processes",)
+    assert "the pids cgroup refused the rest" in burst.verdict.message
+    assert result.code is not None
+    assert result.code.isolation["process_cap"].startswith("pids cgroup")
+
+
+def test_report_says_which_process_cap_applied(
+    own_code: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bundler.run import pidcap
+
+    monkeypatch.setattr(pidcap, "available", lambda: False)
+    monkeypatch.setattr(pidcap.ProcessCap, "make", classmethod(lambda cls, limit: None))
+    result = run(own_code, tmp_path, {"mode": "count", "min": 1})
+    assert result.code is not None
+    assert result.code.isolation["process_cap"].startswith("polled every 0.1 s")
+
+
 @needs_jail
 def test_bundled_code_cannot_reach_a_unix_socket_on_the_file_system(
     own_code: Path, tmp_path: Path

@@ -14,6 +14,7 @@ from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema.validators import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
+from ... import linear
 from ...api import Reason
 from ...arithmetic import left_sum
 from ...jsonschemas import check_schema
@@ -155,10 +156,10 @@ def _assertion(key: str, want: Any, spec: Mapping[str, Any], turn: Turn) -> tupl
         return bool(missing), {"evidence": pointers, "missing": missing}
     if key == "evidence_regex":
         pointers = evidence_items(spec)
-        return not any(re.search(want, p) for p in pointers), pointers
+        return not any(linear.search(want, p) for p in pointers), pointers
     if key == "open_field_regex":
         blob = _open_blob(spec)
-        return not re.search(want, blob, re.IGNORECASE), blob
+        return not linear.search(want, blob, True), blob
     if key == "open_issue":
         issues = [u.get("issue") for u in unknown]
         return want not in issues, issues
@@ -170,7 +171,7 @@ def _assertion(key: str, want: Any, spec: Mapping[str, Any], turn: Turn) -> tupl
         blob = yaml.safe_dump(dict(spec), allow_unicode=True, sort_keys=False).lower()
         return not any(str(w).lower() in blob for w in want), f"{len(blob)} characters of spec"
     if key == "output_regex":
-        return not re.search(want, turn.text, re.IGNORECASE), turn.text[:200]
+        return not linear.search(want, turn.text, True), turn.text[:200]
     if key == "question_lang":
         blob = question_text(spec)
         return not _CJK.search(blob), blob

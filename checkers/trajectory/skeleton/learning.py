@@ -13,9 +13,8 @@ from ...arithmetic import left_sum
 from .equivalence import Equivalence, is_blank
 from .graphs import (
     Graph,
-    closure,
+    covers,
     immediate_dominators,
-    reduction,
     shortest_path,
     topological_order,
 )
@@ -38,13 +37,16 @@ def learn(
         equivalence = Equivalence(equivalence.identity, equivalence.normalisers, True)
     ordered = _references(traces)
     tree = _prefix_tree(ordered, equivalence)  # 1.
+    nodes: dict[str, list[int]] = {}  # each identity key's prefix-tree nodes, found once
+    for node, key in tree.node_key.items():
+        nodes.setdefault(key, []).append(node)
     state_of_key = (_state_ids_v2 if second else _state_ids)(  # 2.
-        tree.identities, tree.observations, tree.node_key
+        tree.identities, tree.observations, nodes
     )
     graph, edge_runs = _state_graph(tree, state_of_key)
     idom, chain = _dominator_chain(graph)  # 3.
     labels = {
-        state_of_key[k]: _display_label(k, tree.identities, tree.observations, tree.node_key)
+        state_of_key[k]: _display_label(k, tree.identities, tree.observations, nodes)
         for k in state_of_key
     }
     visited = {name: {state_of_key[k] for k in keys} for name, keys in tree.paths.items()}
@@ -55,8 +57,8 @@ def learn(
             f"the {len(ordered)} reference traces share no state (identity: "
             f"{', '.join(equivalence.identity)}): an empty skeleton would pass any trace"
         )
-    order_graph, reduced, skeleton = _order(tree.paths, state_of_key, essential)  # 5.
-    repeats = _repeats(tree.paths, state_of_key, essential, order_graph) if second else ()
+    reduced, skeleton = _order(tree.paths, state_of_key, essential)  # 5.
+    repeats = _repeats(tree.paths, state_of_key, essential) if second else ()
 
     why = {s: "dominator" for s in chain} | {g["state"]: "guard" for g in guard}
     reached = {
@@ -77,9 +79,7 @@ def learn(
         for (u, v), runs in sorted(edge_runs.items())
     )
     merges = tuple(
-        _merge_record(
-            key, state_of_key[key], tree.identities[key], tree.observations, tree.node_key
-        )
+        _merge_record(key, state_of_key[key], tree.identities[key], tree.observations, nodes)
         for key in sorted(state_of_key, key=lambda k: state_of_key[k])
     )
     return Model(
@@ -220,32 +220,29 @@ def _merge_guard(
 
 def _order(
     paths: Mapping[str, list[str]], state_of_key: Mapping[str, str], essential: set[str]
-) -> tuple[set[tuple[str, str]], set[tuple[str, str]], tuple[str, ...]]:
-    """Step 5: p before q when p is first reached before q in every reference; that order
-    (whole: it is transitive), its transitive reduction, and the essential states in an
-    order respecting it."""
+) -> tuple[set[tuple[str, str]], tuple[str, ...]]:
+    """Step 5: p before q when p is first reached before q in every reference; that
+    order's transitive reduction, and the essential states in an order respecting it."""
     first: dict[str, dict[str, int]] = {}
     for name, keys in paths.items():
         first[name] = {}
         for position, key in enumerate(keys):
             first[name].setdefault(state_of_key[key], position)
-    order = {
-        (p, q)
-        for p in essential
-        for q in essential
-        if p != q and all(first[n][p] < first[n][q] for n in first)
-    }
+    # the order is the intersection of one total order per reference: its reduction is
+    # found from the positions (graphs.covers), never the whole order (quadratic in the
+    # essential states of a long trace); the topological order of the reduction is the
+    # order's (a state is ready when its immediate predecessors are placed)
+    reduced = covers({s: tuple(first[n][s] for n in first) for s in essential})
     skeleton = topological_order(
-        sorted(essential), order, key=lambda s: (left_sum(first[n][s] for n in first), s)
+        sorted(essential), reduced, key=lambda s: (left_sum(first[n][s] for n in first), s)
     )
-    return order, reduction(order), skeleton
+    return reduced, skeleton
 
 
 def _repeats(
     paths: Mapping[str, list[str]],
     state_of_key: Mapping[str, str],
     essential: set[str],
-    order: set[tuple[str, str]],
 ) -> tuple[tuple[str, str], ...]:
     """Pairs (p, q) of essential states where every reference reaches q at some point
     after it first reaches p, and p does not always come first (that is ``precedence``).
@@ -257,14 +254,23 @@ def _repeats(
         for position, key in enumerate(keys):
             first[name].setdefault(state_of_key[key], position)
             last[name][state_of_key[key]] = position
+
+    def before(p: str, q: str) -> bool:  # (p, q) in the order
+        return all(first[n][p] < first[n][q] for n in paths)
+
+    # a q reached after p in every reference but not always first after it is reached
+    # before p in some reference and again after it: only states that repeat qualify
+    repeating = [q for q in essential if any(first[n][q] != last[n][q] for n in paths)]
     found = {
         (p, q)
+        for q in repeating
         for p in essential
-        for q in essential
-        if p != q and (p, q) not in order and all(last[n][q] > first[n][p] for n in paths)
+        if p != q and not before(p, q) and all(last[n][q] > first[n][p] for n in paths)
     }
-    later = closure(essential, order)
-    kept = {(p, q) for p, q in found if not any((r, q) in found for r in later[p] if r != q)}
+    by_q: dict[str, list[str]] = {}
+    for r, q in found:
+        by_q.setdefault(q, []).append(r)
+    kept = {(p, q) for p, q in found if not any(r != q and before(p, r) for r in by_q[q])}
     return tuple(sorted(kept))
 
 
@@ -272,7 +278,7 @@ def _display_label(
     key: str,
     identities: Mapping[str, Mapping[str, Any]],
     observations: Mapping[int, list[dict[str, Any]]],
-    node_key: Mapping[int, str],
+    nodes: Mapping[str, list[int]],
 ) -> str:
     """The normalised label when the label is part of the identity, else the most
     frequent raw label among the state's observations (ties: alphabetical)."""
@@ -280,12 +286,11 @@ def _display_label(
     if isinstance(identity.get("label"), str):
         return str(identity["label"]).strip() or "(empty label)"
     counts: dict[str, int] = {}
-    for node, k in node_key.items():
-        if k == key:
-            for obs in observations[node]:
-                raw = obs["raw"].get("label")
-                if isinstance(raw, str):
-                    counts[raw] = counts.get(raw, 0) + 1
+    for node in nodes.get(key, ()):
+        for obs in observations[node]:
+            raw = obs["raw"].get("label")
+            if isinstance(raw, str):
+                counts[raw] = counts.get(raw, 0) + 1
     if not counts:
         return canonical(dict(identity))
     return min(counts, key=lambda label: (-counts[label], label))
@@ -294,21 +299,21 @@ def _display_label(
 def _state_ids(
     identities: Mapping[str, Mapping[str, Any]],
     observations: Mapping[int, list[dict[str, Any]]],
-    node_key: Mapping[int, str],
+    nodes: Mapping[str, list[int]],
 ) -> dict[str, str]:
     """Readable, order-independent ids: the label as a slug, ``-2``… when labels clash."""
-    return _slug_ids(identities, observations, node_key, "-")
+    return _slug_ids(identities, observations, nodes, "-")
 
 
 def _state_ids_v2(
     identities: Mapping[str, Mapping[str, Any]],
     observations: Mapping[int, list[dict[str, Any]]],
-    node_key: Mapping[int, str],
+    nodes: Mapping[str, list[int]],
 ) -> dict[str, str]:
     """Readable ids, unique by construction: a slug (``[a-z0-9]`` runs joined by one
     ``-``) never holds ``--``, so the ``--2``, ``--3`` of a clash and the ``--state`` of a
     reserved name can never equal another state's id."""
-    out = _slug_ids(identities, observations, node_key, "--")
+    out = _slug_ids(identities, observations, nodes, "--")
     if len(set(out.values())) != len(out):  # cannot happen; a bug if it does
         raise RuntimeError("state ids are not unique")
     return out
@@ -317,14 +322,14 @@ def _state_ids_v2(
 def _slug_ids(
     identities: Mapping[str, Mapping[str, Any]],
     observations: Mapping[int, list[dict[str, Any]]],
-    node_key: Mapping[int, str],
+    nodes: Mapping[str, list[int]],
     joint: str,
 ) -> dict[str, str]:
     """Each state's label as a slug; ``joint`` joins the suffix of a reserved name
     (``state``) or of a clash (``2``, ``3``… in key order)."""
     by_slug: dict[str, list[str]] = {}
     for key in identities:
-        label = _display_label(key, identities, observations, node_key)
+        label = _display_label(key, identities, observations, nodes)
         slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "state"
         if slug in (START, SUCCESS):
             slug = f"{slug}{joint}state"
@@ -348,9 +353,9 @@ def _merge_record(
     state_id: str,
     identity: Mapping[str, Any],
     observations: Mapping[int, list[dict[str, Any]]],
-    node_key: Mapping[int, str],
+    by_key: Mapping[str, list[int]],
 ) -> dict[str, Any]:
-    nodes = sorted(n for n, k in node_key.items() if k == key)
+    nodes = sorted(by_key.get(key, ()))
     observed = sorted(
         (obs for n in nodes for obs in observations[n]), key=lambda o: (o["trace"], o["step"])
     )

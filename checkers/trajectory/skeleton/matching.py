@@ -89,15 +89,28 @@ def match(model: Model, trace: Trace | Observed) -> Match:
     """
     observed = Observed.of(trace) if isinstance(trace, Trace) else trace
     occurrences = _occurrences(model, observed)
-    before = model.predecessors()
+    direct: dict[str, list[str]] = {}  # each state's immediate predecessors (precedence)
+    for p, q in model.precedence:
+        direct.setdefault(q, []).append(p)
+    # the latest-placed state of all that must precede each one, found from its immediate
+    # predecessors' (the skeleton is in an order that respects precedence): linear in the
+    # precedence, where a walk over every predecessor is quadratic in a long skeleton;
+    # the same bound and anchor (placed steps are distinct)
+    latest: dict[str, tuple[int, str | None]] = {}
+    at = {state: i for i, state in enumerate(model.skeleton)}
+    ordered = all(p in at and q in at and at[p] < at[q] for p, q in model.precedence)
+    before = {} if ordered else model.predecessors()  # (a model written otherwise)
     positions: dict[str, int | None] = {}
     problems: list[Problem] = []
     for state in model.skeleton:
         bound, anchor = 0, None  # the latest-placed state that must precede this one
-        for p in before[state]:
+        for p in direct.get(state, ()) if ordered else before[state]:
             placed = positions.get(p)
             if placed is not None and placed > bound:
                 bound, anchor = placed, p
+            if ordered and latest[p][0] > bound:
+                bound, anchor = latest[p]
+        latest[state] = (bound, anchor)
         seen = occurrences.get(state, [])
         after = [n for n in seen if n > bound]
         if after:

@@ -4,6 +4,7 @@ written."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,7 +69,18 @@ class Model:
     repeats: tuple[tuple[str, str], ...] = ()  # format 2: (p, q): q reached again after p
 
     def state(self, state_id: str) -> State:
-        return next(s for s in self.states if s.id == state_id)
+        found = self._by_id.get(state_id)
+        if found is None:  # as a search of the states would fail
+            raise StopIteration
+        return found
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, State]:
+        """Each state by id, made once (the first of an id, as a search finds it)."""
+        out: dict[str, State] = {}
+        for state in self.states:
+            out.setdefault(state.id, state)
+        return out
 
     def label(self, state_id: str) -> str:
         return state_id if state_id in (START, SUCCESS) else self.state(state_id).label

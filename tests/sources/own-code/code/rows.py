@@ -84,6 +84,17 @@ def check(inputs, params):
         except OSError as exc:
             return ok(written=written, error=str(exc))
         return ok(written=written)
+    if mode == "burst":  # fork sleeping children and return at once, between two polls
+        children = 0
+        for _ in range(params["count"]):
+            try:
+                if os.fork() == 0:
+                    time.sleep(600)
+                    os._exit(0)
+            except OSError:
+                break
+            children += 1
+        return ok(children=children)
     if mode == "fork":
         children = 0
         for _ in range(params["count"]):
