@@ -74,7 +74,7 @@ def test_a_quick_checker_is_untouched_and_no_timer_is_left(tmp_path: Path) -> No
     assert signal.getsignal(signal.SIGALRM) is before
 
 
-def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
+def test_a_backtracking_regex_in_a_bundle_runs_in_linear_time(tmp_path: Path) -> None:
     """The real attack: a contamination marker that backtracks for ever on a line."""
     source = tmp_path / "src"
     (source / "runs").mkdir(parents=True)
@@ -103,14 +103,14 @@ def test_a_backtracking_regex_in_a_bundle_is_stopped(tmp_path: Path) -> None:
     bundle = tmp_path / "redos.bundle.tar.zst"
     with bundle.open("wb") as out:
         write_tar(out, members_of(manifest, manifest.to_bytes(), readme, plan.root), 0)
-    # the marker backtracks for hours on this line: returning at all is the stop
+    # the marker backtracks for hours on this line under `re`; RE2 (issue 42 item 4) decides
+    # it in time linear in the line, so the case is decided, well inside any case timeout
     result = CliRunner().invoke(
-        main, ["verify", str(bundle), "--case-timeout", "1", "--json", "-", "-q"]
+        main, ["verify", str(bundle), "--case-timeout", "600", "--json", "-", "-q"]
     )
-    assert result.exit_code == 4, result.output
+    assert result.exit_code == 0, result.output
     cases = {c["id"]: c for c in json.loads(result.stdout)["cases"]}
-    assert cases["clean"]["outcome"] == "inconclusive"
-    assert "ran longer than 1 s" in json.dumps(cases["clean"])
+    assert cases["clean"]["outcome"] == "reproduced" and cases["clean"]["verdict"] == "pass"
     assert cases["caught"]["outcome"] == "reproduced"
 
 
