@@ -164,17 +164,6 @@ def pooled(log: InspectLog, scorer: str) -> dict[str, Any]:
     }
 
 
-def header_figure(log: InspectLog, scorer: str, reducer: str | None, name: str) -> Any:
-    """What the header says for that figure, or None if it does not state it."""
-    for entry in log.result_scores():
-        if entry.get("name") == scorer and entry.get("reducer") == reducer:
-            metrics = entry.get("metrics") or {}
-            found = metrics.get(name) if isinstance(metrics, dict) else None
-            if isinstance(found, dict):
-                return found.get("value")
-    return None
-
-
 def header_entry(log: InspectLog, scorer: str, reducer: str | None) -> Mapping[str, Any] | None:
     """The header's result entry for ``scorer`` x ``reducer`` (None if it states none).
     An entry stated twice is refused: which of the two a reader shows is not defined."""

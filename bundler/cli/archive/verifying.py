@@ -11,6 +11,7 @@ import click
 
 from bundler.cli._shared import handle_errors, limit_options, limits_from, trust_options, write_json
 from bundler.cli.archive.common import EXITS, opened
+from bundler.codes import COMMAND_EXITS
 
 if TYPE_CHECKING:
     from bundler.store import BundleRow, Reverification
@@ -83,7 +84,7 @@ def verify(
         total = len(store.select(bundles, all_bundles))
         if not total:
             click.echo("reprobundle: the archive holds no bundle; nothing was verified", err=True)
-            sys.exit(4)
+            sys.exit(COMMAND_EXITS["nothing_verified"])
         with Progress(total, out) as show:
 
             def on_result(outcome: Reverification, bundle: BundleRow) -> None:
