@@ -155,6 +155,7 @@ def _call_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     },
     libraries=("jsonschema",),
     counterexample=_call_counterexample,
+    example_params=[{}],
 )
 def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Recorded tool-call arguments match each tool's declared JSON Schema.

@@ -298,6 +298,7 @@ def _merge_counterexample(_params: Mapping[str, Any]) -> Mapping[str, Any]:
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_merge_counterexample,
+    example_params=[{"lists": "by_key"}],
 )
 def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The candidate rebuilt from original + request has the expected full content.

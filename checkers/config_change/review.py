@@ -82,6 +82,7 @@ def _review_counterexample(_params: Mapping[str, Any]) -> Mapping[str, Any]:
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_review_counterexample,
+    example_params=[{}],
 )
 def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """What the user approved is what was submitted, checked and identified.
@@ -361,6 +362,9 @@ def _parsed_candidate(
 
 
 def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A submission answered 200 with every param path filled, whose candidate is not the
+    reviewed one (review.mismatch). None when two param paths are the same or one lies
+    inside another: no submission can hold both."""
     paths = [params[p] for p in ("candidate_at", "current_etag_at", "candidate_etag_at")]
     paths += [params["valid_at"], params["checks_at"]]
     if not all(isinstance(p, str) and p for p in paths) or len(set(paths)) != len(paths):
@@ -431,6 +435,7 @@ def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_review_counterexample_v2,
+    example_params=[{}],
 )
 def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """What the user approved is what was submitted, checked, answered and changed.

@@ -59,6 +59,7 @@ def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
         "state.changed": "a declared field has another value after the run than before",
     },
     counterexample=_state_counterexample,
+    example_params=[{"fields": ["config_hash"]}],
 )
 def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two independent observations of system state agree on the declared fields.
@@ -200,6 +201,8 @@ def _observed_at(record: Mapping[str, Any], side: str) -> datetime.datetime:
 
 
 def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first declared field (``config_hash`` when every field is compared) changed
+    between the two observations. None only for params that are not a list of names."""
     names = params.get("fields") or ["config_hash"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
         return None
@@ -234,6 +237,7 @@ def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | N
     params=list(state_unchanged.params),
     reasons=dict(state_unchanged.reasons),
     counterexample=_state_counterexample_v2,
+    example_params=[{"fields": ["config_hash", "versions", "active_version"]}],
 )
 def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two observations, at two ordered points in time, agree on the declared fields.

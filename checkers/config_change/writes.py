@@ -122,6 +122,7 @@ def _write_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
         "be shown not to write; declare it in reads or writes",
     },
     counterexample=_write_counterexample,
+    example_params=[{}],
 )
 def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The request trace holds no write attempt.
@@ -265,6 +266,7 @@ _RECORDED = {"recorded": "before_authorization"}
     params=list(no_write_attempts.params),
     reasons=dict(no_write_attempts.reasons),
     counterexample=_trace_counterexample,
+    example_params=[{}],
 )
 def no_write_attempts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The request trace, recorded before authorization, holds no write attempt.

@@ -94,6 +94,7 @@ def _report_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
     ],
     reasons=_FAULT_REASONS,
     counterexample=_report_counterexample,
+    example_params=[{"want": "defect_detected", "failing_tests": ["t"]}],
 )
 def fault_report(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A runner report earns the wanted judgement (incomplete, error, baseline, defect).
@@ -249,6 +250,9 @@ _FAULT_REASONS_V2 = {
 
 
 def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A report with every field, earning another judgement than ``want``: an incomplete
+    one (nothing executed), or for ``want: incomplete`` a complete baseline that passed.
+    Never None."""
     if params.get("want") == "incomplete":
         report: dict[str, Any] = {
             "fault": "none",
@@ -314,6 +318,7 @@ def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
     ],
     reasons=_FAULT_REASONS_V2,
     counterexample=_fault_counterexample,
+    example_params=[{"want": "execution_error_or_skip"}],
 )
 def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A runner report earns the wanted judgement, and holds what the case pins.
@@ -549,6 +554,7 @@ _FAULT_REASONS_V3 = {
     params=list(fault_report_v2.params),
     reasons=_FAULT_REASONS_V3,
     counterexample=_fault_counterexample,
+    example_params=[{"want": "defect_detected", "assertion_failures": True}],
 )
 def fault_report_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A report the seed's judge can read earns the wanted judgement and holds the pins.

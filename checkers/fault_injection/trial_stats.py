@@ -133,6 +133,7 @@ def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     },
     counterexample=_trials_counterexample,
+    example_params=[{"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}],
 )
 def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / single-run figures match the per-task trial records.
@@ -415,6 +416,7 @@ def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         ),
     },
     counterexample=_trials_counterexample_v2,
+    example_params=[{"claimed": {"pass_at_k": 1.0, "pass_hat_k": 0.75, "tasks": 4}, "k": 3}],
 )
 def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / success-rate figures match per-sample harness records.
@@ -649,6 +651,7 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     ],
     reasons=dict(trial_stats_v2.reasons),
     counterexample=_trials_counterexample_v3,
+    example_params=[{"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}}],
 )
 def trial_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / success-rate figures match per-sample records, config or not.

@@ -140,6 +140,7 @@ FIGURE_PARAMS = [
         "inspect.scored_mismatch": "the number of samples behind the figure is not the claimed one",
     },
     counterexample=_metric_counterexample,
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
 )
 def inspect_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The figure the params claim equals the one recomputed from the samples (header unread).
@@ -280,6 +281,7 @@ def _metric_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         "samples'",
     },
     counterexample=_metric_counterexample_v2,
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
 )
 def inspect_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A figure the log's header states equals the one recomputed from its samples.

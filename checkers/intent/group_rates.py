@@ -72,6 +72,7 @@ def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
         "rates.group_unclaimed": "a group has recorded runs but no claimed count",
     },
     counterexample=_rates_counterexample,
+    example_params=[{"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}],
 )
 def group_rates(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Per group, the number of runs passing one delivery check equals the claimed count.

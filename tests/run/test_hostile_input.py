@@ -191,12 +191,17 @@ def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
     import checkers
     from checkers.api import InputKind, Reason, Role, Verdict, checker
 
+    def empty(params: Any) -> Any:
+        """An empty input, so its params are not vacuous."""
+        return {"x": b""}
+
     @checker(
         "hog",
         1,
         roles=[Role("x", InputKind.BYTES, "any")],
         reasons={"hog.x": "an empty input"},
-        counterexample=lambda params: {"x": b""},  # so its params are not vacuous
+        counterexample=empty,
+        example_params=[{}],
     )
     def hog(inputs: Any, params: Any) -> Verdict:
         """Allocates 4 GiB."""
