@@ -112,7 +112,8 @@ def _expected_types(error: Any) -> list[str] | None:
 
 
 def _call_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A call of a tool that was never declared."""
+    """A call of a tool that was never declared. Never None (empty ``stages`` is
+    ``params.invalid``)."""
     stages = _str_list(params, "stages")
     if not stages:
         return None

@@ -25,7 +25,7 @@ from .model import _YAML, _empty, _finite, _require_mapping, _str_list
 
 
 def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Every declared field (or one, when every field is compared) changed."""
+    """Every declared field (or one, when every field is compared) changed. Never None."""
     names = _str_list(params, "fields") or ["counterexample"]
     return {
         "before": {"fields": {name: 1 for name in names}},

@@ -49,7 +49,7 @@ _FAULT_REASONS = {
 
 def _report_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
     """A report that earns another judgement than ``want``: an incomplete one (nothing
-    planned), or for ``want: incomplete`` a complete baseline that passed."""
+    planned), or for ``want: incomplete`` a complete baseline that passed. Never None."""
     if params["want"] != "incomplete":
         report = {"planned": 0, "executed": 0, "complete": False, "blocked": False}
         return {"report": {**report, "fault": BASELINE_FAULT, "records": []}}

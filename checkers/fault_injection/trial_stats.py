@@ -322,7 +322,9 @@ def _describe(name: str, figures: Mapping[str, int | float | None]) -> str:
 def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Samples whose figures differ from the claimed ones (k samples of one or two tasks,
     one configuration, all successes or all failures); else two tasks under two
-    configurations (``stats.config_mixed``)."""
+    configurations (``stats.config_mixed``). Vacuous when no candidate contradicts each
+    claimed figure on its own with ``stats.mismatch``: the mixed-configuration input shows
+    that the check can fail, not that a figure can."""
     k = params.get("k")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         return None

@@ -102,12 +102,13 @@ def _suite(ids: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _expectations_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The judged case (or the one case of the suite) was never triggered."""
+    """The judged case (or the one case of the suite) was never triggered. Never None."""
     return _suite([params["case"] or "counterexample"], params)
 
 
 def _threshold_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A suite of ``total`` cases none of which passed: below any min_pass >= 1."""
+    """A suite of ``total`` cases none of which passed: below any min_pass >= 1. None
+    for a suite of more than 10,000 cases (too large to build quickly)."""
     total = params["total"]
     if not isinstance(total, int) or isinstance(total, bool) or not 1 <= total <= LARGEST_SUITE:
         return None

@@ -30,7 +30,8 @@ from .model import ConfusionV2, confusions, judge_claimed
 
 def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A table of one or two items on which some claimed figure is off: every method
-    gives the same verdicts, every combination of truth and verdict is tried."""
+    gives the same verdicts, every combination of truth and verdict is tried. None when
+    no such table contradicts any claimed figure."""
     claimed = params["claimed"]
     if not isinstance(claimed, Mapping):
         return None

@@ -58,7 +58,8 @@ RESULTS_ROLE = Role(
 
 def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Rows giving the first claimed total one more than claimed, or a pass rate of 0 or
-    of 1, whichever is outside the tolerance (both ends are tried)."""
+    of 1, whichever is outside the tolerance (both ends are tried). Vacuous when no such rows
+    contradict a claimed figure (with a ``tolerance`` below 0.05, none)."""
     key, value = next(iter(params["claimed"].items()), ("tests", 0))
 
     def rows(success: bool, reason: int, n: int) -> Mapping[str, Any]:
