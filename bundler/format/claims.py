@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import checkers
-from bundler.format import strictjson
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from bundler.format.results import CaseResult
+from checkers import strictjson
 from checkers.api import COMMON_ERRORS
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]

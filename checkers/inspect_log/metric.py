@@ -17,8 +17,8 @@ from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, chec
 from .inputs import LOG_ROLE, load, synthetic_header
 from .log import InspectLog, Record, Score, to_json_log
 from .rules import (
-    _REDUCER,
     METRICS,
+    REDUCER,
     close,
     figure,
     header_count,
@@ -82,7 +82,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
 def _two_sample_logs(scorer: str, reducer: str | None, header: dict[str, Any]) -> list[InspectLog]:
     """Logs of two samples (as many epochs as the reducer needs), scored C/I, C/C, I/I."""
     k = 1
-    if reducer and (found := _REDUCER.match(reducer)) and (found.group(2) or found.group(3)):
+    if reducer and (found := REDUCER.match(reducer)) and (found.group(2) or found.group(3)):
         k = int(found.group(2) or found.group(3))
     logs = []
     for pattern in (("C", "I"), ("C", "C"), ("I", "I")):

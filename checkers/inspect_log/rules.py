@@ -28,7 +28,7 @@ from .log import (
 )
 
 METRICS = ("accuracy", "mean", "stderr", "std", "var")
-_REDUCER = re.compile(r"^(mean|median|mode|max|pass_at_(\d+)|at_least_(\d+))$")
+REDUCER = re.compile(r"^(mean|median|mode|max|pass_at_(\d+)|at_least_(\d+))$")
 RESCORERS = ("match", "includes", "exact", "pattern")
 _RESCORE_OPTIONS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
     "match": {"location": (str,), "ignore_case": (bool,), "numeric": (bool,)},
@@ -39,7 +39,7 @@ _RESCORE_OPTIONS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
 
 
 def known_reducer(name: str | None) -> bool:
-    return name is None or bool(_REDUCER.match(name))
+    return name is None or bool(REDUCER.match(name))
 
 
 def reduce(values: list[Any], reducer: str | None) -> Any:
@@ -53,7 +53,7 @@ def reduce(values: list[Any], reducer: str | None) -> Any:
     if not kept:
         return math.nan
     name = reducer or "mean"
-    found = _REDUCER.match(name)
+    found = REDUCER.match(name)
     if found is None:
         raise CheckerInputError("params.invalid", f"reducer {name!r} is not one this checker knows")
     if name == "mean":

@@ -38,7 +38,7 @@ def test_json_input_nested_100000_deep_is_inconclusive_not_an_internal_error(
 
 
 def test_jsonl_line_nested_100000_deep_is_unreadable_not_a_recursion_error() -> None:
-    from bundler.format import strictjson
+    from checkers import strictjson
 
     with pytest.raises(ValueError, match=r"^2: not a JSON value: nested deeper"):
         strictjson.loads_lines('{"a": 1}\n' + DEEP_JSON.decode() + "\n")
