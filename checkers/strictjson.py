@@ -26,6 +26,8 @@ from functools import cache
 from itertools import accumulate
 from typing import Any
 
+from checkers.arithmetic import left_sum
+
 
 class DuplicateKey(ValueError):
     """One object gives a key twice: which value counts would be a silent choice."""
@@ -192,7 +194,7 @@ def _deepest(text: str | bytes) -> int:
                 accumulate(steps, initial=level) if deepest is not None else accumulate(steps)
             )
             deepest = top if deepest is None else max(deepest, top)
-            level += sum(steps)
+            level += steps.count(1) - steps.count(-1)  # every step is one of them
         inside ^= len(parts) % 2 == 0
         start = next_start
     return 0 if deepest is None else deepest
@@ -298,7 +300,7 @@ def _lines_bound(text: str, newline_only: bool) -> int:
     """At least the number of lines of ``text`` (counted in C)."""
     if newline_only:
         return text.count("\n") + 1
-    return sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
+    return left_sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
 
 
 def _filled_lines(text: str, newline_only: bool) -> int:
