@@ -213,7 +213,9 @@ def layout(modules: Mapping[str, str]) -> str:
             elif (part / "__init__.py").is_file():
                 inner = sorted(p.stem for p in part.glob("*.py") if p.stem != "__init__")
                 prefix = f"{package}.{part.name}"
-                keys = [k for m, ks in by_module.items() if m.startswith(prefix) for k in ks]
+                keys = [
+                    k for m, ks in by_module.items() if f"{m}.".startswith(f"{prefix}.") for k in ks
+                ]
                 listed = f"{part.name}/ ({', '.join(inner)})"
                 (checks if keys else models).append(
                     f"{listed}: {_versions(keys)}" if keys else listed
