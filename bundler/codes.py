@@ -286,6 +286,17 @@ EXIT_CODES: dict[str, int] = {
     "error": 5,  # the verifier failed: an internal error
 }
 
+# How a command ends on its own account, outside a result of a run: a check it was asked
+# for failed, nothing was there to verify, or it was stopped. Every exit code the command
+# line gives is in EXIT_CODES or here (a test refuses a literal exit code anywhere else).
+COMMAND_EXITS: dict[str, int] = {
+    "failed": EXIT_CODES["contradicted"],  # the comparison or check asked for did not hold
+    "nothing_verified": EXIT_CODES["inconclusive"],  # a batch with no bundle in it
+    "usage": Ends.USAGE.exit_code,  # an OS error naming the path the user gave
+    "interrupted": 128 + 2,  # Ctrl-C (SIGINT), as a shell reports it
+    "broken_pipe": 128 + 13,  # the reader went away (SIGPIPE), as a shell reports it
+}
+
 
 def lookup(code: str) -> Code | None:
     """The table's entry for ``code``, also for codes with a variable part."""

@@ -1,8 +1,9 @@
 """The files generated from the declarations, and the command that writes them.
 
 Each declaration is written once and the files that repeat it are generated:
-``checkers/_index.py`` (which module declares each checker) and the reference section of
-``checkers/README.md`` from the ``@checker`` declarations, ``manifests/CODES.md`` from
+``checkers/_index.py`` (which module declares each checker) and the layout, the table of
+counterexamples and the reference of ``checkers/README.md`` from the ``@checker``
+declarations, ``manifests/CODES.md`` from
 ``bundler/codes.py``. ``python -m bundler.generate`` rewrites all three; tests fail when
 one is stale and name that command.
 """
@@ -27,6 +28,12 @@ CODES = REPO / "manifests" / "CODES.md"
 COMMAND = "python -m bundler.generate"
 BEGIN = "<!-- generated from the @checker declarations by python -m bundler.generate -->"
 END = "<!-- end of the generated reference -->"
+LAYOUT_BEGIN = "<!-- the layout, generated from the modules by python -m bundler.generate -->"
+LAYOUT_END = "<!-- end of the generated layout -->"
+TABLE_BEGIN = "<!-- generated from the counterexamples by python -m bundler.generate -->"
+TABLE_END = "<!-- end of the generated counterexamples -->"
+LAYOUT_COLUMN = 21  # where the descriptions start
+LAYOUT_WIDTH = 92
 
 
 def modules() -> list[str]:
@@ -163,25 +170,134 @@ def advisories_reference() -> list[str]:
 def readme_with_reference(readme: str, reference: str) -> str:
     """``readme`` with its generated section replaced by ``reference`` (appended when it
     has none)."""
-    head, found, rest = readme.partition(BEGIN)
+    return with_section(readme, BEGIN, END, reference, append=True)
+
+
+def with_section(text: str, begin: str, end: str, section: str, *, append: bool = False) -> str:
+    """``text`` with the part from the line ``begin`` to the line ``end`` replaced by
+    ``section`` (which holds both markers); appended when ``append`` and it has none."""
+    head, found, rest = text.partition(begin)
     if not found:
-        return readme.rstrip("\n") + "\n\n" + reference
-    _, ended, tail = rest.partition(END + "\n")
+        if append:
+            return text.rstrip("\n") + "\n\n" + section
+        raise ValueError(f"{README}: no {begin!r}")
+    _, ended, tail = rest.partition(end + "\n")
     if not ended:
-        raise ValueError(f"{README}: {BEGIN!r} without {END!r}")
-    return head + reference + tail
+        raise ValueError(f"{README}: {begin!r} without {end!r}")
+    return head + section + tail
+
+
+def _first_sentence(doc: str | None) -> str:
+    """A module's docstring up to its first colon or full stop, on one line."""
+    words = " ".join((doc or "").split()).replace("``", "`")
+    cut = min((i for i in (words.find(": "), words.find(". ")) if i >= 0), default=len(words))
+    return words[:cut].rstrip(".")
+
+
+def _wrapped(label: str, text: str) -> list[str]:
+    """``label`` and ``text`` as lines of the layout: the text in a column, wrapped."""
+    import textwrap
+
+    lines = textwrap.wrap(text, LAYOUT_WIDTH - LAYOUT_COLUMN, break_on_hyphens=False) or [""]
+    first = f"{label:<{LAYOUT_COLUMN}}{lines[0]}".rstrip()
+    return [first, *(" " * LAYOUT_COLUMN + line for line in lines[1:])]
+
+
+def _versions(keys: Iterable[str]) -> str:
+    """``a@1, @2, b@1`` for ``a@1``, ``a@2``, ``b@1``."""
+    words, last = [], ""
+    for key in keys:
+        name, _, version = key.partition("@")
+        words.append(f"@{version}" if name == last else key)
+        last = name
+    return ", ".join(words)
+
+
+def layout(modules: Mapping[str, str]) -> str:
+    """The generated "Layout" of ``checkers/README.md``: each shared module with the first
+    sentence of its docstring; each family with its own, its model modules (which declare
+    no checker) and its check modules with the checker versions each declares
+    (``modules``: ``name@version`` -> the module declaring it)."""
+    root = REPO / "checkers"
+    by_module: dict[str, list[str]] = {}
+    for key, module in sorted(modules.items(), key=lambda item: _key_order(item[0])):
+        by_module.setdefault(module, []).append(key)
+    lines = [LAYOUT_BEGIN, "```", "checkers/"]
+    for path in sorted(root.glob("*.py")):
+        name = f"checkers.{path.stem}" if path.stem != "__init__" else "checkers"
+        doc = importlib.import_module(name).__doc__
+        lines += _wrapped(f"  {path.name}", _first_sentence(doc))
+    for family in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()):
+        package = f"checkers.{family.name}"
+        lines += _wrapped(
+            f"  {family.name}/", _first_sentence(importlib.import_module(package).__doc__)
+        )
+        models: list[str] = []
+        checks: list[str] = []
+        for part in sorted(family.iterdir()):
+            if part.suffix == ".py" and part.stem != "__init__":
+                keys = by_module.get(f"{package}.{part.stem}", [])
+                (checks if keys else models).append(
+                    f"{part.name}: {_versions(keys)}" if keys else part.name
+                )
+            elif (part / "__init__.py").is_file():
+                inner = sorted(p.stem for p in part.glob("*.py") if p.stem != "__init__")
+                prefix = f"{package}.{part.name}"
+                keys = [
+                    k for m, ks in by_module.items() if f"{m}.".startswith(f"{prefix}.") for k in ks
+                ]
+                listed = f"{part.name}/ ({', '.join(inner)})"
+                (checks if keys else models).append(
+                    f"{listed}: {_versions(keys)}" if keys else listed
+                )
+        if models:
+            lines += _wrapped(
+                "", f"{'model' if len(models) == 1 else 'models'}: {', '.join(models)}"
+            )
+        for check in checks:
+            lines += _wrapped("", check)
+    return "\n".join([*lines, "```", LAYOUT_END]) + "\n"
+
+
+def _key_order(key: str) -> tuple[str, int]:
+    name, _, version = key.partition("@")
+    return name, int(version)
+
+
+def counterexamples(registry: Mapping[str, Checker]) -> str:
+    """The generated table of what each checker's counterexample gives, and when it gives
+    none (its docstring), one row per counterexample (the checkers that share it)."""
+    rows: dict[object, list[Checker]] = {}
+    for found in sorted(registry.values(), key=lambda c: _key_order(c.key)):
+        rows.setdefault(found.counterexample, []).append(found)
+    lines = [
+        TABLE_BEGIN,
+        "| checker | its counterexample, and when it has none (the params are vacuous) |",
+        "| --- | --- |",
+    ]
+    for sharing in rows.values():
+        doc = " ".join((sharing[0].counterexample.__doc__ or "").split()).replace("``", "`")
+        lines.append(f"| {', '.join(f'`{c.key}`' for c in sharing)} | {_cell(doc)} |")
+    return "\n".join([*lines, TABLE_END]) + "\n"
 
 
 def generated() -> dict[Path, str]:
     """Each generated file and the text it must hold."""
-    readme = README.read_text(encoding="utf-8")
     modules = declared()
-    every = {key: checkers.defined_in(module)[key] for key, module in modules.items()}
     return {
         INDEX: index_source(modules),
-        README: readme_with_reference(readme, checkers_reference(every)),
+        README: readme_text(README.read_text(encoding="utf-8"), modules),
         CODES: codes.reference(),
     }
+
+
+def readme_text(readme: str, modules: Mapping[str, str]) -> str:
+    """``readme`` with its three generated sections (the layout, the counterexample table,
+    the reference) made from the declarations of ``modules`` (``name@version`` -> module)."""
+    every = {key: checkers.defined_in(module)[key] for key, module in modules.items()}
+    readme = with_section(readme, LAYOUT_BEGIN, LAYOUT_END, layout(modules))
+    readme = with_section(readme, TABLE_BEGIN, TABLE_END, counterexamples(every))
+    return readme_with_reference(readme, checkers_reference(every))
 
 
 def main() -> None:

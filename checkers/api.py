@@ -275,6 +275,9 @@ class Checker(NamedTuple):
     function: CheckFunction
     libraries: tuple[str, ...] = ()
     counterexample: Counterexample | None = None
+    # params the checker accepts, as a bundle would give them: the counterexample property
+    # is tested on each (tests/checkers/test_counterexamples.py), besides the examples' own
+    example_params: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def key(self) -> str:
@@ -325,25 +328,32 @@ def checker(
     *,
     roles: list[Role],
     reasons: Mapping[str, str],
+    counterexample: Counterexample,
+    example_params: Iterable[Mapping[str, Any]],
     params: list[Param] | None = None,
     libraries: tuple[str, ...] = (),
-    counterexample: Counterexample | None = None,
 ) -> Callable[[CheckFunction], Checker]:
     """Declare a built-in checker. The function's docstring is its user documentation:
-    first line a summary, the rest shown by ``reprobundle checkers``."""
+    first line a summary, the rest shown by ``reprobundle checkers``. ``counterexample``
+    (its docstring says what it gives, and when it gives none: the checkers reference
+    shows it) and ``example_params`` (at least one set of params the checker takes) are
+    required: a declaration that lacks either, or whose parts disagree, is refused here,
+    when its module is imported, not when a bundle first uses it."""
 
     if not _NAME.match(name) or version < 1:
         raise ValueError(f"bad checker name or version: {name}@{version}")
+    key = f"{name}@{version}"
     for code in reasons:
         if not _CODE.match(code):
-            raise ValueError(f"{name}@{version}: reason code {code!r} is not dotted lower case")
+            raise ValueError(f"{key}: reason code {code!r} is not dotted lower case")
+    examples = tuple(dict(e) for e in example_params)
 
     def wrap(function: CheckFunction) -> Checker:
         text = (function.__doc__ or "").strip()
         if not text:
-            raise ValueError(f"{name}@{version}: a checker needs a docstring")
+            raise ValueError(f"{key}: a checker needs a docstring")
         summary, _, rest = text.partition("\n")
-        return Checker(
+        declared = Checker(
             name=name,
             version=version,
             summary=summary.strip(),
@@ -354,9 +364,48 @@ def checker(
             function=function,
             libraries=libraries,
             counterexample=counterexample,
+            example_params=examples,
         )
+        problems = declaration_problems(declared)
+        if problems:
+            raise ValueError(f"{key}: " + "; ".join(problems))
+        return declared
 
     return wrap
+
+
+def declaration_problems(found: Checker) -> list[str]:
+    """What is wrong with a checker's declaration, its parts read against each other:
+    the checks ``@checker`` makes when a module is imported (and a test makes on every
+    registered checker, however it was made)."""
+    problems = []
+    if found.counterexample is None or not callable(found.counterexample):
+        problems.append(
+            "declare counterexample=: the inputs on which it must fail (see checkers/README.md)"
+        )
+    elif not (found.counterexample.__doc__ or "").strip():
+        problems.append("its counterexample needs a docstring: what it gives, and when none")
+    for what, names in (
+        ("role", [r.name for r in found.roles]),
+        ("param", [p.name for p in found.params]),
+    ):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            problems.append(f"{what} names must be unique, observed {', '.join(twice)} twice")
+    for param in found.params:
+        undeclared = [code for code in param.states if code not in found.reasons]
+        if undeclared:
+            problems.append(
+                f"param {param.name!r} states {', '.join(undeclared)}, not among its "
+                f"declared reasons ({', '.join(found.reasons) or 'none'})"
+            )
+    if not found.example_params:
+        problems.append("declare example_params=: at least one set of params it takes")
+    for example in found.example_params:
+        refused = found.bind(example).refused
+        if refused is not None:
+            problems.append(f"example params {dict(example)!r} are refused: {refused.message}")
+    return problems
 
 
 def _dedent(text: str) -> str:

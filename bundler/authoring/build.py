@@ -17,6 +17,7 @@ from typing import Any
 
 from bundler.authoring.readme import bundle_readme
 from bundler.authoring.source import SourcePlan, expect_reasons_hint, read_source
+from bundler.codes import EXIT_CODES
 from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.pack import Member, write_tar
@@ -285,7 +286,7 @@ def verify_at_home(
             accept_advisories=accepted,
         )
     except BundlerError as exc:  # rejected before any case ran
-        result = "rejected" if exc.exit_code == 3 else "error"
+        result = "rejected" if exc.exit_code == EXIT_CODES["rejected"] else "error"
         why = exc.problems or [Problem("", "build.rejected", exc.headline)]
         raise _refused(result, why) from None
     if home.status != "supported":

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from bundler.codes import EXIT_CODES
+from bundler.codes import COMMAND_EXITS, EXIT_CODES
 from bundler.container.extract import Limits
 from bundler.errors import BundlerError, one_line
 
@@ -70,14 +70,14 @@ def handle_errors(function: F) -> F:
             raise
         except KeyboardInterrupt as exc:
             click.echo(f"reprobundle: interrupted{_notes(exc)}", err=True)
-            sys.exit(130)
+            sys.exit(COMMAND_EXITS["interrupted"])
         except BrokenPipeError:
             # the reader went away (`... | head`): not an error of ours; say nothing more
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the final flush goes here)
-            sys.exit(141)
+            sys.exit(COMMAND_EXITS["broken_pipe"])
         except OSError as exc:
             click.echo(log_lines(f"reprobundle: {one_line(os_problem(exc))}"), err=True)
-            sys.exit(2)
+            sys.exit(COMMAND_EXITS["usage"])
         except Exception as exc:
             verbose = _has_option("verbose")
             if os.environ.get(VERBOSE_ENV) or kwargs.get("verbose"):

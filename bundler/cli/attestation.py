@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import click
 
 from bundler.cli._shared import exit_help, handle_errors, trust_options
+from bundler.codes import COMMAND_EXITS
 
 MAX_READ = 8 << 20
 
@@ -207,7 +208,7 @@ def verify_attestation(
         click.echo(one_line(line))
     if expect_result and checked.result != expect_result:
         click.echo(f"result {checked.result}, expected {expect_result}", err=True)
-        sys.exit(1)
+        sys.exit(COMMAND_EXITS["failed"])
 
 
 def _check_subject(checked: Any, bundle: Path) -> None:

@@ -20,6 +20,7 @@ import click
 
 from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
 from bundler.cli.report import with_verify_options
+from bundler.codes import COMMAND_EXITS, EXIT_CODES
 from bundler.errors import UNSAFE_ABOVE_C0
 
 CI_EXIT_HELP = exit_help(
@@ -150,7 +151,7 @@ def ci(
         raise UsageError(f"cannot make --out folder {out_dir}: {exc.strerror}") from None
     limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     taken: set[str] = set()
-    worst = 0
+    worst = EXIT_CODES["supported"]
     sections = []
     for bundle in bundles:
         name = report_name(bundle, taken)
@@ -195,7 +196,12 @@ def ci(
         status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}{why}"
         click.echo(line(status, runner))
         if failed:
-            worst = max(worst, 3 if report["result"] in ("rejected", "error") else 1)
+            worst = max(
+                worst,
+                EXIT_CODES["rejected"]
+                if report["result"] in ("rejected", "error")
+                else COMMAND_EXITS["failed"],
+            )
     if summary is not None:
         _append(summary, "\n".join(sections))
     sys.exit(worst)

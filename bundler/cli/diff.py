@@ -16,6 +16,7 @@ from bundler.cli._shared import (
     limits_from,
     write_json,
 )
+from bundler.codes import COMMAND_EXITS, EXIT_CODES
 
 if TYPE_CHECKING:
     from bundler.signatures.trust import SignatureCheck
@@ -116,7 +117,7 @@ def diff(
         click.echo(text, err=to_stderr)
     if json_target:  # after the text: an output problem never hides the result
         write_json(json_target, result, "the diff")
-    sys.exit(0 if result["identical"] else 1)
+    sys.exit(EXIT_CODES["supported"] if result["identical"] else COMMAND_EXITS["failed"])
 
 
 def _signatures_line(old: SignatureCheck, new: SignatureCheck) -> str | None:

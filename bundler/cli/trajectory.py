@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from bundler.cli._shared import exit_help, handle_errors
+from bundler.codes import COMMAND_EXITS
 from bundler.errors import UsageError, one_line
 from bundler.format import documents
 from bundler.output import write_bytes
@@ -220,7 +221,7 @@ def check_command(model_path: Path, trace_path: Path, fmt: str) -> None:
         for problem in result.problems:
             click.echo(one_line(f"  {problem.code}: {problem.message}"))
     if not result.passed:
-        sys.exit(1)
+        sys.exit(COMMAND_EXITS["failed"])
 
 
 @trajectory.command("show", epilog=exit_help("0 shown", "2 usage error"))

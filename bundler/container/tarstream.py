@@ -85,10 +85,6 @@ class Header:
     def is_folder(self) -> bool:
         return self.type == FOLDER
 
-    @property
-    def has_data(self) -> bool:
-        return self.type not in NO_DATA
-
 
 def _text(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")

@@ -32,10 +32,10 @@ from typing import Any, Literal, NamedTuple
 
 import checkers
 from bundler.errors import UsageError
-from bundler.format import strictjson
 from bundler.format.advisories import Advisory, by_id, of_checker
 from bundler.format.manifest import BUNDLED_PREFIX, Case, Claim, Manifest
 from bundler.format.results import CaseResult
+from checkers import strictjson
 from checkers.api import COMMON_ERRORS
 
 ClaimStatus = Literal["supported", "contradicted", "inconclusive"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-from bundler.format import strictjson
+from checkers import strictjson
 
 Kind = Literal["json", "jsonl", "yaml"]
 SUFFIXES: dict[str, Kind] = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}

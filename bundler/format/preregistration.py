@@ -145,7 +145,7 @@ def parse(payload: bytes) -> tuple[dict[str, Any], Manifest]:
     manifest's schema and consistency rules on what it stands for. Returns the document
     and its cases and claims as a ``Manifest`` (no files, no environment). Raises
     ``ValueError`` naming the first problem."""
-    from bundler.format import strictjson
+    from checkers import strictjson
 
     try:
         doc = strictjson.loads(payload.decode("utf-8"), max_values=2_000_000)

@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bundler.format import strictjson
 from bundler.format.manifest import Case
+from checkers import strictjson
 from checkers.api import Reason, Verdict
 
 Outcome = Literal["reproduced", "diverged", "inconclusive"]

@@ -28,9 +28,9 @@ from typing import Any, TypeVar
 
 from bundler.container.readrules import Limits
 from bundler.errors import SourceError, UsageError
-from bundler.format import strictjson
 from bundler.run import runner  # its limits read when used: one source, patched in tests
 from bundler.run.runner import LimitReached, limited, run_checker, within
+from checkers import strictjson
 from checkers.api import Checker, Verdict
 
 T = TypeVar("T")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bundler.codes import EXIT_CODES
 from bundler.errors import BundlerError
 from bundler.format.claims import advisory_dicts
 from bundler.format.results import CaseResult
@@ -185,7 +186,7 @@ def _preregistration_dict(verification: Verification) -> dict[str, Any]:
 def rejection_json(error: BundlerError, exit_code: int) -> dict[str, Any]:
     return {
         "report_format": REPORT_FORMAT,
-        "result": "rejected" if exit_code == 3 else "error",
+        "result": "rejected" if exit_code == EXIT_CODES["rejected"] else "error",
         "exit_code": exit_code,
         "message": error.headline,
         "problems": [

@@ -15,8 +15,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from bundler.errors import BundleRejected, Problem
-from bundler.format import strictjson
 from bundler.format.manifest import dotted
+from checkers import strictjson
 
 SCHEMA_NAME = "report-v1.schema.json"
 

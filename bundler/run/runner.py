@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import checkers
-from bundler.format import documents, strictjson
+from bundler.format import documents
+from checkers import strictjson
 from checkers.api import (
     STRICT,
     Bound,

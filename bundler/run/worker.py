@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bundler.format import strictjson
 from bundler.format.manifest import BundledChecker
 from bundler.run import isolation
 from bundler.run.isolation import CodeLimits
 from bundler.run.pidcap import ProcessCap
+from checkers import strictjson
 
 WORKER = Path(__file__).with_name("_sandbox_worker.py")
 MARKER = b"\n\0reprobundle-end-"

@@ -21,9 +21,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bundler.format import strictjson
 from bundler.signatures.signing import SignatureProblem, pae, public_of, strict_b64
 from bundler.signatures.trust import Signers, TrustedKey, signed_by
+from checkers import strictjson
 
 MAX_ENVELOPE = 8 << 20
 # each kind of envelope's codes, by what they name: bad JSON or shape, too large, the

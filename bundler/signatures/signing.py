@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bundler.errors import Problem
-from bundler.format import strictjson
+from checkers import strictjson
 
 PAYLOAD_TYPE = "application/vnd.reprobundle.manifest+toml; format=reprobundle/1"
 SIGNATURE_FORMAT = "reprobundle-signature/1"

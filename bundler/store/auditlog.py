@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundler.errors import Problem
-from bundler.format import strictjson
+from checkers import strictjson
 
 # 2: index facts (times, actor, tool) are the record's own, verify records hold the whole
 # outcome, add records the title, claims and signing keys (manifests/ARCHIVE.md)

@@ -26,10 +26,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bundler.errors import Problem
-from bundler.format import strictjson
 from bundler.store.auditlog import canonical
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.objects import Unreadable, read_regular
+from checkers import strictjson
 
 CHECKPOINT_FORMAT = "reprobundle-archive-checkpoint/1"
 # Signed bytes start with this, so a checkpoint signature can never be replayed as

@@ -636,8 +636,8 @@ def verification_of(
 def _stored_json(text: str, where: str) -> Any:
     """A JSON column, read strictly (bounded depth): the index file is untrusted."""
     from bundler.errors import Problem
-    from bundler.format import strictjson
     from bundler.store.errors import ArchiveTampered
+    from checkers import strictjson
 
     try:
         return strictjson.loads(text)

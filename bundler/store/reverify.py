@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bundler.codes import COMMAND_EXITS
 from bundler.codes import EXIT_CODES as EXIT_CODES  # one map, re-exported for the store
 from bundler.container.extract import Limits
 from bundler.signatures.trust import Policy
@@ -224,7 +225,7 @@ def _quiet_ctrl_c() -> None:
     def stop(_signum: int, _frame: object) -> None:
         if _running:
             raise KeyboardInterrupt
-        raise SystemExit(130)
+        raise SystemExit(COMMAND_EXITS["interrupted"])
 
     signal.signal(signal.SIGINT, stop)
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
+from bundler.codes import COMMAND_EXITS
 from bundler.container.extract import Limits
 from bundler.format.arguments import count
 from bundler.signatures.trust import TrustedKey
@@ -17,7 +18,8 @@ from bundler.store.context import TOOL, Context, now
 from bundler.store.index import BundleRow
 from bundler.store.reverify import EXIT_CODES, RESULTS, Reverification
 
-NOTHING_VERIFIED = 4  # the exit code of a batch that verified no bundle (inconclusive)
+# the exit code of a batch that verified no bundle (inconclusive)
+NOTHING_VERIFIED = COMMAND_EXITS["nothing_verified"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from ..api import (
 from ..arithmetic import left_sum
 from ..compare import format_path
 from ..plain import via_json
-from .model import _json_type, _jsonl_records, _reading_version, _require_mapping, _str_list
+from .model import json_type, jsonl_records, reading_version, require_mapping, str_list
 
 DEFAULT_STAGES = [
     "model_output",
@@ -40,12 +40,12 @@ def _schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
 
     from ..jsonschemas import check_schema
 
-    declared = _require_mapping(tools, "tools").get("tools")
+    declared = require_mapping(tools, "tools").get("tools")
     if not isinstance(declared, list) or not declared:
         raise CheckerInputError("input.invalid", "tools: expected a non-empty list under 'tools'")
     schemas: dict[str, Mapping[str, Any]] = {}
     for index, tool in enumerate(declared):
-        tool = _require_mapping(tool, f"tools[{index}]")
+        tool = require_mapping(tool, f"tools[{index}]")
         name = tool.get("name")
         schema = tool.get("input_schema", tool.get("parameters"))
         if not isinstance(name, str) or not isinstance(schema, Mapping):
@@ -88,7 +88,7 @@ def _schema_problems(
             yield (
                 "args.type_mismatch",
                 path,
-                {"expected": expected, "observed": _json_type(error.instance)},
+                {"expected": expected, "observed": json_type(error.instance)},
             )
         else:
             yield "args.invalid", path, {"rule": str(error.validator), "error": error.message}
@@ -112,8 +112,9 @@ def _expected_types(error: Any) -> list[str] | None:
 
 
 def _call_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A call of a tool that was never declared."""
-    stages = _str_list(params, "stages")
+    """A call of a tool that was never declared. Never None (empty ``stages`` is
+    ``params.invalid``)."""
+    stages = str_list(params, "stages")
     if not stages:
         return None
     call = {"call_id": "c1", "stage": stages[0], "tool": "undeclared", "arguments": {}}
@@ -155,6 +156,7 @@ def _call_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     },
     libraries=("jsonschema",),
     counterexample=_call_counterexample,
+    example_params=[{}],
 )
 def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Recorded tool-call arguments match each tool's declared JSON Schema.
@@ -175,7 +177,7 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     serialization; it does not say why it happened, and stages with no record (model
     output, platform processing) remain unobserved.
     """
-    stages = _str_list(params, "stages")
+    stages = str_list(params, "stages")
     if not stages or len(set(stages)) != len(stages):
         raise CheckerInputError("params.invalid", "stages must be a non-empty list of unique names")
     schemas = _schemas(inputs["tools"])
@@ -202,7 +204,7 @@ def _calls(value: Any, stages: list[str]) -> dict[str, Seen]:
     """The records by call (``call_id``, else each line its own call), in pipeline order."""
     rank = {name: index for index, name in enumerate(stages)}
     calls: dict[str, Seen] = {}
-    for line, record in _jsonl_records(value, "calls"):
+    for line, record in jsonl_records(value, "calls"):
         stage, tool = record.get("stage"), record.get("tool")
         if not isinstance(stage, str) or stage not in rank:
             raise CheckerInputError(
@@ -314,4 +316,4 @@ def _calls_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
     return {"tools": {"tools": [{"name": "t", "input_schema": schema}]}, "calls": [(1, record)]}
 
 
-call_args_schema_v2 = _reading_version(call_args_schema, _calls_counterexample)
+call_args_schema_v2 = reading_version(call_args_schema, _calls_counterexample)

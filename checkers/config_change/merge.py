@@ -22,7 +22,7 @@ from ..api import (
 from ..arithmetic import left_sum
 from ..compare import compare_documents, format_path
 from ..plain import brief, via_json
-from .model import _choice, _json_type, _reading_version
+from .model import choice, json_type, reading_version
 
 _CONTENT_REASONS = {
     "content.added": "the candidate has a path the expected candidate does not (collateral)",
@@ -298,6 +298,7 @@ def _merge_counterexample(_params: Mapping[str, Any]) -> Mapping[str, Any]:
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_merge_counterexample,
+    example_params=[{"lists": "by_key"}],
 )
 def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The candidate rebuilt from original + request has the expected full content.
@@ -325,8 +326,8 @@ def merge_reconstruct(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     semantics; it does not show the semantics match a given server (that is a
     reading of the server's code), nor that anything was saved or not.
     """
-    mappings = _choice(params, "mappings", ("merge", "replace"))
-    lists = _choice(params, "lists", ("replace", "by_key"))
+    mappings = choice(params, "mappings", ("merge", "replace"))
+    lists = choice(params, "lists", ("replace", "by_key"))
     original, expected = inputs["original"], inputs["expected"]
     candidate = reconstruct(
         original, inputs["request"], mappings=mappings, lists=lists, list_key=params["list_key"]
@@ -383,8 +384,8 @@ def _collateral_reason(path: str, diff: Reason, key: str, candidate: Any) -> Rea
         text = f"{path} was added: {brief(observed)} is not in the expected candidate"
     elif diff.code == "content.type_changed":
         text = (
-            f"{path} changed type: expected {_json_type(expected)} {brief(expected)}, "
-            f"reconstructed {_json_type(observed)} {brief(observed)}"
+            f"{path} changed type: expected {json_type(expected)} {brief(expected)}, "
+            f"reconstructed {json_type(observed)} {brief(observed)}"
         )
     else:
         text = f"{path} changed: expected {brief(expected)}, reconstructed {brief(observed)}"
@@ -426,4 +427,4 @@ def _merge_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | N
     return {"original": {"a": 1, "b": 1}, "request": {"a": 2}, "expected": {"a": 2, "b": 2}}
 
 
-merge_reconstruct_v2 = _reading_version(merge_reconstruct, _merge_counterexample_v2)
+merge_reconstruct_v2 = reading_version(merge_reconstruct, _merge_counterexample_v2)

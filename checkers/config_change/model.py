@@ -1,7 +1,7 @@
 """What the config-change checkers share: reading their evidence strictly.
 
 Params and records are checked here once (a list of strings, a mapping, a dotted field,
-JSON Lines of objects, a config given as YAML text); ``_reading_version`` makes the @2 of
+JSON Lines of objects, a config given as YAML text); ``reading_version`` makes the @2 of
 a checker that differs from its @1 only in reading YAML with aliases expanded.
 """
 
@@ -24,14 +24,14 @@ from ..api import (
 from ..plain import SAME, brief, plain
 
 
-def _str_list(params: Mapping[str, Any], name: str) -> list[str]:
+def str_list(params: Mapping[str, Any], name: str) -> list[str]:
     value = params[name]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CheckerInputError("params.invalid", f"param {name!r} must be a list of strings")
     return list(value)
 
 
-def _choice(params: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str:
+def choice(params: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str:
     value = params[name]
     if value not in allowed:
         raise CheckerInputError(
@@ -41,15 +41,15 @@ def _choice(params: Mapping[str, Any], name: str, allowed: Sequence[str]) -> str
     return str(value)
 
 
-def _require_mapping(value: Any, what: str) -> Mapping[str, Any]:
+def require_mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise CheckerInputError(
-            "input.invalid", f"{what} must be a mapping, got {_json_type(value)}"
+            "input.invalid", f"{what} must be a mapping, got {json_type(value)}"
         )
     return value
 
 
-def _lookup(document: Any, dotted: str, what: str) -> Any:
+def lookup(document: Any, dotted: str, what: str) -> Any:
     """Follow ``a.b.c`` through nested mappings; a missing step is malformed evidence."""
     node = document
     walked: list[str] = []
@@ -59,7 +59,7 @@ def _lookup(document: Any, dotted: str, what: str) -> Any:
             parent = ".".join(walked[:-1])
             raise CheckerInputError(
                 "input.invalid",
-                f"{what}: no field {'.'.join(walked)!r}: {parent} is a {_json_type(node)}, "
+                f"{what}: no field {'.'.join(walked)!r}: {parent} is a {json_type(node)}, "
                 "not a mapping",
             )
         if part not in node:
@@ -70,12 +70,12 @@ def _lookup(document: Any, dotted: str, what: str) -> Any:
     return node
 
 
-def _ident(value: Any) -> str:
+def ident(value: Any) -> str:
     """An identifier as the API wrote it: an ETag keeps its own quotes (``"cfg-41"``)."""
     return value if isinstance(value, str) else brief(value)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -93,7 +93,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _jsonl_records(value: Any, role: str) -> list[tuple[int, Mapping[str, Any]]]:
+def jsonl_records(value: Any, role: str) -> list[tuple[int, Mapping[str, Any]]]:
     """The runner's JSONL form, ``[(line, value), ...]``, checked to hold objects."""
     if not isinstance(value, list):
         raise CheckerInputError("input.invalid", f"{role}: expected JSON Lines records")
@@ -105,7 +105,7 @@ def _jsonl_records(value: Any, role: str) -> list[tuple[int, Mapping[str, Any]]]
         if not isinstance(record, Mapping):
             raise CheckerInputError(
                 "input.invalid",
-                f"{role} line {line}: expected a JSON object, got {_json_type(record)}",
+                f"{role} line {line}: expected a JSON object, got {json_type(record)}",
             )
         records.append((int(line), record))
     if not records:
@@ -115,7 +115,7 @@ def _jsonl_records(value: Any, role: str) -> list[tuple[int, Mapping[str, Any]]]
     return records
 
 
-def _document(value: Any, what: str, *, aliases: bool = False) -> Any:
+def as_document(value: Any, what: str, *, aliases: bool = False) -> Any:
     """A config carried as YAML text (e.g. a request's ``yaml`` field) or as data.
 
     Text is read by the runner's own strict YAML reader (no aliases, no merge keys,
@@ -131,20 +131,20 @@ def _document(value: Any, what: str, *, aliases: bool = False) -> Any:
     return data
 
 
-_YAML = Reading(yaml_aliases=True)
+ALIASES_EXPANDED = Reading(yaml_aliases=True)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """Plain data for a verdict (@2): YAML's .inf and .nan (floats JSON cannot hold) as text."""
     return plain(value, key=SAME, other=SAME)
 
 
-def _plain_verdict(verdict: Verdict) -> Verdict:
-    reasons = tuple(Reason(r.code, r.message, _finite(r.details)) for r in verdict.reasons)
-    return Verdict(verdict.status, verdict.message, reasons, _finite(verdict.details))
+def plain_verdict(verdict: Verdict) -> Verdict:
+    reasons = tuple(Reason(r.code, r.message, finite(r.details)) for r in verdict.reasons)
+    return Verdict(verdict.status, verdict.message, reasons, finite(verdict.details))
 
 
-def _empty(value: Any) -> bool:
+def observed_nothing(value: Any) -> bool:
     """Null, NaN, blank text, or an empty list or mapping: nothing was observed."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
@@ -153,10 +153,12 @@ def _empty(value: Any) -> bool:
     return isinstance(value, list | tuple | Mapping) and not value
 
 
-def _reading_version(old: Checker, counterexample: Counterexample) -> Checker:
+def reading_version(old: Checker, counterexample: Counterexample) -> Checker:
     """``old`` as version 2 whose YAML inputs are read with anchors and aliases expanded:
     the same function, params and reasons, so the same verdict on every input @1 reads."""
-    roles = tuple(r._replace(reading=_YAML) if r.kind is InputKind.DATA else r for r in old.roles)
+    roles = tuple(
+        r._replace(reading=ALIASES_EXPANDED) if r.kind is InputKind.DATA else r for r in old.roles
+    )
     note = (
         f"\n\nVersion 2 decides as {old.key} on every input that version reads; YAML "
         "inputs are read with anchors and aliases expanded (bounded) instead of refused."

@@ -20,7 +20,15 @@ from ..api import (
 )
 from ..compare import compare_documents
 from ..plain import brief, via_json
-from .model import _YAML, _document, _ident, _json_type, _lookup, _plain_verdict, _require_mapping
+from .model import (
+    ALIASES_EXPANDED,
+    as_document,
+    ident,
+    json_type,
+    lookup,
+    plain_verdict,
+    require_mapping,
+)
 
 
 def _review_counterexample(_params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -82,6 +90,7 @@ def _review_counterexample(_params: Mapping[str, Any]) -> Mapping[str, Any]:
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_review_counterexample,
+    example_params=[{}],
 )
 def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """What the user approved is what was submitted, checked and identified.
@@ -105,16 +114,16 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
     three records agree; it does not say the candidate is correct
     (merge-reconstruct@1) or that nothing was saved.
     """
-    review = _require_mapping(inputs["review"], "review")
-    submission = _require_mapping(inputs["submission"], "submission")
-    reviewed = _document(_lookup(review, "candidate", "review"), "review.candidate")
-    status = _lookup(submission, "response.status", "submission")
+    review = require_mapping(inputs["review"], "review")
+    submission = require_mapping(inputs["submission"], "submission")
+    reviewed = as_document(lookup(review, "candidate", "review"), "review.candidate")
+    status = lookup(submission, "response.status", "submission")
     if not isinstance(status, int) or isinstance(status, bool):
         raise CheckerInputError("input.invalid", "submission: response.status must be an integer")
     if not 200 <= status < 300:
         return _submission_failed(submission, status, reviewed, params["candidate_at"])
-    submitted = _document(
-        _lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
+    submitted = as_document(
+        lookup(submission, params["candidate_at"], "submission"), params["candidate_at"]
     )
     reasons = _review_differences(submitted, reviewed)
     current = _identifier(submission, params["current_etag_at"], "submission")
@@ -123,8 +132,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
         reasons.append(
             Reason(
                 "diff.stale",
-                f"the reviewed diff was computed against {_ident(base)}, "
-                f"but the server's current version is {_ident(current)}",
+                f"the reviewed diff was computed against {ident(base)}, "
+                f"but the server's current version is {ident(current)}",
                 via_json({"reviewed_base": base, "current": current}),
             )
         )
@@ -134,8 +143,8 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
         reasons.append(
             Reason(
                 "etag.mismatch",
-                f"the server identified the submitted candidate as {_ident(returned)}, "
-                f"the user reviewed {_ident(shown)}",
+                f"the server identified the submitted candidate as {ident(returned)}, "
+                f"the user reviewed {ident(shown)}",
                 via_json({"reviewed": shown, "returned": returned}),
             )
         )
@@ -152,7 +161,7 @@ def review_matches_submission(inputs: Mapping[str, Any], params: Mapping[str, An
 def _identifier(record: Mapping[str, Any], dotted: str, what: str) -> Any:
     """A version or candidate identifier: a non-empty string or an integer. A null or
     empty one identifies nothing, and two of them must not compare as a match."""
-    value = _lookup(record, dotted, what)
+    value = lookup(record, dotted, what)
     if isinstance(value, str) and value.strip():
         return value
     if isinstance(value, int) and not isinstance(value, bool):
@@ -207,7 +216,7 @@ def _submission_failed(
         )
     ]
     try:
-        submitted = _document(_lookup(submission, candidate_at, "submission"), candidate_at)
+        submitted = as_document(lookup(submission, candidate_at, "submission"), candidate_at)
     except CheckerInputError as exc:
         compared = f"submitted candidate not compared: {exc.message}"
     else:
@@ -240,7 +249,7 @@ def _check_statuses(value: Any, what: str) -> dict[str, str]:
     if not isinstance(value, list):
         raise CheckerInputError(
             "input.invalid",
-            f"{what}: expected a list of {{name, status}} check results, got {_json_type(value)}",
+            f"{what}: expected a list of {{name, status}} check results, got {json_type(value)}",
         )
     out: dict[str, str] = {}
     for index, item in enumerate(value):
@@ -268,14 +277,14 @@ def _valid(value: Any, what: str) -> bool:
 def _checks_reasons(
     review: Mapping[str, Any], submission: Any, params: Mapping[str, Any]
 ) -> list[Reason]:
-    shown = _require_mapping(_lookup(review, "checks", "review"), "review.checks")
+    shown = require_mapping(lookup(review, "checks", "review"), "review.checks")
     shown_valid = _valid(shown.get("valid"), "review.checks.valid")
     answered_valid = _valid(
-        _lookup(submission, params["valid_at"], "submission"), params["valid_at"]
+        lookup(submission, params["valid_at"], "submission"), params["valid_at"]
     )
     shown_checks = _check_statuses(shown.get("checks"), "review.checks.checks")
     answered = _check_statuses(
-        _lookup(submission, params["checks_at"], "submission"), params["checks_at"]
+        lookup(submission, params["checks_at"], "submission"), params["checks_at"]
     )
     reasons = []
     if shown_valid != answered_valid:
@@ -304,7 +313,7 @@ def _checks_reasons(
 
 
 def _diff_reasons(review: Mapping[str, Any], submitted: Any, current: Any) -> list[Reason]:
-    listed = _lookup(review, "diff.paths", "review")
+    listed = lookup(review, "diff.paths", "review")
     if not isinstance(listed, list) or not all(isinstance(p, str) and p for p in listed):
         raise CheckerInputError(
             "input.invalid",
@@ -344,8 +353,8 @@ def _parsed_candidate(
     """The submission with its candidate parsed (aliases expanded), so @1's checks read
     the same data; a rejected submission's unreadable candidate is left for @1 to report."""
     try:
-        raw = _lookup(submission, dotted, "submission")
-        data = _document(raw, dotted, aliases=True)
+        raw = lookup(submission, dotted, "submission")
+        data = as_document(raw, dotted, aliases=True)
     except CheckerInputError:
         if required:
             raise
@@ -361,6 +370,9 @@ def _parsed_candidate(
 
 
 def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A submission answered 200 with every param path filled, whose candidate is not the
+    reviewed one (review.mismatch). None when two param paths are the same or one lies
+    inside another: no submission can hold both."""
     paths = [params[p] for p in ("candidate_at", "current_etag_at", "candidate_etag_at")]
     paths += [params["valid_at"], params["checks_at"]]
     if not all(isinstance(p, str) and p for p in paths) or len(set(paths)) != len(paths):
@@ -401,7 +413,7 @@ def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             InputKind.DATA,
             "what the user reviewed and approved: {candidate, candidate_etag, diff: "
             "{base_etag, paths, text}, checks: {valid, checks: [{name, status}]}}",
-            reading=_YAML,
+            reading=ALIASES_EXPANDED,
             compared=True,
         ),
         Role(
@@ -409,7 +421,7 @@ def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             InputKind.DATA,
             "what was actually sent and answered: {request: {method, path, body}, "
             "response: {status, body: {valid, checks, current_etag, candidate_etag}}}",
-            reading=_YAML,
+            reading=ALIASES_EXPANDED,
             compared=True,
         ),
         Role(
@@ -417,7 +429,7 @@ def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             InputKind.DATA,
             "the config at the server's current version (the one the diff must be against), "
             "read independently",
-            reading=_YAML,
+            reading=ALIASES_EXPANDED,
         ),
     ],
     params=_REVIEW_PARAMS,
@@ -431,6 +443,7 @@ def _review_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     },
     libraries=("deepdiff", "pyyaml"),
     counterexample=_review_counterexample_v2,
+    example_params=[{}],
 )
 def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """What the user approved is what was submitted, checked, answered and changed.
@@ -453,10 +466,10 @@ def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str,
     compare). A pass says the four records agree; it does not say the candidate is
     correct (merge-reconstruct@1) or that nothing was saved.
     """
-    review = _require_mapping(inputs["review"], "review")
-    submission = _require_mapping(inputs["submission"], "submission")
-    reviewed = _document(_lookup(review, "candidate", "review"), "review.candidate", aliases=True)
-    status = _lookup(submission, "response.status", "submission")
+    review = require_mapping(inputs["review"], "review")
+    submission = require_mapping(inputs["submission"], "submission")
+    reviewed = as_document(lookup(review, "candidate", "review"), "review.candidate", aliases=True)
+    status = lookup(submission, "response.status", "submission")
     if not isinstance(status, int) or isinstance(status, bool):
         raise CheckerInputError("input.invalid", "submission: response.status must be an integer")
     accepted = 200 <= status < 300
@@ -465,14 +478,14 @@ def review_matches_submission_v2(inputs: Mapping[str, Any], params: Mapping[str,
         {"review": {**review, "candidate": reviewed}, "submission": submission}, params
     )
     if not accepted:
-        return _plain_verdict(base)
+        return plain_verdict(base)
     reasons = [
         *base.reasons,
         *_checks_reasons(review, submission, params),
         *_diff_reasons(review, submitted, inputs["current"]),
     ]
     if reasons:
-        return _plain_verdict(
+        return plain_verdict(
             Verdict.failed(
                 f"the review does not match the submission ({len(reasons)} problem(s))", reasons
             )

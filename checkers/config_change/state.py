@@ -21,12 +21,12 @@ from ..api import (
 )
 from ..compare import compare_documents
 from ..plain import brief, json_native, via_json, via_json_finite
-from .model import _YAML, _empty, _finite, _require_mapping, _str_list
+from .model import ALIASES_EXPANDED, finite, observed_nothing, require_mapping, str_list
 
 
 def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Every declared field (or one, when every field is compared) changed."""
-    names = _str_list(params, "fields") or ["counterexample"]
+    """Every declared field (or one, when every field is compared) changed. Never None."""
+    names = str_list(params, "fields") or ["counterexample"]
     return {
         "before": {"fields": {name: 1 for name in names}},
         "after": {"fields": {name: 2 for name in names}},
@@ -59,6 +59,7 @@ def _state_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
         "state.changed": "a declared field has another value after the run than before",
     },
     counterexample=_state_counterexample,
+    example_params=[{"fields": ["config_hash"]}],
 )
 def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two independent observations of system state agree on the declared fields.
@@ -83,10 +84,10 @@ def _unchanged(
     inputs: Mapping[str, Any], params: Mapping[str, Any], copy: Callable[[Any], Any]
 ) -> Verdict:
     """state-unchanged@1's verdict, each reason's details copied with ``copy``."""
-    before = _require_mapping(inputs["before"], "before")
-    after = _require_mapping(inputs["after"], "after")
-    bf = _require_mapping(before.get("fields"), "before.fields")
-    af = _require_mapping(after.get("fields"), "after.fields")
+    before = require_mapping(inputs["before"], "before")
+    after = require_mapping(inputs["after"], "after")
+    bf = require_mapping(before.get("fields"), "before.fields")
+    af = require_mapping(after.get("fields"), "after.fields")
     if ("source" in before or "source" in after) and compare_documents(
         after.get("source"), before.get("source")
     ):
@@ -119,7 +120,7 @@ def _compared_fields(
     params: Mapping[str, Any], bf: Mapping[str, Any], af: Mapping[str, Any]
 ) -> list[str]:
     """The declared fields (every field when none is declared), each observed on both sides."""
-    names = _str_list(params, "fields")
+    names = str_list(params, "fields")
     if len(set(names)) != len(names):
         raise CheckerInputError("params.invalid", "param 'fields' names a field twice")
     if not names:
@@ -200,6 +201,8 @@ def _observed_at(record: Mapping[str, Any], side: str) -> datetime.datetime:
 
 
 def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first declared field (``config_hash`` when every field is compared) changed
+    between the two observations. None only for params that are not a list of names."""
     names = params.get("fields") or ["config_hash"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or not names:
         return None
@@ -220,20 +223,21 @@ def _state_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | N
             InputKind.DATA,
             "observation read independently of the agent before the run: "
             "{observed_at, source, fields: {name: value}}",
-            reading=_YAML,
+            reading=ALIASES_EXPANDED,
             compared=True,
         ),
         Role(
             "after",
             InputKind.DATA,
             "the same observation read after the run",
-            reading=_YAML,
+            reading=ALIASES_EXPANDED,
             compared=True,
         ),
     ],
     params=list(state_unchanged.params),
     reasons=dict(state_unchanged.reasons),
     counterexample=_state_counterexample_v2,
+    example_params=[{"fields": ["config_hash", "versions", "active_version"]}],
 )
 def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two observations, at two ordered points in time, agree on the declared fields.
@@ -249,8 +253,8 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     A pass is still the limited conclusion of @1: no change at these two points, not
     continuous monitoring, and not proof that no write was attempted.
     """
-    before = _require_mapping(inputs["before"], "before")
-    after = _require_mapping(inputs["after"], "after")
+    before = require_mapping(inputs["before"], "before")
+    after = require_mapping(inputs["after"], "after")
     start, end = _observed_at(before, "before"), _observed_at(after, "after")
     if end <= start:
         raise CheckerInputError(
@@ -258,12 +262,12 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
             f"after.observed_at ({end.isoformat()}) is not later than before.observed_at "
             f"({start.isoformat()}): the records are not a before and an after observation",
         )
-    names = _str_list(params, "fields")
-    bf = _require_mapping(before.get("fields"), "before.fields")
-    af = _require_mapping(after.get("fields"), "after.fields")
+    names = str_list(params, "fields")
+    bf = require_mapping(before.get("fields"), "before.fields")
+    af = require_mapping(after.get("fields"), "after.fields")
     for name in names or sorted(set(bf) | set(af)):
         for side, record in (("before", bf), ("after", af)):
-            if name in record and _empty(record[name]):
+            if name in record and observed_nothing(record[name]):
                 raise CheckerInputError(
                     "input.invalid",
                     f"{side}.fields.{name} is {brief(via_json(record[name]))}: nothing was "
@@ -278,5 +282,5 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
         verdict.status,
         verdict.message,
         verdict.reasons,
-        _finite({**verdict.details, **interval}),
+        finite({**verdict.details, **interval}),
     )

@@ -24,7 +24,7 @@ from ..api import (
 from ..arithmetic import left_sum
 from ..plain import brief
 from ..witness import examples
-from .model import _jsonl_records, _str_list
+from .model import jsonl_records, str_list
 
 DEFAULT_WRITES = ["PUT /api/v1/config", "POST /api/v1/config/rollback"]
 DEFAULT_READS = [
@@ -48,7 +48,7 @@ class _Rule:
 
 def _rules(params: Mapping[str, Any], name: str) -> list[_Rule]:
     rules = []
-    for text in _str_list(params, name):
+    for text in str_list(params, name):
         method, _, pattern = text.strip().partition(" ")
         pattern = pattern.strip()
         if not method or (not pattern.startswith("/") and pattern != "*"):
@@ -122,6 +122,7 @@ def _write_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
         "be shown not to write; declare it in reads or writes",
     },
     counterexample=_write_counterexample,
+    example_params=[{}],
 )
 def no_write_attempts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The request trace holds no write attempt.
@@ -168,7 +169,7 @@ def _requests(trace: Any) -> list[Request]:
     """The trace's requests in order; a line without method and path, recorded after
     authorization, or with a malformed order or status is ``input.invalid``."""
     requests: list[Request] = []
-    for line, record in _jsonl_records(trace, "trace"):
+    for line, record in jsonl_records(trace, "trace"):
         method, path = record.get("method"), record.get("path")
         if not isinstance(method, str) or not isinstance(path, str) or not path:
             raise CheckerInputError(
@@ -265,6 +266,7 @@ _RECORDED = {"recorded": "before_authorization"}
     params=list(no_write_attempts.params),
     reasons=dict(no_write_attempts.reasons),
     counterexample=_trace_counterexample,
+    example_params=[{}],
 )
 def no_write_attempts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The request trace, recorded before authorization, holds no write attempt.
@@ -276,7 +278,7 @@ def no_write_attempts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -
     evidence that nothing was attempted. The field is the log's own statement; the
     checker cannot verify where the log was taken.
     """
-    records = _jsonl_records(inputs["trace"], "trace")
+    records = jsonl_records(inputs["trace"], "trace")
     unsaid = [line for line, record in records if "recorded" not in record]
     if unsaid:
         shown = ", ".join(map(str, unsaid[:5])) + (" ..." if len(unsaid) > 5 else "")

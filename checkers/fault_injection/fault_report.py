@@ -16,23 +16,23 @@ from ..api import (
 )
 from ..arithmetic import left_sum
 from .report import (
-    _LENIENT,
-    _SHOWN,
-    _WITH_FAILURES,
     BASELINE_FAULT,
     JUDGEMENTS,
+    LENIENT,
     SEED_FAULTS,
+    SHOWN,
+    WITH_FAILURES,
     Judgement,
     Report,
     RunnerReport,
-    _few,
-    _traceback_text,
     failure_type,
+    few_names,
     judge,
     judge_v2,
     missing_fields,
     parse_report,
     parse_report_v2,
+    traceback_text,
 )
 from .report import SEED_READS as _SEED_READS
 from .report import SEED_RECORD_READS as _SEED_RECORD_READS
@@ -49,7 +49,7 @@ _FAULT_REASONS = {
 
 def _report_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
     """A report that earns another judgement than ``want``: an incomplete one (nothing
-    planned), or for ``want: incomplete`` a complete baseline that passed."""
+    planned), or for ``want: incomplete`` a complete baseline that passed. Never None."""
     if params["want"] != "incomplete":
         report = {"planned": 0, "executed": 0, "complete": False, "blocked": False}
         return {"report": {**report, "fault": BASELINE_FAULT, "records": []}}
@@ -94,6 +94,7 @@ def _report_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
     ],
     reasons=_FAULT_REASONS,
     counterexample=_report_counterexample,
+    example_params=[{"want": "defect_detected", "failing_tests": ["t"]}],
 )
 def fault_report(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A runner report earns the wanted judgement (incomplete, error, baseline, defect).
@@ -127,11 +128,11 @@ def fault_report(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdic
         raise CheckerInputError(
             "params.invalid", "failure_causes: expected a table of test name -> non-empty text"
         )
-    if (failing_tests or causes) and want not in _WITH_FAILURES:
+    if (failing_tests or causes) and want not in WITH_FAILURES:
         raise CheckerInputError(
             "params.invalid",
             f"failing_tests/failure_causes apply only when want is one of "
-            f"{', '.join(_WITH_FAILURES)}, not {want!r}",
+            f"{', '.join(WITH_FAILURES)}, not {want!r}",
         )
     if BASELINE_FAULT in known_faults:
         raise CheckerInputError(
@@ -249,6 +250,9 @@ _FAULT_REASONS_V2 = {
 
 
 def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A report with every field, earning another judgement than ``want``: an incomplete
+    one (nothing executed), or for ``want: incomplete`` a complete baseline that passed.
+    Never None."""
     if params.get("want") == "incomplete":
         report: dict[str, Any] = {
             "fault": "none",
@@ -279,7 +283,7 @@ def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
             InputKind.DATA,
             "a runner report: planned, executed, complete, blocked, fault, "
             "records [{test, status, traceback?}]; other fields ignored",
-            reading=_LENIENT,
+            reading=LENIENT,
         )
     ],
     params=[
@@ -314,6 +318,7 @@ def _fault_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
     ],
     reasons=_FAULT_REASONS_V2,
     counterexample=_fault_counterexample,
+    example_params=[{"want": "execution_error_or_skip"}],
 )
 def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A runner report earns the wanted judgement, and holds what the case pins.
@@ -354,7 +359,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
         "executed": report.executed,
         "passed": report.statuses.count("passed"),
         "failed": len(failed),
-        "failed_tests": failed[:_SHOWN],
+        "failed_tests": failed[:SHOWN],
         "problems": list(earned.problems),
     }
     if earned.name != params["want"]:
@@ -371,7 +376,7 @@ def fault_report_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     if reasons:
         return Verdict.failed(
             f"fault {report.fault!r}: {earned.name}, but not as the case pins: "
-            + "; ".join(r.message for r in reasons[:_SHOWN]),
+            + "; ".join(r.message for r in reasons[:SHOWN]),
             reasons,
             **details,
         )
@@ -431,8 +436,8 @@ def _causes(report: Report, params: Mapping[str, Any]) -> list[Reason]:
         reasons.append(
             Reason(
                 "fault.other_cause",
-                f"failed but not expected to: {_few(extra)}",
-                {"unexpected": extra[:_SHOWN], "expected": failing_tests[:_SHOWN]},
+                f"failed but not expected to: {few_names(extra)}",
+                {"unexpected": extra[:SHOWN], "expected": failing_tests[:SHOWN]},
             )
         )
     if absent:
@@ -441,13 +446,13 @@ def _causes(report: Report, params: Mapping[str, Any]) -> list[Reason]:
         reasons.append(
             Reason(
                 "fault.expected_failure_absent",
-                f"expected to fail but did not: {_few(shown)}",
-                {"absent": absent[:_SHOWN], "expected": required[:_SHOWN]},
+                f"expected to fail but did not: {few_names(shown)}",
+                {"absent": absent[:SHOWN], "expected": required[:SHOWN]},
             )
         )
     by_name = {r.test: r for r in failed}
     for test, text in sorted(causes.items()):
-        if test in by_name and text not in _traceback_text(by_name[test], "failure_causes"):
+        if test in by_name and text not in traceback_text(by_name[test], "failure_causes"):
             reasons.append(
                 Reason(
                     "fault.other_cause",
@@ -474,13 +479,13 @@ def _pins(report: Report, params: Mapping[str, Any]) -> list[Reason]:
         held = set(report.tests)
         missing, unpinned = sorted(pinned - held), sorted(held - pinned)
         if missing or unpinned:
-            parts = [f"missing {_few(missing)}"] if missing else []
-            parts += [f"not pinned {_few(unpinned)}"] if unpinned else []
+            parts = [f"missing {few_names(missing)}"] if missing else []
+            parts += [f"not pinned {few_names(unpinned)}"] if unpinned else []
             reasons.append(
                 Reason(
                     "pin.scenarios",
                     "the report's scenarios are not the pinned list: " + "; ".join(parts),
-                    {"missing": missing[:_SHOWN], "not_pinned": unpinned[:_SHOWN]},
+                    {"missing": missing[:SHOWN], "not_pinned": unpinned[:SHOWN]},
                 )
             )
     counts: Mapping[str, int] = params["expected_failures"]
@@ -503,7 +508,7 @@ def _pins(report: Report, params: Mapping[str, Any]) -> list[Reason]:
             )
     if params["assertion_failures"]:
         for record in failed:
-            raised = failure_type(_traceback_text(record, "assertion_failures"))
+            raised = failure_type(traceback_text(record, "assertion_failures"))
             if raised != "AssertionError":
                 seen = f"ends in {raised}" if raised else "names no exception"
                 if record.traceback is None:
@@ -543,12 +548,13 @@ _FAULT_REASONS_V3 = {
             InputKind.DATA,
             "a runner report: fault, records [{test, status, traceback?}], planned, complete, "
             "blocked, executed, each present (blocked may be null); other fields ignored",
-            reading=_LENIENT,
+            reading=LENIENT,
         )
     ],
     params=list(fault_report_v2.params),
     reasons=_FAULT_REASONS_V3,
     counterexample=_fault_counterexample,
+    example_params=[{"want": "defect_detected", "assertion_failures": True}],
 )
 def fault_report_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A report the seed's judge can read earns the wanted judgement and holds the pins.
@@ -576,7 +582,7 @@ def fault_report_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
         first = missing[0].rpartition(".")[2] if missing[0].startswith("records[") else missing[0]
         raise CheckerInputError(
             f"report.missing.{first}",
-            f"the report has no {_few(missing)}: the seed's judge reads every one of these "
+            f"the report has no {few_names(missing)}: the seed's judge reads every one of these "
             "fields and could not judge this report (write each; blocked may be null or false)",
         )
     return fault_report_v2.function(inputs, params)

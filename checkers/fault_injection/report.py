@@ -34,7 +34,7 @@ JUDGEMENTS = (
 SEED_FAULTS = ("reject-writes", "double-reserve", "missing-record")
 BASELINE_FAULT = "none"
 # Judgements where some tests failed on an assertion, so "which tests" is a fair question.
-_WITH_FAILURES = ("defect_detected", "baseline_fail")
+WITH_FAILURES = ("defect_detected", "baseline_fail")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def parse_report(value: Any) -> RunnerReport:
         item = value[key]
         # bool is an int in Python; a count must not be true/false.
         if not isinstance(item, kinds) or (bool not in kinds and isinstance(item, bool)):
-            problems.append(f"report.{key}: expected {label}, observed {_show(item)}")
+            problems.append(f"report.{key}: expected {label}, observed {shown_value(item)}")
             return None
         return item
 
@@ -132,15 +132,17 @@ def _test_records_one_by_one(rows: list[Any], problems: list[str]) -> list[TestR
     for index, raw in enumerate(rows):
         where = f"report.records[{index}]"
         if not isinstance(raw, Mapping):
-            problems.append(f"{where}: expected a mapping, observed {_show(raw)}")
+            problems.append(f"{where}: expected a mapping, observed {shown_value(raw)}")
             continue
         test, status, trace = raw.get("test"), raw.get("status"), raw.get("traceback")
         if not isinstance(test, str) or not test:
-            problems.append(f"{where}.test: expected a test name, observed {_show(test)}")
+            problems.append(f"{where}.test: expected a test name, observed {shown_value(test)}")
         if not isinstance(status, str) or not status:
-            problems.append(f"{where}.status: expected a status, observed {_show(status)}")
+            problems.append(f"{where}.status: expected a status, observed {shown_value(status)}")
         if trace is not None and not isinstance(trace, str):
-            problems.append(f"{where}.traceback: expected text or null, observed {_show(trace)}")
+            problems.append(
+                f"{where}.traceback: expected text or null, observed {shown_value(trace)}"
+            )
         if isinstance(test, str) and isinstance(status, str):
             records.append(TestRecord(test, status, trace if isinstance(trace, str) else None))
     return records
@@ -192,15 +194,15 @@ def _fault_judgement(fault: str, any_failed: bool, known: set[str]) -> Judgement
     return Judgement("unknown_fault")
 
 
-_LENIENT = Reading(yaml_aliases=True, json_constants=True)
-_SHOWN = 20  # names listed in a message or in details before "(+N more)"
+LENIENT = Reading(yaml_aliases=True, json_constants=True)
+SHOWN = 20  # names listed in a message or in details before "(+N more)"
 
 
-def _few(names: Sequence[str]) -> str:
-    return few(names, _SHOWN)
+def few_names(names: Sequence[str]) -> str:
+    return few(names, SHOWN)
 
 
-def _show(value: Any) -> str:
+def shown_value(value: Any) -> str:
     return brief(value, 80)
 
 
@@ -262,7 +264,7 @@ def parse_report_v2(value: Any) -> Report:
     tracebacks until a pin asks for them) is ignored whatever it holds."""
     if not isinstance(value, Mapping):
         raise CheckerInputError(
-            "input.invalid", f"report: expected a mapping, observed {_show(value)}"
+            "input.invalid", f"report: expected a mapping, observed {shown_value(value)}"
         )
     problems: list[str] = []
 
@@ -271,7 +273,7 @@ def parse_report_v2(value: Any) -> Report:
         if key not in value:
             problems.append(f"report.{key}: missing (expected an integer)")
         elif not isinstance(item, int) or isinstance(item, bool):
-            problems.append(f"report.{key}: expected an integer, observed {_show(item)}")
+            problems.append(f"report.{key}: expected an integer, observed {shown_value(item)}")
         else:
             return item
         return 0
@@ -280,20 +282,25 @@ def parse_report_v2(value: Any) -> Report:
     complete = value.get("complete")
     if not isinstance(complete, bool):
         # Stricter than the seed's judge_v2, which reads the text "false" as complete.
-        problems.append(f"report.complete: expected true or false, observed {_show(complete)}")
+        problems.append(
+            f"report.complete: expected true or false, observed {shown_value(complete)}"
+        )
     blocked = _blocked(value.get("blocked"))
     if blocked is None:
         problems.append(
             "report.blocked: expected null, true/false, a count, a list or a mapping of "
-            f"blocked items, observed {_show(value.get('blocked'))}"
+            f"blocked items, observed {shown_value(value.get('blocked'))}"
         )
     fault = value.get("fault")
     if not isinstance(fault, str):
-        problems.append(f'report.fault: expected a fault name or "none", observed {_show(fault)}')
+        problems.append(
+            f'report.fault: expected a fault name or "none", observed {shown_value(fault)}'
+        )
     raw_records = value.get("records")
     if not isinstance(raw_records, list):
         problems.append(
-            f"report.records: expected a list of {{test, status}}, observed {_show(raw_records)}"
+            "report.records: expected a list of {test, status}, observed "
+            f"{shown_value(raw_records)}"
         )
         raw_records = []
     columns = _columns(raw_records)
@@ -307,7 +314,7 @@ def parse_report_v2(value: Any) -> Report:
                     append(Record(test, status, raw.get("traceback")))
                     continue
             problems.extend(_record_problems(raw, f"report.records[{index}]"))
-            if len(problems) >= _SHOWN:
+            if len(problems) >= SHOWN:
                 break
         columns = [r.test for r in records], [r.status for r in records]
     if problems:
@@ -337,13 +344,13 @@ _TEXT = frozenset({str})
 
 def _record_problems(raw: Any, where: str) -> list[str]:
     if not isinstance(raw, Mapping):
-        return [f"{where}: expected a mapping, observed {_show(raw)}"]
+        return [f"{where}: expected a mapping, observed {shown_value(raw)}"]
     test, status = raw.get("test"), raw.get("status")
     problems = []
     if not isinstance(test, str) or not test:
-        problems.append(f"{where}.test: expected a test name, observed {_show(test)}")
+        problems.append(f"{where}.test: expected a test name, observed {shown_value(test)}")
     if not isinstance(status, str) or not status:
-        problems.append(f"{where}.status: expected a status, observed {_show(status)}")
+        problems.append(f"{where}.status: expected a status, observed {shown_value(status)}")
     return problems
 
 
@@ -353,14 +360,14 @@ def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judge
     incomplete = _incomplete(report, len(tests))
     if len(set(tests)) < len(tests):
         duplicates = sorted(name for name, n in Counter(tests).items() if n > 1)
-        incomplete.append(f"duplicate test names: {_few(duplicates)}")
+        incomplete.append(f"duplicate test names: {few_names(duplicates)}")
     if incomplete:
         return Judgement("incomplete", tuple(incomplete))
     if not set(statuses) <= _RAN:
         others = [i for i, status in enumerate(statuses) if status not in _RAN]
-        shown = [f"{tests[i]}: status {statuses[i]!r}" for i in others[:_SHOWN]]
-        if len(others) > _SHOWN:
-            shown.append(f"(+{len(others) - _SHOWN} more)")
+        shown = [f"{tests[i]}: status {statuses[i]!r}" for i in others[:SHOWN]]
+        if len(others) > SHOWN:
+            shown.append(f"(+{len(others) - SHOWN} more)")
         return Judgement("execution_error_or_skip", tuple(shown))
     return _fault_judgement(report.fault, "failed" in statuses, set(known_faults))
 
@@ -368,7 +375,7 @@ def judge_v2(report: Report, known_faults: Sequence[str] = SEED_FAULTS) -> Judge
 _RAN = frozenset({"passed", "failed"})
 
 
-def _traceback_text(record: Record, why: str) -> str:
+def traceback_text(record: Record, why: str) -> str:
     """A failed test's traceback as text, for a pin that reads it: text, or a list of
     lines (joined). Anything else is refused here, and only here."""
     value = record.traceback
@@ -380,7 +387,7 @@ def _traceback_text(record: Record, why: str) -> str:
         return "\n".join(value)
     raise CheckerInputError(
         "input.invalid",
-        f"{record.test}: {why} reads its traceback, which is {_show(value)}; expected text "
+        f"{record.test}: {why} reads its traceback, which is {shown_value(value)}; expected text "
         "or a list of lines",
     )
 

@@ -22,7 +22,7 @@ import marshal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .trials import OUTCOMES, TaskCount, TaskStats, _outcome
+from .trials import OUTCOMES, TaskCount, TaskStats, outcome_of
 
 # one configuration's lines, in file order: a group of records whose configurations
 # marshal alike, the first one kept
@@ -161,7 +161,7 @@ def samples_v2(
                 return None
         given = value.get(of)
         if type(given) is str:
-            outcome = outcomes.get(given) or _outcome(given, outcomes)
+            outcome = outcomes.get(given) or outcome_of(given, outcomes)
         elif type(given) is bool:
             outcome = "success" if given else "failure"
         else:

@@ -19,31 +19,31 @@ from ..api import (
     first_failing,
 )
 from . import tally
-from .report import _LENIENT, _SHOWN, _few, _show
+from .report import LENIENT, SHOWN, few_names, shown_value
 from .trials import (
-    _RULE_TEXT,
     DEFAULT_FIELDS,
     DEFAULT_OUTCOMES,
     ENV_RULES,
     FIGURES,
     FIGURES_V2,
     OUTCOMES,
+    RULE_TEXT,
     Sample,
     TrialStats,
-    _counts,
-    _distinct_configs,
-    _fields,
-    _finite,
-    _fmt,
-    _lines,
-    _mapping_param,
-    _pct,
     compute_stats,
+    distinct_configs,
+    field_names,
     figures_of,
+    finite,
+    fmt,
     independent_pass_at_k,
     independent_pass_hat_k,
+    line_numbers,
+    mapping_param,
     parse_samples,
     parse_trials,
+    pct,
+    task_counts,
 )
 
 # pass@k needs k samples per task: the counterexample builds two tasks of k each
@@ -133,6 +133,7 @@ def _trials_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     },
     counterexample=_trials_counterexample,
+    example_params=[{"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}],
 )
 def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / single-run figures match the per-task trial records.
@@ -176,10 +177,10 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         stats = TrialStats(k=k, rule=rule, tasks=tuple(tallied[0]))
     figures = stats.figures()
     _check_denominator(figures, k, "trials")
-    reasons = _mismatches(claimed, figures, FIGURES, tolerance, _fmt, _describe)
-    configs = _distinct_configs(trials) if tallied is None else tally.configs_v1(tallied[1])
+    reasons = _mismatches(claimed, figures, FIGURES, tolerance, fmt, _describe)
+    configs = distinct_configs(trials) if tallied is None else tally.configs_v1(tallied[1])
     if len(configs) > 1:
-        shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in configs)
+        shown = "; ".join(f"{shown_value(c)} on lines {line_numbers(ls)}" for c, ls in configs)
         reasons.append(
             Reason(
                 "stats.config_mixed",
@@ -191,7 +192,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
     p = figures["success_rate"]
     details: dict[str, Any] = {
         "k": k,
-        "environment_failures_rule": _RULE_TEXT[rule],
+        "environment_failures_rule": RULE_TEXT[rule],
         "figures": figures,
         "per_task": {t.task: t.to_dict() for t in stats.tasks},
         "excluded_tasks": [t.task for t in stats.tasks if not t.included],
@@ -295,14 +296,14 @@ def _check_claimed(
             problems.append(f"{name!r} is not a figure (one of {', '.join(figures)})")
         elif figures[name][0]:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                problems.append(f"{name}: expected a count, observed {_show(value)}")
+                problems.append(f"{name}: expected a count, observed {shown_value(value)}")
         elif (
             not isinstance(value, int | float)
             or isinstance(value, bool)
             or not math.isfinite(value)
             or not 0 <= value <= 1
         ):
-            problems.append(f"{name}: expected a fraction 0..1, observed {_show(value)}")
+            problems.append(f"{name}: expected a fraction 0..1, observed {shown_value(value)}")
     if problems:
         raise CheckerInputError("params.invalid", "claimed: " + "; ".join(problems))
 
@@ -312,16 +313,18 @@ def _describe(name: str, figures: Mapping[str, int | float | None]) -> str:
     if value is None:
         return "undefined (empty denominator)"
     if name == "success_rate":
-        return f"{_pct(value)} ({figures['successes']} of {figures['counted_trials']} trials)"
+        return f"{pct(value)} ({figures['successes']} of {figures['counted_trials']} trials)"
     if name in ("pass_at_k", "pass_hat_k"):
-        return f"{_pct(value)} ({figures[name + '_tasks']} of {figures['tasks']} tasks)"
+        return f"{pct(value)} ({figures[name + '_tasks']} of {figures['tasks']} tasks)"
     return str(value)
 
 
 def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Samples whose figures differ from the claimed ones (k samples of one or two tasks,
     one configuration, all successes or all failures); else two tasks under two
-    configurations (``stats.config_mixed``)."""
+    configurations (``stats.config_mixed``). Vacuous when no candidate contradicts each
+    claimed figure on its own with ``stats.mismatch``: the mixed-configuration input shows
+    that the check can fail, not that a figure can."""
     k = params.get("k")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         return None
@@ -353,7 +356,7 @@ def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             InputKind.JSONL,
             "one sample per line through the field mapping (default {task, trial, outcome, "
             "config}); optionally a first header line holding only the run's config",
-            reading=_LENIENT,
+            reading=LENIENT,
         )
     ],
     params=[
@@ -415,6 +418,7 @@ def _trials_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         ),
     },
     counterexample=_trials_counterexample_v2,
+    example_params=[{"claimed": {"pass_at_k": 1.0, "pass_hat_k": 0.75, "tasks": 4}, "k": 3}],
 )
 def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / success-rate figures match per-sample harness records.
@@ -464,13 +468,13 @@ def _sample_verdict(
     if params["first_sample"] not in (0, 1):
         raise CheckerInputError("params.invalid", "first_sample: expected 0 or 1")
     _check_claimed(claimed, FIGURES_V2)
-    outcomes = _mapping_param(params, "outcomes", DEFAULT_OUTCOMES)
+    outcomes = mapping_param(params, "outcomes", DEFAULT_OUTCOMES)
     wrong = sorted(v for v in outcomes.values() if v not in OUTCOMES)
     if wrong:
         raise CheckerInputError(
             "params.invalid", f"outcomes: {wrong} are not one of {', '.join(OUTCOMES)}"
         )
-    fields = _fields(params)
+    fields = field_names(params)
     first = params["first_sample"]
     tallied = tally.samples_v2(
         inputs["trials"], fields, first, outcomes, rule, unrecorded_config=v3
@@ -479,7 +483,7 @@ def _sample_verdict(
         samples, header = parse_samples(
             inputs["trials"], fields, first, outcomes, unrecorded_config=v3
         )
-        tasks = _counts(samples, rule)
+        tasks = task_counts(samples, rule)
         groups: Iterable[tuple[Any, Iterable[int]]] = ((s.config, (s.line,)) for s in samples)
     else:
         tasks, header, groups = tallied
@@ -498,11 +502,11 @@ def _sample_verdict(
             "pass_at_k": "mean over tasks of 1 - C(n-c, k) / C(n, k) (Chen et al. 2021)",
             "pass_hat_k": "mean over tasks of C(c, k) / C(n, k) (Yao et al. 2024)",
         },
-        "environment_failures_rule": _RULE_TEXT[rule],
+        "environment_failures_rule": RULE_TEXT[rule],
         "figures": figures,
         "per_task": {t.task: t.to_dict(k) for t in tasks[:200]},
         "excluded_tasks": excluded[:200],
-        "config": _finite(header) if header is not None else None,
+        "config": finite(header) if header is not None else None,
     }
     if v3:
         details["config_compared"] = not unrecorded
@@ -515,7 +519,7 @@ def _sample_verdict(
     if excluded:
         summary += (
             f"; {len(excluded)} task(s) left out of the task means (fewer than {k} counted "
-            f"samples): {_few(excluded)}"
+            f"samples): {few_names(excluded)}"
         )
     summary += _environment_note(figures, rule)
     if unrecorded:
@@ -538,11 +542,11 @@ def _mixed_config_groups(groups: Iterable[tuple[Any, Iterable[int]]]) -> list[Re
         try:
             text = json.dumps(config, sort_keys=True, default=str)
         except (TypeError, ValueError):  # keys JSON cannot sort: grouped by the plain copy
-            text = "plain " + json.dumps(_finite(config), sort_keys=True, default=str)
+            text = "plain " + json.dumps(finite(config), sort_keys=True, default=str)
         written.setdefault(text, (config, []))[1].extend(lines)
     configs: dict[str, tuple[Any, list[int]]] = {}
     for first, lines in written.values():
-        config = _finite(first)
+        config = finite(first)
         configs.setdefault(json.dumps(config, sort_keys=True, default=str), (config, []))[1].extend(
             lines
         )
@@ -550,12 +554,14 @@ def _mixed_config_groups(groups: Iterable[tuple[Any, Iterable[int]]]) -> list[Re
         lines.sort()  # samples come in line order
     if len(configs) <= 1:
         return []
-    shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5])
+    shown = "; ".join(
+        f"{shown_value(c)} on lines {line_numbers(ls)}" for c, ls in list(configs.values())[:5]
+    )
     return [
         Reason(
             "stats.config_mixed",
             f"{len(configs)} configurations in one set of samples: {shown}",
-            {"configurations": [{"config": c, "lines": ls[:_SHOWN]} for c, ls in configs.values()]},
+            {"configurations": [{"config": c, "lines": ls[:SHOWN]} for c, ls in configs.values()]},
         )
     ]
 
@@ -565,9 +571,9 @@ def _describe_v2(name: str, figures: Mapping[str, int | float | None]) -> str:
     if value is None:
         return "undefined (empty denominator)"
     if name == "success_rate":
-        return f"{_pct(value)} ({figures['successes']} of {figures['counted_trials']} samples)"
+        return f"{pct(value)} ({figures['successes']} of {figures['counted_trials']} samples)"
     if name in ("pass_at_k", "pass_hat_k", "mean_success_rate"):
-        return f"{_pct(value)} (over {figures['tasks']} tasks)"
+        return f"{pct(value)} (over {figures['tasks']} tasks)"
     return str(value)
 
 
@@ -633,7 +639,7 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
             "config}); a first header line holding only the run's config when fields.config "
             "is named and records lack it; read unchanged with no config when fields.config "
             'is ""',
-            reading=_LENIENT,
+            reading=LENIENT,
         )
     ],
     params=[
@@ -649,6 +655,7 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     ],
     reasons=dict(trial_stats_v2.reasons),
     counterexample=_trials_counterexample_v3,
+    example_params=[{"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}}],
 )
 def trial_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed pass@k / pass^k / success-rate figures match per-sample records, config or not.

@@ -18,11 +18,11 @@ from ..api import (
 )
 from ..arithmetic import left_sum
 from ..plain import SAME, few, plain
-from .report import _SHOWN, _few, _show
+from .report import SHOWN, few_names, shown_value
 
 OUTCOMES = ("success", "failure", "environment_failure")
 ENV_RULES = ("exclude", "count_as_failure")
-_RULE_TEXT = {
+RULE_TEXT = {
     "exclude": (
         "environment failures are left out of every denominator and counted apart; "
         "a task needs k trials without environment failure to count for pass@k / pass^k"
@@ -110,7 +110,7 @@ def parse_trials(lines: Any) -> list[Trial]:
         line, value = entry
         where = f"line {line}"
         if not isinstance(value, Mapping):
-            problems.append(f"{where}: expected an object, observed {_show(value)}")
+            problems.append(f"{where}: expected an object, observed {shown_value(value)}")
             continue
         task: Any = value.get("task")
         number: Any = value.get("trial")
@@ -118,18 +118,20 @@ def parse_trials(lines: Any) -> list[Trial]:
         config: Any = value.get("config")
         bad = False
         if not isinstance(task, str) or not task:
-            problems.append(f"{where}: task: expected a task id, observed {_show(task)}")
+            problems.append(f"{where}: task: expected a task id, observed {shown_value(task)}")
             bad = True
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-            problems.append(f"{where}: trial: expected an integer >= 1, observed {_show(number)}")
+            problems.append(
+                f"{where}: trial: expected an integer >= 1, observed {shown_value(number)}"
+            )
             bad = True
         if outcome not in OUTCOMES:
             problems.append(
-                f"{where}: outcome: {_show(outcome)} is not one of {', '.join(OUTCOMES)}"
+                f"{where}: outcome: {shown_value(outcome)} is not one of {', '.join(OUTCOMES)}"
             )
             bad = True
         if not isinstance(config, Mapping):
-            problems.append(f"{where}: config: expected an object, observed {_show(config)}")
+            problems.append(f"{where}: config: expected an object, observed {shown_value(config)}")
             bad = True
         if bad:
             continue
@@ -221,7 +223,7 @@ def independent_pass_hat_k(p: float, k: int) -> float:
     return float(p**k)
 
 
-def _distinct_configs(trials: Sequence[Trial]) -> list[tuple[Any, list[int]]]:
+def distinct_configs(trials: Sequence[Trial]) -> list[tuple[Any, list[int]]]:
     groups: dict[str, tuple[Any, list[int]]] = {}
     for trial in trials:
         key = json.dumps(trial.config, sort_keys=True, default=str)
@@ -229,16 +231,16 @@ def _distinct_configs(trials: Sequence[Trial]) -> list[tuple[Any, list[int]]]:
     return list(groups.values())
 
 
-def _lines(lines: list[int]) -> str:
+def line_numbers(lines: list[int]) -> str:
     return few([str(n) for n in lines], 5)
 
 
-def _pct(value: float) -> str:
+def pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def _fmt(name: str, value: Any) -> str:
-    return str(value) if FIGURES[name][0] else _pct(float(value))
+def fmt(name: str, value: Any) -> str:
+    return str(value) if FIGURES[name][0] else pct(float(value))
 
 
 DEFAULT_FIELDS = {"task": "task", "sample": "trial", "outcome": "outcome", "config": "config"}
@@ -292,15 +294,15 @@ class Sample:
     line: int
 
 
-def _mapping_param(params: Mapping[str, Any], name: str, base: Mapping[str, str]) -> dict[str, str]:
+def mapping_param(params: Mapping[str, Any], name: str, base: Mapping[str, str]) -> dict[str, str]:
     given = params[name]
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
         raise CheckerInputError("params.invalid", f"{name}: expected a table of text -> text")
     return {**base, **given}
 
 
-def _fields(params: Mapping[str, Any]) -> dict[str, str]:
-    fields = _mapping_param(params, "fields", DEFAULT_FIELDS)
+def field_names(params: Mapping[str, Any]) -> dict[str, str]:
+    fields = mapping_param(params, "fields", DEFAULT_FIELDS)
     unknown = sorted(set(fields) - set(DEFAULT_FIELDS))
     if unknown:
         raise CheckerInputError(
@@ -315,7 +317,7 @@ def _fields(params: Mapping[str, Any]) -> dict[str, str]:
     return fields
 
 
-def _outcome(value: Any, outcomes: Mapping[str, str]) -> str | None:
+def outcome_of(value: Any, outcomes: Mapping[str, str]) -> str | None:
     if isinstance(value, bool):
         return "success" if value else "failure"
     if not isinstance(value, str):
@@ -326,7 +328,7 @@ def _outcome(value: Any, outcomes: Mapping[str, str]) -> str | None:
     return outcomes.get(head) if ":" in value else None
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """Plain data for a verdict: NaN and Infinity (which the reader accepts) as text."""
     return plain(value, other=SAME)
 
@@ -384,7 +386,7 @@ def _read_samples(
     *,
     config_needed: bool = True,
 ) -> list[Sample]:
-    """Each record as a sample; every problem collected (up to ``_SHOWN``), then refused.
+    """Each record as a sample; every problem collected (up to ``SHOWN``), then refused.
     Without ``config_needed`` a record with no config gets None."""
     tf, sf, of, cf = fields["task"], fields["sample"], fields["outcome"], fields["config"]
     problems: list[str] = []
@@ -393,17 +395,19 @@ def _read_samples(
     order: Counter[str] = Counter()
     for line, value in records:
         where = f"line {line}"
-        if len(problems) >= _SHOWN:
+        if len(problems) >= SHOWN:
             break
         # each check's common case first by exact type (the same decision, sooner)
         if type(value) is not dict and not isinstance(value, Mapping):
-            problems.append(f"{where}: expected an object, observed {_show(_finite(value))}")
+            problems.append(f"{where}: expected an object, observed {shown_value(finite(value))}")
             continue
         task = value.get(tf)
         if not (type(task) is str and task) and (
             not isinstance(task, str | int) or isinstance(task, bool) or task == ""
         ):
-            problems.append(f"{where}: {tf}: expected a task id, observed {_show(_finite(task))}")
+            problems.append(
+                f"{where}: {tf}: expected a task id, observed {shown_value(finite(task))}"
+            )
             continue
         task = str(task)
         if sf:
@@ -413,16 +417,17 @@ def _read_samples(
             ):
                 problems.append(
                     f"{where}: {sf}: expected an integer >= {first}, observed "
-                    f"{_show(_finite(index))}"
+                    f"{shown_value(finite(index))}"
                 )
                 continue
         else:
             index = first + order[task]
         order[task] += 1
-        outcome = _outcome(value.get(of), outcomes)
+        outcome = outcome_of(value.get(of), outcomes)
         if outcome is None:
             problems.append(
-                f"{where}: {of}: {_show(_finite(value.get(of)))} is not true/false nor a result "
+                f"{where}: {of}: {shown_value(finite(value.get(of)))} is not true/false nor a "
+                "result "
                 f"the outcomes table maps ({', '.join(sorted(outcomes))}); add it to 'outcomes'"
             )
             continue
@@ -462,11 +467,11 @@ def _check_numbering(samples: Sequence[Sample], first: int) -> None:
             continue  # in order from ``first``: nothing missing
         missing = sorted(set(range(first, first + len(indices))) - set(indices))
         if missing:
-            gaps.append(f"task {task!r} lacks sample(s) {_few([str(m) for m in missing])}")
+            gaps.append(f"task {task!r} lacks sample(s) {few_names([str(m) for m in missing])}")
     if gaps:
         raise CheckerInputError(
             "input.invalid",
-            f"samples are numbered from {first} without gaps; {'; '.join(gaps[:_SHOWN])} "
+            f"samples are numbered from {first} without gaps; {'; '.join(gaps[:SHOWN])} "
             "(a dropped sample changes every rate: keep every sample, or set first_sample)",
         )
 
@@ -493,7 +498,7 @@ class TaskCount:
         }
 
 
-def _counts(samples: Sequence[Sample], rule: str) -> list[TaskCount]:
+def task_counts(samples: Sequence[Sample], rule: str) -> list[TaskCount]:
     by_task: dict[str, list[Sample]] = {}
     for sample in samples:
         by_task.setdefault(sample.task, []).append(sample)

@@ -66,6 +66,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "inspect.count_mismatch": "a count recomputed from the samples differs from the claimed one"
     },
     counterexample=_counts_counterexample,
+    example_params=[{"claimed": {"total_samples": 4, "errored_samples": 1}}],
 )
 def inspect_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The sample counts the params claim equal those of the stored samples (header unread).
@@ -134,6 +135,7 @@ def _counts_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         "inspect.claimed_mismatch": "a claimed count differs from the header's or the samples'",
     },
     counterexample=_counts_counterexample_v2,
+    example_params=[{"claimed": {"total_samples": 4, "errored_samples": 1}}],
 )
 def inspect_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The sample counts the log's header states equal those of its stored records.

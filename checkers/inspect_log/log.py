@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import strictjson
+
 KNOWN_VERSIONS = (2,)
 ZSTD_METHOD = 93
 MAX_MEMBER_BYTES = 1 << 30  # one decompressed member
@@ -122,23 +124,15 @@ def read_log(data: bytes) -> InspectLog:
 
 
 def _loads(text: bytes | str, where: str) -> Any:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    raise LogError(f"{where}: key {key!r} appears twice in one object")
-                seen.add(key)
-        return out
-
+    """JSON as every version reads a log: a key given twice refused, NaN, infinities and
+    any depth Python can read accepted (``strictjson``'s options for that)."""
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
+        return strictjson.loads(text, None, constants=True, huge_numbers=True)
     except RecursionError:
         raise LogError(f"{where}: nested too deeply") from None
+    except strictjson.DuplicateKey as exc:
+        raise LogError(f"{where}: key {exc.key!r} appears twice in one object") from None
     except ValueError as exc:
-        if isinstance(exc, LogError):
-            raise
         raise LogError(f"{where}: not valid JSON ({exc})") from None
 
 

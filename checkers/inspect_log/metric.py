@@ -17,8 +17,8 @@ from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, chec
 from .inputs import LOG_ROLE, load, synthetic_header
 from .log import InspectLog, Record, Score, to_json_log
 from .rules import (
-    _REDUCER,
     METRICS,
+    REDUCER,
     close,
     figure,
     header_count,
@@ -82,7 +82,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
 def _two_sample_logs(scorer: str, reducer: str | None, header: dict[str, Any]) -> list[InspectLog]:
     """Logs of two samples (as many epochs as the reducer needs), scored C/I, C/C, I/I."""
     k = 1
-    if reducer and (found := _REDUCER.match(reducer)) and (found.group(2) or found.group(3)):
+    if reducer and (found := REDUCER.match(reducer)) and (found.group(2) or found.group(3)):
         k = int(found.group(2) or found.group(3))
     logs = []
     for pattern in (("C", "I"), ("C", "C"), ("I", "I")):
@@ -140,6 +140,7 @@ FIGURE_PARAMS = [
         "inspect.scored_mismatch": "the number of samples behind the figure is not the claimed one",
     },
     counterexample=_metric_counterexample,
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
 )
 def inspect_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The figure the params claim equals the one recomputed from the samples (header unread).
@@ -280,6 +281,7 @@ def _metric_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         "samples'",
     },
     counterexample=_metric_counterexample_v2,
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
 )
 def inspect_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A figure the log's header states equals the one recomputed from its samples.

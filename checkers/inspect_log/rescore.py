@@ -33,6 +33,8 @@ def _rescore_params(params: Mapping[str, Any]) -> tuple[str, str, Mapping[str, A
 
 
 def _rescore_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """One record stored as correct whose completion does not contain its target: no
+    scorer finds it there. Never None."""
     scorer, _, _ = _rescore_params(params)
     # no scorer finds the target in a completion that does not contain it
     return _stored_correct(scorer, completion="zzz", target="qqq")
@@ -65,6 +67,7 @@ def _stored_correct(scorer: str, completion: str, target: str) -> Mapping[str, A
         "completion and target",
     },
     counterexample=_rescore_counterexample,
+    example_params=[{"scorer": "match", "method": "match", "options": {}}],
 )
 def inspect_rescore(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Every stored score follows from completion and target under the params' scorer.
@@ -194,6 +197,7 @@ def _rescore_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] |
         "inspect.scorer_mismatch": "the params' method or options are not those the log records",
     },
     counterexample=_rescore_counterexample_v2,
+    example_params=[{"scorer": "match", "method": "match", "options": {}}],
 )
 def inspect_rescore_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Every stored score follows from completion and target under the log's own scorer.

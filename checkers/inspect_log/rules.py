@@ -29,7 +29,7 @@ from .log import (
 )
 
 METRICS = ("accuracy", "mean", "stderr", "std", "var")
-_REDUCER = re.compile(r"^(mean|median|mode|max|pass_at_(\d+)|at_least_(\d+))$")
+REDUCER = re.compile(r"^(mean|median|mode|max|pass_at_(\d+)|at_least_(\d+))$")
 RESCORERS = ("match", "includes", "exact", "pattern")
 _RESCORE_OPTIONS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
     "match": {"location": (str,), "ignore_case": (bool,), "numeric": (bool,)},
@@ -40,7 +40,7 @@ _RESCORE_OPTIONS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
 
 
 def known_reducer(name: str | None) -> bool:
-    return name is None or bool(_REDUCER.match(name))
+    return name is None or bool(REDUCER.match(name))
 
 
 def reduce(values: list[Any], reducer: str | None) -> Any:
@@ -54,7 +54,7 @@ def reduce(values: list[Any], reducer: str | None) -> Any:
     if not kept:
         return math.nan
     name = reducer or "mean"
-    found = _REDUCER.match(name)
+    found = REDUCER.match(name)
     if found is None:
         raise CheckerInputError("params.invalid", f"reducer {name!r} is not one this checker knows")
     if name == "mean":
@@ -163,17 +163,6 @@ def pooled(log: InspectLog, scorer: str) -> dict[str, Any]:
         "epochs": len(log.records),
         "errored_epochs": len(log.errored),
     }
-
-
-def header_figure(log: InspectLog, scorer: str, reducer: str | None, name: str) -> Any:
-    """What the header says for that figure, or None if it does not state it."""
-    for entry in log.result_scores():
-        if entry.get("name") == scorer and entry.get("reducer") == reducer:
-            metrics = entry.get("metrics") or {}
-            found = metrics.get(name) if isinstance(metrics, dict) else None
-            if isinstance(found, dict):
-                return found.get("value")
-    return None
 
 
 def header_entry(log: InspectLog, scorer: str, reducer: str | None) -> Mapping[str, Any] | None:

@@ -16,6 +16,7 @@ from .log import InspectLog, Record, to_json_log
 
 
 def _status_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A log whose status is success with one errored sample. Never None."""
     records = (Record("s0", 1, ("1",), "", {}, "planted error", "samples[0]"),)
     log = InspectLog("json", synthetic_header(), records)
     return {"log": to_json_log(log, records)}
@@ -30,6 +31,7 @@ def _status_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "inspect.no_results": "the log's status is success but it states no results",
     },
     counterexample=_status_counterexample,
+    example_params=[{}],
 )
 def inspect_status(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A `success` status hides no errored sample (other statuses are not judged).
@@ -67,6 +69,8 @@ def inspect_status(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
 
 
 def _status_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A log of two records, one of them errored, whose header states no scores. Never
+    None."""
     records = (
         Record("s0", 1, ("1",), "1", {}, None, "samples[0]"),
         Record("s1", 1, ("1",), "", {}, "planted error", "samples[1]"),
@@ -85,6 +89,7 @@ def _status_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         "inspect.no_results": "the log states no results",
     },
     counterexample=_status_counterexample_v2,
+    example_params=[{}],
 )
 def inspect_status_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The run finished cleanly: status success, results stated, no record errored.

@@ -104,6 +104,7 @@ def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any
         "(count and file:line given)",
     },
     counterexample=_contamination_counterexample,
+    example_params=[{"markers": ["unavailable tool"]}],
 )
 def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """No transcript line matches any contamination marker.

@@ -102,12 +102,13 @@ def _suite(ids: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _expectations_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The judged case (or the one case of the suite) was never triggered."""
+    """The judged case (or the one case of the suite) was never triggered. Never None."""
     return _suite([params["case"] or "counterexample"], params)
 
 
 def _threshold_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A suite of ``total`` cases none of which passed: below any min_pass >= 1."""
+    """A suite of ``total`` cases none of which passed: below any min_pass >= 1. None
+    for a suite of more than 10,000 cases (too large to build quickly)."""
     total = params["total"]
     if not isinstance(total, int) or isinstance(total, bool) or not 1 <= total <= LARGEST_SUITE:
         return None
@@ -142,6 +143,7 @@ def _threshold_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     },
     libraries=("pyyaml",),
     counterexample=_expectations_counterexample,
+    example_params=[{"case": "add-caching-auto"}],
 )
 def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Recorded agent output meets every expectation of its eval case.
@@ -242,6 +244,7 @@ def intent_expectations(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     },
     libraries=("pyyaml",),
     counterexample=_threshold_counterexample,
+    example_params=[{"min_pass": 14, "total": 17}],
 )
 def suite_threshold(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The suite passes: at least N of M cases pass and no evidence is hallucinated.
@@ -373,6 +376,8 @@ def _repo_counterexample(case_id: str, n: int = 1) -> dict[str, Any]:
 
 
 def _one_case_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The judged case, expecting ASK, emitting no spec (``triggered``). None when no case
+    is named."""
     case = params.get("case")
     return _repo_counterexample(case) if isinstance(case, str) and case else None
 
@@ -385,6 +390,7 @@ def _one_case_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | N
     reasons={**_REPO_REASONS, "run.not_run": "the case was never dispatched (null output)"},
     libraries=("pyyaml", "jsonschema"),
     counterexample=_one_case_counterexample,
+    example_params=[{"case": "no-repo"}],
 )
 def intent_expectations_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """One case of the repository's own cases.yaml, judged on its recorded run as its grader does.
@@ -426,6 +432,8 @@ def intent_expectations_v2(inputs: Mapping[str, Any], params: Mapping[str, Any])
 
 
 def _suite_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A suite of ``total`` cases (at least one), each expecting ASK and emitting no spec.
+    None for a ``total`` below 0."""
     total = params.get("total", 0)
     if isinstance(total, bool) or not isinstance(total, int) or total < 0:
         return None
@@ -453,6 +461,7 @@ def _suite_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
     },
     libraries=("pyyaml", "jsonschema"),
     counterexample=_suite_counterexample,
+    example_params=[{"total": 12}],
 )
 def suite_threshold_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The whole cases.yaml meets its threshold: ceil(0.8 x cases) pass, none hallucinated.

@@ -33,7 +33,8 @@ def _claimed(value: Any) -> dict[str, tuple[int, int]]:
 
 
 def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Per claimed group, as many runs as claimed, one more (or one fewer) passing."""
+    """Per claimed group, as many runs as claimed, one more (or one fewer) passing.
+    None when more than 10,000 runs are claimed in all (too many to build quickly)."""
     claimed = _claimed(params["claimed"])
     if left_sum(n for _, n in claimed.values()) > LARGEST_SUITE:
         return None
@@ -72,6 +73,7 @@ def _rates_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
         "rates.group_unclaimed": "a group has recorded runs but no claimed count",
     },
     counterexample=_rates_counterexample,
+    example_params=[{"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}],
 )
 def group_rates(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Per group, the number of runs passing one delivery check equals the claimed count.

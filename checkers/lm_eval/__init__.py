@@ -2,5 +2,5 @@
 from the run's own samples.
 
 Model: ``run.py`` (the results and samples files, and lm-eval's rules). Checks:
-``checks.py`` (lm-eval-metric@1, lm-eval-counts@1, lm-eval-hashes@1).
+``checks.py`` (lm-eval-metric, lm-eval-counts, lm-eval-hashes).
 """

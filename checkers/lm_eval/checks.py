@@ -151,6 +151,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "lmeval.claim_mismatch": "the claimed figure is not the one the results file states",
     },
     counterexample=_metric_counterexample,
+    example_params=[{"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}],
 )
 def lm_eval_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A headline figure ("METRIC,FILTER") equals the mean of the stored per-sample values.
@@ -279,6 +280,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "lmeval.duplicate_doc": "a document is stored twice under one filter",
     },
     counterexample=_counts_counterexample,
+    example_params=[{"task": "t", "claimed": {"original": 7, "effective": 3}}],
 )
 def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The task's sample counts agree with the claim, the limit and the stored records.
@@ -392,6 +394,7 @@ def _hashes_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "records give (or none is stated)",
     },
     counterexample=_hashes_counterexample,
+    example_params=[{"task": "t"}],
 )
 def lm_eval_hashes(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Every hash the run stored is recomputed from what it hashes.

@@ -157,6 +157,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "lmeval.tolerance_too_wide": "the tolerance is wider than the re-derived stderr",
     },
     counterexample=_metric_counterexample,
+    example_params=[{"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}],
 )
 def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A headline figure ("METRIC,FILTER") and its claim follow from every stored record.
@@ -334,6 +335,7 @@ def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "first `effective` of the task: doc_id 0 to effective - 1)",
     },
     counterexample=_counts_counterexample,
+    example_params=[{"task": "t", "claimed": {"original": 7, "effective": 3}}],
 )
 def lm_eval_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """The task's sample counts and documents agree with the claim, the limit and the records.

@@ -2,5 +2,5 @@
 F1 recomputed from a labelled table.
 
 Model: ``model.py`` (confusion matrices, figures, a claim judged). Checks: ``checks.py``
-(classification-metrics@1, @2).
+(classification-metrics).
 """

@@ -30,7 +30,8 @@ from .model import ConfusionV2, confusions, judge_claimed
 
 def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A table of one or two items on which some claimed figure is off: every method
-    gives the same verdicts, every combination of truth and verdict is tried."""
+    gives the same verdicts, every combination of truth and verdict is tried. None when
+    no such table contradicts any claimed figure."""
     claimed = params["claimed"]
     if not isinstance(claimed, Mapping):
         return None
@@ -81,6 +82,7 @@ def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | No
     ],
     reasons={"metrics.mismatch": "a claimed figure differs from the recomputed one"},
     counterexample=_metrics_counterexample,
+    example_params=[{"claimed": {"m": {"accuracy": 0.5, "n": 2}}}],
 )
 def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed accuracy, precision, recall and F1 match the labelled predictions.
@@ -114,6 +116,8 @@ def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any])
 
 
 def _metrics_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Three tables whose figures differ (every verdict right, every one wrong, every one
+    right with one more item): no claim holds on all three. None when nothing is claimed."""
     claimed = params.get("claimed")
     positive, negative = params.get("positive", "fail"), params.get("negative", "pass")
     if not isinstance(claimed, Mapping) or not claimed:
@@ -145,6 +149,7 @@ def _metrics_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] |
     params=list(classification_metrics.params),
     reasons=dict(classification_metrics.reasons),
     counterexample=_metrics_counterexample_v2,
+    example_params=[{"claimed": {"trajectory-skeleton": {"recall": 1.0}}, "positive": "fail"}],
 )
 def classification_metrics_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Claimed accuracy, precision, recall and F1 match the labelled predictions.

@@ -58,7 +58,8 @@ RESULTS_ROLE = Role(
 
 def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Rows giving the first claimed total one more than claimed, or a pass rate of 0 or
-    of 1, whichever is outside the tolerance (both ends are tried)."""
+    of 1, whichever is outside the tolerance (both ends are tried). Vacuous when no such rows
+    contradict a claimed figure (with a ``tolerance`` below 0.05, none)."""
     key, value = next(iter(params["claimed"].items()), ("tests", 0))
 
     def rows(success: bool, reason: int, n: int) -> Mapping[str, Any]:
@@ -96,6 +97,7 @@ def _stats_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
     ],
     reasons={"promptfoo.count_mismatch": "a total recomputed from the rows is not the claimed one"},
     counterexample=_stats_counterexample,
+    example_params=[{"claimed": {"successes": 2, "failures": 1, "errors": 1}}],
 )
 def promptfoo_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """promptfoo's totals and pass rate equal what its rows show.
@@ -141,6 +143,7 @@ def promptfoo_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
 
 
 def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """One row stored as passing ``contains "qqq"`` on the output "zzz". Never None."""
     row = {
         "success": True,
         "response": {"output": "zzz"},
@@ -170,6 +173,7 @@ def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         "on the stored output"
     },
     counterexample=_assert_counterexample,
+    example_params=[{}],
 )
 def promptfoo_assert(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Every stored result of a deterministic assertion follows from the stored output.
@@ -327,6 +331,7 @@ _STATS_REASONS = {
     ],
     reasons=_STATS_REASONS,
     counterexample=_stats_counterexample_v2,
+    example_params=[{}, {"claimed": {"tests": 4, "pass_rate": 0.5}, "tolerance": 0.005}],
 )
 def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """promptfoo's own stats, each prompt's counts and any claimed totals follow from the rows.
@@ -466,6 +471,7 @@ def _assert_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | 
         "on the stored output"
     },
     counterexample=_assert_counterexample_v2,
+    example_params=[{}, {"min_rerun": 3}],
 )
 def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Every stored result of a re-runnable deterministic assertion follows from the stored output.

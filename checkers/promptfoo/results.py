@@ -10,11 +10,11 @@ the run's totals (``results.stats``). Version 1 of the checkers reads it with
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import strictjson
 from ..api import CheckerInputError
 from ..arithmetic import left_sum
 
@@ -35,15 +35,6 @@ class Row:
         return f"results[{self.index}]"
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise CheckerInputError("input.invalid", f"key {key!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
 def read_rows(data: bytes) -> tuple[Mapping[str, Any], list[Row]]:
     """The ``results`` object and its rows. Raises ``CheckerInputError`` naming the problem."""
     return _rows_of(_document(data))
@@ -51,8 +42,12 @@ def read_rows(data: bytes) -> tuple[Mapping[str, Any], list[Row]]:
 
 def _document(data: bytes) -> dict[str, Any]:
     """The parsed file, with a version-3 ``results`` object holding a list of rows."""
-    try:
-        document = json.loads(data, object_pairs_hook=_no_duplicates)
+    try:  # as every version reads it: NaN, infinities and any depth Python reads accepted
+        document = strictjson.loads(data, None, constants=True, huge_numbers=True)
+    except strictjson.DuplicateKey as exc:
+        raise CheckerInputError(
+            "input.invalid", f"key {exc.key!r} appears twice in one object"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise CheckerInputError("input.invalid", f"not a JSON document ({exc})") from None
     results = document.get("results") if isinstance(document, dict) else None

@@ -54,6 +54,7 @@ def _compare(inputs: Mapping[str, Any]) -> Verdict:
     reasons=_REASONS,
     libraries=("deepdiff", "pyyaml"),
     counterexample=_two_documents,
+    example_params=[{}],
 )
 def structured_equal(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two documents have the same full content.
@@ -73,6 +74,7 @@ def structured_equal(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     reasons=_REASONS,
     libraries=("deepdiff", "pyyaml"),
     counterexample=_two_documents,
+    example_params=[{}],
 )
 def structured_equal_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Two documents have the same full content, YAML anchors and aliases read as written out.

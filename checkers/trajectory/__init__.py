@@ -3,5 +3,5 @@ reference traces.
 
 Model: ``skeleton/`` (``traces``, ``equivalence``, ``model`` in formats 1 and 2,
 ``learning``, ``graphs``, ``matching``), ``draw.py``
-(drawings and summaries of a model). Checks: ``checks.py`` (trajectory-skeleton@1, @2).
+(drawings and summaries of a model). Checks: ``checks.py`` (trajectory-skeleton).
 """

@@ -133,6 +133,7 @@ def _skeleton_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | N
     },
     libraries=("networkx",),
     counterexample=_skeleton_counterexample,
+    example_params=[{"identity": ["label", "view"]}],
 )
 def trajectory_skeleton(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A trace reaches the essential states of successful runs, in order.
@@ -278,6 +279,7 @@ def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] |
     },
     libraries=("networkx",),
     counterexample=_trajectory_counterexample,
+    example_params=[{}],
 )
 def trajectory_skeleton_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """A trace reaches the essential states of successful runs, in order, repeats included.

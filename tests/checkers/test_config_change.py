@@ -271,6 +271,10 @@ def test_reconstruction_does_not_modify_its_inputs() -> None:
     assert request == ONLY_TARGET_REQUEST
 
 
+def _no_counterexample(params: Mapping[str, Any]) -> None:
+    """None: the weak variant is never registered, so never asked for one."""
+
+
 # A deliberately weak variant: it compares only the target field. It is defined here,
 # never registered, to show the collateral-deletion negative control is needed.
 @checker(
@@ -282,6 +286,8 @@ def test_reconstruction_does_not_modify_its_inputs() -> None:
         Role("expected", InputKind.DATA, "expected candidate"),
     ],
     reasons={"target.wrong": "the target description differs"},
+    counterexample=_no_counterexample,
+    example_params=[{}],
 )
 def weak_target_only(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Compares only decisions[name=target].description (too weak on purpose)."""

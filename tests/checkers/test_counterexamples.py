@@ -37,59 +37,10 @@ SOURCES = sorted(
 )
 
 
-# params of every @1 checker, and of later versions no example uses, so that the property
-# covers each one even when no example uses it (any more: a later version replaced it there)
-KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
-    # the importers' checkers: params as `reprobundle import` writes them
-    ("inspect-counts@1", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
-    (
-        "inspect-metric@1",
-        {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
-    ),
-    ("inspect-rescore@1", {"scorer": "match", "method": "match", "options": {}}),
-    ("inspect-status@1", {}),
-    ("inspect-counts@2", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
-    (
-        "inspect-metric@2",
-        {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
-    ),
-    ("inspect-rescore@2", {"scorer": "match", "method": "match", "options": {}}),
-    ("inspect-status@2", {}),
-    ("lm-eval-counts@1", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
-    ("lm-eval-hashes@1", {"task": "t"}),
-    ("lm-eval-metric@1", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
-    ("lm-eval-counts@2", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
-    ("lm-eval-metric@2", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
-    ("promptfoo-assert@1", {}),
-    ("promptfoo-stats@1", {"claimed": {"successes": 2, "failures": 1, "errors": 1}}),
-    ("promptfoo-assert@2", {}),
-    ("promptfoo-assert@2", {"min_rerun": 3}),
-    ("promptfoo-stats@2", {}),
-    ("promptfoo-stats@2", {"claimed": {"tests": 4, "pass_rate": 0.5}, "tolerance": 0.005}),
-    ("call-args-schema@1", {}),
-    ("classification-metrics@1", {"claimed": {"m": {"accuracy": 0.5, "n": 2}}}),
-    ("contamination@1", {"markers": ["unavailable tool"]}),
-    ("fault-report@1", {"want": "defect_detected", "failing_tests": ["t"]}),
-    ("fault-report@2", {"want": "defect_detected", "assertion_failures": True}),
-    ("fault-report@3", {"want": "defect_detected", "assertion_failures": True}),
-    ("group-rates@1", {"check": "c", "claimed": {"bare": "0/5", "skill": "3/3"}}),
-    ("intent-expectations@1", {"case": "add-caching-auto"}),
-    ("merge-reconstruct@1", {"lists": "by_key"}),
-    ("no-write-attempts@1", {}),
-    ("review-matches-submission@1", {}),
-    ("state-unchanged@1", {"fields": ["config_hash"]}),
-    ("structured-equal@1", {}),
-    ("structured-equal@2", {}),
-    ("suite-threshold@1", {"min_pass": 14, "total": 17}),
-    ("trajectory-skeleton@1", {"identity": ["label", "view"]}),
-    ("trial-stats@1", {"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}),
-    ("trial-stats@3", {"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}}),
-]
-
-
 def used_params() -> list[tuple[str, dict[str, Any]]]:
-    """(checker, params) of every built-in case of every example and template source."""
-    found = list(KNOWN_PARAMS)
+    """(checker, params) of every registered checker's declared ``example_params``, and of
+    every built-in case of every example and template source."""
+    found = [(key, dict(p)) for key, c in checkers.registry().items() for p in c.example_params]
     for source in SOURCES:
         doc, _ = yamlfile.load(source.read_text("utf-8"))
         for case in doc["cases"]:
@@ -128,7 +79,7 @@ def test_params_of_every_example_case_have_a_failing_counterexample(
 
 def test_every_registered_checker_is_exercised_by_the_property() -> None:
     missing = set(checkers.registry()) - {key for key, _ in used_params()}
-    assert not missing, f"use {sorted(missing)} in an example bundle or add it to KNOWN_PARAMS"
+    assert not missing, f"{sorted(missing)} declare no example_params"
 
 
 # -- hypothesis: random params of the checkers whose params can make them vacuous ----------
@@ -322,25 +273,9 @@ def _numeric_cases() -> list[tuple[str, dict[str, Any], str]]:
     return [
         (key, base[key], param.name)
         for key, found in sorted(checkers.registry().items())
-        if key in base  # one no example uses: named by the test of KNOWN_PARAMS, not a KeyError
         for param in found.params
         if param.numeric
     ]
-
-
-def test_a_checker_missing_from_known_params_is_named_not_a_key_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Friction 15 of issue 43: forgetting ``KNOWN_PARAMS`` gave a bare ``KeyError`` while
-    collecting the tests; now the one test says which checker to add."""
-    import sys
-
-    here = sys.modules[__name__]
-    monkeypatch.setattr(here, "KNOWN_PARAMS", [])
-    monkeypatch.setattr(here, "SOURCES", [])
-    assert _numeric_cases() == []
-    with pytest.raises(AssertionError, match="add it to KNOWN_PARAMS"):
-        test_every_registered_checker_is_exercised_by_the_property()
 
 
 def test_every_numeric_param_of_every_checker_documents_a_range() -> None:

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bundler.format import strictjson
-from checkers import get
+from checkers import get, strictjson
 from checkers.api import Checker, CheckerInputError, Verdict
 from checkers.fault_injection.report import (
     JUDGEMENTS,

@@ -26,21 +26,21 @@ from hypothesis import strategies as st
 from checkers.api import CheckerInputError
 from checkers.fault_injection import report as module
 from checkers.fault_injection.report import (
-    _SHOWN,
     JUDGEMENTS,
     SEED_FAULTS,
     SEED_READS,
     SEED_RECORD_READS,
+    SHOWN,
     Judgement,
     Record,
     _blocked,
     _fault_judgement,
-    _few,
     _record_problems,
-    _show,
+    few_names,
     judge_v2,
     missing_fields,
     parse_report_v2,
+    shown_value,
 )
 from tests.checkers.checker_calls import run
 
@@ -49,7 +49,7 @@ def _parse_before(value: Any) -> tuple[Any, ...]:
     """parse_report_v2 as it was: every record read into a Record, one by one."""
     if not isinstance(value, Mapping):
         raise CheckerInputError(
-            "input.invalid", f"report: expected a mapping, observed {_show(value)}"
+            "input.invalid", f"report: expected a mapping, observed {shown_value(value)}"
         )
     problems: list[str] = []
 
@@ -58,7 +58,7 @@ def _parse_before(value: Any) -> tuple[Any, ...]:
         if key not in value:
             problems.append(f"report.{key}: missing (expected an integer)")
         elif not isinstance(item, int) or isinstance(item, bool):
-            problems.append(f"report.{key}: expected an integer, observed {_show(item)}")
+            problems.append(f"report.{key}: expected an integer, observed {shown_value(item)}")
         else:
             return item
         return 0
@@ -66,21 +66,26 @@ def _parse_before(value: Any) -> tuple[Any, ...]:
     planned, executed = count("planned"), count("executed")
     complete = value.get("complete")
     if not isinstance(complete, bool):
-        problems.append(f"report.complete: expected true or false, observed {_show(complete)}")
+        problems.append(
+            f"report.complete: expected true or false, observed {shown_value(complete)}"
+        )
     blocked = _blocked(value.get("blocked"))
     if blocked is None:
         problems.append(
             "report.blocked: expected null, true/false, a count, a list or a mapping of "
-            f"blocked items, observed {_show(value.get('blocked'))}"
+            f"blocked items, observed {shown_value(value.get('blocked'))}"
         )
     fault = value.get("fault")
     if not isinstance(fault, str):
-        problems.append(f'report.fault: expected a fault name or "none", observed {_show(fault)}')
+        problems.append(
+            f'report.fault: expected a fault name or "none", observed {shown_value(fault)}'
+        )
     raw_records = value.get("records")
     records: list[Record] = []
     if not isinstance(raw_records, list):
         problems.append(
-            f"report.records: expected a list of {{test, status}}, observed {_show(raw_records)}"
+            "report.records: expected a list of {test, status}, observed "
+            f"{shown_value(raw_records)}"
         )
         raw_records = []
     for index, raw in enumerate(raw_records):
@@ -90,7 +95,7 @@ def _parse_before(value: Any) -> tuple[Any, ...]:
                 records.append(Record(test, status, raw.get("traceback")))
                 continue
         problems.extend(_record_problems(raw, f"report.records[{index}]"))
-        if len(problems) >= _SHOWN:
+        if len(problems) >= SHOWN:
             break
     if problems:
         raise CheckerInputError("input.invalid", "; ".join(problems))
@@ -114,14 +119,14 @@ def _judge_before(fields: tuple[Any, ...], known: Sequence[str]) -> Judgement:
     counts = Counter(r.test for r in records)
     duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
-        incomplete.append(f"duplicate test names: {_few(duplicates)}")
+        incomplete.append(f"duplicate test names: {few_names(duplicates)}")
     if incomplete:
         return Judgement("incomplete", tuple(incomplete))
     others = [r for r in records if r.status not in ("passed", "failed")]
     if others:
-        shown = [f"{r.test}: status {r.status!r}" for r in others[:_SHOWN]]
-        if len(others) > _SHOWN:
-            shown.append(f"(+{len(others) - _SHOWN} more)")
+        shown = [f"{r.test}: status {r.status!r}" for r in others[:SHOWN]]
+        if len(others) > SHOWN:
+            shown.append(f"(+{len(others) - SHOWN} more)")
         return Judgement("execution_error_or_skip", tuple(shown))
     any_failed = any(r.status == "failed" for r in records)
     return _fault_judgement(fault, any_failed, set(known))

@@ -94,3 +94,35 @@ def test_one_key_declared_by_two_modules_is_refused(monkeypatch: Any) -> None:
     with pytest.raises(RuntimeError, match="structured-equal@1 is registered twice"):
         generate.declared([*generate.modules(), module.__name__])
     checkers.defined_in.cache_clear()
+
+
+def test_the_layout_lists_each_check_module_with_the_versions_it_declares() -> None:
+    modules = generate.declared()
+    text = generate.layout(modules)
+    assert "merge.py: merge-reconstruct@1, @2" in text
+    assert "models: report.py, tally.py, trials.py" in text  # model modules declare none
+    with_new = generate.layout({**modules, "merge-reconstruct@9": "checkers.config_change.merge"})
+    assert "merge.py: merge-reconstruct@1, @2, @9" in with_new  # a new version is listed
+
+
+def test_the_counterexample_table_has_a_row_for_every_checker() -> None:
+    table = generate.counterexamples(checkers.registry())
+    for key, found in checkers.registry().items():
+        assert f"`{key}`" in table
+        first = " ".join((found.counterexample.__doc__ or "").split()[:4]).replace("``", "`")
+        assert first in table, key
+
+
+@pytest.mark.parametrize(
+    ("begin", "end"),
+    [
+        (generate.LAYOUT_BEGIN, generate.LAYOUT_END),
+        (generate.TABLE_BEGIN, generate.TABLE_END),
+    ],
+)
+def test_a_hand_edited_layout_or_counterexample_table_is_stale(begin: str, end: str) -> None:
+    readme = generate.README.read_text(encoding="utf-8")
+    edited = generate.with_section(readme, begin, end, f"{begin}\nby hand\n{end}\n")
+    modules = generate.declared()
+    assert generate.readme_text(readme, modules) == readme  # the committed one is current
+    assert generate.readme_text(edited, modules) == readme  # the hand edit is written over

@@ -25,7 +25,7 @@ from checkers import plain as plain_module
 from checkers.api import CheckerInputError, Reason, Verdict
 from checkers.compare import compare_documents
 from checkers.config_change import state
-from checkers.config_change.model import _plain_verdict
+from checkers.config_change.model import plain_verdict
 from checkers.plain import SAME, brief, json_native, plain, via_json, via_json_finite
 from tests.checkers.checker_calls import get
 
@@ -69,14 +69,14 @@ def value(rng: random.Random, depth: int = 0) -> Any:
 
 def two_copies(monkeypatch: pytest.MonkeyPatch) -> Any:
     """@2 as it was: the reasons' details copied by ``via_json``, then the whole verdict
-    through ``plain()`` (``_plain_verdict``; on the rest of the details a second time,
+    through ``plain()`` (``plain_verdict``; on the rest of the details a second time,
     which changes nothing)."""
 
     def run(inputs: Any, params: dict[str, Any]) -> Verdict:
         with monkeypatch.context() as patch:
             patch.setattr(state, "via_json_finite", via_json)
             verdict = state.state_unchanged_v2.function(inputs, params)
-        return _plain_verdict(verdict)
+        return plain_verdict(verdict)
 
     return run
 

@@ -15,24 +15,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.api import Reason
-from checkers.fault_injection.report import _SHOWN, _show
+from checkers.fault_injection.report import SHOWN, shown_value
 from checkers.fault_injection.trial_stats import _mixed_configs_v2
-from checkers.fault_injection.trials import Sample, _finite, _lines
+from checkers.fault_injection.trials import Sample, finite, line_numbers
 
 
 def _before(samples: list[Sample]) -> list[Reason]:
     configs: dict[str, tuple[Any, list[int]]] = {}
     for sample in samples:
-        key = json.dumps(_finite(sample.config), sort_keys=True, default=str)
-        configs.setdefault(key, (_finite(sample.config), []))[1].append(sample.line)
+        key = json.dumps(finite(sample.config), sort_keys=True, default=str)
+        configs.setdefault(key, (finite(sample.config), []))[1].append(sample.line)
     if len(configs) <= 1:
         return []
-    shown = "; ".join(f"{_show(c)} on lines {_lines(ls)}" for c, ls in list(configs.values())[:5])
+    shown = "; ".join(
+        f"{shown_value(c)} on lines {line_numbers(ls)}" for c, ls in list(configs.values())[:5]
+    )
     return [
         Reason(
             "stats.config_mixed",
             f"{len(configs)} configurations in one set of samples: {shown}",
-            {"configurations": [{"config": c, "lines": ls[:_SHOWN]} for c, ls in configs.values()]},
+            {"configurations": [{"config": c, "lines": ls[:SHOWN]} for c, ls in configs.values()]},
         )
     ]
 

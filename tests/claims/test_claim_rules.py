@@ -295,6 +295,7 @@ def _two_figures_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any]:
     ],
     reasons={"fig.mismatch": "a figure differs", "fig.other": "an unrelated failure"},
     counterexample=_two_figures_counterexample,
+    example_params=[{"claimed": {"a": 0.5}}],
 )
 def _two_figures(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Each claimed figure is within 0.5 of the observed one (0 when not observed)."""

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bundler.format import strictjson
+from checkers import strictjson
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='ab,[]{}"\\: \n'),

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bundler.format import strictjson
+from checkers import strictjson
 
 # text that looks like nesting, escapes and quotes inside strings
 _TEXT = st.text(alphabet='[]{}"\\ab\u2028\x00é', max_size=8)

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bundler.format import strictjson
+from checkers import strictjson
 
 
 def _before(

@@ -300,7 +300,8 @@ def _check_figure_claim(found: dict[str, Any], cases: dict[str, Any], log: Inspe
         assert shown and abs(float(shown.group(1)) - p["claimed"]) <= 5e-4 * max(
             1, abs(p["claimed"])
         )
-        assert p["claimed"] == rules.header_figure(log, scorer, reducer, p["metric"])
+        stated = (rules.header_entry(log, scorer, reducer) or {}).get("metrics", {})
+        assert p["claimed"] == stated[p["metric"]]["value"]
     return 1 + len(params)
 
 

@@ -1,5 +1,8 @@
 """A name with one leading underscore belongs to the module that defines it: no other
-module of bundler/ imports it or reaches for it as an attribute (``archive._append``).
+module of bundler/ or checkers/ imports it (relative imports included) or reaches for it
+as an attribute (``archive._append``). A family's helpers that its check modules share
+are public names of its model module. The methods of ``NamedTuple`` (``_replace``...) are
+public API spelt with an underscore.
 
 Read from the code (an AST scan: nothing is imported or run). An attribute ``obj._x``
 is a module's own when that module defines ``_x`` itself (a function, a class, a name or
@@ -17,9 +20,11 @@ import pytest
 
 from tests.project.test_layers import sources
 
+NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+
 
 def private(name: str) -> bool:
-    return name.startswith("_") and not name.startswith("__")
+    return name.startswith("_") and not name.startswith("__") and name not in NAMEDTUPLE_API
 
 
 def defined_in(tree: ast.AST) -> set[str]:
@@ -42,9 +47,12 @@ def borrowed(known: Mapping[str, str]) -> list[str]:
         tree = ast.parse(source)
         own = defined_in(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bundler"):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or (node.module or "").startswith(("bundler", "checkers"))
+            ):
+                source = "." * node.level + (node.module or "")
                 found += [
-                    f"{name}:{node.lineno} imports {a.name} from {node.module}"
+                    f"{name}:{node.lineno} imports {a.name} from {source}"
                     for a in node.names
                     if private(a.name)
                 ]
@@ -59,11 +67,14 @@ def borrowed(known: Mapping[str, str]) -> list[str]:
 
 
 def bundler_sources() -> dict[str, str]:
-    return {n: s for n, s in sources().items() if n == "bundler" or n.startswith("bundler.")}
+    """bundler/ and checkers/: one rulebook for both."""
+    return sources()
 
 
 def test_no_module_uses_another_modules_private_names() -> None:
-    assert borrowed(bundler_sources()) == []
+    known = bundler_sources()
+    assert any(n.startswith("checkers.") for n in known)  # the scan sees checkers/ too
+    assert borrowed(known) == []
 
 
 @pytest.mark.parametrize(
@@ -78,6 +89,16 @@ def test_no_module_uses_another_modules_private_names() -> None:
             "bundler.store.export",
             "from bundler.store.add import _insert\n",
             "imports _insert from bundler.store.add",
+        ),
+        (  # a family's check module borrowing from its model module, relatively
+            "checkers.config_change.state",
+            "from .model import _new_helper\n",
+            "imports _new_helper from .model",
+        ),
+        (
+            "checkers.fault_injection.trial_stats",
+            "from checkers.fault_injection.trials import _hidden\n",
+            "imports _hidden from checkers.fault_injection.trials",
         ),
     ],
 )

@@ -20,7 +20,17 @@ from bundler.run.runner import run_case
 from checkers.api import Checker, Reason, Verdict, checker
 
 
-@checker("spin", 1, roles=[], reasons={}, counterexample=lambda params: {})
+def _nothing(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """No inputs."""
+    return {}
+
+
+def _asked_to_fail(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Inputs that ask it to fail."""
+    return {"fail": True}
+
+
+@checker("spin", 1, roles=[], reasons={}, counterexample=_nothing, example_params=[{}])
 def spin(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Never returns, and swallows every Exception on the way."""
     while True:
@@ -33,7 +43,8 @@ def spin(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     1,
     roles=[],
     reasons={"quick.failed": "asked to fail"},
-    counterexample=lambda params: {"fail": True},
+    counterexample=_asked_to_fail,
+    example_params=[{}],
 )
 def quick(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
     """Passes at once (fails at once on its counterexample, so it is not vacuous)."""

@@ -38,7 +38,7 @@ def test_json_input_nested_100000_deep_is_inconclusive_not_an_internal_error(
 
 
 def test_jsonl_line_nested_100000_deep_is_unreadable_not_a_recursion_error() -> None:
-    from bundler.format import strictjson
+    from checkers import strictjson
 
     with pytest.raises(ValueError, match=r"^2: not a JSON value: nested deeper"):
         strictjson.loads_lines('{"a": 1}\n' + DEEP_JSON.decode() + "\n")
@@ -191,12 +191,17 @@ def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
     import checkers
     from checkers.api import InputKind, Reason, Role, Verdict, checker
 
+    def empty(params: Any) -> Any:
+        """An empty input, so its params are not vacuous."""
+        return {"x": b""}
+
     @checker(
         "hog",
         1,
         roles=[Role("x", InputKind.BYTES, "any")],
         reasons={"hog.x": "an empty input"},
-        counterexample=lambda params: {"x": b""},  # so its params are not vacuous
+        counterexample=empty,
+        example_params=[{}],
     )
     def hog(inputs: Any, params: Any) -> Verdict:
         """Allocates 4 GiB."""

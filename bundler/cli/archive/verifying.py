@@ -18,6 +18,7 @@ from bundler.cli._shared import (
     write_json,
 )
 from bundler.cli.archive.common import EXITS, opened
+from bundler.codes import COMMAND_EXITS
 
 if TYPE_CHECKING:
     from bundler.store import BundleRow, Reverification
@@ -96,7 +97,7 @@ def verify(
         total = len(store.select(bundles, all_bundles))
         if not total:
             click.echo("reprobundle: the archive holds no bundle; nothing was verified", err=True)
-            sys.exit(4)
+            sys.exit(COMMAND_EXITS["nothing_verified"])
         with Progress(total, out) as show:
 
             def on_result(outcome: Reverification, bundle: BundleRow) -> None:

@@ -5,6 +5,13 @@ reports must be read exactly as written, so both raise ``ValueError`` here. A ch
 version may opt in to reading NaN/Infinity (``constants=True``: real runners write them in
 fields such as durations); it must then refuse them wherever its verdict reads a number.
 The way out is one rule too: ``canonical`` text and ``plain`` data.
+
+This is the one JSON reader of the project: bundler reads every JSON document with it and
+so do the checkers (which never import bundler: it lives in ``checkers/``). What a
+checker version read before it became the reader stays an option of it: ``constants``
+and ``huge_numbers`` read NaN, infinities and ``1e999`` as ``json.loads`` does, and
+``max_depth=None`` sets no depth of its own (Python's ``RecursionError`` is raised as it
+is), so that the version's messages and verdicts never change.
 """
 
 from __future__ import annotations
@@ -19,6 +26,16 @@ from functools import cache
 from itertools import accumulate
 from typing import Any
 
+from checkers.arithmetic import left_sum
+
+
+class DuplicateKey(ValueError):
+    """One object gives a key twice: which value counts would be a silent choice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)  # built in C; a key given twice leaves it shorter than the pairs
@@ -26,7 +43,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise ValueError(f"duplicate key {key!r}")
+                raise DuplicateKey(key)
             seen.add(key)
     return out
 
@@ -95,7 +112,7 @@ MAX_DEPTH = 200
 
 def loads(
     text: str | bytes,
-    max_depth: int = MAX_DEPTH,
+    max_depth: int | None = MAX_DEPTH,
     max_values: int | None = None,
     *,
     constants: bool = False,
@@ -104,8 +121,10 @@ def loads(
     """Parse one JSON document strictly, at most ``max_depth`` deep and, if given, of at
     most ``max_values`` values; NaN and infinities (a ``1e999`` too) only with
     ``constants``. ``huge_numbers`` reads ``1e999`` as infinity as ``json.loads`` does
-    (evidence only: checker versions decide on what they were given). Raises ValueError
-    naming what was wrong."""
+    (evidence only: checker versions decide on what they were given). ``max_depth=None``
+    sets no depth of its own: a document deeper than Python's recursion allows raises
+    ``RecursionError`` as ``json.loads`` does. Raises ValueError naming what was wrong
+    (``DuplicateKey`` for a key given twice in one object)."""
     opening = _opening(text)  # each count scans the whole text: counted once
     over = max_values is not None and opening + _commas(text) + 1 > max_values  # bound()
     if over and count_values(text) > (max_values or 0):
@@ -120,7 +139,13 @@ def loads(
                 parse_float=_finite if check else None,
             )
     except RecursionError:
+        if max_depth is None:
+            raise
         raise ValueError(f"nested deeper than {max_depth} levels") from None
+    if max_depth is None:
+        if over:
+            _check_size(value, None, max_values)
+        return value
     if (opening > max_depth and _deepest(text) >= max_depth) or over:
         _check_size(value, max_depth, max_values)
     return value
@@ -169,7 +194,7 @@ def _deepest(text: str | bytes) -> int:
                 accumulate(steps, initial=level) if deepest is not None else accumulate(steps)
             )
             deepest = top if deepest is None else max(deepest, top)
-            level += sum(steps)
+            level += steps.count(1) - steps.count(-1)  # every step is one of them
         inside ^= len(parts) % 2 == 0
         start = next_start
     return 0 if deepest is None else deepest
@@ -181,14 +206,14 @@ def _run(kind: type) -> re.Pattern[Any]:
     return re.compile(b"\\\\*" if kind is bytes else r"\\*")
 
 
-def _check_size(value: Any, max_depth: int, max_values: int | None) -> None:
+def _check_size(value: Any, max_depth: int | None, max_values: int | None) -> None:
     """The exact depth and number of values, walked without recursion."""
     stack = [(value, 1)]
     count = 0
     while stack:
         item, depth = stack.pop()
         count += 1
-        if depth > max_depth:
+        if max_depth is not None and depth > max_depth:
             raise ValueError(f"nested deeper than {max_depth} levels")
         if max_values is not None and count > max_values:
             raise ValueError(f"holds more than {max_values} values")
@@ -275,7 +300,7 @@ def _lines_bound(text: str, newline_only: bool) -> int:
     """At least the number of lines of ``text`` (counted in C)."""
     if newline_only:
         return text.count("\n") + 1
-    return sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
+    return left_sum(map(text.count, "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")) + 1
 
 
 def _filled_lines(text: str, newline_only: bool) -> int:
