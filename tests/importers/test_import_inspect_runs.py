@@ -411,7 +411,8 @@ def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
     }
     assert figures[("match", "accuracy")] == 0.5  # what Inspect wrote: 20 of 40 right
     for (scorer, metric), claimed in figures.items():
-        assert claimed == rules.header_figure(log, scorer, None, metric)
+        entry = rules.header_entry(log, scorer, None)
+        assert entry is not None and claimed == entry["metrics"][metric]["value"]
 
 
 def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
