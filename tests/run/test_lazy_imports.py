@@ -199,8 +199,8 @@ def test_a_verification_imports_only_the_libraries_its_checkers_declare(bundle: 
     # issue 47: nothing is imported at verify that the bundle does not need. What it may
     # load beyond our code and the standard library: the readers, the libraries its
     # checkers declare (its report's environment names them) with what they require,
-    # PyYAML, and cryptography for a signed bundle or pre-registration. networkx is declared by no checker now, and
-    # no longer a dependency at all
+    # PyYAML, and cryptography for a signed bundle or pre-registration. networkx is
+    # declared by no checker now, and no longer a dependency at all
     run = verify_in_fresh_interpreter(bundle)
     allowed_distributions = (
         {"pyyaml"}
