@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bundler.store import versions
 from bundler.store.auditlog import Row
 from bundler.store.errors import ArchiveError, db_failure
 
@@ -95,6 +96,13 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         "CREATE INDEX bundle_signers_by_keyid ON bundle_signers (keyid)",
         "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
     ),
+    # 3 -> 4 (issue 47): each version's order as text (``versions.order``), indexed with its
+    # name, so that an add finds the highest stored version of a name by one lookup
+    (
+        "ALTER TABLE bundles ADD COLUMN version_order TEXT",
+        "UPDATE bundles SET version_order = reprobundle_version_order(version)",
+        "CREATE INDEX bundles_by_version_order ON bundles (name, version_order)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -135,6 +143,7 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            _functions(conn)
             return conn
         except sqlite3.Error as exc:
             conn.close()
@@ -180,7 +189,12 @@ def _open(path: Path, what: str) -> sqlite3.Connection:
     return conn
 
 
+def _functions(conn: sqlite3.Connection) -> None:  # ours, called in SQL
+    conn.create_function("reprobundle_version_order", 1, versions.order, deterministic=True)
+
+
 def configure(conn: sqlite3.Connection) -> None:
+    _functions(conn)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":
@@ -394,8 +408,25 @@ def digest_of(conn: sqlite3.Connection, name: str, version: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def versions_of(conn: sqlite3.Connection, name: str) -> list[str]:
-    return [str(v) for (v,) in conn.execute("SELECT version FROM bundles WHERE name = ?", (name,))]
+def highest_version(conn: sqlite3.Connection, name: str) -> str | None:
+    """The highest stored semver of ``name`` (None: none): one lookup, however many."""
+    row = conn.execute(
+        "SELECT version FROM bundles WHERE name = ? AND version_order IS NOT NULL "
+        "ORDER BY version_order DESC LIMIT 1",
+        (name,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def misordered(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The bundles (digest, version) whose ``version_order`` is not their version's."""
+    return [
+        (str(d), str(v))
+        for d, v in conn.execute(
+            "SELECT digest, version FROM bundles "
+            "WHERE version_order IS NOT reprobundle_version_order(version)"
+        )
+    ]
 
 
 def digests(conn: sqlite3.Connection) -> list[str]:
@@ -462,9 +493,9 @@ def find_bundles(
 
 def insert_bundle(conn: sqlite3.Connection, row: BundleRow, manifest: bytes) -> None:
     conn.execute(
-        f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*row.__dict__.values(), manifest),
+        f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest, version_order) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*row.__dict__.values(), manifest, versions.order(row.version)),
     )
 
 

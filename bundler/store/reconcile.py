@@ -351,6 +351,12 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
             "index.unlogged",
             "claims of a bundle the index does not hold",
         )
+    for digest, version in index.misordered(conn):  # what add's rollback warning reads
+        diff.add(
+            f"bundle {digest}",
+            "index.altered",
+            f"version_order: not the order of its version {version!r} (the column was edited)",
+        )
 
 
 def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> None:

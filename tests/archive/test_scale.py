@@ -1,0 +1,104 @@
+"""The archive's work per bundle does not grow with the archive (issue 47, item 4).
+
+Each test counts work (version parses, records decoded), never time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bundler.store import Archive, versions
+from bundler.store import index as archive_index
+from tests.archive_support import cli, db, rebadge, sql
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "archive"
+    Archive.init(path).close()
+    return path
+
+
+def counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every version parsed (``versions.key``, ``versions.order``) is appended here."""
+    parsed: list[str] = []
+    key, order = versions.key, versions.order
+
+    def counted_key(version: str) -> versions.Key:
+        parsed.append(version)
+        return key(version)
+
+    def counted_order(version: str) -> str | None:
+        parsed.append(version)
+        return order(version)
+
+    monkeypatch.setattr(versions, "key", counted_key)
+    monkeypatch.setattr(versions, "order", counted_order)
+    return parsed
+
+
+def test_an_add_parses_the_same_few_versions_however_many_are_stored(
+    root: Path, quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: every add parsed every stored version of its name (_rollback_warning ->
+    # versions_of), 1,015,150 parses for 100 adds at 10,000 versions
+    files = [
+        rebadge(quickstart_bundle, tmp_path / f"v{n}.tar.gz", version=f"1.{n}.0") for n in range(12)
+    ]
+    parsed = counting_parses(monkeypatch)
+    per_add = []
+    with Archive.open(root) as archive:
+        for file in files:
+            parsed.clear()
+            archive.add([file])
+            per_add.append(len(parsed))
+    assert per_add[-1] == per_add[1] <= 4, per_add  # constant, not one per stored version
+
+
+def test_the_highest_version_is_found_in_semver_order_and_a_rollback_still_warned(
+    root: Path, quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    for version in ("1.0.0-rc.1", "1.10.0", "1.9.0", "1.10.0-beta"):
+        with Archive.open(root) as archive:
+            archive.add(
+                [rebadge(quickstart_bundle, tmp_path / f"{version}.tar.gz", version=version)]
+            )
+    with db(root) as conn:
+        assert archive_index.highest_version(conn, "quickstart") == "1.10.0"
+        assert archive_index.highest_version(conn, "other") is None
+    code, _, err = cli(
+        root, "add", str(rebadge(quickstart_bundle, tmp_path / "l.tar.gz", version="1.2.0"))
+    )
+    assert code == 0 and "quickstart@1.2.0 is lower than quickstart@1.10.0" in err
+
+
+def test_an_index_migrated_from_schema_3_orders_the_versions_it_held(
+    root: Path, quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    with Archive.open(root) as archive:
+        archive.add([rebadge(quickstart_bundle, tmp_path / "a.tar.gz", version="2.0.0")])
+    with db(root) as conn:  # back to schema 3, as an archive written before issue 47
+        conn.execute("DROP INDEX bundles_by_version_order")
+        conn.execute("ALTER TABLE bundles DROP COLUMN version_order")
+        conn.execute("PRAGMA user_version = 3")
+    code, _, err = cli(
+        root, "add", str(rebadge(quickstart_bundle, tmp_path / "b.tar.gz", version="1.0.0"))
+    )
+    assert code == 0 and "lower than quickstart@2.0.0" in err
+    assert sql(root, "SELECT version, version_order FROM bundles ORDER BY version") == [
+        ("1.0.0", versions.order("1.0.0")),
+        ("2.0.0", versions.order("2.0.0")),
+    ]
+
+
+def test_an_edited_version_order_is_caught_by_log_verify(
+    root: Path, quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    with Archive.open(root) as archive:
+        archive.add([rebadge(quickstart_bundle, tmp_path / "a.tar.gz", version="2.0.0")])
+    with db(root) as conn:  # hides 2.0.0 from the rollback warning
+        conn.execute("UPDATE bundles SET version_order = NULL")
+    code, out, err = cli(root, "log", "verify")
+    assert code != 0
+    assert "version_order: not the order of its version '2.0.0'" in out + err
