@@ -14,7 +14,7 @@ from typing import Any
 
 from bundler.atomic import write_atomic
 from bundler.errors import Problem
-from bundler.store import auditlog, checkpoint, index, reconcile, trust
+from bundler.store import auditlog, checkpoint, index, logkeys, reconcile, trust
 from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.objects import DIGEST_RE, Unreadable, read_regular
@@ -183,6 +183,7 @@ def against_log(context: Context, records: list[dict[str, Any]]) -> list[Problem
     """Every index row and the trust store, checked against what the log says."""
     derived = reconcile.replay(records)
     problems = reconcile.compare(context.conn, derived)
+    problems.extend(logkeys.differences(context.conn, index.records(context.conn)))
     problems.extend(trust.differences(context, derived.trust, derived.trust_ids))
     return problems
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bundler.store import versions
+from bundler.store import logkeys, versions
 from bundler.store.auditlog import Row
 from bundler.store.errors import ArchiveError, db_failure
 
@@ -97,11 +97,19 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
     ),
     # 3 -> 4 (issue 47): each version's order as text (``versions.order``), indexed with its
-    # name, so that an add finds the highest stored version of a name by one lookup
+    # name, so that an add finds the highest stored version of a name by one lookup; the
+    # log's records by event, digest and name (``logkeys``), so that add and show read the
+    # records they check, not the whole log
     (
         "ALTER TABLE bundles ADD COLUMN version_order TEXT",
         "UPDATE bundles SET version_order = reprobundle_version_order(version)",
         "CREATE INDEX bundles_by_version_order ON bundles (name, version_order)",
+        """CREATE TABLE log_keys (
+            key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (key, seq)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX log_keys_by_seq ON log_keys (seq)",
+        "INSERT OR IGNORE INTO log_keys (key, seq) SELECT k.value, a.seq "
+        "FROM audit_log a, json_each(reprobundle_log_keys(a.record)) k",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -191,6 +199,7 @@ def _open(path: Path, what: str) -> sqlite3.Connection:
 
 def _functions(conn: sqlite3.Connection) -> None:  # ours, called in SQL
     conn.create_function("reprobundle_version_order", 1, versions.order, deterministic=True)
+    conn.create_function("reprobundle_log_keys", 1, logkeys.keys_as_json, deterministic=True)
 
 
 def configure(conn: sqlite3.Connection) -> None:
@@ -362,33 +371,14 @@ def records_upto(conn: sqlite3.Connection, seq: int) -> int:
     return int(conn.execute("SELECT count(*) FROM audit_log WHERE seq <= ?", (seq,)).fetchone()[0])
 
 
-def trust_records(conn: sqlite3.Connection) -> Iterator[Row]:
-    """The records that may be ``init`` or ``trust`` events, newest first (a text match:
-    the caller decodes each to be sure)."""
-    cursor = conn.execute(
-        "SELECT seq, record, hash FROM audit_log WHERE CAST(record AS TEXT) LIKE ? "
-        "OR CAST(record AS TEXT) LIKE ? ORDER BY seq DESC",
-        ('%"event":"trust"%', '%"event":"init"%'),
-    )
-    for seq, record, stored in cursor:
-        yield Row(int(seq), bytes(record), str(stored))
-
-
-def records_mentioning(conn: sqlite3.Connection, text: str) -> list[Row]:
-    """The records whose bytes contain ``text``, oldest first (a byte match made in C:
-    the caller decodes each to be sure)."""
-    cursor = conn.execute(
-        "SELECT seq, record, hash FROM audit_log WHERE instr(record, ?) > 0 ORDER BY seq",
-        (text.encode("utf-8"),),
-    )
-    return [Row(int(seq), bytes(record), str(stored)) for seq, record, stored in cursor]
-
-
 def insert_records(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """Records into the log, and their keys into its lookup table (``logkeys``)."""
+    rows = list(rows)
     conn.executemany(
         "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
         [(r.seq, r.record, r.hash) for r in rows],
     )
+    logkeys.insert(conn, rows)
 
 
 # -- bundles -----------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def logged_bundle(
     the log (two version columns swapped) is refused before its row is used, at the cost
     of this bundle's records, not the whole log. Raises ``ArchiveError`` (no such row)
     or ``ArchiveTampered``."""
-    from bundler.store import auditlog
+    from bundler.store import auditlog, logkeys
     from bundler.store.errors import ArchiveError, ArchiveTampered
 
     row = index.bundle(conn, digest)
@@ -169,7 +169,7 @@ def logged_bundle(
     where = f"bundle {digest}"
     diff = _Diff()
     mine: list[Mapping[str, Any]] = []
-    for record in index.records_mentioning(conn, f'"digest":"{digest}"'):
+    for record in logkeys.records_with(conn, f"digest:{digest}"):
         value, why = auditlog.decode(record)
         if value is None or auditlog.record_hash(record.record) != record.hash:
             diff.add(

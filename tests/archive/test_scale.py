@@ -4,11 +4,13 @@ Each test counts work (version parses, records decoded), never time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bundler.store import Archive, versions
+from bundler.store import Archive, auditlog, versions
 from bundler.store import index as archive_index
 from tests.archive_support import cli, db, rebadge, sql
 
@@ -80,6 +82,7 @@ def test_an_index_migrated_from_schema_3_orders_the_versions_it_held(
         archive.add([rebadge(quickstart_bundle, tmp_path / "a.tar.gz", version="2.0.0")])
     with db(root) as conn:  # back to schema 3, as an archive written before issue 47
         conn.execute("DROP INDEX bundles_by_version_order")
+        conn.execute("DROP TABLE log_keys")
         conn.execute("ALTER TABLE bundles DROP COLUMN version_order")
         conn.execute("PRAGMA user_version = 3")
     code, _, err = cli(
@@ -99,6 +102,100 @@ def test_an_edited_version_order_is_caught_by_log_verify(
         archive.add([rebadge(quickstart_bundle, tmp_path / "a.tar.gz", version="2.0.0")])
     with db(root) as conn:  # hides 2.0.0 from the rollback warning
         conn.execute("UPDATE bundles SET version_order = NULL")
-    code, out, err = cli(root, "log", "verify")
+    code, _, err = cli(root, "log", "verify")
     assert code != 0
-    assert "version_order: not the order of its version '2.0.0'" in out + err
+    assert "version_order: not the order of its version '2.0.0'" in err
+
+
+def grow_log(root: Path, records: int) -> None:
+    """``records`` refusal records appended (as many refused adds would leave)."""
+    with Archive.open(root) as archive, archive.context.transaction("grow the log"):
+        for n in range(records):
+            archive.context.append(
+                "refuse",
+                {"action": "add", "file": f"f{n}", "digest": "0" * 64, "reason": "x", "codes": []},
+            )
+
+
+def sqlite_steps(archive: Archive, work: Callable[[], object]) -> int:
+    """How many thousands of SQLite VM instructions ``work`` ran on the archive's index."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    archive.conn.set_progress_handler(count, 1000)
+    try:
+        work()
+    finally:
+        archive.conn.set_progress_handler(None, 0)
+    return steps[0]
+
+
+def decoded_records(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ``seq`` of every log record decoded is appended here."""
+    seen: list[int] = []
+    decode = auditlog.decode
+
+    def counted(row: auditlog.Row) -> Any:
+        seen.append(row.seq)
+        return decode(row)
+
+    monkeypatch.setattr(auditlog, "decode", counted)
+    return seen
+
+
+def add_and_show_work(
+    root: Path, bundle: Path, version: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, int, int]:
+    """SQLite work of an add, SQLite work of a show, records a show decoded."""
+    with Archive.open(root) as archive:
+        adding = sqlite_steps(archive, lambda: archive.add([bundle]))
+        seen = decoded_records(monkeypatch)
+        name = f"quickstart@{version}"
+
+        def show() -> None:
+            shown = archive.show(name)
+            archive.statements(shown.bundle.name, shown.bundle.digest)
+
+        showing = sqlite_steps(archive, show)
+        monkeypatch.undo()
+    return adding, showing, len(seen)
+
+
+def test_add_and_show_read_the_same_records_however_long_the_log(
+    root: Path, quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: show decoded every record of the log (the pre-registrations and attestations
+    # of the bundle were looked for in all of them: 21,306 records to show one bundle), and
+    # add and show scanned every record's bytes for the trust records and the bundle's own
+    small = add_and_show_work(
+        root,
+        rebadge(quickstart_bundle, tmp_path / "1.0.0.tar.gz", version="1.0.0"),
+        "1.0.0",
+        monkeypatch,
+    )
+    grow_log(root, 3000)
+    large = add_and_show_work(
+        root,
+        rebadge(quickstart_bundle, tmp_path / "1.1.0.tar.gz", version="1.1.0"),
+        "1.1.0",
+        monkeypatch,
+    )
+    assert large[2] == small[2] <= 3  # the bundle's add record (and the trust record)
+    assert large[0] < small[0] * 1.5 + 50, (small, large)
+    assert large[1] < small[1] * 1.5 + 50, (small, large)
+
+
+def test_an_edited_lookup_of_the_log_is_caught_by_log_verify(
+    root: Path, quickstart_bundle: Path
+) -> None:
+    with Archive.open(root) as archive:
+        archive.add([quickstart_bundle])
+    with db(root) as conn:  # hides the bundle's add record from show's lookup
+        conn.execute("DELETE FROM log_keys WHERE key LIKE 'digest:%'")
+    code, _, err = cli(root, "log", "verify")
+    assert code == 3
+    assert "index log_keys of record 2" in err and "[index.altered]" in err
+    assert cli(root, "show", "quickstart@1.0.0")[0] == 3  # show finds no add record: refused
