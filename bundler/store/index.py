@@ -670,20 +670,27 @@ def _stored_json(text: str, where: str) -> Any:
         ) from None
 
 
-def all_verifications(
-    conn: sqlite3.Connection,
-) -> Iterator[tuple[int, str, str, str, str, Any, Any, Any]]:
-    """Every verification row as stored (id, digest, at, tool, result, exit code, and the
-    environment and detail text, not decoded: they may be damaged)."""
-    for row in conn.execute(
-        "SELECT id, digest, at, tool, result, exit_code, environment, detail FROM verifications"
-    ):
-        yield int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7]
+def verification_row(conn: sqlite3.Connection, vid: int) -> tuple[Any, ...] | None:
+    """One verification as stored (digest, at, tool, result, exit code, and the environment
+    and detail text, not decoded: they may be damaged), or None."""
+    return conn.execute(  # type: ignore[no-any-return]
+        "SELECT digest, at, tool, result, exit_code, environment, detail FROM verifications "
+        "WHERE id = ?",
+        (vid,),
+    ).fetchone()
 
 
-def all_claim_results(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, str]]:
-    """Every claim result (verification, claim id, status, why), in the order added."""
-    for vid, claim_id, status, why in conn.execute(
-        "SELECT verification, claim_id, status, why FROM claim_results ORDER BY rowid"
-    ):
-        yield int(vid), str(claim_id), str(status), str(why)
+def verification_ids(conn: sqlite3.Connection) -> Iterator[int]:
+    for (vid,) in conn.execute("SELECT id FROM verifications ORDER BY id"):
+        yield int(vid)
+
+
+def orphan_claim_results(conn: sqlite3.Connection) -> list[int]:
+    """The verification ids of claim results whose verification the index does not hold."""
+    return [
+        int(vid)
+        for (vid,) in conn.execute(
+            "SELECT DISTINCT verification FROM claim_results "
+            "WHERE verification NOT IN (SELECT id FROM verifications) ORDER BY verification"
+        )
+    ]
