@@ -194,7 +194,9 @@ def main() -> int:
         _child(sys.argv[2:])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--quick", action="store_true", help="sizes 100 and 1,000, 2 rounds")
+    parser.add_argument("--runs", type=int, default=1, help="accepted for all.py: one run each")
     parser.add_argument("--names", choices=["one", "many", "both"], default="both")
     parser.add_argument("--steps", nargs="+", default=[s for s in STEPS if s != "dask"])
     parser.add_argument("--dask", action="store_true", help="verify on a local Dask cluster too")
@@ -204,6 +206,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.rounds = [100, 1000], min(args.rounds, 2)
     steps = [*args.steps, *(["dask"] if args.dask else [])]
     work = Path(tempfile.mkdtemp(prefix="rb-archive-scale-", dir=args.work))
     options = {"jobs": args.jobs, "rounds": args.rounds, "tail": args.tail}
@@ -221,6 +225,8 @@ def main() -> int:
         f"--rounds {args.rounds} --jobs {args.jobs} --tail {args.tail}"
     )
     print(table(results, args.sizes))
+    print()
+    print(target_table(results, args.sizes))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
@@ -245,6 +251,35 @@ def table(results: dict[str, dict[int, dict[str, dict[str, Any]]]], sizes: list[
             cells = " | ".join(f"{per(r):.3f} ({r['rss_mib']:.0f})" for r in rows if r)
             slope = per(rows[-1]) / per(rows[0]) if rows[0] and rows[-1] and per(rows[0]) else 0
             lines.append(f"| {names} | {step} | {_unit(step)} | {cells} | {slope:.2f} |")
+    return "\n".join(lines)
+
+
+FLAT, MAX_RSS_MIB = 1.5, 200  # the slope allowed (the noise of a shared machine), peak RSS
+
+
+def target_table(results: dict[str, dict[int, dict[str, dict[str, Any]]]], sizes: list[int]) -> str:
+    """One row per step in ``all.py``'s columns: the time per unit at the largest size
+    against the same at the smallest (the yardstick: flat is 1.0x)."""
+    lines = [
+        "| work | reprobundle | yardstick | ratio | target | met? | peak RSS |",
+        "| --- | ---: | --- | ---: | ---: | --- | ---: |",
+    ]
+    for names, by_size in results.items():
+        for step in STEPS:
+            small, large = by_size[sizes[0]].get(step), by_size[sizes[-1]].get(step)
+            if not small or not large:
+                continue
+            a = 1000 * large["seconds"] / max(1, large["count"])
+            b = 1000 * small["seconds"] / max(1, small["count"])
+            slope = a / b if b else 0.0
+            rss = max(r[step]["rss_mib"] for r in by_size.values() if step in r)
+            ok = slope <= FLAT and rss < MAX_RSS_MIB
+            lines.append(
+                f"| archive ({'one name' if names == 'one' else 'many names'}) {step}, "
+                f"{sizes[-1]:,} bundles | {a:.3f} ms/{_unit(step)} | the same at {sizes[0]:,}: "
+                f"{b:.3f} ms | {slope:.2f}x | <= {FLAT}x, < {MAX_RSS_MIB} MiB "
+                f"| {'yes' if ok else 'no'} | {rss:.0f} MiB |"
+            )
     return "\n".join(lines)
 
 
