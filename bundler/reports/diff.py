@@ -11,9 +11,10 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
-from bundler.format.manifest import Case, Claim, Manifest, dotted
+from bundler.format.manifest import Case, Claim, Manifest
 
 DIFF_FORMAT = "reprobundle-diff/1"
 
@@ -41,56 +42,69 @@ def counted_changes(old: Any, new: Any, limit: int = LISTED) -> tuple[list[dict[
     generated as they are reached, never listed."""
     total = [0]
 
-    def counted() -> Iterator[dict[str, Any]]:
+    def counted() -> Iterator[_Found]:
         for change in _walk(old, new):
             total[0] += 1
             yield change
 
-    listed = heapq.nsmallest(limit, counted(), key=_path)
-    return listed, total[0]
+    listed = heapq.nsmallest(limit, counted(), key=itemgetter(0))
+    return [_change(*found) for found in listed], total[0]
 
 
-def _path(change: dict[str, Any]) -> str:
-    return str(change["path"])
+# one change as the walk finds it: its path as ``dotted`` writes it ("" for the whole
+# value), the kind, the old value and the new; made a mapping only when it is listed
+_Found = tuple[str, str, Any, Any]
+_Pairs = Iterator[tuple[str, Any, Any]]
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _walk(old: Any, new: Any) -> Iterator[dict[str, Any]]:
-    todo: list[Iterator[tuple[list[Any], Any, Any]]] = [iter([([], old, new)])]
+def _walk(old: Any, new: Any) -> Iterator[_Found]:
+    todo: list[_Pairs] = [iter([("", old, new)])]
     while todo:
         pair = next(todo[-1], None)
         if pair is None:
             todo.pop()
             continue
         path, before, after = pair
-        if type(before) is type(after) and before == after:
+        kind = type(before)
+        if kind is type(after) and before == after:
             continue
-        if isinstance(before, Mapping) and isinstance(after, Mapping):
+        if kind in _SCALARS or type(after) in _SCALARS:  # the common case, decided first
+            yield path, "changed", before, after
+        elif isinstance(before, Mapping) and isinstance(after, Mapping):
             for key in before:
                 if key not in after:
-                    yield _change([*path, key], "removed", before[key], None)
+                    yield _child(path, key), "removed", before[key], None
             for key in after:
                 if key not in before:
-                    yield _change([*path, key], "added", None, after[key])
+                    yield _child(path, key), "added", None, after[key]
             todo.append(_pairs_of(path, before, after, [k for k in before if k in after]))
         elif isinstance(before, list | tuple) and isinstance(after, list | tuple):
             yield from _list_changes(path, before, after, todo)
         else:
-            yield _change(path, "changed", before, after)
+            yield path, "changed", before, after
 
 
-def _pairs_of(
-    path: list[Any], before: Any, after: Any, keys: Iterable[Any]
-) -> Iterator[tuple[list[Any], Any, Any]]:
+def _child(path: str, part: Any) -> str:
+    """``dotted`` of the parts of ``path`` and ``part``."""
+    if isinstance(part, int):
+        return f"{path}[{part}]"
+    return f"{path}.{part}" if path else str(part)
+
+
+def _pairs_of(path: str, before: Any, after: Any, keys: Iterable[Any]) -> _Pairs:
     for key in keys:
-        yield [*path, key], before[key], after[key]
+        yield _child(path, key), before[key], after[key]
+
+
+def _items_of(path: str, before: Any, after: Any, indexes: range) -> _Pairs:
+    for i in indexes:
+        yield f"{path}[{i}]", before[i], after[i]
 
 
 def _list_changes(
-    path: list[Any],
-    before: Sequence[Any],
-    after: Sequence[Any],
-    todo: list[Iterator[tuple[list[Any], Any, Any]]],
-) -> Iterator[dict[str, Any]]:
+    path: str, before: Sequence[Any], after: Sequence[Any], todo: list[_Pairs]
+) -> Iterator[_Found]:
     """The added and removed items; the pairs still to compare go on ``todo``."""
     start, shorter = 0, min(len(before), len(after))
     while start < shorter and _same(before[start], after[start]):
@@ -102,10 +116,10 @@ def _list_changes(
     new_middle = range(start, len(after) - end)
     pairs = min(len(old_middle), len(new_middle))
     for i in old_middle[pairs:]:
-        yield _change([*path, i], "removed", before[i], None)
+        yield f"{path}[{i}]", "removed", before[i], None
     for i in new_middle[pairs:]:
-        yield _change([*path, i], "added", None, after[i])
-    todo.append(_pairs_of(path, before, after, old_middle[:pairs]))
+        yield f"{path}[{i}]", "added", None, after[i]
+    todo.append(_items_of(path, before, after, old_middle[:pairs]))
 
 
 def _omitted(listed: list[dict[str, Any]], total: int) -> dict[str, int]:
@@ -117,8 +131,8 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _change(path: list[Any], change: str, old: Any, new: Any) -> dict[str, Any]:
-    return {"path": dotted(path, root="(all)"), "change": change, "old": old, "new": new}
+def _change(path: str, change: str, old: Any, new: Any) -> dict[str, Any]:
+    return {"path": path or "(all)", "change": change, "old": old, "new": new}
 
 
 def _case_body(case: Case) -> dict[str, Any]:

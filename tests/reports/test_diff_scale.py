@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bundler.cli import main
 from bundler.reports import diff
@@ -89,3 +91,69 @@ def test_a_diff_with_more_changes_than_it_lists_says_how_many_it_left_out(
     assert case["changes_omitted"] == 3_000 - diff.LISTED
     text = CliRunner().invoke(main, ["diff", str(old), str(new)]).stdout
     assert f"… and {3_000 - diff.LISTED} more change(s), not listed" in text
+
+
+def changes_before_issue_47(old: Any, new: Any) -> list[dict[str, Any]]:
+    """``diff.changes`` as it was (every change held, sorted by path): the reference."""
+    from bundler.format.manifest import dotted
+
+    def change(path: list[Any], kind: str, a: Any, b: Any) -> dict[str, Any]:
+        return {"path": dotted(path, root="(all)"), "change": kind, "old": a, "new": b}
+
+    def same(a: Any, b: Any) -> bool:
+        return type(a) is type(b) and a == b
+
+    found: list[dict[str, Any]] = []
+    todo: list[tuple[list[Any], Any, Any]] = [([], old, new)]
+    while todo:
+        path, before, after = todo.pop()
+        if type(before) is type(after) and before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict):
+            for key in before:
+                if key not in after:
+                    found.append(change([*path, key], "removed", before[key], None))
+                else:
+                    todo.append(([*path, key], before[key], after[key]))
+            found += [
+                change([*path, k], "added", None, v) for k, v in after.items() if k not in before
+            ]
+        elif isinstance(before, list | tuple) and isinstance(after, list | tuple):
+            start, shorter = 0, min(len(before), len(after))
+            while start < shorter and same(before[start], after[start]):
+                start += 1
+            end = 0
+            while end < shorter - start and same(before[-1 - end], after[-1 - end]):
+                end += 1
+            old_middle = range(start, len(before) - end)
+            new_middle = range(start, len(after) - end)
+            pairs = min(len(old_middle), len(new_middle))
+            found += [change([*path, i], "removed", before[i], None) for i in old_middle[pairs:]]
+            found += [change([*path, i], "added", None, after[i]) for i in new_middle[pairs:]]
+            todo += [([*path, i], before[i], after[i]) for i in old_middle[:pairs]]
+        else:
+            found.append(change(path, "changed", before, after))
+    return sorted(found, key=lambda c: c["path"])
+
+
+PLAIN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False)
+    | st.text("ab", max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text("abc", max_size=2), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PLAIN, PLAIN)
+def test_the_changes_are_those_the_diff_gave_before(old: Any, new: Any) -> None:
+    everything, total = diff.counted_changes(old, new, limit=10**9)
+    assert everything == changes_before_issue_47(old, new)
+    assert total == len(everything)
+    listed, _ = diff.counted_changes(old, new, limit=3)
+    assert listed == everything[:3]
