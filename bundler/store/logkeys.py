@@ -27,16 +27,21 @@ _SUBJECTS = ("digest", "name")  # the fields of a record's data it is found by
 
 
 def keys(value: Mapping[str, Any]) -> list[str]:
-    """A decoded record's keys: ``event:EVENT``, and ``digest:D`` / ``name:N`` for the
-    digest and name its data holds (text only)."""
+    """A decoded record's keys: ``event:EVENT``; ``digest:D`` / ``name:N`` for the digest
+    and name its data holds (text only); and each of those with the event
+    (``EVENT/digest:D``), so that the records of one kind about one subject (the
+    pre-registrations of a name) are one lookup, however many records the name has."""
     found = set()
-    if isinstance(value.get("event"), str):
-        found.add(f"event:{value['event']}")
+    event = value.get("event")
+    if isinstance(event, str):
+        found.add(f"event:{event}")
     data = value.get("data")
     if isinstance(data, dict):
-        found.update(
-            f"{field}:{data[field]}" for field in _SUBJECTS if isinstance(data.get(field), str)
-        )
+        for field in _SUBJECTS:
+            if isinstance(data.get(field), str):
+                found.add(f"{field}:{data[field]}")
+                if isinstance(event, str):
+                    found.add(f"{event}/{field}:{data[field]}")
     return sorted(found)
 
 
@@ -66,14 +71,14 @@ def _rows(cursor: Iterable[Sequence[Any]]) -> Iterator[Row]:
         yield Row(int(seq), bytes(record), str(stored))
 
 
-def records_with(conn: sqlite3.Connection, *required: str) -> list[Row]:
-    """The records that have every key of ``required``, oldest first."""
-    subquery = " INTERSECT ".join(["SELECT seq FROM log_keys WHERE key = ?"] * len(required))
+def records_with(conn: sqlite3.Connection, key: str) -> list[Row]:
+    """The records that have ``key``, oldest first: one lookup, as many rows as they are."""
     return list(
         _rows(
             conn.execute(
-                f"SELECT seq, record, hash FROM audit_log WHERE seq IN ({subquery}) ORDER BY seq",
-                required,
+                "SELECT seq, record, hash FROM audit_log WHERE seq IN "
+                "(SELECT seq FROM log_keys WHERE key = ?) ORDER BY seq",
+                (key,),
             )
         )
     )

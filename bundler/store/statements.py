@@ -188,16 +188,11 @@ def recorded(
     if everything:  # found by the log's lookup table (logkeys), decoded to be sure
         rows = list(logkeys.records_with_any(context.conn, ["event:preregister", "event:attest"]))
     else:
-        rows = (
-            logkeys.records_with(context.conn, "event:preregister", f"name:{name}")
-            if name is not None
-            else []
-        )
-        rows += (
-            logkeys.records_with(context.conn, "event:attest", f"digest:{digest}")
-            if digest is not None
-            else []
-        )
+        rows = []
+        if name is not None:
+            rows += logkeys.records_with(context.conn, f"preregister/name:{name}")
+        if digest is not None:
+            rows += logkeys.records_with(context.conn, f"attest/digest:{digest}")
     out = []
     for row in sorted(rows, key=lambda r: r.seq):
         value, _ = auditlog.decode(row)

@@ -109,24 +109,34 @@ def test_an_edited_version_order_is_caught_by_log_verify(
 
 
 def grow_log(root: Path, records: int) -> None:
-    """``records`` refusal records appended (as many refused adds would leave)."""
+    """``records`` refusal records appended (as many refused adds of other versions of
+    quickstart would leave: the name's records grow with them)."""
     with Archive.open(root) as archive, archive.context.transaction("grow the log"):
         for n in range(records):
             archive.context.append(
                 "refuse",
-                {"action": "add", "file": f"f{n}", "digest": "0" * 64, "reason": "x", "codes": []},
+                {
+                    "action": "add",
+                    "file": f"f{n}",
+                    "digest": "0" * 64,
+                    "name": "quickstart",
+                    "version": f"9.{n}.0",
+                    "reason": "x",
+                    "codes": [],
+                },
             )
 
 
 def sqlite_steps(archive: Archive, work: Callable[[], object]) -> int:
-    """How many thousands of SQLite VM instructions ``work`` ran on the archive's index."""
+    """How many tens of SQLite VM instructions ``work`` ran on the archive's index (each
+    statement's own count, as SQLite calls the handler)."""
     steps = [0]
 
     def count() -> int:
         steps[0] += 1
         return 0
 
-    archive.conn.set_progress_handler(count, 1000)
+    archive.conn.set_progress_handler(count, 10)
     try:
         work()
     finally:
