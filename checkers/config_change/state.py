@@ -208,8 +208,9 @@ def _excerpts(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) ->
 def _excerpt(found: Reason) -> dict[str, Any]:
     """One difference (a reason of ``compare_documents``) as its path and both values cut."""
     details = found.details
+    path = str(details["path"])  # a key may be long too: cut like the values
     return {
-        "path": str(details["path"]),
+        "path": path if len(path) <= EXCERPT_CHARS else path[: EXCERPT_CHARS - 3] + "...",
         "change": found.code,
         "before": _cut(details["expected"]) if "expected" in details else None,
         "after": _cut(details["actual"]) if "actual" in details else None,
@@ -372,8 +373,8 @@ def state_unchanged_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     verdicts): it decides exactly what @2 decides. What changes is what a ``state.changed``
     reason carries: the field, how many differences it has (every differing path, as
     @2's list names them), and the first 10 of them in path order, each with its path and
-    the two values there as compact JSON cut to 200 characters (``...`` marks a cut; a
-    side where the path is absent is null). @2 carries both whole values, so a report of
+    the two values there as compact JSON, each cut to 200 characters (``...`` marks a cut;
+    a side where the path is absent is null). @2 carries both whole values, so a report of
     two differing 10 MB documents holds both again; a @3 report stays a few kilobytes
     whatever the size of the values.
 

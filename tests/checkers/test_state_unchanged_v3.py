@@ -72,6 +72,14 @@ def test_each_excerpt_is_cut_to_the_stated_size() -> None:
     assert texts[0]["before"].startswith('"aaa') and texts[0]["before"].endswith("...")
 
 
+def test_a_long_key_is_cut_like_a_value() -> None:
+    key = "k" * 5_000
+    verdict = run(V3, pair({key: 1}, {key: 2}))
+    shown = verdict.reasons[0].details["shown"][0]
+    assert len(shown["path"]) == state.EXCERPT_CHARS and shown["path"].endswith("...")
+    assert len(json.dumps(dict(verdict.reasons[0].details))) < 1_000
+
+
 def test_a_path_absent_on_one_side_shows_null_there() -> None:
     verdict = run(V3, pair({"kept": 1, "gone": [1, 2]}, {"kept": 1, "new": {"x": 1}}))
     shown = {s["path"]: s for s in verdict.reasons[0].details["shown"]}
