@@ -1,4 +1,4 @@
-"""Every measurement of issue 33 in one command, each yardstick in the same run.
+"""Every measurement of issues 33 and 47 in one command, each yardstick in the same run.
 
     python bench/all.py                       # the issue's sizes (about an hour on 2 cores)
     python bench/all.py --quick               # a quarter of each size, one run: still long
@@ -46,11 +46,20 @@ import bench  # noqa: E402
 STARTED = time.monotonic()
 COLUMNS = ["work", "reprobundle", "yardstick", "ratio", "target", "met?", "peak RSS"]
 MAX_RSS_MIB = 200  # issue 33 item 6
-# (script, the issue item it measures); each takes --runs N --work DIR
+# (script, the issue item it measures, its arguments at the issue's sizes, with --quick);
+# each also takes --runs N --work DIR
 SCRIPTS = [
-    ("fixed_cost_bench.py", "item 1: the fixed cost of a verification"),
-    ("checkers_bench.py", "item 3: checkers at the speed of parsing"),
-    ("inspect_import_bench.py", "item 5: import of an Inspect log"),
+    ("fixed_cost_bench.py", "issue 33 item 1: the fixed cost of a verification", [], []),
+    (
+        "checkers_bench.py",
+        "issue 33 item 3, issue 47 item 1: checkers at the speed of parsing",
+        [],
+        ["--quick"],
+    ),
+    ("inspect_import_bench.py", "issue 33 item 5: import of an Inspect log", [], ["--quick"]),
+    ("install_bench.py", "issue 47 item 2: pip install into a clean venv", [], []),
+    ("diff_bench.py", "issue 47 item 3: diff of large manifests", [], ["--mib", "2"]),
+    ("archive_scale.py", "issue 47 item 4: the archive at scale", [], ["--quick"]),
 ]
 
 
@@ -115,14 +124,19 @@ def cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def run_script(script: str, runs: int, work: Path) -> tuple[list[list[str]], list[str]]:
+def run_script(
+    script: str,
+    runs: int,
+    work: Path,
+    extra: list[str] = (),  # type: ignore[assignment]
+) -> tuple[list[list[str]], list[str]]:
     """(rows to merge, lines to print after the table) of one other script."""
     path = HERE / script
     if not path.exists():
         return [], [f"- `bench/{script}` does not exist yet: skipped"]
     folder = work / path.stem
     folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, str(path), "--runs", str(runs), "--work", str(folder)]
+    command = [sys.executable, str(path), "--runs", str(runs), "--work", str(folder), *extra]
     print(
         f"running {script} ... ({time.monotonic() - STARTED:.0f} s so far)",
         file=sys.stderr,
@@ -177,11 +191,11 @@ def main() -> int:
         )
     )
     after: list[str] = []
-    for script, item in SCRIPTS:
+    for script, item, full, quick in SCRIPTS:
         if script in args.skip:
             after.append(f"- `bench/{script}` ({item}): skipped (--skip)")
             continue
-        merged, shown = run_script(script, runs, work)
+        merged, shown = run_script(script, runs, work, quick if args.quick else full)
         rows += merged
         after += [line.replace(f"`bench/{script}`", f"`bench/{script}` ({item})") for line in shown]
     print(

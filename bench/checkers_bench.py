@@ -277,16 +277,10 @@ def specs(quick: bool, most: int) -> list[Spec]:
                     differing,
                 )
             )
-            out.append(
-                Spec(
-                    "config_change",
-                    "state-unchanged@2",
-                    "json",
-                    ("before", "after"),
-                    size,
-                    differing,
+            for state in ("state-unchanged@2", "state-unchanged@3"):  # @3: bounded excerpts
+                out.append(
+                    Spec("config_change", state, "json", ("before", "after"), size, differing)
                 )
-            )
             out.append(
                 Spec("fault_injection", "trial-stats@3", "jsonl", ("trials",), size, differing)
             )
@@ -347,6 +341,7 @@ def main() -> int:
         "| --- | ---: | --- | ---: | ---: | ---: | --- | ---: |",
     ]
     print("\n".join(lines), flush=True)
+    merged: list[str] = []
     for spec in specs(args.quick, args.max_mb):
         if args.only not in spec.checker or spec.size < args.min_mb * MB:
             continue
@@ -379,6 +374,18 @@ def main() -> int:
         )
         print(line, flush=True)
         lines.append(line)
+        ok = note == "yes" and max(rss) < 200
+        merged.append(
+            f"| {spec.label}, {size:.1f} MB, {which} | {statistics.median(ours):.2f} s "
+            f"| parse + `==`: {statistics.median(yard):.2f} s | {ratio:.2f}x | <= 3x, < 200 MiB "
+            f"| {'yes' if ok else 'no'}{'' if note in ('yes', 'no') else f' ({note})'} "
+            f"| {max(rss):.0f} MiB |"
+        )
+    # the same rows in bench/all.py's columns (merged into its table)
+    print()
+    print("| work | reprobundle | yardstick | ratio | target | met? | peak RSS |")
+    print("| --- | ---: | --- | ---: | ---: | --- | ---: |")
+    print("\n".join(merged))
     return 0
 
 

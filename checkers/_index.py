@@ -40,6 +40,7 @@ MODULE_OF = {
     "review-matches-submission@2": "checkers.config_change.review",
     "state-unchanged@1": "checkers.config_change.state",
     "state-unchanged@2": "checkers.config_change.state",
+    "state-unchanged@3": "checkers.config_change.state",
     "structured-equal@1": "checkers.structured.checks",
     "structured-equal@2": "checkers.structured.checks",
     "suite-threshold@1": "checkers.intent.expectations",

@@ -9,48 +9,104 @@ supported one without any evidence changing.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from bundler.format.claims import advisories_of
-from bundler.format.manifest import Case, Claim, Manifest, dotted
+from bundler.format.manifest import Case, Claim, Manifest
 
 DIFF_FORMAT = "reprobundle-diff/1"
 
 
-def changes(old: Any, new: Any) -> list[dict[str, Any]]:
-    """Every difference between two plain values, as ``{path, change, old, new}``.
+# A list of changes holds at most this many, the first by path; the count of the rest is
+# given beside it (``changes_omitted``): two 16 MiB manifests can differ at a million places
+LISTED = 1000
 
-    Linear in the size of the two values (a manifest may be 16 MiB, and the bundles are
-    untrusted): mappings are compared key by key; lists by position, after the items they
-    share at both ends are set aside, so one item added or removed anywhere is one
-    change; any other value is compared whole (a changed text is one change)."""
-    found: list[dict[str, Any]] = []
-    todo: list[tuple[list[Any], Any, Any]] = [([], old, new)]
+
+def changes(old: Any, new: Any) -> list[dict[str, Any]]:
+    """Every difference between two plain values, as ``{path, change, old, new}`` (the
+    first ``LISTED`` by path: ``counted_changes`` says how many there are)."""
+    return counted_changes(old, new)[0]
+
+
+def counted_changes(old: Any, new: Any, limit: int = LISTED) -> tuple[list[dict[str, Any]], int]:
+    """The first ``limit`` differences between two plain values by path, and how many
+    there are in all.
+
+    Linear in the size of the two values, in memory bounded by ``limit`` beyond the values
+    themselves (a manifest may be 16 MiB, and the bundles are untrusted): mappings are
+    compared key by key; lists by position, after the items they share at both ends are
+    set aside, so one item added or removed anywhere is one change; any other value is
+    compared whole (a changed text is one change). The pairs still to compare are
+    generated as they are reached, never listed."""
+    total = [0]
+
+    def counted() -> Iterator[_Found]:
+        for change in _walk(old, new):
+            total[0] += 1
+            yield change
+
+    listed = heapq.nsmallest(limit, counted(), key=itemgetter(0))
+    return [_change(*found) for found in listed], total[0]
+
+
+# one change as the walk finds it: its path as ``dotted`` writes it ("" for the whole
+# value), the kind, the old value and the new; made a mapping only when it is listed
+_Found = tuple[str, str, Any, Any]
+_Pairs = Iterator[tuple[str, Any, Any]]
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _walk(old: Any, new: Any) -> Iterator[_Found]:
+    todo: list[_Pairs] = [iter([("", old, new)])]
     while todo:
-        path, before, after = todo.pop()
-        if type(before) is type(after) and before == after:
+        pair = next(todo[-1], None)
+        if pair is None:
+            todo.pop()
             continue
-        if isinstance(before, Mapping) and isinstance(after, Mapping):
+        path, before, after = pair
+        kind = type(before)
+        if kind is type(after) and before == after:
+            continue
+        if kind in _SCALARS or type(after) in _SCALARS:  # the common case, decided first
+            yield path, "changed", before, after
+        elif isinstance(before, Mapping) and isinstance(after, Mapping):
             for key in before:
                 if key not in after:
-                    found.append(_change([*path, key], "removed", before[key], None))
-                else:
-                    todo.append(([*path, key], before[key], after[key]))
-            found += [
-                _change([*path, k], "added", None, v) for k, v in after.items() if k not in before
-            ]
+                    yield _child(path, key), "removed", before[key], None
+            for key in after:
+                if key not in before:
+                    yield _child(path, key), "added", None, after[key]
+            todo.append(_pairs_of(path, before, after, [k for k in before if k in after]))
         elif isinstance(before, list | tuple) and isinstance(after, list | tuple):
-            todo += _list_changes(path, before, after, found)
+            yield from _list_changes(path, before, after, todo)
         else:
-            found.append(_change(path, "changed", before, after))
-    return sorted(found, key=lambda c: c["path"])
+            yield path, "changed", before, after
+
+
+def _child(path: str, part: Any) -> str:
+    """``dotted`` of the parts of ``path`` and ``part``."""
+    if isinstance(part, int):
+        return f"{path}[{part}]"
+    return f"{path}.{part}" if path else str(part)
+
+
+def _pairs_of(path: str, before: Any, after: Any, keys: Iterable[Any]) -> _Pairs:
+    for key in keys:
+        yield _child(path, key), before[key], after[key]
+
+
+def _items_of(path: str, before: Any, after: Any, indexes: range) -> _Pairs:
+    for i in indexes:
+        yield f"{path}[{i}]", before[i], after[i]
 
 
 def _list_changes(
-    path: list[Any], before: Sequence[Any], after: Sequence[Any], found: list[dict[str, Any]]
-) -> list[tuple[list[Any], Any, Any]]:
-    """Added and removed items into ``found``; the pairs still to compare returned."""
+    path: str, before: Sequence[Any], after: Sequence[Any], todo: list[_Pairs]
+) -> Iterator[_Found]:
+    """The added and removed items; the pairs still to compare go on ``todo``."""
     start, shorter = 0, min(len(before), len(after))
     while start < shorter and _same(before[start], after[start]):
         start += 1
@@ -60,17 +116,24 @@ def _list_changes(
     old_middle = range(start, len(before) - end)
     new_middle = range(start, len(after) - end)
     pairs = min(len(old_middle), len(new_middle))
-    found += [_change([*path, i], "removed", before[i], None) for i in old_middle[pairs:]]
-    found += [_change([*path, i], "added", None, after[i]) for i in new_middle[pairs:]]
-    return [([*path, i], before[i], after[i]) for i in old_middle[:pairs]]
+    for i in old_middle[pairs:]:
+        yield f"{path}[{i}]", "removed", before[i], None
+    for i in new_middle[pairs:]:
+        yield f"{path}[{i}]", "added", None, after[i]
+    todo.append(_items_of(path, before, after, old_middle[:pairs]))
+
+
+def _omitted(listed: list[dict[str, Any]], total: int) -> dict[str, int]:
+    """``{"changes_omitted": N}`` when ``N`` changes were left out of ``listed``, else {}."""
+    return {"changes_omitted": total - len(listed)} if total > len(listed) else {}
 
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _change(path: list[Any], change: str, old: Any, new: Any) -> dict[str, Any]:
-    return {"path": dotted(path, root="(all)"), "change": change, "old": old, "new": new}
+def _change(path: str, change: str, old: Any, new: Any) -> dict[str, Any]:
+    return {"path": path or "(all)", "change": change, "old": old, "new": new}
 
 
 def _case_body(case: Case) -> dict[str, Any]:
@@ -232,6 +295,16 @@ def diff(
         {c["case"]: c["files_changed"] for c in code},
     )
     changed_cases = {c["case"] for c in cases["changed"]} | {e["case"] for e in expectations}
+    about, about_total = counted_changes(_about(old), _about(new))
+    environment, environment_total = counted_changes(dict(old.environment), dict(new.environment))
+    omitted = {
+        section: total - len(listed)
+        for section, listed, total in (
+            ("bundle", about, about_total),
+            ("environment", environment, environment_total),
+        )
+        if total > len(listed)
+    }
     return {
         "diff_format": DIFF_FORMAT,
         "old": _side(old, old_identity, old_file),
@@ -247,8 +320,9 @@ def diff(
         },
         "files": _files_diff(old, new),
         "advisories": _advisories_diff(old, new),
-        "bundle": changes(_about(old), _about(new)),
-        "environment": changes(dict(old.environment), dict(new.environment)),
+        "bundle": about,
+        "environment": environment,
+        **({"changes_omitted": omitted} if omitted else {}),
     }
 
 
@@ -354,13 +428,16 @@ def _cases_diff(
     added, removed = _added_removed(old_cases, new_cases)
     changed = []
     for case_id in common:
-        found = changes(_case_body(old_cases[case_id]), _case_body(new_cases[case_id]))
+        found, total = counted_changes(
+            _case_body(old_cases[case_id]), _case_body(new_cases[case_id])
+        )
         content = content_of.changed(old_cases[case_id], new_cases[case_id])
         if found or content or case_id in code_changed:
             changed.append(
                 {
                     "case": case_id,
                     "changes": found,
+                    **_omitted(found, total),
                     "input_content_changed": content,
                     "checker_code_changed": code_changed.get(case_id, []),
                 }
@@ -377,10 +454,19 @@ def _claims_diff(old: Manifest, new: Manifest, changed_cases: set[str]) -> dict[
     changed = []
     for claim_id in old_claims:
         if claim_id in new_claims:
-            found = changes(_claim_body(old_claims[claim_id]), _claim_body(new_claims[claim_id]))
+            found, total = counted_changes(
+                _claim_body(old_claims[claim_id]), _claim_body(new_claims[claim_id])
+            )
             cases = [i for i in dict.fromkeys(new_claims[claim_id].cases) if i in changed_cases]
             if found or cases:
-                changed.append({"claim": claim_id, "changes": found, "cases_changed": cases})
+                changed.append(
+                    {
+                        "claim": claim_id,
+                        "changes": found,
+                        **_omitted(found, total),
+                        "cases_changed": cases,
+                    }
+                )
     return {"added": added, "removed": removed, "changed": changed}
 
 
@@ -397,8 +483,10 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, int]:
         "advisories": sum(
             len(result.get("advisories", {}).get(k, [])) for k in ("added", "removed")
         ),
-        "bundle": len(result["bundle"]),
-        "environment": len(result["environment"]),
+        **{
+            section: len(result[section]) + result.get("changes_omitted", {}).get(section, 0)
+            for section in ("bundle", "environment")
+        },
     }
 
 

@@ -18,7 +18,7 @@ def _value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
+def _change_lines(found: list[Mapping[str, Any]], indent: str, omitted: int = 0) -> list[str]:
     lines = []
     for change in found:
         if change["change"] == "added":
@@ -29,6 +29,8 @@ def _change_lines(found: list[Mapping[str, Any]], indent: str) -> list[str]:
             lines.append(
                 f"{indent}~ {t(change['path'])}: {_value(change['old'])} -> {_value(change['new'])}"
             )
+    if omitted:  # the diff lists the first changes by path (diff.LISTED) and counts the rest
+        lines.append(f"{indent}… and {omitted} more change(s), not listed")
     return lines
 
 
@@ -59,10 +61,12 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
     for section in (_expectations, _code, _advisories, _cases, _claims, _scope):
         out += section(result, counts)
     out += _files(result, counts, verbose)
+    omitted = result.get("changes_omitted", {})
     if counts["bundle"]:
-        out += ["Bundle", *_change_lines(result["bundle"], "  "), ""]
+        out += ["Bundle", *_change_lines(result["bundle"], "  ", omitted.get("bundle", 0)), ""]
     if counts["environment"]:
-        out += ["Build environment", *_change_lines(result["environment"], "  "), ""]
+        lines = _change_lines(result["environment"], "  ", omitted.get("environment", 0))
+        out += ["Build environment", *lines, ""]
     parts = [f"{n} {kind}" for kind, n in counts.items() if n and kind not in ("flipped", "code")]
     if counts["code"]:
         parts.insert(0, f"{counts['code']} case(s) with changed checker code")
@@ -108,7 +112,7 @@ def _cases(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
     out += [f"  - {t(c)} (removed)" for c in cases["removed"]]
     for item in cases["changed"]:
         out.append(f"  ~ {t(item['case'])}")
-        out += _change_lines(item["changes"], "      ")
+        out += _change_lines(item["changes"], "      ", item.get("changes_omitted", 0))
         for path in item["input_content_changed"]:
             out.append(f"      ~ input {t(path)}: content changed")
         for path in item.get("checker_code_changed", []):
@@ -125,7 +129,7 @@ def _claims(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
     out += [f"  - {t(c)} (removed)" for c in claims["removed"]]
     for item in claims["changed"]:
         out.append(f"  ~ {t(item['claim'])}")
-        out += _change_lines(item["changes"], "      ")
+        out += _change_lines(item["changes"], "      ", item.get("changes_omitted", 0))
         cases = item.get("cases_changed", [])
         if cases:
             more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""

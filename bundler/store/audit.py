@@ -10,11 +10,10 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from bundler.atomic import write_atomic
 from bundler.errors import Problem
-from bundler.store import auditlog, checkpoint, index, reconcile, trust
+from bundler.store import auditlog, checkpoint, index, logkeys, reconcile, trust
 from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.objects import DIGEST_RE, Unreadable, read_regular
@@ -157,7 +156,8 @@ def _pinned(
 def verify_log(context: Context, extra: Sequence[Path] = ()) -> LogReport:
     """Walk the whole chain, check it against every checkpoint (the ones this archive
     kept and any given), and cross-check the index against the log. Collects every
-    problem; never raises for what it finds."""
+    problem; never raises for what it finds. Streams the log: memory grows with the
+    bundles, not with the records."""
     problems: list[Problem] = []
     pinned = _pinned(context, extra, problems)
     with index.snapshot(context.conn):  # the log and the rows as of one moment
@@ -167,7 +167,7 @@ def verify_log(context: Context, extra: Sequence[Path] = ()) -> LogReport:
             problems.extend(exc.problems)
             remembered = None
         sizes = [c.size for _, c in pinned] + ([remembered[0]] if remembered else [])
-        state = auditlog.walk(index.records(context.conn), sizes)
+        state, against = _walk_against_index(context, sizes)
         problems.extend(state.problems)
         for where, issued in pinned:
             problems.extend(auditlog.against_checkpoint(state, issued.size, issued.head, where))
@@ -175,24 +175,32 @@ def verify_log(context: Context, extra: Sequence[Path] = ()) -> LogReport:
             problems.extend(
                 auditlog.against_checkpoint(state, *remembered, "the last checkpoint issued")
             )
-        problems.extend(against_log(context, state.records))
+        problems.extend(against)
     return LogReport(state.size, state.head, len(pinned), problems)
 
 
-def against_log(context: Context, records: list[dict[str, Any]]) -> list[Problem]:
-    """Every index row and the trust store, checked against what the log says."""
-    derived = reconcile.replay(records)
-    problems = reconcile.compare(context.conn, derived)
+def _walk_against_index(
+    context: Context, sizes: Sequence[int] = ()
+) -> tuple[auditlog.ChainState, list[Problem]]:
+    """The chain walked (``sizes``: the hashes wanted), and every index row, the log's
+    lookup table and the trust store checked against what the log says: one pass over the
+    records, each verification checked as it comes (``reconcile.Verifications``)."""
+    checking = reconcile.Verifications(context.conn)
+    replaying = reconcile.Replay(verified=checking)
+    state = auditlog.walk(index.records(context.conn), sizes, each=replaying.feed)
+    derived = replaying.state
+    problems = reconcile.compare(context.conn, derived, checking)
+    problems.extend(logkeys.differences(context.conn, index.records(context.conn)))
     problems.extend(trust.differences(context, derived.trust, derived.trust_ids))
-    return problems
+    return state, problems
 
 
 def refuse_unless_consistent(context: Context) -> None:
     """Refuse (``ArchiveTampered``) when the log's chain is broken or the index or the
     trust store is not what the log says: run before trusting either."""
     with index.snapshot(context.conn):
-        state = auditlog.walk(index.records(context.conn))
-        problems = state.problems + against_log(context, state.records)
+        state, against = _walk_against_index(context)
+        problems = state.problems + against
     if problems:
         raise ArchiveTampered(
             "the archive's index or trust store does not match its audit log; nothing "

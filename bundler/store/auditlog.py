@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +93,14 @@ def decode(row: Row) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def walk(rows: Iterable[Row], want: Iterable[int] = ()) -> ChainState:
-    """Check every link of the chain, in ``seq`` order, collecting every problem."""
+def walk(
+    rows: Iterable[Row],
+    want: Iterable[int] = (),
+    each: Callable[[dict[str, Any]], object] | None = None,
+) -> ChainState:
+    """Check every link of the chain, in ``seq`` order, collecting every problem. Each
+    decoded record is kept in the state, or, with ``each``, handed to it and not kept
+    (the whole log is then walked in bounded memory)."""
     wanted = set(want)
     problems: list[Problem] = []
     records: list[dict[str, Any]] = []
@@ -144,7 +150,10 @@ def walk(rows: Iterable[Row], want: Iterable[int] = ()) -> ChainState:
                         f"hashes to {prev} (a record before it was edited, removed or moved)",
                     )
                 )
-            records.append(value)
+            if each is None:
+                records.append(value)
+            else:
+                each(value)
         prev = actual
         size = row.seq
         expected_seq = row.seq + 1

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bundler.store import logkeys, versions
 from bundler.store.auditlog import Row
 from bundler.store.errors import ArchiveError, db_failure
 
@@ -95,6 +96,21 @@ MIGRATIONS: Sequence[Sequence[str]] = (
         "CREATE INDEX bundle_signers_by_keyid ON bundle_signers (keyid)",
         "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
     ),
+    # 3 -> 4 (issue 47): each version's order as text (``versions.order``), indexed with its
+    # name, so that an add finds the highest stored version of a name by one lookup; the
+    # log's records by event, digest and name (``logkeys``), so that add and show read the
+    # records they check, not the whole log
+    (
+        "ALTER TABLE bundles ADD COLUMN version_order TEXT",
+        "UPDATE bundles SET version_order = reprobundle_version_order(version)",
+        "CREATE INDEX bundles_by_version_order ON bundles (name, version_order)",
+        """CREATE TABLE log_keys (
+            key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (key, seq)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX log_keys_by_seq ON log_keys (seq)",
+        "INSERT OR IGNORE INTO log_keys (key, seq) SELECT k.value, a.seq "
+        "FROM audit_log a, json_each(reprobundle_log_keys(a.record)) k",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -135,6 +151,7 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            _functions(conn)
             return conn
         except sqlite3.Error as exc:
             conn.close()
@@ -180,7 +197,13 @@ def _open(path: Path, what: str) -> sqlite3.Connection:
     return conn
 
 
+def _functions(conn: sqlite3.Connection) -> None:  # ours, called in SQL
+    conn.create_function("reprobundle_version_order", 1, versions.order, deterministic=True)
+    conn.create_function("reprobundle_log_keys", 1, logkeys.keys_as_json, deterministic=True)
+
+
 def configure(conn: sqlite3.Connection) -> None:
+    _functions(conn)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":
@@ -348,33 +371,14 @@ def records_upto(conn: sqlite3.Connection, seq: int) -> int:
     return int(conn.execute("SELECT count(*) FROM audit_log WHERE seq <= ?", (seq,)).fetchone()[0])
 
 
-def trust_records(conn: sqlite3.Connection) -> Iterator[Row]:
-    """The records that may be ``init`` or ``trust`` events, newest first (a text match:
-    the caller decodes each to be sure)."""
-    cursor = conn.execute(
-        "SELECT seq, record, hash FROM audit_log WHERE CAST(record AS TEXT) LIKE ? "
-        "OR CAST(record AS TEXT) LIKE ? ORDER BY seq DESC",
-        ('%"event":"trust"%', '%"event":"init"%'),
-    )
-    for seq, record, stored in cursor:
-        yield Row(int(seq), bytes(record), str(stored))
-
-
-def records_mentioning(conn: sqlite3.Connection, text: str) -> list[Row]:
-    """The records whose bytes contain ``text``, oldest first (a byte match made in C:
-    the caller decodes each to be sure)."""
-    cursor = conn.execute(
-        "SELECT seq, record, hash FROM audit_log WHERE instr(record, ?) > 0 ORDER BY seq",
-        (text.encode("utf-8"),),
-    )
-    return [Row(int(seq), bytes(record), str(stored)) for seq, record, stored in cursor]
-
-
 def insert_records(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
+    """Records into the log, and their keys into its lookup table (``logkeys``)."""
+    rows = list(rows)
     conn.executemany(
         "INSERT INTO audit_log (seq, record, hash) VALUES (?, ?, ?)",
         [(r.seq, r.record, r.hash) for r in rows],
     )
+    logkeys.insert(conn, rows)
 
 
 # -- bundles -----------------------------------------------------------------------------------
@@ -394,8 +398,25 @@ def digest_of(conn: sqlite3.Connection, name: str, version: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def versions_of(conn: sqlite3.Connection, name: str) -> list[str]:
-    return [str(v) for (v,) in conn.execute("SELECT version FROM bundles WHERE name = ?", (name,))]
+def highest_version(conn: sqlite3.Connection, name: str) -> str | None:
+    """The highest stored semver of ``name`` (None: none): one lookup, however many."""
+    row = conn.execute(
+        "SELECT version FROM bundles WHERE name = ? AND version_order IS NOT NULL "
+        "ORDER BY version_order DESC LIMIT 1",
+        (name,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def misordered(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The bundles (digest, version) whose ``version_order`` is not their version's."""
+    return [
+        (str(d), str(v))
+        for d, v in conn.execute(
+            "SELECT digest, version FROM bundles "
+            "WHERE version_order IS NOT reprobundle_version_order(version)"
+        )
+    ]
 
 
 def digests(conn: sqlite3.Connection) -> list[str]:
@@ -462,9 +483,9 @@ def find_bundles(
 
 def insert_bundle(conn: sqlite3.Connection, row: BundleRow, manifest: bytes) -> None:
     conn.execute(
-        f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*row.__dict__.values(), manifest),
+        f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest, version_order) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*row.__dict__.values(), manifest, versions.order(row.version)),
     )
 
 
@@ -649,20 +670,27 @@ def _stored_json(text: str, where: str) -> Any:
         ) from None
 
 
-def all_verifications(
-    conn: sqlite3.Connection,
-) -> Iterator[tuple[int, str, str, str, str, Any, Any, Any]]:
-    """Every verification row as stored (id, digest, at, tool, result, exit code, and the
-    environment and detail text, not decoded: they may be damaged)."""
-    for row in conn.execute(
-        "SELECT id, digest, at, tool, result, exit_code, environment, detail FROM verifications"
-    ):
-        yield int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7]
+def verification_row(conn: sqlite3.Connection, vid: int) -> tuple[Any, ...] | None:
+    """One verification as stored (digest, at, tool, result, exit code, and the environment
+    and detail text, not decoded: they may be damaged), or None."""
+    return conn.execute(  # type: ignore[no-any-return]
+        "SELECT digest, at, tool, result, exit_code, environment, detail FROM verifications "
+        "WHERE id = ?",
+        (vid,),
+    ).fetchone()
 
 
-def all_claim_results(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, str]]:
-    """Every claim result (verification, claim id, status, why), in the order added."""
-    for vid, claim_id, status, why in conn.execute(
-        "SELECT verification, claim_id, status, why FROM claim_results ORDER BY rowid"
-    ):
-        yield int(vid), str(claim_id), str(status), str(why)
+def verification_ids(conn: sqlite3.Connection) -> Iterator[int]:
+    for (vid,) in conn.execute("SELECT id FROM verifications ORDER BY id"):
+        yield int(vid)
+
+
+def orphan_claim_results(conn: sqlite3.Connection) -> list[int]:
+    """The verification ids of claim results whose verification the index does not hold."""
+    return [
+        int(vid)
+        for (vid,) in conn.execute(
+            "SELECT DISTINCT verification FROM claim_results "
+            "WHERE verification NOT IN (SELECT id FROM verifications) ORDER BY verification"
+        )
+    ]

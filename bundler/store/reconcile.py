@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -90,8 +90,23 @@ def _keys(value: Any) -> list[tuple[str, str | None]] | None:
 
 def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
     """The index facts the records describe, in log order (later events win)."""
-    state = Derived()
+    replaying = Replay()
     for record in records:
+        replaying.feed(record)
+    return replaying.state
+
+
+class Replay:
+    """``replay`` a record at a time. ``verified``, when given, receives each verification
+    instead of the state keeping it: a log of a million verifications is then checked in
+    memory that grows with its bundles only (``Verifications``)."""
+
+    def __init__(self, verified: Callable[[VerificationFacts], object] | None = None) -> None:
+        self.state = Derived()
+        self.verified = verified
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        state = self.state
         event, data = record.get("event"), record.get("data", {})
         exact = record.get("v") == 2
         if event == "init":
@@ -138,7 +153,10 @@ def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
                 environment=outcome["environment"] if outcome else None,
                 detail=outcome["detail"] if outcome else None,
             )
-            state.verifications[facts.id] = facts
+            if self.verified is None:
+                state.verifications[facts.id] = facts
+            else:
+                self.verified(facts)
             bundle = state.bundles.get(digest)
             if bundle is not None:
                 bundle.last_result, bundle.last_verification = facts.result, facts.id
@@ -147,7 +165,6 @@ def replay(records: Iterable[Mapping[str, Any]]) -> Derived:
                     bundle.keys = _keys(data.get("keys"))
         elif event == "checkpoint":
             state.last_checkpoint = (int(data.get("size", 0)), str(data.get("head")))
-    return state
 
 
 def logged_bundle(
@@ -160,7 +177,7 @@ def logged_bundle(
     the log (two version columns swapped) is refused before its row is used, at the cost
     of this bundle's records, not the whole log. Raises ``ArchiveError`` (no such row)
     or ``ArchiveTampered``."""
-    from bundler.store import auditlog
+    from bundler.store import auditlog, logkeys
     from bundler.store.errors import ArchiveError, ArchiveTampered
 
     row = index.bundle(conn, digest)
@@ -169,7 +186,7 @@ def logged_bundle(
     where = f"bundle {digest}"
     diff = _Diff()
     mine: list[Mapping[str, Any]] = []
-    for record in index.records_mentioning(conn, f'"digest":"{digest}"'):
+    for record in logkeys.records_with(conn, f"digest:{digest}"):
         value, why = auditlog.decode(record)
         if value is None or auditlog.record_hash(record.record) != record.hash:
             diff.add(
@@ -253,10 +270,13 @@ def _same_second(index: str, log: str) -> bool:
     return abs((a - b).total_seconds()) < 1
 
 
-def compare(conn: sqlite3.Connection, state: Derived) -> list[Problem]:
+def compare(
+    conn: sqlite3.Connection, state: Derived, streamed: Verifications | None = None
+) -> list[Problem]:
     """Every row of the index that the log does not describe, describes differently, or
-    describes but the index lacks. Reads the index; never writes."""
-    diff = _Diff()
+    describes but the index lacks. Reads the index; never writes. ``streamed``: the
+    verifications were checked as the log was replayed (``Replay(verified=...)``)."""
+    diff = streamed.diff if streamed is not None else _Diff()
     meta = index.all_meta(conn)
     diff.column("index meta 'archive'", "value", meta.get("archive"), state.archive)
     if state.created is not None:
@@ -273,7 +293,10 @@ def compare(conn: sqlite3.Connection, state: Derived) -> list[Problem]:
     diff.column("index meta 'last_checkpoint'", "size and head", remembered, state.last_checkpoint)
 
     _bundles(conn, state, diff)
-    _verifications(conn, state, diff)
+    if streamed is None:
+        _verifications(conn, state, diff)
+    else:
+        streamed.finish()
     return diff.problems
 
 
@@ -351,6 +374,12 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
             "index.unlogged",
             "claims of a bundle the index does not hold",
         )
+    for digest, version in index.misordered(conn):  # what add's rollback warning reads
+        diff.add(
+            f"bundle {digest}",
+            "index.altered",
+            f"version_order: not the order of its version {version!r} (the column was edited)",
+        )
 
 
 def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> None:
@@ -372,47 +401,75 @@ def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> 
 
 
 def _verifications(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
-    results: dict[int, list[tuple[str, str, str]]] = {}
-    for vid, claim_id, status, why in index.all_claim_results(conn):
-        results.setdefault(vid, []).append((claim_id, status, why))
-    seen: set[int] = set()
-    for vid, digest, at, tool, result, exit_code, environment, detail in index.all_verifications(
-        conn
-    ):
-        seen.add(vid)
+    checking = Verifications(conn, diff)
+    for facts in state.verifications.values():
+        checking(facts)
+    checking.finish()
+
+
+class Verifications:
+    """The index's verifications against the log's, one logged verification at a time (a
+    lookup by id each), then the rows no record named: a bit per id held, whatever the
+    log's length."""
+
+    def __init__(self, conn: sqlite3.Connection, diff: _Diff | None = None) -> None:
+        self.conn = conn
+        self.diff = diff or _Diff()
+        self.seen = bytearray()
+        self.sparse: set[int] = set()
+        self.logged = 0
+
+    def __call__(self, facts: VerificationFacts) -> None:
+        vid, diff = facts.id, self.diff
+        self.logged += 1
+        if 0 <= vid < max(1 << 20, 4 * self.logged):  # a log's ids are dense: a bit each
+            if vid >= len(self.seen):
+                self.seen.extend(bytes(vid + 1 - len(self.seen)))
+            self.seen[vid] = 1
+        else:  # a forged id far off: kept apart, so the bits cannot be made to grow
+            self.sparse.add(vid)
         where = f"verification {vid}"
-        facts = state.verifications.get(vid)
-        if facts is None:
-            diff.add(where, "index.unlogged", "is in the history but was never logged")
-            continue
-        diff.column(where, "digest", digest, facts.digest)
-        diff.column(where, "result", result, facts.result)
-        diff.column(where, "exit_code", exit_code, facts.exit_code)
-        diff.column(where, "tool", tool, facts.tool)
-        statuses = results.get(vid, [])
-        if facts.claims is None:
-            if not _same_second(str(at), facts.at):
-                diff.column(where, "at", at, facts.at)
-            diff.column(where, "claim statuses", {c: s for c, s, _ in statuses}, facts.statuses)
-            continue
-        diff.column(where, "at", at, facts.at)
-        diff.column(where, "environment", _json(environment), facts.environment)
-        diff.column(where, "detail", _json(detail), facts.detail)
-        _rows(diff, f"claim results of verification {vid}", statuses, facts.claims)
-    for vid, facts in state.verifications.items():
-        if vid not in seen:
+        row = index.verification_row(self.conn, vid)
+        if row is None:
             diff.add(
-                f"verification {vid}",
+                where,
                 "index.missing",
                 f"the log says {facts.digest} was verified ({facts.result}); "
                 "the history has no row",
             )
-    for vid in sorted(set(results) - seen):
-        diff.add(
-            f"claim results of verification {vid}",
-            "index.unlogged",
-            "results of a verification the index does not hold",
-        )
+            return
+        digest, at, tool, result, exit_code, environment, detail = row
+        diff.column(where, "digest", digest, facts.digest)
+        diff.column(where, "result", result, facts.result)
+        diff.column(where, "exit_code", exit_code, facts.exit_code)
+        diff.column(where, "tool", tool, facts.tool)
+        statuses = index.claim_results_of(self.conn, vid)
+        if facts.claims is None:
+            if not _same_second(str(at), facts.at):
+                diff.column(where, "at", at, facts.at)
+            diff.column(where, "claim statuses", {c: s for c, s, _ in statuses}, facts.statuses)
+            return
+        diff.column(where, "at", at, facts.at)
+        diff.column(where, "environment", _json(environment), facts.environment)
+        diff.column(where, "detail", _json(detail), facts.detail)
+        _rows(diff, f"claim results of verification {vid}", statuses, facts.claims)
+
+    def finish(self) -> list[Problem]:
+        """The rows no logged verification named; every problem found."""
+        for vid in index.verification_ids(self.conn):
+            if not (0 <= vid < len(self.seen) and self.seen[vid]) and vid not in self.sparse:
+                self.diff.add(
+                    f"verification {vid}",
+                    "index.unlogged",
+                    "is in the history but was never logged",
+                )
+        for vid in index.orphan_claim_results(self.conn):
+            self.diff.add(
+                f"claim results of verification {vid}",
+                "index.unlogged",
+                "results of a verification the index does not hold",
+            )
+        return self.diff.problems
 
 
 def _json(text: Any) -> Any:

@@ -22,7 +22,7 @@ from bundler.errors import Problem
 from bundler.signatures.envelope import MAX_ENVELOPE, EnvelopeProblem
 from bundler.signatures.trust import TrustedKey
 from bundler.signatures.trust import now as now_utc
-from bundler.store import auditlog, index, query, trust
+from bundler.store import auditlog, index, logkeys, query, trust
 from bundler.store.context import Context, now
 from bundler.store.errors import ArchiveError, ArchiveRefused, os_failure
 from bundler.store.objects import DIGEST_RE
@@ -182,8 +182,16 @@ def recorded(
     attestations of the bundle ``digest`` (every one when neither is given)."""
     wanted = {"preregister": ("name", name), "attest": ("digest", digest)}
     everything = name is None and digest is None
+    if everything:  # found by the log's lookup table (logkeys), decoded to be sure
+        rows = list(logkeys.records_with_any(context.conn, ["event:preregister", "event:attest"]))
+    else:
+        rows = []
+        if name is not None:
+            rows += logkeys.records_with(context.conn, f"preregister/name:{name}")
+        if digest is not None:
+            rows += logkeys.records_with(context.conn, f"attest/digest:{digest}")
     out = []
-    for row in index.records(context.conn):
+    for row in sorted(rows, key=lambda r: r.seq):
         value, _ = auditlog.decode(row)
         if value is None or value["event"] not in wanted:
             continue

@@ -11,7 +11,7 @@ from typing import Any
 
 from bundler.errors import Problem, UsageError
 from bundler.signatures.trust import Policy, TrustedKey
-from bundler.store import auditlog, index, reconcile, signers
+from bundler.store import auditlog, logkeys, reconcile, signers
 from bundler.store.context import Context
 from bundler.store.errors import ArchiveError, ArchiveTampered
 
@@ -51,7 +51,7 @@ def differences(
 
 def logged(context: Context) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """The trusted keys as the last init or trust record says (None: ids only)."""
-    for row in index.trust_records(context.conn):
+    for row in logkeys.records_with_any(context.conn, ["event:init", "event:trust"]):
         value, _ = auditlog.decode(row)
         if value is not None and value["event"] in ("init", "trust"):
             derived = reconcile.replay([value])

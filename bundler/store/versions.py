@@ -31,3 +31,35 @@ def sort_key(version: str) -> tuple[int, Key | str]:
         return 0, key(version)
     except ValueError:
         return 1, version
+
+
+def order(version: str) -> str | None:
+    """Text whose byte order is ``key``'s order (None for a version that is not semver),
+    so the index can find the highest version of a name by an index lookup instead of
+    parsing every version it holds. Each number is written as its count of digits (four
+    digits) and its digits; the parts of a pre-release are joined by ``!``, which sorts
+    before every character a part may hold, so a shorter list of parts sorts first."""
+    try:
+        major, minor, patch, release, parts = key(version)
+    except ValueError:
+        return None
+
+    def number(value: int) -> str:
+        digits = str(value)
+        if len(digits) > 9999:
+            raise OverflowError
+        return f"{len(digits):04d}{digits}"
+
+    try:
+        head = number(major) + number(minor) + number(patch)
+        if release:
+            return head + "1"
+        return (
+            head
+            + "0"
+            + "".join(
+                "!" + ("0" + number(n) if kind == 0 else "1" + text) for kind, n, text in parts
+            )
+        )
+    except OverflowError:
+        return None

@@ -1,7 +1,8 @@
-"""state-unchanged@1 and @2: two observations of the server's state agree.
+"""state-unchanged@1, @2 and @3: two observations of the server's state agree.
 
 @2 requires two points in time, the later after the earlier, and observed values that
-are not empty (two nulls are not "unchanged").
+are not empty (two nulls are not "unchanged"). @3 decides as @2 and reports bounded
+excerpts of what differs instead of both whole values.
 """
 
 from __future__ import annotations
@@ -81,9 +82,14 @@ def state_unchanged(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
 
 
 def _unchanged(
-    inputs: Mapping[str, Any], params: Mapping[str, Any], copy: Callable[[Any], Any]
+    inputs: Mapping[str, Any],
+    params: Mapping[str, Any],
+    copy: Callable[[Any], Any] = via_json,
+    *,
+    excerpts: bool = False,
 ) -> Verdict:
-    """state-unchanged@1's verdict, each reason's details copied with ``copy``."""
+    """state-unchanged@1's verdict, each reason's details copied with ``copy`` (both whole
+    values), or (``excerpts``, @3) holding bounded excerpts of what differs."""
     before = require_mapping(inputs["before"], "before")
     after = require_mapping(inputs["after"], "after")
     bf = require_mapping(before.get("fields"), "before.fields")
@@ -97,7 +103,7 @@ def _unchanged(
             f" before, {brief(after.get('source'))} after): they cannot be compared",
         )
     names = _compared_fields(params, bf, af)
-    reasons = _changes(names, bf, af, copy)
+    reasons = _excerpts(names, bf, af) if excerpts else _changes(names, bf, af, copy)
     points = via_json({"before": before.get("observed_at"), "after": after.get("observed_at")})
     if reasons:
         return Verdict.failed(
@@ -170,6 +176,59 @@ def _changes(
                 )
             )
     return reasons
+
+
+def _excerpts(names: list[str], bf: Mapping[str, Any], af: Mapping[str, Any]) -> list[Reason]:
+    """``state.changed`` per field whose content differs, with the count of its differences
+    and the first ``SHOWN_DIFFERENCES`` of them (path, both values cut to
+    ``EXCERPT_CHARS``): plain data of a bounded size, whatever the values' size."""
+    reasons: list[Reason] = []
+    for name in names:
+        differences = compare_documents(af[name], bf[name], deepest=True)
+        if not differences:
+            continue
+        shown = [_excerpt(found) for found in differences[:SHOWN_DIFFERENCES]]
+        first = shown[0]
+        reasons.append(
+            Reason(
+                "state.changed",
+                f"{name} changed: {len(differences)} difference(s), the first at "
+                f"{first['path']}: before {_shown(first['before'])}, "
+                f"after {_shown(first['after'])}",
+                {
+                    "field": name,
+                    "differences": len(differences),
+                    "shown": shown,
+                    "excerpt_chars": EXCERPT_CHARS,
+                },
+            )
+        )
+    return reasons
+
+
+def _excerpt(found: Reason) -> dict[str, Any]:
+    """One difference (a reason of ``compare_documents``) as its path and both values cut."""
+    details = found.details
+    path = str(details["path"])  # a key may be long too: cut like the values
+    return {
+        "path": path if len(path) <= EXCERPT_CHARS else path[: EXCERPT_CHARS - 3] + "...",
+        "change": found.code,
+        "before": _cut(details["expected"]) if "expected" in details else None,
+        "after": _cut(details["actual"]) if "actual" in details else None,
+    }
+
+
+def _cut(value: Any) -> str:
+    """``value`` as compact JSON of at most ``EXCERPT_CHARS`` characters, keys sorted,
+    rendering only what is shown (a value JSON does not build, such as a YAML date or a
+    mapping with keys that are not text, is first copied as ``via_json_finite`` copies)."""
+    if not json_native(value):
+        value = via_json_finite(value)
+    return brief(value, EXCERPT_CHARS, native=True)
+
+
+def _shown(excerpt: str | None) -> str:
+    return "(absent)" if excerpt is None else excerpt[:120]
 
 
 def _observed_at(record: Mapping[str, Any], side: str) -> datetime.datetime:
@@ -253,6 +312,16 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     A pass is still the limited conclusion of @1: no change at these two points, not
     continuous monitoring, and not proof that no write was attempted.
     """
+    start, end = _two_points(inputs, params)
+    # @1's verdict with its details made plain as plain_verdict makes them: the reasons'
+    # (both whole values) in the same copy through json, the rest after
+    return _timed(_unchanged(inputs, params, via_json_finite), start, end)
+
+
+def _two_points(
+    inputs: Mapping[str, Any], params: Mapping[str, Any]
+) -> tuple[datetime.datetime, datetime.datetime]:
+    """@2's rules on the evidence (two ordered times, nothing empty): the two times."""
     before = require_mapping(inputs["before"], "before")
     after = require_mapping(inputs["after"], "after")
     start, end = _observed_at(before, "before"), _observed_at(after, "after")
@@ -274,9 +343,11 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
                     "observed, so it cannot show the state unchanged (observe the value, or "
                     "leave the field out of 'fields')",
                 )
-    # @1's verdict with its details made plain as _plain_verdict makes them: the reasons'
-    # (both whole values) in the same copy through json, the rest after
-    verdict = _unchanged(inputs, params, via_json_finite)
+    return start, end
+
+
+def _timed(verdict: Verdict, start: datetime.datetime, end: datetime.datetime) -> Verdict:
+    """``verdict`` with the interval between the two observations in its details."""
     interval = {"seconds": (end - start).total_seconds()}
     return Verdict(
         verdict.status,
@@ -284,3 +355,36 @@ def state_unchanged_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
         verdict.reasons,
         finite({**verdict.details, **interval}),
     )
+
+
+EXCERPT_CHARS = 200  # each value shown in a @3 report: compact JSON cut to this many characters
+SHOWN_DIFFERENCES = 10  # the differences of one field a @3 report shows (all are counted)
+
+
+@checker(
+    "state-unchanged",
+    3,
+    roles=list(state_unchanged_v2.roles),
+    params=list(state_unchanged.params),
+    reasons=dict(state_unchanged.reasons),
+    counterexample=_state_counterexample_v2,
+    example_params=[{"fields": ["config_hash"]}],
+)
+def state_unchanged_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Two observations, at two ordered points in time, agree on the declared fields; the
+    report shows excerpts of what differs, never both whole values.
+
+    As state-unchanged@2 (the same records, params, rules on the evidence, reason and
+    verdicts): it decides exactly what @2 decides. What changes is what a ``state.changed``
+    reason carries: the field, how many differences it has (every differing path, as
+    @2's list names them), and the first 10 of them in path order, each with its path and
+    the two values there as compact JSON, each cut to 200 characters (``...`` marks a cut;
+    a side where the path is absent is null). @2 carries both whole values, so a report of
+    two differing 10 MB documents holds both again; a @3 report stays a few kilobytes
+    whatever the size of the values.
+
+    A pass is still the limited conclusion of @1: no change at these two points, not
+    continuous monitoring, and not proof that no write was attempted.
+    """
+    start, end = _two_points(inputs, params)
+    return _timed(_unchanged(inputs, params, excerpts=True), start, end)

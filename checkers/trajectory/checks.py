@@ -131,7 +131,6 @@ def _skeleton_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | N
         "precede it",
         "trajectory.model_mismatch": "the stored model is not what its reference traces give",
     },
-    libraries=("networkx",),
     counterexample=_skeleton_counterexample,
     example_params=[{"identity": ["label", "view"]}],
 )
@@ -277,7 +276,6 @@ def _trajectory_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] |
         "trajectory.repeat_missing": "an essential state every reference reaches again after "
         "another essential state is not reached again after it",
     },
-    libraries=("networkx",),
     counterexample=_trajectory_counterexample,
     example_params=[{}],
 )

@@ -95,6 +95,9 @@ def test_old_index_is_migrated_and_the_migration_logged(tmp_path: Path) -> None:
 
 def test_opening_an_archive_at_an_older_schema_logs_the_migration(root: Path) -> None:
     with db(root) as conn:
+        conn.execute("DROP INDEX bundles_by_version_order")
+        conn.execute("DROP TABLE log_keys")  # undo migration 3
+        conn.execute("ALTER TABLE bundles DROP COLUMN version_order")
         conn.execute("DROP TABLE bundle_signers")  # undo migration 2 (its indexes go with it)
         for statement in archive_index.MIGRATIONS[1]:
             conn.execute(f"DROP INDEX {statement.split()[2]}")

@@ -138,7 +138,9 @@ def test_a_rewritten_log_with_fresh_hashes_is_caught_only_by_a_checkpoint(
         conn.execute("UPDATE verifications SET result = 'contradicted', exit_code = 1")
         conn.execute("UPDATE bundles SET last_result = 'contradicted' WHERE last_verification")
         conn.execute("DELETE FROM meta WHERE key = 'last_checkpoint'")
-        # and the record of issuing the checkpoint (the index remembers what the log says)
+        # and the record of issuing the checkpoint (the index remembers what the log says),
+        # with its row of the log's lookup table
+        conn.execute("DELETE FROM log_keys WHERE seq = (SELECT max(seq) FROM audit_log)")
         conn.execute("DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)")
     for stored in (root / "checkpoints").iterdir():
         stored.unlink()

@@ -341,6 +341,8 @@ def test_accepted_params_admit_an_input_that_fails_across_each_range(
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("state-unchanged@2", {}),
     ("state-unchanged@2", {"fields": ["config_hash", "versions", "active_version"]}),
+    ("state-unchanged@3", {}),
+    ("state-unchanged@3", {"fields": ["config_hash", "versions", "active_version"]}),
     ("no-write-attempts@2", {}),
     ("no-write-attempts@2", {"writes": ["* /api/*/config"], "reads": ["GET *"]}),
     ("review-matches-submission@2", {}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -38,9 +39,12 @@ subprocess.Popen.__init__ = spy
 import bundler
 
 verification = bundler.verify(sys.argv[1])
-bundler.to_json(verification)
+report = bundler.to_json(verification)
 print(json.dumps({"status": verification.status, "modules": sorted(sys.modules),
-                  "started": started}))
+                  "started": started,
+                  "libraries": sorted(report["verify_environment"]["libraries"]),
+                  "signed": report["signature"]["state"] != "unsigned"
+                  or "preregistration" in report}))
 """
 
 
@@ -141,6 +145,85 @@ def test_verifying_a_trajectory_bundle_imports_no_networkx() -> None:
     run = verify_in_fresh_interpreter(GOLDEN / "trajectory-skeleton.bundle.tar.zst")
     assert run["status"] == "supported"
     assert "networkx" not in set(run["modules"])
+
+
+# what a verification may read with: the manifest's TOML reader, zstd's bounded reader
+# (backports.zstd), and python-zstandard for the zstd members of an Inspect log
+READERS = {"tomli", "backports", "zstandard"}
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirements(distribution: str) -> set[str]:
+    """The distributions ``distribution`` may load: its requirements (with its optional
+    ones, which a library such as jsonschema imports when they are installed), and theirs
+    (without their optional ones), by their normalised names."""
+    needed: set[str] = set()
+    todo = [(distribution, True)]
+    while todo:
+        name, top = todo.pop()
+        name = _normalised(name)
+        if name in needed:
+            continue
+        needed.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            if top or "extra ==" not in line:
+                todo.append((re.split(r"[^A-Za-z0-9._-]", line, maxsplit=1)[0], False))
+    return needed
+
+
+def _third_party(modules: list[str]) -> set[str]:
+    """The top-level packages of ``modules`` that are neither the standard library's nor
+    ours (nor the runtime helpers compiled modules load)."""
+    tops = {m.split(".")[0] for m in modules}
+    return {
+        top
+        for top in tops
+        if top not in sys.stdlib_module_names
+        and not top.startswith("_")
+        and top not in {"bundler", "checkers", "manifests", "cython_runtime"}
+        and not top.endswith("__mypyc")
+    }
+
+
+@pytest.mark.parametrize(
+    "bundle", sorted(GOLDEN.glob("*.bundle.tar.*")), ids=lambda p: p.name.split(".")[0]
+)
+def test_a_verification_imports_only_the_libraries_its_checkers_declare(bundle: Path) -> None:
+    # issue 47: nothing is imported at verify that the bundle does not need. What it may
+    # load beyond our code and the standard library: the readers, the libraries its
+    # checkers declare (its report's environment names them) with what they require,
+    # PyYAML, and cryptography for a signed bundle or pre-registration. networkx is
+    # declared by no checker now, and no longer a dependency at all
+    run = verify_in_fresh_interpreter(bundle)
+    allowed_distributions = (
+        {"pyyaml"}
+        | ({"cryptography"} if run["signed"] else set())
+        | {needed for library in run["libraries"] for needed in _requirements(library)}
+    )
+    by_package = metadata.packages_distributions()
+    allowed = READERS | {
+        top
+        for top, distributions in by_package.items()
+        if {_normalised(d) for d in distributions} & allowed_distributions
+    }
+    loaded = _third_party(run["modules"])
+    assert loaded <= allowed, (sorted(loaded - allowed), run["libraries"])
+    assert "networkx" not in run["libraries"]
+
+
+def test_networkx_is_not_a_runtime_dependency() -> None:
+    # kept in the test extra as the oracle the graph code is held to
+    runtime = [r for r in metadata.requires("reprobundle") or [] if "extra ==" not in r]
+    assert not [r for r in runtime if r.lower().startswith("networkx")]
+    test_extra = [r for r in metadata.requires("reprobundle") or [] if 'extra == "test"' in r]
+    assert [r for r in test_extra if r.startswith("networkx")]
 
 
 def test_library_versions_are_those_importlib_metadata_gives() -> None:
