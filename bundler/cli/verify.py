@@ -146,6 +146,7 @@ def verify_with_options(
         case_seconds=options["case_timeout"],
         case_memory=options["case_memory"],
         time_limit=options["time_limit"],
+        disclose=options.get("disclose"),
     )
 
 
@@ -232,6 +233,13 @@ def verify_with_options(
     type=click.Path(path_type=Path, dir_okay=False),
     help="A detached signature file to check too (repeatable; default: BUNDLE.sig.json "
     "beside the bundle, when there is one).",
+)
+@click.option(
+    "--disclose",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="A redacted bundle's withheld files, by their bundle paths under DIR: each is "
+    "checked against its digest (a mismatch rejects) and every case runs.",
 )
 @click.option(
     "--allow-code",
@@ -327,6 +335,7 @@ def verify(
     allow_unsigned: bool,
     expect_manifest_sha256: str | None,
     detached: tuple[Path, ...],
+    disclose: Path | None,
     allow_code: bool,
     code_timeout: float,
     code_memory: int,
@@ -356,6 +365,10 @@ def verify(
 
     A bundle's own checker code runs only with --allow-code or when a trusted key that
     may run code signed it; otherwise its cases are inconclusive.
+
+    In a redacted bundle (`reprobundle redact`) a case that reads a withheld file is not
+    run and its claim is inconclusive (exit 4); --disclose DIR gives the withheld files,
+    each checked against the digest the manifest binds, and every case runs.
 
     BUNDLE may be - to read the bundle from standard input (read once, never seeked).
 

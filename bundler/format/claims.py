@@ -12,7 +12,8 @@ runs the check of one of the claim's passing cases; the report lists, per claim,
 reasons its counted controls showed. A claim must claim something: one with no passing
 case and no finding (only planted controls) is ``inconclusive``, whatever its manifest's
 format says. ``inconclusive`` never counts as support nor as contradiction, and every
-status carries its denominators.
+status carries its denominators. A case not run because it reads a withheld file
+(outcome ``withheld``) makes its claim inconclusive, naming the files.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class ClaimResult:
     uncontrolled: tuple[str, ...] = ()
     # per check of a passing case, the reasons its counted controls showed
     controls_showed: tuple[ControlsShowed, ...] = ()
+    withheld: int = 0  # cases not run: they read files a redacted bundle withholds
 
 
 class ControlsShowed(NamedTuple):
@@ -135,6 +137,17 @@ def judge_claim(
         diverged = ", ".join(r.case.id for r in mine if r.outcome == "diverged")
         status: ClaimStatus = "contradicted"
         why = f"{tally}; {counts['diverged']} diverged ({diverged})"
+    elif counts["withheld"]:
+        status = "inconclusive"
+        held = [r for r in mine if r.outcome == "withheld"]
+        files = sorted({p for r in held for p in r.verdict.details.get("withheld", ())})
+        why = (
+            f"{tally}; {len(held)} not run: they read withheld file(s) "
+            f"({', '.join(r.case.id for r in held)}: {', '.join(files)})"
+        )
+        if counts["inconclusive"]:
+            pending = ", ".join(r.case.id for r in mine if r.outcome == "inconclusive")
+            why += f"; {counts['inconclusive']} inconclusive ({pending})"
     elif counts["inconclusive"]:
         status = "inconclusive"
         pending = ", ".join(r.case.id for r in mine if r.outcome == "inconclusive")
@@ -184,6 +197,7 @@ def judge_claim(
         waiver=waiver,
         uncontrolled=uncontrolled,
         controls_showed=_showed(mine, needed, manifest),
+        withheld=counts["withheld"],
     )
 
 
