@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -84,10 +85,8 @@ def write_source(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """The full signed bundle, its redacted copy, the withheld files, the key."""
-    tmp = tmp_path_factory.mktemp("withheld")
+def make_redacted(tmp: Path) -> dict[str, Any]:
+    """The full signed bundle, its redacted copy, the withheld files, the reviewer's policy."""
     source = write_source(tmp / "src")
     full = build(source, tmp / "two-claims.bundle.tar.zst", 1700000000).path
     key = new_private_key()
@@ -105,7 +104,13 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         "record": redacted,
         "disclosed": disclosed,
         "policy": trusted,
+        "key": key,
     }
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return make_redacted(tmp_path_factory.mktemp("withheld"))
 
 
 def statuses(verification: object) -> dict[str, str]:
