@@ -384,3 +384,51 @@ def test_redact_and_verify_on_the_command_line(made: dict, tmp_path: Path) -> No
     )
     assert nothing.exit_code == 2
     assert "matches no file" in nothing.output
+
+
+# -- item 6: diff and pre-registration treat withheld files by digest -----------------------
+
+
+def test_diff_of_a_bundle_and_its_redacted_copy_lists_only_the_withheld_files(made: dict) -> None:
+    runner = CliRunner()
+    done = runner.invoke(main, ["diff", str(made["signed"]), str(made["redacted"])])
+    assert done.exit_code == 1, done.output
+    lines = done.output.splitlines()
+    withheld = [line for line in lines if line.startswith("  withheld in NEW: ")]
+    assert [line.split(": ")[1].split(" (")[0] for line in withheld] == list(SECRETS)
+    assert "differ only in what is withheld" in done.output
+    for word in ("Cases", "Claims", "Files", "EXPECTED VERDICTS"):
+        assert word not in lines
+    same = runner.invoke(main, ["diff", str(made["redacted"]), str(made["redacted"])])
+    assert same.exit_code == 0, same.output
+
+
+def test_diff_json_of_a_redacted_copy(made: dict, tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    CliRunner().invoke(
+        main, ["diff", str(made["redacted"]), str(made["signed"]), "--json", str(out)]
+    )
+    result = json.loads(out.read_text())
+    assert result["identical"] is True
+    assert [f["path"] for f in result["withheld"]["withheld_in_old"]] == list(SECRETS)
+    assert result["withheld"]["withheld_in_new"] == []
+    assert result["files"] == {"added": [], "removed": [], "changed": []}
+
+
+def test_a_redacted_bundle_matches_its_preregistration_as_the_full_one_does(
+    tmp_path: Path,
+) -> None:
+    from bundler.reports.document import to_json
+    from tests.helpers import REPO
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "bundles" / "preregistered", source)
+    full = build(source, tmp_path / "p.bundle.tar.zst", 1700000000).path
+    manifest = verify(full).extracted.manifest
+    target = manifest.cases[0].inputs
+    first = next(iter(target.values()))
+    path = first if isinstance(first, str) else first[0]
+    redacted = redact(full, [path], tmp_path / "r.bundle.tar.zst").path
+    before, after = to_json(verify(full)), to_json(verify(redacted))
+    assert "preregistration" in before
+    assert after["preregistration"] == before["preregistration"]
