@@ -61,7 +61,14 @@ def _source_options(given: str, default_name: str) -> Callable[[F], F]:
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("log", "inspect-LOG, from the log's file name: its time and task")
-def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the log (with its transcripts) under inputs/transcripts/ and check the figures "
+    "on a scores file without transcripts, so `reprobundle redact --withhold "
+    "'inputs/transcripts/**'` keeps them checkable.",
+)
+def inspect(log: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
 
     The log is copied unchanged. Each figure of its header (per scorer, reducer and
@@ -72,6 +79,12 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     too, each with a negative control. Claims state every denominator both ways: errors
     dropped, and errors counted as failures. The log is read under verify's caps.
 
+    With --split the transcripts (prompts, completions, targets, answers) stay in the log
+    under inputs/transcripts/, and the figures, counts and status are checked on a scores
+    file beside it (inspect-metric@3, inspect-counts@3, inspect-status@3); the re-scoring
+    and the check that the scores file is the log's read the transcripts, each its own
+    claim. Redacting the transcripts then leaves only those claims unchecked.
+
     \b
     Example:
       reprobundle import inspect run.eval -o run-bundle && reprobundle build run-bundle
@@ -81,7 +94,7 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
 
     name = name or f"inspect-{slug(log.stem)}"[:64].rstrip("-")  # one name per run
     target = output or log.parent / name
-    _report(import_inspect(log, target, name=name, version=version))
+    _report(import_inspect(log, target, name=name, version=version, split=split))
 
 
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)

@@ -55,6 +55,14 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("inspect-rescore@2", {"scorer": "match", "method": "match", "options": {}}),
     ("inspect-status@2", {}),
+    # the split layout of `import inspect --split` (issue 45)
+    ("inspect-counts@3", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
+    (
+        "inspect-metric@3",
+        {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
+    ),
+    ("inspect-status@3", {}),
+    ("inspect-scores@1", {}),
     ("lm-eval-counts@1", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
     ("lm-eval-hashes@1", {"task": "t"}),
     ("lm-eval-metric@1", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
