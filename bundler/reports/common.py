@@ -125,7 +125,10 @@ def expected_text(case: Mapping[str, Any]) -> str:
 
 
 def observed_text(case: Mapping[str, Any]) -> str:
-    """``fail [a, b]``: the verdict the checker gave here, each reason code once, sorted."""
+    """``fail [a, b]``: the verdict the checker gave here, each reason code once, sorted
+    (``not run (withheld)`` for a case that reads a withheld file: no checker ran)."""
+    if case.get("outcome") == "withheld":
+        return "not run (withheld)"
     unique = sorted({r["code"] for r in case.get("reasons", [])})
     return f"{case['verdict']} [{', '.join(unique)}]" if unique else str(case["verdict"])
 
@@ -148,7 +151,7 @@ def reasons_beyond_outcome(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The case's reasons, less those whose message ``outcome_text`` already says (an
     inconclusive case's explanation often holds its one reason's message): each sentence
     is shown once; the reason's code stays in ``observed_text``."""
-    if case.get("outcome") != "inconclusive":
+    if case.get("outcome") not in ("inconclusive", "withheld"):
         return list(case.get("reasons", []))
     said = str(case.get("explanation", ""))
     return [r for r in case.get("reasons", []) if str(r.get("message")) not in said]

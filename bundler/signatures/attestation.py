@@ -151,7 +151,7 @@ WITHHELD_DESCRIPTOR = "reprobundle withheld evidence"
 
 def withheld_here(report: Mapping[str, Any]) -> bool:
     """Whether the verification judged a redacted bundle without its withheld files."""
-    held = report.get("withheld")
+    held = report.get("withheld") or {}
     return bool(held) and not held["disclosed"]
 
 

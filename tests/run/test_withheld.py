@@ -432,3 +432,11 @@ def test_a_redacted_bundle_matches_its_preregistration_as_the_full_one_does(
     before, after = to_json(verify(full)), to_json(verify(redacted))
     assert "preregistration" in before
     assert after["preregistration"] == before["preregistration"]
+
+
+def test_inspect_of_a_redacted_bundle_never_says_all_files_match(made: dict) -> None:
+    done = CliRunner().invoke(main, ["inspect", str(made["redacted"])])
+    assert done.exit_code == 0, done.output
+    assert "Integrity 4 of 7 files match the manifest" in done.output
+    assert "all 7 files match" not in done.output
+    assert done.output.count("(withheld: held-out set)") == 3
