@@ -100,7 +100,16 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str, spli
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("file", "promptfoo-FOLDER-FILE, from where the results file is")
-def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the results file (prompts, outputs, variables) under inputs/transcripts/ and "
+    "check the pass rate on a scores file without them, so `reprobundle redact --withhold "
+    "'inputs/transcripts/**'` keeps it checkable.",
+)
+def promptfoo(
+    results: Path, output: Path | None, name: str | None, version: str, split: bool
+) -> None:
     """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
 
     The file is copied unchanged. Its totals and pass rate (errors in the denominator)
@@ -119,7 +128,7 @@ def promptfoo(results: Path, output: Path | None, name: str | None, version: str
     where = f"{slug(results.absolute().parent.name)}-{slug(results.stem)}"
     name = name or f"promptfoo-{where}"[:64].rstrip("-")  # one name per results file
     target = output or results.parent / name
-    _report(import_promptfoo(results, target, name=name, version=version))
+    _report(import_promptfoo(results, target, name=name, version=version, split=split))
 
 
 @import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)

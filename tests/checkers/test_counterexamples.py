@@ -63,6 +63,8 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("inspect-status@3", {}),
     ("inspect-scores@1", {}),
+    ("promptfoo-stats@3", {}),
+    ("promptfoo-scores@1", {}),
     ("lm-eval-counts@1", {"task": "t", "claimed": {"original": 7, "effective": 3}}),
     ("lm-eval-hashes@1", {"task": "t"}),
     ("lm-eval-metric@1", {"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}),
