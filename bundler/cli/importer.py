@@ -134,7 +134,14 @@ def promptfoo(
 @import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_source_options("run", "lm-eval-STAMP, from the run's results_STAMP.json")
-def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the samples files (documents, prompts, responses) under inputs/transcripts/ "
+    "and check the figures and counts on sample scores files without them, so `reprobundle "
+    "redact --withhold 'inputs/transcripts/**'` keeps them checkable.",
+)
+def lm_eval(path: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an lm-evaluation-harness run (its output folder or results_*.json).
 
     The results file and the run's samples files (--log_samples) are copied unchanged.
@@ -153,7 +160,7 @@ def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> 
 
     name = name or _lm_eval_run_name(path)
     target = output or path.parent / (name or f"lm-eval-{slug(path.stem)}"[:64])
-    _report(import_lm_eval(path, target, name=name, version=version))
+    _report(import_lm_eval(path, target, name=name, version=version, split=split))
 
 
 RESULTS_STAMP = re.compile(r"results_(.+)\.json")
