@@ -440,3 +440,18 @@ def test_inspect_of_a_redacted_bundle_never_says_all_files_match(made: dict) -> 
     assert "Integrity 4 of 7 files match the manifest" in done.output
     assert "all 7 files match" not in done.output
     assert done.output.count("(withheld: held-out set)") == 3
+
+
+def test_a_bundle_that_lists_a_file_named_withheld_json_reads_as_before(tmp_path: Path) -> None:
+    source = write_source(tmp_path / "src")
+    (source / "withheld.json").write_text('{"format": "not a record"}\n')
+    text = (source / "bundle.yaml").read_text()
+    (source / "bundle.yaml").write_text(
+        text.replace("  - inputs/**\n", "  - inputs/**\n  - withheld.json\n")
+    )
+    bundle = build(source, tmp_path / "w.bundle.tar.zst", 1700000000).path
+    verification = verify(bundle)
+    assert verification.status == "supported"
+    assert verification.extracted.withheld is None
+    with pytest.raises(UsageError, match="cannot be redacted"):
+        redact(bundle, ["inputs/secret/**"], tmp_path / "r.bundle.tar.zst")
