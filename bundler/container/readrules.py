@@ -324,8 +324,8 @@ class ReadRules:
         withheld = self.withheld.paths if self.withheld is not None else frozenset()
         for rel, (want, _) in self._expected.items():
             got = hashed.get(rel)
-            where = f"{self.top}/{rel}"
-            if rel in withheld:
+            if withheld and rel in withheld:
+                where = f"{self.top}/{rel}"
                 if got is not None or where in named:
                     problems.append(
                         Problem(
@@ -337,6 +337,7 @@ class ReadRules:
                 continue
             if got == want:
                 continue
+            where = f"{self.top}/{rel}"
             if got is None:
                 if where not in named:
                     problems.append(
