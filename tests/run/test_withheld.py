@@ -455,3 +455,15 @@ def test_a_bundle_that_lists_a_file_named_withheld_json_reads_as_before(tmp_path
     assert verification.extracted.withheld is None
     with pytest.raises(UsageError, match="cannot be redacted"):
         redact(bundle, ["inputs/secret/**"], tmp_path / "r.bundle.tar.zst")
+
+
+def test_an_archive_stores_and_reverifies_a_redacted_bundle(made: dict, tmp_path: Path) -> None:
+    from bundler.store.archive import Archive
+    from tests.archive_support import cli
+
+    root = tmp_path / "archive"
+    Archive.init(root).close()
+    assert cli(root, "add", str(made["redacted"]))[0] == 0
+    code, out, err = cli(root, "verify", "two-claims")
+    assert code == 4, out + err
+    assert cli(root, "log", "verify")[0] == 0
