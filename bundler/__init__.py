@@ -35,6 +35,8 @@ _EXPORTS: dict[str, str] = {
     "verify": "bundler.run.verify",
     "check_integrity": "bundler.run.verify",
     "sign": "bundler.signatures.signfile:sign_bundle",
+    "redact": "bundler.authoring.redact",
+    "Redacted": "bundler.authoring.redact",
     "write_key_pair": "bundler.signatures.keyfiles",
     "read_private_key": "bundler.signatures.keyfiles",
     "KeyPair": "bundler.signatures.keyfiles",
@@ -86,6 +88,8 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.authoring.build import BuildResult as BuildResult
     from bundler.authoring.build import build as build
     from bundler.authoring.build import read_source_date_epoch as read_source_date_epoch
+    from bundler.authoring.redact import Redacted as Redacted
+    from bundler.authoring.redact import redact as redact
     from bundler.container.extract import CheckedBundle as CheckedBundle
     from bundler.container.extract import Limits as Limits
     from bundler.errors import BuildRefused as BuildRefused

@@ -101,6 +101,16 @@ CODES: dict[str, Code] = {
     "member.size": Code("a member's size differs from the manifest's", _R),
     "file.missing": Code("a file the manifest lists is not in the archive", _R),
     "file.hash": Code("a file's SHA-256 differs from the manifest's", _R),
+    # -- a redacted bundle's withheld record (withheld.json) ------------------------------
+    "withheld.format": Code("the withheld record is not valid, or of an unknown format", _R),
+    "withheld.reserved": Code("the record withholds the manifest, a signature or itself", _R),
+    "withheld.unlisted": Code("the record withholds a path the manifest does not list", _R),
+    "withheld.digest": Code("a withheld file's digest or size differs from the manifest's", _R),
+    "withheld.unread": Code("the record withholds a file no case reads", _R),
+    "withheld.duplicate": Code("the record names one file twice", _R),
+    "withheld.present": Code("a file the record says is withheld is in the archive", _R),
+    "withheld.disclosed": Code("a disclosed file is missing or differs from its digest", _R),
+    "input.withheld": Code("the case reads a withheld file and is not run", _C),
     # -- the manifest ------------------------------------------------------------------
     "manifest.bom": Code("the manifest starts with a byte-order mark", _R),
     "manifest.encoding": Code("the manifest is not UTF-8", _R),

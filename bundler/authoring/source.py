@@ -290,7 +290,7 @@ def _match(value: Any, pattern: Locator, at: Locator = ()) -> list[tuple[Locator
     return []
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     out = ""
     i = 0
     while i < len(pattern):
@@ -368,7 +368,7 @@ def _resolve_files(
         if why:
             out.add(("files", i), "path.invalid", f"pattern {pattern!r} {why}")
             continue
-        regex = _glob_regex(pattern)
+        regex = glob_regex(pattern)
         for rel, reason in refused.items():
             if regex.match(rel):
                 out.add(("files", i), "path.not_regular", f"{rel!r} {reason}")

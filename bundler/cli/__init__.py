@@ -27,6 +27,7 @@ COMMANDS = {
     "inspect": "inspect:inspect",
     "keygen": "keys:keygen",
     "preregister": "preregister:preregister",
+    "redact": "redact:redact",
     "report": "report:report",
     "sign": "keys:sign",
     "trajectory": "trajectory:trajectory",

@@ -36,7 +36,7 @@ def _print_coloured(text: str, stream: Any) -> None:
 @click.command(
     epilog=exit_help(
         "0 the bundles are identical",
-        "1 they differ",
+        "1 they differ (also: one manifest, but other files withheld)",
         "2 usage error",
         "3 a bundle was rejected (integrity, format)",
     )
@@ -74,6 +74,7 @@ def diff(
     from bundler.errors import BundlerError
     from bundler.output import DIFF, check, check_output
     from bundler.reports.diff import diff as compare
+    from bundler.reports.diff import same_evidence_but_withheld
     from bundler.reports.difftext import to_text
     from bundler.run.verify import check_integrity
     from bundler.signatures.trust import Policy, SignatureJudge
@@ -101,6 +102,8 @@ def diff(
         read[1].identity,
         old.name,
         new.name,
+        read[0].withheld,
+        read[1].withheld,
     )
     text = to_text(result, verbose=verbose)
     signed = _signatures_line(judged[0], judged[1])
@@ -117,7 +120,8 @@ def diff(
         click.echo(text, err=to_stderr)
     if json_target:  # after the text: an output problem never hides the result
         write_json(json_target, result, "the diff")
-    sys.exit(EXIT_CODES["supported"] if result["identical"] else COMMAND_EXITS["failed"])
+    same = result["identical"] and not same_evidence_but_withheld(result)
+    sys.exit(EXIT_CODES["supported"] if same else COMMAND_EXITS["failed"])
 
 
 def _signatures_line(old: SignatureCheck, new: SignatureCheck) -> str | None:

@@ -61,7 +61,14 @@ def _source_options(given: str, default_name: str) -> Callable[[F], F]:
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("log", "inspect-LOG, from the log's file name: its time and task")
-def inspect(log: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the log (with its transcripts) under inputs/transcripts/ and check the figures "
+    "on a scores file without transcripts, so `reprobundle redact --withhold "
+    "'inputs/transcripts/**'` keeps them checkable.",
+)
+def inspect(log: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
 
     The log is copied unchanged. Each figure of its header (per scorer, reducer and
@@ -72,6 +79,12 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
     too, each with a negative control. Claims state every denominator both ways: errors
     dropped, and errors counted as failures. The log is read under verify's caps.
 
+    With --split the transcripts (prompts, completions, targets, answers) stay in the log
+    under inputs/transcripts/, and the figures, counts and status are checked on a scores
+    file beside it (inspect-metric@3, inspect-counts@3, inspect-status@3); the re-scoring
+    and the check that the scores file is the log's read the transcripts, each its own
+    claim. Redacting the transcripts then leaves only those claims unchecked.
+
     \b
     Example:
       reprobundle import inspect run.eval -o run-bundle && reprobundle build run-bundle
@@ -81,13 +94,22 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str) -> N
 
     name = name or f"inspect-{slug(log.stem)}"[:64].rstrip("-")  # one name per run
     target = output or log.parent / name
-    _report(import_inspect(log, target, name=name, version=version))
+    _report(import_inspect(log, target, name=name, version=version, split=split))
 
 
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("file", "promptfoo-FOLDER-FILE, from where the results file is")
-def promptfoo(results: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the results file (prompts, outputs, variables) under inputs/transcripts/ and "
+    "check the pass rate on a scores file without them, so `reprobundle redact --withhold "
+    "'inputs/transcripts/**'` keeps it checkable.",
+)
+def promptfoo(
+    results: Path, output: Path | None, name: str | None, version: str, split: bool
+) -> None:
     """Import promptfoo's results JSON (`promptfoo eval -o results.json`) as a bundle source.
 
     The file is copied unchanged. Its totals and pass rate (errors in the denominator)
@@ -106,13 +128,20 @@ def promptfoo(results: Path, output: Path | None, name: str | None, version: str
     where = f"{slug(results.absolute().parent.name)}-{slug(results.stem)}"
     name = name or f"promptfoo-{where}"[:64].rstrip("-")  # one name per results file
     target = output or results.parent / name
-    _report(import_promptfoo(results, target, name=name, version=version))
+    _report(import_promptfoo(results, target, name=name, version=version, split=split))
 
 
 @import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_source_options("run", "lm-eval-STAMP, from the run's results_STAMP.json")
-def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> None:
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Put the samples files (documents, prompts, responses) under inputs/transcripts/ "
+    "and check the figures and counts on sample scores files without them, so `reprobundle "
+    "redact --withhold 'inputs/transcripts/**'` keeps them checkable.",
+)
+def lm_eval(path: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an lm-evaluation-harness run (its output folder or results_*.json).
 
     The results file and the run's samples files (--log_samples) are copied unchanged.
@@ -131,7 +160,7 @@ def lm_eval(path: Path, output: Path | None, name: str | None, version: str) -> 
 
     name = name or _lm_eval_run_name(path)
     target = output or path.parent / (name or f"lm-eval-{slug(path.stem)}"[:64])
-    _report(import_lm_eval(path, target, name=name, version=version))
+    _report(import_lm_eval(path, target, name=name, version=version, split=split))
 
 
 RESULTS_STAMP = re.compile(r"results_(.+)\.json")

@@ -47,16 +47,26 @@ def inspect(bundle: Path, **limit_values: int) -> None:
         f"Built     with {t(env.get('tool'))}, Python {t(env.get('python'))}, "
         f"{t(env.get('platform'))}"
     )
-    click.echo(
-        f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
-    )
+    held = {f.path: f for f in extracted.withheld.files} if extracted.withheld else {}
+    if held:  # a redacted bundle: never "all files match" when some are not here
+        click.echo(
+            f"Integrity {len(m.files) - len(held)} of {len(m.files)} files match the manifest "
+            f"({extracted.total_bytes} bytes); {len(held)} withheld, their SHA-256 and size "
+            "bound by the manifest (redacted bundle: see withheld.json)"
+        )
+    else:
+        click.echo(
+            f"Integrity all {len(m.files)} files match the manifest ({extracted.total_bytes} bytes)"
+        )
     if m.description.strip():
         click.echo("")
         for line in m.description.strip().split("\n"):  # indented under the bundle
             click.echo(f"  {t(line)}")
     click.echo("\nFiles")
     for entry in m.files:
-        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {t(entry.path)}")
+        gone = held.get(entry.path)
+        why = f"  (withheld: {t(gone.reason)})" if gone else ""
+        click.echo(f"  {entry.sha256[:16]}  {entry.size:>10}  {t(entry.path)}{why}")
     click.echo("\nCases")
     for case in m.cases:
         listed = ", ".join(sorted(case.expect_reasons))

@@ -156,6 +156,7 @@ def verify_with_options(
         case_memory=options["case_memory"],
         time_limit=options["time_limit"],
         accept_advisories=options["accept_advisory"],
+        disclose=options.get("disclose"),
     )
 
 
@@ -273,6 +274,13 @@ def verify_with_options(
     "beside the bundle, when there is one).",
 )
 @click.option(
+    "--disclose",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="A redacted bundle's withheld files, by their bundle paths under DIR: each is "
+    "checked against its digest (a mismatch rejects) and every case runs.",
+)
+@click.option(
     "--allow-code",
     is_flag=True,
     help="Run the bundle's own checker code (in separate limited processes; not a sandbox).",
@@ -372,6 +380,7 @@ def verify(
     no_cache: bool,
     download_timeout: float,
     detached: tuple[Path, ...],
+    disclose: Path | None,
     allow_code: bool,
     code_timeout: float,
     code_memory: int,
@@ -408,7 +417,11 @@ def verify(
     naming the advisory and the version that fixes it, unless you accept that advisory
     with --accept-advisory ID; the reports record what you accepted.
 
-        BUNDLE may be - to read the bundle from standard input (read once, never seeked),
+    In a redacted bundle (`reprobundle redact`) a case that reads a withheld file is not
+    run and its claim is inconclusive (exit 4); --disclose DIR gives the withheld files,
+    each checked against the digest the manifest binds, and every case runs.
+
+    BUNDLE may be - to read the bundle from standard input (read once, never seeked),
     or an https link pinned by --sha256 (the file's digest, checked before anything in
     it is read) or --identity: the file is downloaded with bounds (--max-archive-bytes,
     --download-timeout, a few redirects that keep the scheme) and kept by its digest in

@@ -30,6 +30,7 @@ from bundler.container.tarstream import TarError, TarReader
 from bundler.container.writer import Writer, sha256_of
 from bundler.errors import BundleRejected, Problem
 from bundler.format.manifest import Manifest, identity
+from bundler.format.withheld import Withheld
 
 __all__ = ["BeforePayload", "CheckedBundle", "Extracted", "Limits", "Wanted", "extract"]
 
@@ -54,6 +55,7 @@ class CheckedBundle:
     signatures: dict[str, bytes] = field(default_factory=dict)
     codec: compression.Codec = compression.GZIP
     written: frozenset[str] | None = None  # the files written (None: all of them)
+    withheld: Withheld | None = None  # a redacted bundle's record of the files left out
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,17 @@ def extract(
         total_bytes=rules.total,
         signatures=rules.signatures,
         codec=codec,
-        written=written,
+        written=written if rules.withheld is None else _present(written, rules),
+        withheld=rules.withheld,
     )
+
+
+def _present(written: frozenset[str] | None, rules: ReadRules) -> frozenset[str]:
+    """The files written, never naming a withheld one (they are not in the archive)."""
+    assert rules.manifest is not None and rules.withheld is not None
+    gone = rules.withheld.paths
+    every = {f.path for f in rules.manifest.files} if written is None else written
+    return frozenset(p for p in every if p not in gone)
 
 
 def _read(
@@ -197,6 +208,7 @@ def _read(
     # (bound once: this loop runs once a member, tens of thousands of times)
     next_member, data, judge, hashed = tar.next, tar.data, rules.member, rules.hashed
     file, manifest, signature = Action.FILE, Action.MANIFEST, Action.SIGNATURE
+    record = Action.WITHHELD
     try:
         while (member := next_member()) is not None:
             action, rel, starts = judge(member)
@@ -211,6 +223,8 @@ def _read(
                 rules.manifest_read(b"".join(data()))
             elif action is signature:
                 rules.signature_read(rel, b"".join(data()))
+            elif action is record:
+                rules.withheld_read(b"".join(data()))
         if rules.end():
             start_payload()
     except TarError as exc:

@@ -11,13 +11,18 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from bundler.container import compression
 from bundler.container.compression import Codec
 from bundler.container.tarstream import BLOCK, end_of_archive, file_header
 from bundler.errors import SourceError
 from bundler.format.hashing import CHUNK
+from bundler.format.manifest import MANIFEST_NAME
+from bundler.format.withheld import RECORD_NAME, Withheld
+
+if TYPE_CHECKING:
+    from bundler.container.extract import Extracted
 
 
 @dataclass(frozen=True)
@@ -111,3 +116,23 @@ def _copy_large(fd: int, size: int, put: Callable[[bytes | memoryview], None]) -
         put(chunk)
         left -= len(chunk)
     return bool(os.read(fd, 1))
+
+
+def bundle_members(
+    extracted: Extracted, signatures: dict[str, bytes], withheld: Withheld | None
+) -> list[Member]:
+    """The members of a bundle rewritten from ``extracted`` with these signatures and
+    this withheld record, in the format's order: the manifest, the signatures, the record,
+    then every listed file that is not withheld, read from the work folder."""
+    top = extracted.manifest.top
+    members = [Member(f"{top}/{MANIFEST_NAME}", data=extracted.manifest_bytes)]
+    members += [Member(f"{top}/{n}", data=signatures[n]) for n in sorted(signatures)]
+    gone = withheld.paths if withheld is not None else frozenset()
+    if withheld is not None:
+        members.append(Member(f"{top}/{RECORD_NAME}", data=withheld.to_bytes()))
+    members += [
+        Member(f"{top}/{f.path}", source=extracted.root / f.path, size=f.size)
+        for f in extracted.manifest.files
+        if f.path not in gone
+    ]
+    return members

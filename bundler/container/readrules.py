@@ -23,6 +23,8 @@ from bundler.errors import Problem
 from bundler.format.arguments import count
 from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR, Manifest, parse
 from bundler.format.paths import MAX_PATH_BYTES, fold, folders_of, path_problem
+from bundler.format.withheld import RECORD_NAME, RecordError, Withheld, read_by_cases
+from bundler.format.withheld import parse as parse_withheld
 
 # pax keywords this reader understands; any other (GNU sparse maps, charsets, ...) rejects
 PAX_KEYS = frozenset({"path", "size", "mtime", "atime", "ctime", "uid", "gid", "uname", "gname"})
@@ -60,6 +62,7 @@ class Action(Enum):
     MANIFEST = "manifest"  # read it whole and hand it to ``manifest``
     SIGNATURE = "signature"  # read it whole and hand it to ``signature``
     FILE = "file"  # hash it (and write it when wanted), then hand the digest to ``hashed``
+    WITHHELD = "withheld"  # read it whole and hand it to ``withheld_read``
 
 
 class Step(NamedTuple):
@@ -98,6 +101,7 @@ class ReadRules:
         self._seen: dict[str, str] = {}
         self._folded_files: dict[str, str] = {}
         self._folded_folders: dict[str, str] = {}
+        self.withheld: Withheld | None = None  # the record of a redacted bundle
 
     # -- the stream ----------------------------------------------------------------
 
@@ -148,6 +152,8 @@ class ReadRules:
             return SKIP
         if rel.startswith(_SIGNATURES) and rel.count("/") == 1:
             return self._signature(member, rel)
+        if rel == RECORD_NAME and expected is None and member.type in REGULAR:
+            return self._record(member)
         starts = not self.payload_started
         self.payload_started = True
         if expected is None:
@@ -269,6 +275,35 @@ class ReadRules:
             )
         return Step(Action.SIGNATURE, rel)
 
+    def _record(self, member: Header) -> Step:
+        """The withheld record: once, right after the signatures, before the payload."""
+        name = member.name
+        if self.payload_started or self.withheld is not None:
+            raise Stop(
+                "archive.layout",
+                name,
+                f"a withheld record after the payload began; {RECORD_NAME} comes right "
+                "after the manifest and the signatures",
+            )
+        if member.size > self.limits.manifest_bytes:
+            raise Stop(
+                "limit.manifest_size",
+                name,
+                f"the withheld record is larger than {self.limits.manifest_bytes} bytes",
+            )
+        return Step(Action.WITHHELD, RECORD_NAME)
+
+    def withheld_read(self, data: bytes) -> None:
+        """The withheld record's bytes: read strictly against the manifest. A record that
+        does not hold stops the read (nothing of the bundle can be judged without it)."""
+        assert self.manifest is not None
+        where = f"{self.top}/{RECORD_NAME}"
+        try:
+            self.withheld = parse_withheld(data, self.manifest, read_by_cases(self.manifest), where)
+        except RecordError as exc:
+            first = exc.problems[0]
+            raise Stop(first.code, where, "; ".join(p.message for p in exc.problems)) from None
+
     def signature_read(self, rel: str, data: bytes) -> None:
         self.signatures[rel] = data
 
@@ -291,8 +326,20 @@ class ReadRules:
         problems = self.problems
         named = {p.where for p in problems}
         hashed = self._hashed
+        withheld = self.withheld.paths if self.withheld is not None else frozenset()
         for rel, (want, _) in self._expected.items():
             got = hashed.get(rel)
+            if withheld and rel in withheld:
+                where = f"{self.top}/{rel}"
+                if got is not None or where in named:
+                    problems.append(
+                        Problem(
+                            where,
+                            "withheld.present",
+                            f"is in the archive but {RECORD_NAME} says it is withheld",
+                        )
+                    )
+                continue
             if got == want:
                 continue
             where = f"{self.top}/{rel}"

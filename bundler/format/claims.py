@@ -21,6 +21,8 @@ unless the reviewer accepted that advisory by id (``accepted``); then it is judg
 before and the claim records the advisory as accepted. An advisory describes a false
 pass, so a case expected to fail (a control or a finding) is not affected by it.
 A contradicted claim stays contradicted: the advisory only withholds support.
+A case not run because it reads a withheld file (outcome ``withheld``) makes its claim
+inconclusive, naming the files.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class ClaimResult:
     controls_showed: tuple[ControlsShowed, ...] = ()
     # the advisories its passing cases' checker versions have, accepted or not
     advisories: tuple[AdvisoryUse, ...] = ()
+    withheld: int = 0  # cases not run: they read files a redacted bundle withholds
 
 
 class AdvisoryUse(NamedTuple):
@@ -223,6 +226,17 @@ def judge_claim(
         diverged = ", ".join(r.case.id for r in mine if r.outcome == "diverged")
         status: ClaimStatus = "contradicted"
         why = f"{tally}; {counts['diverged']} diverged ({diverged})"
+    elif counts["withheld"]:
+        status = "inconclusive"
+        held = [r for r in mine if r.outcome == "withheld"]
+        files = sorted({p for r in held for p in r.verdict.details.get("withheld", ())})
+        why = (
+            f"{tally}; {len(held)} not run: they read withheld file(s) "
+            f"({', '.join(r.case.id for r in held)}: {', '.join(files)})"
+        )
+        if counts["inconclusive"]:
+            pending = ", ".join(r.case.id for r in mine if r.outcome == "inconclusive")
+            why += f"; {counts['inconclusive']} inconclusive ({pending})"
     elif counts["inconclusive"]:
         status = "inconclusive"
         pending = ", ".join(r.case.id for r in mine if r.outcome == "inconclusive")
@@ -278,6 +292,7 @@ def judge_claim(
         uncontrolled=uncontrolled,
         controls_showed=_showed(mine, needed, manifest),
         advisories=advised,
+        withheld=counts["withheld"],
     )
 
 

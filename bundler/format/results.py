@@ -16,7 +16,8 @@ from bundler.format.manifest import Case
 from checkers import strictjson
 from checkers.api import Reason, Verdict
 
-Outcome = Literal["reproduced", "diverged", "inconclusive"]
+# ``withheld``: not run, the case reads a file a redacted bundle left out (issue 45)
+Outcome = Literal["reproduced", "diverged", "inconclusive", "withheld"]
 STATUSES = ("pass", "fail", "error")
 
 

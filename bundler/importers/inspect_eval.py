@@ -47,8 +47,8 @@ from typing import Any
 from bundler.errors import SourceError
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, read_log_file, slug, write_source
-from bundler.importers.inspect_figures import figure_claims
-from bundler.importers.inspect_plan import CONTROLS, Plan, finished
+from bundler.importers.inspect_figures import figure_claims, scores_claim
+from bundler.importers.inspect_plan import CONTROLS, SCORES, TRANSCRIPTS, Plan, finished
 from bundler.importers.inspect_status import (
     counts_claim,
     rerun_finding,
@@ -57,12 +57,20 @@ from bundler.importers.inspect_status import (
 )
 from bundler.importers.untrusted import bounded, superseded
 from checkers.inspect_log.log import LogError, read_log
+from checkers.inspect_log.scores import scores_bytes
 
 
 def import_inspect(
-    log_file: Path, dest: Path, name: str | None = None, version: str = "1.0.0"
+    log_file: Path,
+    dest: Path,
+    name: str | None = None,
+    version: str = "1.0.0",
+    split: bool = False,
 ) -> Imported:
-    """Write a bundle source for ``log_file`` into ``dest`` (new or empty)."""
+    """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split``: the
+    log goes under ``inputs/transcripts/`` and its scores, without transcripts, into a
+    scores file the figures are checked on (``checkers/inspect_log/scores.py``), so that
+    ``reprobundle redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable."""
     data = read_log_file(log_file, dest)
     try:
         log = bounded(lambda: read_log(data), f"reading {log_file}")
@@ -78,16 +86,33 @@ def import_inspect(
             f"{log_file} holds no samples ({why}): nothing its header states can be re-derived"
         )
     file_name = log_file.name if not path_problem(log_file.name) else f"log.{log.format}"
-    plan = Plan(log, f"inputs/{file_name}", data)
+    if split:
+        scores = scores_bytes(log)
+        stem = file_name.rsplit(".", 1)[0]
+        plan = Plan(
+            read_log(scores),
+            f"{SCORES}/{stem}.scores.json",
+            scores,
+            full=log,
+            full_path=f"{TRANSCRIPTS}/{file_name}",
+            full_data=data,
+        )
+    else:
+        plan = Plan(log, f"inputs/{file_name}", data)
     counts_claim(plan)
     status_claim(plan)
     unfinished_finding(plan)
     figure_claims(plan)
     if log.format == "eval":
         rerun_finding(plan, bounded(lambda: superseded(data), f"reading {log_file}"))
+    if split:
+        scores_claim(plan)
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
-    written = write_source(dest, document, {plan.log_path: data, **plan.controls}, "inspect")
+    files = {plan.log_path: plan.data, **plan.controls}
+    if split:
+        files[plan.full_path] = data
+    written = write_source(dest, document, files, "inspect")
     claims = [c["id"] for c in plan.claims]
     return Imported(dest, written, len(plan.cases), claims, plan.notes)
 
@@ -103,7 +128,7 @@ def _scope(plan: Plan) -> None:
 
 
 def _document(plan: Plan, original: str, name: str | None, version: str) -> dict[str, Any]:
-    log = plan.log
+    log = plan.full or plan.log
     spec = log.spec
     task = str(spec.get("task", "task"))
     packages = spec.get("packages") or {}
@@ -112,7 +137,15 @@ def _document(plan: Plan, original: str, name: str | None, version: str) -> dict
         f"Imported by `reprobundle import inspect` from {original} (Inspect log version "
         f"{log.version}, .{log.format}): task {task} on {spec.get('model', '?')}, created "
         f"{spec.get('created', '?')}, inspect_ai {packages.get('inspect_ai', '?')}, status "
-        f"{log.status}. {plan.log_path} is the log, unchanged. {CONTROLS}/ holds the negative "
+        f"{log.status}. "
+        + (
+            f"{plan.full_path} is the log, unchanged (with its transcripts); {plan.log_path} "
+            "its header and per-sample scores and errors, without transcripts, on which the "
+            f"figures are checked; {TRANSCRIPTS}/controls/ the controls that hold transcripts. "
+            if plan.split
+            else f"{plan.log_path} is the log, unchanged. "
+        )
+        + f"{CONTROLS}/ holds the negative "
         "controls: copies of the log's records, with one sample's stored score changed (or "
         "one record removed), written as .json logs with only the fields the checkers read "
         "(a scorer's control holds only that scorer's scores).\n"

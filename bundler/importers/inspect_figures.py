@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from bundler.importers import slug
-from bundler.importers.inspect_plan import CONTROLS, Plan, revision_limit, run_limits
+from bundler.importers.inspect_plan import (
+    CONTROLS,
+    TRANSCRIPTS,
+    Plan,
+    revision_limit,
+    role,
+    run_limits,
+)
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import (
     InspectLog,
@@ -47,6 +54,19 @@ def figure_claims(plan: Plan) -> None:
         mine = _scorer_only(log, scorer, entries, by_name.get(scorer, []))
         own = to_json_log(mine, mine.records)
         figure_cases = _figure_cases(plan, scorer, entries, own, mine)
+        if plan.split:
+            _split_scorer(
+                plan,
+                scorer,
+                method,
+                options,
+                figure_cases,
+                mine,
+                headline,
+                entries,
+                by_name.get(scorer, []),
+            )
+            continue
         rescore = _rescore_case(plan, scorer, method, options, own)
         needs: list[Need] = [
             (case_id, "inspect-metric@2", params, "inspect.header_metric_mismatch")
@@ -101,7 +121,7 @@ def _figure_cases(
             }
             case_id, message = plan.expected_pass(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
-                "inspect-metric@2",
+                plan.key("inspect-metric@2"),
                 params,
                 f"the figure {what} = {value!r} follows from the samples",
                 own,
@@ -118,7 +138,12 @@ def _figure_cases(
 
 
 def _rescore_case(
-    plan: Plan, scorer: str, method: str, options: Mapping[str, Any] | None, own: bytes
+    plan: Plan,
+    scorer: str,
+    method: str,
+    options: Mapping[str, Any] | None,
+    own: bytes,
+    path: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
     """The case re-scoring a deterministic scorer, or None (and why, under the scope)."""
     if options is None:
@@ -142,6 +167,7 @@ def _rescore_case(
         params,
         f"every stored {scorer} score follows from completion and target under {method}",
         own,
+        path,
     )
     if case_id is None:
         return None
@@ -150,11 +176,13 @@ def _rescore_case(
     return case_id, params
 
 
-def _control_cases(plan: Plan, scorer: str, mine: InspectLog, needs: list[Need]) -> dict[str, str]:
-    """A negative control per need (same checker and params, a changed copy of the log);
-    returns case id -> control case id."""
+def _control_cases(
+    plan: Plan, scorer: str, mine: InspectLog, needs: list[Need], folder: str = CONTROLS
+) -> dict[str, str]:
+    """A negative control per need (same checker and params, a changed copy of the log,
+    written under ``folder``); returns case id -> control case id."""
     files = _controls(
-        plan, scorer, mine, [(checker, params, code) for _, checker, params, code in needs]
+        plan, scorer, mine, [(checker, params, code) for _, checker, params, code in needs], folder
     )
     control_of: dict[str, str] = {}
     for i, (case_id, checker_key, params, code) in enumerate(needs):
@@ -176,7 +204,7 @@ def _control_cases(plan: Plan, scorer: str, mine: InspectLog, needs: list[Need])
             {
                 "id": f"{case_id}-control",
                 "checker": checker_key,
-                "inputs": {"log": files[i]},
+                "inputs": {role(checker_key): files[i]},
                 "params": params,
                 "expect": "fail",
                 "expect_reasons": [code],
@@ -186,7 +214,11 @@ def _control_cases(plan: Plan, scorer: str, mine: InspectLog, needs: list[Need])
 
 
 def _controls(
-    plan: Plan, scorer: str, log: InspectLog, needs: list[tuple[str, dict[str, Any], str]]
+    plan: Plan,
+    scorer: str,
+    log: InspectLog,
+    needs: list[tuple[str, dict[str, Any], str]],
+    folder: str = CONTROLS,
 ) -> dict[int, str]:
     """For each (checker, params, code) in ``needs``: a control file on which it fails,
     made from ``log`` (the log with only ``scorer``'s scores). Greedy over the first
@@ -214,7 +246,7 @@ def _controls(
         if best is None:
             break
         covered, sample_id, control = best
-        path = f"{CONTROLS}/{slug(scorer)}-{slug(str(sample_id))}-flipped.json"
+        path = f"{folder}/{slug(scorer)}-{slug(str(sample_id))}-flipped.json"
         plan.controls[path] = control
         for i in covered:
             chosen[i] = path
@@ -224,6 +256,119 @@ def _controls(
 
 
 Need = tuple[str, str, dict[str, Any], str]  # case id, checker, params, reason it must fail with
+
+
+def _split_scorer(
+    plan: Plan,
+    scorer: str,
+    method: str,
+    options: Mapping[str, Any] | None,
+    figure_cases: dict[str | None, list[tuple[str, dict[str, Any]]]],
+    mine: InspectLog,
+    headline: Mapping[str, Any],
+    entries: list[Mapping[str, Any]],
+    specs: list[Mapping[str, Any]],
+) -> None:
+    """The split layout: the figure claims rest on the scores file alone (their controls
+    are scores files too), and the re-scoring, which reads the transcripts, is a claim of
+    its own on the whole log (its control under the transcripts), so withholding the
+    transcripts withholds only that claim."""
+    assert plan.full is not None
+    metric = plan.key("inspect-metric@2")
+    needs: list[Need] = [
+        (case_id, metric, params, "inspect.header_metric_mismatch")
+        for cases in figure_cases.values()
+        for case_id, params in cases
+    ]
+    control_of = _control_cases(plan, scorer, mine, needs)
+    rescore_claim = None
+    full_mine = _scorer_only(plan.full, scorer, entries, specs)
+    rescore = _rescore_case(
+        plan, scorer, method, options, to_json_log(full_mine, full_mine.records), plan.full_path
+    )
+    if rescore is not None:
+        need = (rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch")
+        controls = _control_cases(plan, scorer, full_mine, [need], f"{TRANSCRIPTS}/controls")
+        if rescore[0] in controls:
+            rescore_claim = f"rescore-{slug(scorer)}"
+            plan.claim(
+                {
+                    "id": rescore_claim,
+                    "statement": f"Every stored {scorer} score follows from completion and "
+                    f"target under {method}, re-scored from the transcripts in {plan.full_path}.",
+                    "cases": [rescore[0], controls[rescore[0]]],
+                    "limits": [
+                        *run_limits(plan.full),
+                        revision_limit(plan.full),
+                        _rules_version(plan.full, method),
+                        "Reads the transcripts: a bundle that withholds them cannot check "
+                        "this claim (its figures stay checked on the scores file).",
+                    ],
+                }
+            )
+    for reducer, every in figure_cases.items():
+        cases = [(c, p) for c, p in every if c in control_of]
+        if not cases:
+            continue
+        ids = [c for c, _ in cases]
+        ids += [control_of[c] for c in ids]
+        claim = _figure_claim(
+            plan,
+            scorer,
+            reducer,
+            [p for _, p in cases],
+            ids,
+            method,
+            False,
+            headline.get("score") == scorer and headline.get("reducer") == reducer,
+        )
+        if rescore_claim is not None:
+            claim["limits"][-1] = (
+                f"The {scorer} scores are checked here as {plan.log_path} states them; that "
+                f"they follow from the transcripts is claim {rescore_claim}, that they are the "
+                "log's is claim scores-match-log."
+            )
+        plan.claim(claim)
+
+
+def scores_claim(plan: Plan) -> None:
+    """The split layout: the scores file is the log's header and per-record scores (a case
+    reading both, and a control with the scores file's last record removed)."""
+    assert plan.full is not None
+    case = plan.case(
+        {
+            "id": "scores-match-log",
+            "checker": "inspect-scores@1",
+            "inputs": {"log": plan.full_path, "scores": plan.log_path},
+            "params": {},
+            "expect": "pass",
+        }
+    )
+    path = f"{CONTROLS}/scores-one-record-removed.json"
+    plan.controls[path] = to_json_log(plan.log, plan.log.records[:-1])
+    control = plan.case(
+        {
+            "id": "scores-match-log-control",
+            "checker": "inspect-scores@1",
+            "inputs": {"log": plan.full_path, "scores": path},
+            "params": {},
+            "expect": "fail",
+            "expect_reasons": ["inspect.scores_not_the_logs"],
+        }
+    )
+    plan.claim(
+        {
+            "id": "scores-match-log",
+            "statement": f"{plan.log_path} holds exactly the header and each sample record's "
+            f"scores and error of the log {plan.full_path}: the figures checked on it are the "
+            "log's.",
+            "cases": [case, control],
+            "limits": [
+                "Reads the transcripts: a bundle that withholds them cannot check this claim; "
+                "its figures are then checked on the scores file as it stands."
+            ],
+        }
+    )
 
 
 def _figure_problem(

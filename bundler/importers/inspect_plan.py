@@ -15,6 +15,16 @@ from checkers.api import Verdict
 from checkers.inspect_log.log import InspectLog
 
 CONTROLS = "inputs/controls"
+# the split layout (``import inspect --split``, issue 45): the log, with its transcripts, and
+# the controls that hold transcripts, apart from the scores file the figures are checked on
+TRANSCRIPTS = "inputs/transcripts"
+SCORES = "inputs/scores"
+# checker -> the version that reads a scores file (the split layout)
+SPLIT_VERSIONS = {
+    "inspect-metric@2": "inspect-metric@3",
+    "inspect-counts@2": "inspect-counts@3",
+    "inspect-status@2": "inspect-status@3",
+}
 
 
 @dataclass
@@ -30,12 +40,25 @@ class Plan:
     checks: Checks = field(default_factory=Checks)
     case_ids: set[str] = field(default_factory=set)
     claim_ids: set[str] = field(default_factory=set)
+    # the split layout: ``log``, ``log_path`` and ``data`` are the scores file; ``full`` the
+    # whole log (with its transcripts), at ``full_path``, for the re-scoring
+    full: InspectLog | None = None
+    full_path: str = ""
+    full_data: bytes = b""
+
+    @property
+    def split(self) -> bool:
+        return self.full is not None
+
+    def key(self, checker_key: str) -> str:
+        """The version of ``checker_key`` this layout uses (the scores-file one when split)."""
+        return SPLIT_VERSIONS.get(checker_key, checker_key) if self.split else checker_key
 
     def run(self, checker_key: str, data: bytes, params: Mapping[str, Any]) -> Verdict:
         """The verdict of ``checker_key`` on ``data``, under a case's limits at verify."""
         checker = checkers.get(checker_key)
         assert checker is not None
-        return self.checks.run(checker, {"log": data}, params)
+        return self.checks.run(checker, {role(checker_key): data}, params)
 
     def fails_with(
         self, checker_key: str, data: bytes, params: Mapping[str, Any], code: str
@@ -56,6 +79,7 @@ class Plan:
         params: dict[str, Any],
         what: str,
         data: bytes | None = None,
+        path: str | None = None,
     ) -> tuple[str | None, str | None]:
         """A case of ``checker_key`` on the log that must pass, and what it says when it does
         not on this log (None when it passes): run here, so the note is made before build.
@@ -63,7 +87,7 @@ class Plan:
         log it cannot read) gets no case: ``what`` goes under the scope with the reason.
         ``data``: what to run it on here, if not the log (a copy that gives the same
         verdict: the log with only the scorer's scores, so the checks of S scorers do not
-        each read all S scorers' scores)."""
+        each read all S scorers' scores). ``path``: the case's input, if not the log's."""
         verdict = self.run(checker_key, self.data if data is None else data, params)
         if verdict.status == "error":
             self.cannot.append(f"That {what}: not checked ({verdict.message}).")
@@ -73,7 +97,7 @@ class Plan:
             {
                 "id": case_id,
                 "checker": checker_key,
-                "inputs": {"log": self.log_path},
+                "inputs": {role(checker_key): path or self.log_path},
                 "params": params,
                 "expect": "pass",
             }
@@ -88,6 +112,13 @@ class Plan:
         claim["id"] = unique(str(claim["id"]), self.claim_ids)
         self.claim_ids.add(claim["id"])
         self.claims.append(claim)
+
+
+def role(checker_key: str) -> str:
+    """The name of the one input role of an inspect checker (``log``, or ``scores``)."""
+    checker = checkers.get(checker_key)
+    assert checker is not None
+    return checker.roles[0].name
 
 
 def unique(wanted: str, taken: set[str]) -> str:

@@ -16,6 +16,7 @@ from bundler.importers.inspect_plan import (
     finished,
     plan_size,
     revision_limit,
+    role,
     run_limits,
     short,
 )
@@ -30,7 +31,7 @@ def counts_claim(plan: Plan) -> None:
         plan.notes.append("the header states no sample counts; none are checked")
         return
     params = {"claimed": claimed}
-    counts_checker, _ = _counts_check(log)
+    counts_checker, _ = _counts_check(plan)
     case, message = plan.expected_pass(
         "counts", counts_checker, params, "the sample counts follow from the records"
     )
@@ -96,12 +97,12 @@ def _claimed_counts(log: InspectLog) -> tuple[dict[str, int], str]:
     return {k: v for k, v in found.items() if is_count(v)}, said
 
 
-def _counts_check(log: InspectLog) -> tuple[str, str]:
+def _counts_check(plan: Plan) -> tuple[str, str]:
     """The counts checker and its control's reason: inspect-counts@2 compares a finished
     run's header with its records; an unfinished run's header states the planned total,
     so its records' own counts are checked (@1) and the finding says what did not run."""
-    if finished(log):
-        return "inspect-counts@2", "inspect.header_count_mismatch"
+    if finished(plan.log):
+        return plan.key("inspect-counts@2"), "inspect.header_count_mismatch"
     return "inspect-counts@1", "inspect.count_mismatch"
 
 
@@ -112,7 +113,7 @@ def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
         return []
     path = f"{CONTROLS}/one-record-removed.json"
     control = to_json_log(log, log.records[:-1])
-    counts_checker, counts_code = _counts_check(log)
+    counts_checker, counts_code = _counts_check(plan)
     if not plan.fails_with(counts_checker, control, params, counts_code):
         return []
     plan.controls[path] = control
@@ -121,7 +122,7 @@ def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
             {
                 "id": "counts-control",
                 "checker": counts_checker,
-                "inputs": {"log": path},
+                "inputs": {role(counts_checker): path},
                 "params": params,
                 "expect": "fail",
                 "expect_reasons": [counts_code],
@@ -135,7 +136,7 @@ def status_claim(plan: Plan) -> None:
     results) as a finding; a clean run as a claim with its control."""
     log = plan.log
     params: dict[str, Any] = {}
-    verdict = plan.run("inspect-status@2", plan.data, params)  # under a case's limits
+    verdict = plan.run(plan.key("inspect-status@2"), plan.data, params)  # under a case's limits
     if verdict.status == "pass":
         _clean_status(plan)
         return
@@ -147,8 +148,8 @@ def status_claim(plan: Plan) -> None:
     plan.case(
         {
             "id": finding,
-            "checker": "inspect-status@2",
-            "inputs": {"log": plan.log_path},
+            "checker": plan.key("inspect-status@2"),
+            "inputs": {role(plan.key("inspect-status@2")): plan.log_path},
             "params": params,
             "expect": "fail",
             "kind": "finding",  # the log's own fields, not a planted control
@@ -186,8 +187,8 @@ def _clean_status(plan: Plan) -> None:
     case = plan.case(
         {
             "id": "status",
-            "checker": "inspect-status@2",
-            "inputs": {"log": plan.log_path},
+            "checker": plan.key("inspect-status@2"),
+            "inputs": {role(plan.key("inspect-status@2")): plan.log_path},
             "params": {},
             "expect": "pass",
         }
@@ -196,14 +197,14 @@ def _clean_status(plan: Plan) -> None:
     path = f"{CONTROLS}/one-record-errored.json"
     marked = (dataclasses.replace(log.records[0], error="planted by the importer"),)
     control = to_json_log(log, marked + log.records[1:])
-    if plan.fails_with("inspect-status@2", control, {}, "inspect.records_errored"):
+    if plan.fails_with(plan.key("inspect-status@2"), control, {}, "inspect.records_errored"):
         plan.controls[path] = control
         cases.append(
             plan.case(
                 {
                     "id": "status-control",
-                    "checker": "inspect-status@2",
-                    "inputs": {"log": path},
+                    "checker": plan.key("inspect-status@2"),
+                    "inputs": {role(plan.key("inspect-status@2")): path},
                     "params": {},
                     "expect": "fail",
                     "expect_reasons": ["inspect.records_errored"],

@@ -51,8 +51,12 @@ from checkers.lm_eval.run import (
     table,
     task_names,
 )
+from checkers.lm_eval.scores import project
 
 CONTROLS = "inputs/controls"
+# the split layout (``import lm-eval --split``, issue 45)
+TRANSCRIPTS = "inputs/transcripts"
+SCORES = "inputs/scores"
 MAX_FILES = 10_000  # entries looked at in the folder given (and each of its folders)
 
 
@@ -67,6 +71,7 @@ class _Plan:
     cannot: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     slugs: dict[str, str] = field(default_factory=dict)
+    split: bool = False  # the split layout (issue 45): samples under inputs/transcripts/
 
     def slug_of(self, task: str) -> str:
         """The task's name in ids and file names, one per task (two names can make one
@@ -144,9 +149,16 @@ class _Plan:
 
 
 def import_lm_eval(
-    path: Path, dest: Path, name: str | None = None, version: str = "1.0.0"
+    path: Path,
+    dest: Path,
+    name: str | None = None,
+    version: str = "1.0.0",
+    split: bool = False,
 ) -> Imported:
-    """Write a bundle source for the lm-eval run at ``path`` into ``dest`` (new or empty)."""
+    """Write a bundle source for the lm-eval run at ``path`` into ``dest`` (new or empty).
+    ``split``: each samples file goes under ``inputs/transcripts/`` and its per-sample
+    values, without documents, prompts or responses, into a sample scores file the figures
+    and counts are checked on (``checkers/lm_eval/scores.py``)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     results_file = _results_file(path)
@@ -162,6 +174,7 @@ def import_lm_eval(
         _encodable(results_file, task)
     results_path = f"inputs/{_safe(results_file.name, 'results.json')}"
     plan = _Plan(results, results_path, {results_path: data}, {results_path: results})
+    plan.split = split
     date_id = results_file.stem.rpartition("_")[2]
     listing = _listing(results_file.parent)
     for task in tasks:
@@ -178,7 +191,8 @@ def import_lm_eval(
                     f"tool reads: {exc}"
                 ) from None
             samples_path = (
-                f"inputs/{_safe(samples_name, f'samples_{plan.slug_of(task.name)}.jsonl')}"
+                f"{TRANSCRIPTS if split else 'inputs'}/"
+                f"{_safe(samples_name, f'samples_{plan.slug_of(task.name)}.jsonl')}"
             )
             plan.files[samples_path] = samples_data
             plan.loaded[samples_path] = samples
@@ -301,6 +315,9 @@ def _task(plan: _Plan, task: Task, samples_path: str | None) -> None:
     inputs = {"results": plan.results_path}
     if samples_path is not None:
         inputs["samples"] = samples_path
+    if plan.split and samples_path is not None:
+        _split_task(plan, task, samples_path)
+        return
     _counts(plan, task, inputs)
     if samples_path is None:
         shown = ", ".join(f"{k} = {v!r}" for k, v in task.figures.items() if "," in k)
@@ -315,25 +332,66 @@ def _task(plan: _Plan, task: Task, samples_path: str | None) -> None:
     _figures(plan, task, inputs, changed)
 
 
+def _split_task(plan: _Plan, task: Task, samples_path: str) -> None:
+    """The split layout: counts and figures on the sample scores file (their controls are
+    scores files too); the hashes, which read the documents, on the samples file (its
+    control under the transcripts); and a claim that the scores are the samples'."""
+    name = samples_path.rsplit("/", 1)[1].removesuffix(".jsonl")
+    scores_path = plan.add_file(
+        f"{SCORES}/{name}.scores.jsonl", project(plan.loaded[samples_path]), lines=True
+    )
+    full = {"results": plan.results_path, "samples": samples_path}
+    scored = {"results": plan.results_path, "sample_scores": scores_path}
+    _counts(plan, task, scored)
+    changed = _one_record_changed(plan, task, samples_path, f"{TRANSCRIPTS}/controls")
+    _hashes(plan, task, full, changed)
+    changed_scores = _one_record_changed(plan, task, scores_path, CONTROLS, doc=False)
+    _figures(plan, task, scored, changed_scores)
+    slug_ = plan.slug_of(task.name)
+    case = plan.case(
+        f"{slug_}-scores",
+        "lm-eval-scores@1",
+        {"samples": samples_path, "sample_scores": scores_path},
+        {},
+    )
+    control = plan.control(case, {"samples": samples_path, "sample_scores": changed_scores})
+    plan.claims.append(
+        {
+            "id": f"{slug_}-scores-match-samples",
+            "statement": f"Task {task.name}: {scores_path} holds exactly the records of "
+            f"{samples_path} without their documents, prompts and responses: the figures "
+            "and counts checked on it are the samples'.",
+            "cases": [case, *([control] if control else [])],
+            "limits": [
+                "Reads the samples file with its transcripts: a bundle that withholds it "
+                "cannot check this claim; the figures and counts are then checked on the "
+                "scores file as it stands."
+            ],
+        }
+    )
+
+
 def _counts(plan: _Plan, task: Task, inputs: dict[str, str]) -> None:
     params = {
         "task": task.name,
         "claimed": {"original": task.original, "effective": task.effective},
     }
-    case = plan.case(f"{plan.slug_of(task.name)}-counts", "lm-eval-counts@2", inputs, params)
-    if "samples" in inputs:
-        records = plan.loaded[inputs["samples"]]
+    role = "sample_scores" if "sample_scores" in inputs else "samples"
+    key = "lm-eval-counts@3" if role == "sample_scores" else "lm-eval-counts@2"
+    case = plan.case(f"{plan.slug_of(task.name)}-counts", key, inputs, params)
+    if role in inputs:
+        records = plan.loaded[inputs[role]]
         control_path = plan.add_file(
             f"{CONTROLS}/{plan.slug_of(task.name)}-one-record-removed.jsonl",
             records[:-1],
             lines=True,
         )
-        control = plan.control(case, {**inputs, "samples": control_path})
+        control = plan.control(case, {**inputs, role: control_path})
         what = "the samples file with its last record removed"
     else:
         control = plan.control(case, {"results": _effective_changed(plan)})
         what = "a copy of the results file with every task's effective count one higher"
-    stored = " and each of them stored once per filter" if "samples" in inputs else ""
+    stored = " and each of them stored once per filter" if role in inputs else ""
     limit = _limit_text(task.limit)
     plan.claims.append(
         {
@@ -367,9 +425,12 @@ def _effective_changed(plan: _Plan) -> str:
     return EFFECTIVE_CHANGED
 
 
-def _one_record_changed(plan: _Plan, task: Task, samples_path: str) -> str:
-    """A copy of the samples with, in the first record of each filter, the doc changed and
-    every numeric value turned (0 <-> 1, any other v to v + 1)."""
+def _one_record_changed(
+    plan: _Plan, task: Task, samples_path: str, folder: str = CONTROLS, doc: bool = True
+) -> str:
+    """A copy of the samples with, in the first record of each filter, the doc changed
+    (unless not ``doc``: a sample scores file has none) and every numeric value turned
+    (0 <-> 1, any other v to v + 1), written under ``folder``."""
     records = plan.loaded[samples_path]
     seen: set[Any] = set()
     changed = []
@@ -377,14 +438,15 @@ def _one_record_changed(plan: _Plan, task: Task, samples_path: str) -> str:
         if isinstance(value, dict) and value.get("filter") not in seen:
             seen.add(value.get("filter"))
             value = dict(value)
-            value["doc"] = {"changed by the control": value.get("doc")}
+            if doc:
+                value["doc"] = {"changed by the control": value.get("doc")}
             for metric in value.get("metrics") or []:
                 if isinstance(metric, str) and is_number(value.get(metric)):
                     v = value[metric]
                     value[metric] = 1 - v if v in (0, 1) else v + 1
         changed.append((line, value))
     return plan.add_file(
-        f"{CONTROLS}/{plan.slug_of(task.name)}-one-record-changed.jsonl", changed, True
+        f"{folder}/{plan.slug_of(task.name)}-one-record-changed.jsonl", changed, True
     )
 
 
@@ -423,7 +485,9 @@ def _hashes(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> No
 
 def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> None:
     """A case per re-derivable figure (mean aggregation), one claim for the task."""
-    records = read_records(plan.loaded[inputs["samples"]])
+    role = "sample_scores" if "sample_scores" in inputs else "samples"
+    metric_key = "lm-eval-metric@3" if role == "sample_scores" else "lm-eval-metric@2"
+    records = read_records(plan.loaded[inputs[role]])
     filters = sorted({r.filter for r in records})
     cases: list[str] = []
     shown: list[tuple[str, int]] = []  # the figure as stated, over how many values
@@ -449,13 +513,13 @@ def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> N
                 )
             continue
         params = {"task": task.name, "metric": metric, "filter": filter_name, "claimed": value}
-        verdict = plan.run("lm-eval-metric@2", inputs, params)
+        verdict = plan.run(metric_key, inputs, params)
         if verdict.status == "error":
             plan.cannot.append(f"The figure {what}: {verdict.message}; not re-derived.")
             continue
         case_id = f"{plan.slug_of(task.name)}-{slug(metric)}-{slug(filter_name)}"
-        case = plan.case(case_id, "lm-eval-metric@2", inputs, params, verdict)
-        control = plan.control(case, {**inputs, "samples": changed})
+        case = plan.case(case_id, metric_key, inputs, params, verdict)
+        control = plan.control(case, {**inputs, role: changed})
         cases += [case, *([control] if control else [])]
         pm = f" ± {stderr:.4g}" if is_number(stderr) else ""
         left_out = verdict.details.get("omitted_by_task", 0)

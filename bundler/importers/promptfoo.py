@@ -32,22 +32,40 @@ from bundler.run import runner
 from checkers.api import CheckerInputError
 from checkers.promptfoo.assertions import RULES_VERSION, Rerun, rerun_all
 from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tokens_v2
+from checkers.promptfoo.scores import project, scores_bytes
 
 CONTROLS = "inputs/controls"
 STATS = "promptfoo-stats@2"
 ASSERT = "promptfoo-assert@2"
+# the split layout (``import promptfoo --split``, issue 45)
+TRANSCRIPTS = "inputs/transcripts"
+SCORES = "inputs/scores"
+STATS_SPLIT = "promptfoo-stats@3"
+SCORES_CHECK = "promptfoo-scores@1"
 
 
 def import_promptfoo(
-    results_file: Path, dest: Path, name: str | None = None, version: str = "1.0.0"
+    results_file: Path,
+    dest: Path,
+    name: str | None = None,
+    version: str = "1.0.0",
+    split: bool = False,
 ) -> Imported:
-    """Write a bundle source for ``results_file`` into ``dest`` (new or empty)."""
+    """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``:
+    the file goes under ``inputs/transcripts/`` and its counts, without prompts, outputs or
+    variables, into a scores file the pass rate is checked on
+    (``checkers/promptfoo/scores.py``), so the transcripts can be withheld."""
     data = read_log_file(results_file, dest)
-    return _import(results_file, data, dest, name, version)
+    return _import(results_file, data, dest, name, version, split)
 
 
 def _import(
-    results_file: Path, data: bytes, dest: Path, name: str | None, version: str
+    results_file: Path,
+    data: bytes,
+    dest: Path,
+    name: str | None,
+    version: str,
+    split: bool = False,
 ) -> Imported:
     limits = runner.LOAD_LIMITS  # verify's caps on one input
     caps = documents.Caps(values=limits.values, depth=limits.depth)
@@ -66,17 +84,32 @@ def _import(
             f"{results_file} is not promptfoo results this tool reads: {exc}"
         ) from None
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
-    plan = _Plan(f"inputs/{file_name}", data)
-    _totals(plan, results, document)
+    if split:
+        plan = _Plan(f"{TRANSCRIPTS}/{file_name}", data)
+        scores_path = f"{SCORES}/{file_name.rsplit('.', 1)[0]}.scores.json"
+        plan.files[scores_path] = scores_bytes(document)
+        _totals(plan, results, project(document), scores_path)
+    else:
+        plan = _Plan(f"inputs/{file_name}", data)
+        _totals(plan, results, document)
     done = bounded(lambda: rerun_all(results.rows), f"re-running {results_file}'s assertions")
-    _assertions(plan, document, results, done)
+    _assertions(plan, document, results, done, f"{TRANSCRIPTS}/controls" if split else CONTROLS)
+    if split:
+        _scores_claim(plan, scores_path)
     if not plan.claims:
         raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
     description = (
         f"Imported by `reprobundle import promptfoo` from {results_file.name} (promptfoo "
         f"{results.promptfoo_version or '?'}, results version {results.version}, eval "
         f"{document.get('evalId', '?')}). {plan.log_path} is the file, unchanged; {CONTROLS}/ "
-        "holds the negative controls (copies with one stated value changed).\n"
+        "holds the negative controls (copies with one stated value changed)."
+        + (
+            f" The pass rate is checked on the scores file under {SCORES}/ (the file's counts, "
+            f"no prompt, output or variable); {TRANSCRIPTS}/ holds what may be withheld."
+            if split
+            else ""
+        )
+        + "\n"
     )
     config = document.get("config") if isinstance(document.get("config"), dict) else {}
     title = str(config.get("description") or document.get("evalId") or "eval")
@@ -105,8 +138,8 @@ class _Plan:
         self.notes: list[str] = []
         self.checks = Checks()  # each check under a case's limits, as at verify
 
-    def control(self, name: str, document: Mapping[str, Any]) -> str:
-        path = f"{CONTROLS}/{name}"
+    def control(self, name: str, document: Mapping[str, Any], folder: str = CONTROLS) -> str:
+        path = f"{folder}/{name}"
         self.files[path] = (json.dumps(document, indent=1) + "\n").encode()
         return path
 
@@ -118,7 +151,7 @@ class _Plan:
             {
                 "id": case_id,
                 "checker": checker_key,
-                "inputs": {"results": path},
+                "inputs": {_role(checker_key): path},
                 "params": params,
                 "expect": "pass",
                 **expect,
@@ -126,7 +159,7 @@ class _Plan:
         )
         found = checkers.get(checker_key)
         assert found is not None
-        verdict = self.checks.run(found, {"results": self.files[path]}, params)
+        verdict = self.checks.run(found, {_role(checker_key): self.files[path]}, params)
         wanted = expect.get("expect", "pass")
         reasons = expect.get("expect_reasons")
         if verdict.status != wanted or (reasons and set(reasons) != set(verdict.codes)):
@@ -136,9 +169,20 @@ class _Plan:
         return case_id
 
 
-def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> None:
+def _role(checker_key: str) -> str:
+    found = checkers.get(checker_key)
+    assert found is not None
+    return found.roles[0].name
+
+
+def _totals(
+    plan: _Plan, results: ResultsV2, document: Mapping[str, Any], scores: str | None = None
+) -> None:
     """The pass-rate claim: promptfoo's stats compared with the rows, with a control for
-    a stated count (and the prompt tokens, when stated) changed by one."""
+    a stated count (and the prompt tokens, when stated) changed by one. ``scores``: the
+    scores file to check them on (the split layout), and ``document`` its content."""
+    stats_key = STATS_SPLIT if scores else STATS
+    checked = scores or plan.log_path
     stats = results.stats
     if any(k not in stats for k in STAT_COUNTS):
         return
@@ -148,7 +192,7 @@ def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> Non
     if tests:
         claimed["pass_rate"] = successes / tests
     params = {"claimed": claimed}
-    ids = [plan.add("totals", STATS, plan.log_path, params)]
+    ids = [plan.add("totals", stats_key, checked, params)]
     controls: list[tuple[str, tuple[str, ...], str]] = [
         ("successes", ("successes",), "stats.successes")
     ]
@@ -166,7 +210,7 @@ def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> Non
         ids.append(
             plan.add(
                 f"totals-control-{figure.replace('_', '-')}",
-                STATS,
+                stats_key,
                 control_path,
                 params,
                 expect="fail",
@@ -205,8 +249,15 @@ def _totals(plan: _Plan, results: ResultsV2, document: Mapping[str, Any]) -> Non
     )
 
 
-def _assertions(plan: _Plan, document: Mapping[str, Any], results: ResultsV2, done: Rerun) -> None:
-    """The assertions claim: every re-runnable assertion re-run on the stored output."""
+def _assertions(
+    plan: _Plan,
+    document: Mapping[str, Any],
+    results: ResultsV2,
+    done: Rerun,
+    folder: str = CONTROLS,
+) -> None:
+    """The assertions claim: every re-runnable assertion re-run on the stored output (its
+    control, a copy of the file, under ``folder``)."""
     if not done.checked:
         return
     control = copy.deepcopy(document)
@@ -214,7 +265,7 @@ def _assertions(plan: _Plan, document: Mapping[str, Any], results: ResultsV2, do
     stored = control["results"]["results"][row.index]["gradingResult"]["componentResults"][j]
     stored["pass"] = not stored["pass"]
     flipped = f"the stored result of results[{row.index}] assertion {j} turned around"
-    control_path = plan.control("one-assertion-flipped.json", control)
+    control_path = plan.control("one-assertion-flipped.json", control, folder)
     ids = [
         plan.add("assertions", ASSERT, plan.log_path, {}),
         plan.add(
@@ -253,6 +304,50 @@ def _assertions(plan: _Plan, document: Mapping[str, Any], results: ResultsV2, do
             ),
             "cases": ids,
             "limits": limits,
+        }
+    )
+
+
+def _scores_claim(plan: _Plan, scores_path: str) -> None:
+    """The split layout: the scores file is the results file's counts (a case reading both,
+    and a control whose first row's success is turned around)."""
+    other = json.loads(plan.files[scores_path])
+    rows = other["results"]["results"]
+    if not rows:
+        return
+    rows[0]["success"] = not rows[0]["success"]
+    control = plan.control("scores-one-row-flipped.json", other)
+    ids = []
+    for case_id, scores, expect in (
+        ("scores-match-results", scores_path, {}),
+        (
+            "scores-match-results-control",
+            control,
+            {"expect": "fail", "expect_reasons": ["promptfoo.scores_not_the_results"]},
+        ),
+    ):
+        plan.cases.append(
+            {
+                "id": case_id,
+                "checker": SCORES_CHECK,
+                "inputs": {"results": plan.log_path, "scores": scores},
+                "params": {},
+                "expect": "pass",
+                **expect,
+            }
+        )
+        ids.append(case_id)
+    plan.claims.append(
+        {
+            "id": "scores-match-results",
+            "statement": f"{scores_path} holds exactly the counts of {plan.log_path} (each "
+            "row's success, failure reason, prompt, token usage and assertion results; the "
+            "stats; each prompt's metrics): the pass rate checked on it is the file's.",
+            "cases": ids,
+            "limits": [
+                "Reads the whole results file: a bundle that withholds it cannot check this "
+                "claim; the pass rate is then checked on the scores file as it stands."
+            ],
         }
     )
 

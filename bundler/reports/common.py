@@ -42,6 +42,14 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     )
     if withheld:  # why a bundle is inconclusive, even in a CI log of one line
         line += f"; advisory {', '.join(withheld)} not accepted"
+    held = report.get("withheld")
+    if held:
+        files = len(held["files"])
+        line += (
+            f"; {files} withheld file(s) disclosed and checked"
+            if held["disclosed"]
+            else f"; {files} file(s) withheld"
+        )
     summary = (report.get("signature") or {}).get("summary")
     return one_line(f"{line}; {summary}" if summary else line)
 
@@ -125,7 +133,10 @@ def expected_text(case: Mapping[str, Any]) -> str:
 
 
 def observed_text(case: Mapping[str, Any]) -> str:
-    """``fail [a, b]``: the verdict the checker gave here, each reason code once, sorted."""
+    """``fail [a, b]``: the verdict the checker gave here, each reason code once, sorted
+    (``not run (withheld)`` for a case that reads a withheld file: no checker ran)."""
+    if case.get("outcome") == "withheld":
+        return "not run (withheld)"
     unique = sorted({r["code"] for r in case.get("reasons", [])})
     return f"{case['verdict']} [{', '.join(unique)}]" if unique else str(case["verdict"])
 
@@ -148,7 +159,7 @@ def reasons_beyond_outcome(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The case's reasons, less those whose message ``outcome_text`` already says (an
     inconclusive case's explanation often holds its one reason's message): each sentence
     is shown once; the reason's code stays in ``observed_text``."""
-    if case.get("outcome") != "inconclusive":
+    if case.get("outcome") not in ("inconclusive", "withheld"):
         return list(case.get("reasons", []))
     said = str(case.get("explanation", ""))
     return [r for r in case.get("reasons", []) if str(r.get("message")) not in said]
@@ -167,6 +178,8 @@ def outcome_text(case: Mapping[str, Any]) -> str:
     if outcome == "diverged":
         expected, observed = expected_text(case), observed_text(case)
         return f"diverged: the author expects {expected}, the checker gave {observed}"
+    if outcome == "withheld":
+        return f"withheld: {case['explanation']}"
     return f"inconclusive: {case['explanation']}"
 
 
@@ -193,10 +206,62 @@ def verdicts_text(cases: Sequence[Mapping[str, Any]]) -> str:
     text = f"{n['pass'] + fails} of {len(cases)} verdicts reproduced"
     if parts:
         text += f" ({', '.join(parts)})"
-    for outcome in ("diverged", "inconclusive"):
-        if n[outcome]:
+    for outcome in ("diverged", "inconclusive", "withheld"):
+        if n.get(outcome):
             text += f", {n[outcome]} {outcome}"
     return text
+
+
+WITHHELD_TITLE = "Withheld evidence"
+
+
+def integrity_words(report: Mapping[str, Any]) -> str:
+    """All files match; or, in a redacted bundle, how many are here and how many withheld
+    (bound by the manifest's digests), or that the withheld ones were disclosed."""
+    bundle, held = report["bundle"], report.get("withheld")
+    if not held or held["disclosed"]:
+        disclosed = f", {len(held['files'])} of them withheld and disclosed" if held else ""
+        return (
+            f"all {bundle['files']} files ({bundle['bytes']} bytes{disclosed}) match the "
+            "manifest's SHA-256 and sizes"
+        )
+    withheld = len(held["files"])
+    return (
+        f"{bundle['files'] - withheld} of {bundle['files']} files ({bundle['bytes']} bytes) "
+        f"match the manifest's SHA-256 and sizes; {withheld} withheld, bound by the "
+        f"manifest's SHA-256 and sizes (see {WITHHELD_TITLE})"
+    )
+
+
+def withheld_text(report: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """A redacted bundle's withheld evidence in words: the headline, then one line per
+    withheld file (path, size, SHA-256, reason) and one per claim it kept from being
+    checked here; None for a bundle that withholds nothing."""
+    held = report.get("withheld")
+    if not held:
+        return None
+    files = held["files"]
+    signed = "signed " if (report.get("signature") or {}).get("signers") else ""
+    if held["disclosed"]:
+        head = (
+            f"{len(files)} file(s) withheld from this bundle were disclosed (--disclose) and "
+            f"checked against the SHA-256 and size the {signed}manifest binds; every case ran "
+            "on them, so the verdicts are those of the full bundle."
+        )
+    else:
+        head = (
+            f"{len(files)} file(s) are withheld from this bundle. Their SHA-256 and sizes are "
+            f"bound by the {signed}manifest, so nothing else is missing; the "
+            f"{len(held['cases'])} case(s) that read them were not run here, and the claims "
+            "resting on them are inconclusive here."
+        )
+    lines = [f"{f['path']} ({f['size']} bytes, sha256 {f['sha256']}): {f['reason']}" for f in files]
+    cases = {c["id"]: c for c in report["cases"]}
+    for claim in report["claims"]:
+        if claim["id"] in held["claims"]:
+            mine = [i for i in claim["cases"] if cases[i]["outcome"] == "withheld"]
+            lines.append(f"not checked here: claim {claim['id']} (case(s) {', '.join(mine)})")
+    return head, lines
 
 
 def _count(number: int, word: str) -> str:

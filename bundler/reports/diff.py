@@ -16,6 +16,7 @@ from typing import Any
 
 from bundler.format.claims import advisories_of
 from bundler.format.manifest import Case, Claim, Manifest
+from bundler.format.withheld import Withheld
 
 DIFF_FORMAT = "reprobundle-diff/1"
 
@@ -277,8 +278,12 @@ def diff(
     new_identity: str,
     old_file: str = "",
     new_file: str = "",
+    old_withheld: Withheld | None = None,
+    new_withheld: Withheld | None = None,
 ) -> dict[str, Any]:
-    """Compare two manifests (already read strictly and checked against their files)."""
+    """Compare two manifests (already read strictly and checked against their files), and
+    what each bundle withholds (a redacted bundle: the files are compared by the digests
+    the manifest binds, so a bundle and its redacted copy differ only there)."""
     old_cases = {c.id: c for c in old.cases}
     new_cases = {c.id: c for c in new.cases}
     common = [k for k in old_cases if k in new_cases]
@@ -323,7 +328,27 @@ def diff(
         "bundle": about,
         "environment": environment,
         **({"changes_omitted": omitted} if omitted else {}),
+        "withheld": _withheld_diff(old_withheld, new_withheld),
     }
+
+
+def _withheld_diff(old: Withheld | None, new: Withheld | None) -> dict[str, Any]:
+    """The files withheld in NEW and not in OLD, and the reverse (path, size, digest,
+    reason): what one bundle holds and the other does not, by the same digest."""
+    before = {f.path: f for f in old.files} if old else {}
+    after = {f.path: f for f in new.files} if new else {}
+    return {
+        "withheld_in_new": [after[p].to_dict() for p in sorted(set(after) - set(before))],
+        "withheld_in_old": [before[p].to_dict() for p in sorted(set(before) - set(after))],
+    }
+
+
+def same_evidence_but_withheld(result: Mapping[str, Any]) -> bool:
+    """One manifest (so one identity) on both sides, but not the same files withheld."""
+    held = result.get("withheld") or {}
+    return bool(
+        result["identical"] and (held.get("withheld_in_new") or held.get("withheld_in_old"))
+    )
 
 
 def _side(manifest: Manifest, identity: str, file: str) -> dict[str, Any]:

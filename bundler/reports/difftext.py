@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bundler.errors import one_line as t
-from bundler.reports.diff import summary_counts
+from bundler.reports.diff import same_evidence_but_withheld, summary_counts
 
 
 def _value(value: Any) -> str:
@@ -54,6 +54,18 @@ def _to_text(result: Mapping[str, Any], verbose: bool) -> str:
         f"New  {t(new['name'])} {t(new['version'])}  sha256:{t(new['identity'])}",
         "",
     ]
+    if same_evidence_but_withheld(result):
+        out += [
+            "The two bundles have the same manifest (so the same identity and the same files, "
+            "by digest); they differ only in what is withheld:",
+            *_withheld_lines(result),
+        ]
+        held = result["withheld"]
+        out.append(
+            f"Changed: {len(held['withheld_in_new']) + len(held['withheld_in_old'])} file(s) "
+            "withheld in one bundle and held in the other"
+        )
+        return "\n".join(out)
     if result["identical"]:
         out.append("The two bundles are identical (same manifest, so the same files).")
         return "\n".join(out)
@@ -160,6 +172,18 @@ def _scope(result: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
     out += [f"  + {t(s)}" for s in result["scope"]["added"]]
     out += [f"  - {t(s)}" for s in result["scope"]["removed"]]
     return [*out, ""]
+
+
+def _withheld_lines(result: Mapping[str, Any]) -> list[str]:
+    held = result.get("withheld") or {}
+    out = []
+    for side, key in (("NEW", "withheld_in_new"), ("OLD", "withheld_in_old")):
+        for f in held.get(key, []):
+            out.append(
+                f"  withheld in {side}: {t(f['path'])} ({f['size']} bytes, sha256 "
+                f"{t(f['sha256'])}): {t(f['reason'])}"
+            )
+    return out
 
 
 def _files(result: Mapping[str, Any], counts: Mapping[str, int], verbose: bool) -> list[str]:

@@ -86,7 +86,7 @@ def to_json(verification: Verification) -> dict[str, Any]:
             "files": len(manifest.files),
             "bytes": verification.extracted.total_bytes,
         },
-        "integrity": "every listed file is present with the SHA-256 and size the manifest gives",
+        "integrity": _integrity(verification),
         "signature": verification.signature.to_dict(),
         "warnings": list(manifest.warnings),
         "build_environment": dict(manifest.environment),
@@ -126,7 +126,46 @@ def to_json(verification: Verification) -> dict[str, Any]:
         report["bundled_code"] = _code_dict(verification)
     if verification.preregistration:
         report["preregistration"] = _preregistration_dict(verification)
+    if verification.extracted.withheld is not None:
+        report["withheld"] = _withheld_dict(verification)
+    for claim, result in zip(report["claims"], verification.claims, strict=True):
+        if result.withheld:
+            claim["withheld"] = result.withheld
     return report
+
+
+INTEGRITY = "every listed file is present with the SHA-256 and size the manifest gives"
+
+
+def _integrity(verification: Verification) -> str:
+    record = verification.extracted.withheld
+    if record is None:
+        return INTEGRITY
+    signed = " (signed)" if verification.extracted.signatures else ""
+    if verification.disclosed:
+        return (
+            f"every listed file matches the SHA-256 and size the manifest{signed} gives: "
+            f"{len(record.files)} withheld file(s) were disclosed and checked, the rest are "
+            "in the bundle"
+        )
+    return (
+        f"every listed file is present with the SHA-256 and size the manifest gives, except "
+        f"{len(record.files)} withheld file(s), whose SHA-256 and size the manifest{signed} "
+        "binds; the cases that read them were not run"
+    )
+
+
+def _withheld_dict(verification: Verification) -> dict[str, Any]:
+    """A redacted bundle's withheld files, whether they were disclosed, and the cases and
+    claims they kept from being checked here."""
+    record = verification.extracted.withheld
+    assert record is not None
+    return {
+        "disclosed": bool(verification.disclosed),
+        "files": [f.to_dict() for f in record.files],
+        "cases": [r.case.id for r in verification.cases if r.outcome == "withheld"],
+        "claims": [c.claim.id for c in verification.claims if c.withheld],
+    }
 
 
 UNVERIFIED = "matches a pre-registration no trusted key signed"

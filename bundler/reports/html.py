@@ -24,6 +24,7 @@ from bundler.reports.common import (
     PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
+    WITHHELD_TITLE,
     case_kind,
     cases_by_id,
     claim_cases,
@@ -41,6 +42,7 @@ from bundler.reports.common import (
     signature_text,
     verdicts_text,
     verify_command,
+    withheld_text,
 )
 from bundler.reports.drawings import DETAILS_RENDERERS, DetailsRenderer
 
@@ -160,6 +162,7 @@ def to_html(
                 "<main>",
                 _bundle_section(report, expect_identity),
                 _claims_section(report),
+                _withheld_section(report),
                 _findings_section(report),
                 _cases_section(report, use),
                 _environment_section(report),
@@ -383,6 +386,15 @@ def _environment_section(report: Mapping[str, Any]) -> str:
 <th>verified with</th></tr></thead><tbody>
 {chr(10).join(rows)}
 </tbody></table></div></section>"""
+
+
+def _withheld_section(report: Mapping[str, Any]) -> str:
+    held = withheld_text(report)
+    if not held:
+        return ""
+    items = "".join(f'<li class="mono">{breakable(line)}</li>' for line in held[1])
+    return f"""<section id="withheld"><h2>{WITHHELD_TITLE}</h2>
+<p>{e(held[0])}</p><ul>{items}</ul></section>"""
 
 
 def _preregistration_section(report: Mapping[str, Any]) -> str:

@@ -34,6 +34,7 @@ from bundler.reports.common import (
     outcome_text,
     preregistration_text,
     verdicts_text,
+    withheld_text,
 )
 
 # Reason codes meaning "this verifier was not allowed to run the case": skipped, not errored.
@@ -80,6 +81,10 @@ def _testcase(suite: ET.Element, claim_id: str, case: Mapping[str, Any]) -> str:
         )
         failure.text = _reasons_text(case)
         return "failure"
+    if outcome == "withheld":  # not run: its evidence is withheld, not an error here
+        skipped = _element(element, "skipped", message=case["explanation"])
+        skipped.text = _reasons_text(case)
+        return "skipped"
     if outcome == "inconclusive":
         codes = {r["code"] for r in case.get("reasons", [])}
         if codes & SKIP_CODES:
@@ -140,6 +145,10 @@ def to_junit(report: Mapping[str, Any]) -> str:
         claims = tuple(f"{c}: " for c in report["preregistration"]["claims"])
         identity.append(("preregistration", pre[0]))
         identity += [("preregistration.note", x) for x in pre[1] if not x.startswith(claims)]
+    held = withheld_text(report)
+    if held:  # which files, their digests and why: where a CI tool shows the suite's facts
+        identity.append(("withheld", held[0]))
+        identity += [("withheld.file", line) for line in held[1]]
     _count(root, _claim_suites(root, report, identity))
     return _serialise(root)
 

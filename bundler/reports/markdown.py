@@ -18,6 +18,7 @@ from bundler.reports.common import (
     PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
+    WITHHELD_TITLE,
     case_kind,
     cases_by_id,
     claim_cases,
@@ -34,6 +35,7 @@ from bundler.reports.common import (
     signature_text,
     verdicts_text,
     verify_command,
+    withheld_text,
 )
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
@@ -93,6 +95,10 @@ def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str
     out = _summary(report)
     out += _how_to_verify(report, expect_identity)
     out += _claims(report)
+    held = withheld_text(report)
+    if held:
+        out += ["", f"**{WITHHELD_TITLE}**", "", escape(held[0]), ""]
+        out += [f"- {escape(line)}" for line in held[1]]
     out += _findings(report)
     out += _cases(report)
     out += _limits(report)
@@ -129,11 +135,20 @@ def _summary(report: Mapping[str, Any]) -> list[str]:
         f"| Identity | {cell('sha256:' + bundle['identity'], True)} (SHA-256 of the manifest) |",
         f"| Signatures | {cell(signature_text(report))} |",
         f"| Contents | {bundle['files']} files, {bundle['bytes']} bytes, each matching the "
-        "manifest's SHA-256 |",
+        f"manifest's SHA-256{_withheld_words(report)} |",
         f"| Verified with | {cell(env.get('tool', ''))}, Python {cell(env.get('python', ''))}"
         f" on {cell(env.get('platform', ''))} |",
         "",
     ]
+
+
+def _withheld_words(report: Mapping[str, Any]) -> str:
+    held = report.get("withheld")
+    if not held:
+        return ""
+    if held["disclosed"]:
+        return f" ({len(held['files'])} withheld, disclosed and checked)"
+    return f", except {len(held['files'])} withheld (bound by their SHA-256 in the manifest)"
 
 
 def _how_to_verify(report: Mapping[str, Any], expect_identity: bool) -> list[str]:

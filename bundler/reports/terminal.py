@@ -18,12 +18,14 @@ from bundler.reports.common import (
     PREREGISTRATION_TITLE,
     STATUS_WORDS,
     WHAT_IT_SHOWS,
+    WITHHELD_TITLE,
     case_kind,
     cases_by_id,
     claim_cases,
     controls_text,
     expected_text,
     findings,
+    integrity_words,
     observed_text,
     one_line_all,
     outcome_text,
@@ -33,6 +35,7 @@ from bundler.reports.common import (
     shown_cases,
     verdict_line,
     verdicts_text,
+    withheld_text,
 )
 
 STYLE = {
@@ -41,6 +44,7 @@ STYLE = {
     "contradicted": "bold red",
     "diverged": "bold red",
     "inconclusive": "bold yellow",
+    "withheld": "yellow",
     "finding": "bold magenta",
 }
 
@@ -62,6 +66,13 @@ def render(report: Mapping[str, Any], console: Console, verbose: bool = False) -
     console.print()
     console.print(_claims_table(report))
     console.print()
+    held = withheld_text(report)
+    if held:
+        console.print(Text(WITHHELD_TITLE, style="bold"))
+        console.print(Text(held[0]))
+        for line in held[1]:
+            _item(console, Text(line))
+        console.print()
     pre = preregistration_text(report)
     if pre:
         console.print(Text(PREREGISTRATION_TITLE, style="bold"))
@@ -92,12 +103,7 @@ def _print_bundle(report: Mapping[str, Any], console: Console) -> None:
         "Built    ",
         f"with {env.get('tool')} on Python {env.get('python')} ({env.get('platform')})",
     )
-    _labelled(
-        console,
-        "Integrity: ",
-        f"all {bundle['files']} files ({bundle['bytes']} bytes) match the manifest's SHA-256 "
-        "and sizes",
-    )
+    _labelled(console, "Integrity: ", integrity_words(report))
     if report.get("signature"):
         _labelled(console, "Signature: ", report["signature"]["summary"])
     code = report.get("bundled_code")

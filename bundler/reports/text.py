@@ -15,11 +15,13 @@ from bundler.reports.common import (
     KIND_WORDS,
     PREREGISTRATION_TITLE,
     WHAT_IT_SHOWS,
+    WITHHELD_TITLE,
     case_kind,
     cases_by_id,
     claim_cases,
     controls_text,
     findings,
+    integrity_words,
     observed_text,
     one_line_all,
     outcome_text,
@@ -29,9 +31,10 @@ from bundler.reports.common import (
     shown_cases,
     verdict_line,
     verdicts_text,
+    withheld_text,
 )
 
-MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??"}
+MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??", "withheld": "--"}
 
 
 def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[str]:
@@ -64,6 +67,11 @@ def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) ->
     if found:
         out += ["", *_finding_lines(found, width)]
     out += ["", *_claim_lines(report, width)]
+    held = withheld_text(report)
+    if held:
+        out += ["", WITHHELD_TITLE, *_wrap(held[0], width, "  ", "  ")]
+        for line in held[1]:
+            out += _wrap(line, width, "  - ", "    ")
     pre = preregistration_text(report)
     if pre:
         out += ["", PREREGISTRATION_TITLE, *_wrap(pre[0], width, "  ", "  ")]
@@ -90,13 +98,7 @@ def _bundle_lines(report: Mapping[str, Any], width: int) -> list[str]:
             "",
             head,
         ),
-        *_wrap(
-            f"Integrity: all {bundle['files']} files ({bundle['bytes']} bytes) match the "
-            "manifest's SHA-256 and sizes",
-            width,
-            "",
-            "  ",
-        ),
+        *_wrap(f"Integrity: {integrity_words(report)}", width, "", "  "),
     ]
     signature = report.get("signature") or {}
     if signature:

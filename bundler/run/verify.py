@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
@@ -28,6 +28,7 @@ from bundler.container.extract import (
 )
 from bundler.container.workfolder import WorkFolder
 from bundler.errors import BundlerError, Problem, UsageError, os_reason
+from bundler.format import withheld as withheld_rules
 from bundler.format.arguments import count, seconds
 from bundler.format.claims import (
     ClaimResult,
@@ -49,6 +50,8 @@ from bundler.run.runner import (
     checker_environment,
     run_cases,
 )
+from bundler.run.withheld import disclose as disclose_files
+from bundler.run.withheld import kept_back, withheld_result
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey, now
 from bundler.version import __version__
 
@@ -83,6 +86,7 @@ class Verification:
     code: CodeRun | None = None  # set when the bundle declares bundled code
     preregistration: PreregistrationCheck | None = None  # set when the bundle holds one
     accepted_advisories: tuple[str, ...] = ()  # the advisories the reviewer accepted
+    disclosed: tuple[str, ...] = ()  # withheld files given by --disclose and checked
 
     @property
     def exit_code(self) -> int:
@@ -189,14 +193,7 @@ def unpacked(
 
 def read_by_cases(manifest: Manifest) -> set[str]:
     """The files some case names as an input, or that lie under a folder a case names."""
-    listed = {f.path for f in manifest.files}
-    named = {p for c in manifest.cases for ref in c.inputs.values() for p in _paths(ref)}
-    folders = tuple(p.rstrip("/") + "/" for p in named - listed)
-    return (named & listed) | ({p for p in listed if p.startswith(folders)} if folders else set())
-
-
-def _paths(ref: str | Sequence[str]) -> Sequence[str]:
-    return [ref] if isinstance(ref, str) else ref
+    return withheld_rules.read_by_cases(manifest)
 
 
 def check_integrity(
@@ -270,6 +267,7 @@ def verify(
     case_memory: int = CASE_MEMORY,
     time_limit: float = VERIFY_SECONDS,
     accept_advisories: Sequence[str] = (),
+    disclose: Path | None = None,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
@@ -278,6 +276,10 @@ def verify(
     manifest is read and before any payload byte is written; a bad one always rejects.
     A claim resting on an advised checker version is inconclusive unless its advisory is
     among ``accept_advisories`` (``bundler.format.claims``).
+
+    In a redacted bundle a case that reads a withheld file is not run (outcome
+    ``withheld``), unless ``disclose`` names a folder holding the withheld files: each is
+    then checked against its digest (``BundleRejected`` if one differs) and every case runs.
     """
     accepted = accepted_advisories(accept_advisories)
     count("jobs", jobs, 1)
@@ -303,11 +305,10 @@ def verify(
     with unpacked(
         bundle_file, workdir, keep, limits, judge_signatures, stream, wanted
     ) as extracted:
+        disclosed = () if disclose is None else disclose_files(extracted, disclose)
         code_run, runner = _code(extracted, judge_signatures.check, code_policy)
         try:
-            cases = run_cases(
-                extracted.manifest, extracted.root, progress, runner, jobs, budget=budget
-            )
+            cases = _run_present(extracted, disclosed, progress, runner, jobs, budget)
         finally:
             if runner is not None:
                 runner.close()
@@ -328,7 +329,30 @@ def verify(
             code=code_run if extracted.manifest.code else None,
             preregistration=check_preregistration(extracted, policy.trusted),
             accepted_advisories=accepted,
+            disclosed=disclosed,
         )
+
+
+def _run_present(
+    extracted: Extracted,
+    disclosed: tuple[str, ...],
+    progress: Progress | None,
+    runner: BundledCode | None,
+    jobs: int,
+    budget: Budget,
+) -> list[CaseResult]:
+    """Every case whose inputs are here; a case that reads a withheld (and undisclosed)
+    file is not run, its outcome ``withheld``."""
+    manifest = extracted.manifest
+    held = {} if disclosed else kept_back(manifest.cases, extracted.withheld)
+    if not held:
+        return run_cases(manifest, extracted.root, progress, runner, jobs, budget=budget)
+    present = replace(manifest, cases=tuple(c for c in manifest.cases if c.id not in held))
+    ran = {
+        r.case.id: r
+        for r in run_cases(present, extracted.root, progress, runner, jobs, budget=budget)
+    }
+    return [withheld_result(c, held[c.id]) if c.id in held else ran[c.id] for c in manifest.cases]
 
 
 def _code(

@@ -53,7 +53,12 @@ POLICY_URI = "pkg:pypi/reprobundle#manifests/FORMAT.md"
 # claim status / case outcome -> the Test Result predicate's words
 RESULT_OF_STATUS = {"supported": "PASSED", "inconclusive": "WARNED", "contradicted": "FAILED"}
 TEST_OF_STATUS = {"supported": "passed", "inconclusive": "warned", "contradicted": "failed"}
-TEST_OF_OUTCOME = {"reproduced": "passed", "inconclusive": "warned", "diverged": "failed"}
+TEST_OF_OUTCOME = {
+    "reproduced": "passed",
+    "inconclusive": "warned",
+    "withheld": "warned",  # not run: its evidence is withheld from this bundle
+    "diverged": "failed",
+}
 RESULTS = ("PASSED", "WARNED", "FAILED")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -116,10 +121,14 @@ def test_result_predicate(
     for case in report["cases"]:
         tests[TEST_OF_OUTCOME[case["outcome"]]].append(f"case:{case['id']}")
     environment = report.get("verify_environment") or {}
+    result = RESULT_OF_STATUS[report["result"]]
+    if result == "PASSED" and withheld_here(report):
+        result = "WARNED"  # not all of the bundle was checked here
     return {
-        "result": RESULT_OF_STATUS[report["result"]],
+        "result": result,
         "configuration": [
             _descriptor("reprobundle verify options", options),
+            *_withheld_descriptors(report),
             _descriptor(
                 TOOL_DESCRIPTOR,
                 {
@@ -137,12 +146,48 @@ def test_result_predicate(
     }
 
 
+WITHHELD_DESCRIPTOR = "reprobundle withheld evidence"
+
+
+def withheld_here(report: Mapping[str, Any]) -> bool:
+    """Whether the verification judged a redacted bundle without its withheld files."""
+    held = report.get("withheld") or {}
+    return bool(held) and not held["disclosed"]
+
+
+def _withheld_descriptors(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """For a redacted bundle: which files were withheld (path, size, SHA-256 as the
+    manifest binds them, reason) and whether they were disclosed and checked."""
+    held = report.get("withheld")
+    if not held:
+        return []
+    words = (
+        "the withheld files were disclosed to this verifier and checked against their "
+        "SHA-256 before use; every case ran"
+        if held["disclosed"]
+        else "the withheld files were not available to this verifier; the cases that read "
+        "them were not run"
+    )
+    return [
+        _descriptor(
+            WITHHELD_DESCRIPTOR,
+            {
+                "disclosed": held["disclosed"],
+                "summary": words,
+                "files": held["files"],
+                "casesNotRun": held["cases"],
+                "claimsNotChecked": held["claims"],
+            },
+        )
+    ]
+
+
 def vsa_predicate(
     report: Mapping[str, Any], options: Mapping[str, Any], subject: Subject, when: dt.datetime
 ) -> dict[str, Any]:
     """SLSA's Verification Summary: PASSED only when every claim is supported."""
     environment = report.get("verify_environment") or {}
-    passed = report["result"] == "supported"
+    passed = report["result"] == "supported" and not withheld_here(report)
     return {
         "verifier": {
             "id": VERIFIER_ID,

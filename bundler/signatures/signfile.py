@@ -14,9 +14,9 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bundler.container.extract import Extracted, Limits, extract
-from bundler.container.pack import Member, write_tar
+from bundler.container.pack import bundle_members, write_tar
 from bundler.errors import UsageError
-from bundler.format.manifest import MANIFEST_NAME, SIGNATURES_DIR
+from bundler.format.manifest import SIGNATURES_DIR
 from bundler.output import staged, write_bytes
 from bundler.signatures.signing import Signature, sign
 from bundler.signatures.trust import DETACHED_SUFFIX, Policy, check_signatures
@@ -50,13 +50,7 @@ def sign_bundle(
         if name in extracted.signatures:
             raise UsageError(f"{bundle} is already signed by key {signature.keyid[:16]}")
         signatures = {**extracted.signatures, name: signature.to_bytes()}
-        top = extracted.manifest.top
-        members = [Member(f"{top}/{MANIFEST_NAME}", data=extracted.manifest_bytes)]
-        members += [Member(f"{top}/{n}", data=signatures[n]) for n in sorted(signatures)]
-        members += [
-            Member(f"{top}/{f.path}", source=extracted.root / f.path, size=f.size)
-            for f in extracted.manifest.files
-        ]
+        members = bundle_members(extracted, signatures, extracted.withheld)
         target = (out or bundle).absolute()
         mtime = int(extracted.manifest.environment.get("source_date_epoch", 0))
         with staged(target, "the signed bundle") as tmp:

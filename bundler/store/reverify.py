@@ -110,8 +110,8 @@ def verify_one(job: Job) -> Reverification:
         for c in verification.claims
     ]
     tally: dict[str, int] = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
-    for case in verification.cases:
-        tally[case.outcome] += 1
+    for case in verification.cases:  # "withheld" too, for a redacted bundle (issue 45)
+        tally[case.outcome] = tally.get(case.outcome, 0) + 1
     signed = judge(verification.signature, verification.extracted.signatures, job.policy)
     detail: dict[str, Any] = {
         "cases": tally,

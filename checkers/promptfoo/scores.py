@@ -1,0 +1,204 @@
+"""The split layout of imported promptfoo results (issue 45): the counts apart from the
+prompts, outputs and test variables, so those can be withheld while the pass rate stays
+checkable.
+
+``reprobundle import promptfoo --split`` writes the results file unchanged under
+``inputs/transcripts/`` and, beside it, a **scores file**: the same JSON shape holding
+only what promptfoo's stats are judged from (each row's ``success``, ``failureReason``,
+``promptIdx``, ``tokenUsage`` and each assertion's ``pass`` and type; ``results.stats``;
+each prompt's ``provider`` and ``metrics``; the promptfoo version). The checkers here:
+
+- ``promptfoo-stats@3``: ``promptfoo-stats@2``'s decision on a scores file, which it
+  requires (a file holding anything else is ``input.invalid``);
+- ``promptfoo-scores@1``: the scores file is exactly that projection of the results file
+  (what ties the pass rate to the outputs; it reads them, so a redacted bundle withholds
+  it with the re-run assertions).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..api import CheckerInputError, InputKind, Reason, Role, Verdict, checker
+from .checks import RESULTS_ROLE, promptfoo_stats_v2
+from .results import PROMPT_COUNTS
+
+SCORES_ROLE = Role(
+    "scores",
+    InputKind.BYTES,
+    "the counts of promptfoo results as `reprobundle import promptfoo --split` writes them: "
+    "each row's success, failureReason, promptIdx, tokenUsage and assertion pass and type; "
+    "results.stats; each prompt's provider and metrics; no prompt, output or variable",
+)
+
+_ROW_KEYS = ("success", "failureReason", "promptIdx", "tokenUsage")
+
+
+def _parse(data: bytes, what: str) -> Any:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            raise CheckerInputError("input.invalid", f"{what}: a key appears twice in one object")
+        return out
+
+    try:
+        return json.loads(data, object_pairs_hook=no_duplicates)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, CheckerInputError):
+            raise
+        raise CheckerInputError("input.invalid", f"{what}: not a JSON document ({exc})") from None
+
+
+def project(document: Any) -> dict[str, Any]:
+    """The scores of a promptfoo results document (see the module's docstring)."""
+    results = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(results, dict):
+        raise CheckerInputError("input.invalid", "no 'results' object: not promptfoo's output")
+    rows = []
+    for row in results.get("results") or []:
+        if not isinstance(row, dict):
+            raise CheckerInputError("input.invalid", "a row of results.results is not an object")
+        kept = {k: row[k] for k in _ROW_KEYS if k in row}
+        grading = row.get("gradingResult")
+        if isinstance(grading, dict) and isinstance(grading.get("componentResults"), list):
+            kept["gradingResult"] = {
+                "componentResults": [
+                    {
+                        "pass": c.get("pass"),
+                        "assertion": {"type": (c.get("assertion") or {}).get("type")},
+                    }
+                    if isinstance(c, dict)
+                    else c
+                    for c in grading["componentResults"]
+                ]
+            }
+        rows.append(kept)
+    prompts = []
+    for prompt in results.get("prompts") or []:
+        if not isinstance(prompt, dict):
+            raise CheckerInputError("input.invalid", "a prompt of results.prompts is not an object")
+        metrics = prompt.get("metrics")
+        kept_metrics = (
+            {k: metrics[k] for k in PROMPT_COUNTS if k in metrics}
+            if isinstance(metrics, dict)
+            else metrics
+        )
+        prompts.append({"provider": prompt.get("provider"), "metrics": kept_metrics})
+    out: dict[str, Any] = {
+        "results": {
+            "version": results.get("version"),
+            "stats": results.get("stats"),
+            "prompts": prompts,
+            "results": rows,
+        }
+    }
+    meta = document.get("metadata")
+    if isinstance(meta, dict) and "promptfooVersion" in meta:
+        out["metadata"] = {"promptfooVersion": meta["promptfooVersion"]}
+    return out
+
+
+def scores_bytes(document: Any) -> bytes:
+    """The scores file of a results document (the same document gives the same bytes)."""
+    return (json.dumps(project(document), indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def _as_results(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The scores file as the ``results`` input of the ``@2`` decision; a file holding
+    anything a scores file does not (an output, a prompt, a variable) is ``input.invalid``."""
+    data = inputs["scores"]
+    document = _parse(data, "the scores file")
+    if project(document) != document:
+        raise CheckerInputError(
+            "input.invalid",
+            "the file holds more than a scores file does (outputs, prompts or variables): "
+            "give the scores file `import promptfoo --split` wrote (the whole results file is "
+            "read by promptfoo-stats@2)",
+        )
+    return {"results": data}
+
+
+def _stats_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """promptfoo-stats@2's counterexample in the split layout (its results as scores)."""
+    found = promptfoo_stats_v2.counterexample(params) if promptfoo_stats_v2.counterexample else None
+    if found is None:
+        return None
+    return {"scores": scores_bytes(_parse(found["results"], "counterexample"))}
+
+
+@checker(
+    "promptfoo-stats",
+    3,
+    roles=[SCORES_ROLE],
+    params=list(promptfoo_stats_v2.params),
+    reasons=dict(promptfoo_stats_v2.reasons),
+    counterexample=_stats_counterexample_v3,
+    example_params=[{}, {"claimed": {"tests": 4, "pass_rate": 0.5}, "tolerance": 0.005}],
+)
+def promptfoo_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """promptfoo's stats, each prompt's counts and claimed totals follow from a scores file.
+
+    `promptfoo-stats@2`'s decision, on a scores file (the split layout of `import promptfoo
+    --split`): a file holding an output, a prompt or a variable is `input.invalid`. That
+    the scores file is the results file's is `promptfoo-scores@1`.
+    """
+    return promptfoo_stats_v2.function(_as_results(inputs), params)
+
+
+def _scores_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A scores file that is not the results' projection: the scores are not the results'."""
+    row = {"success": True, "failureReason": 0, "response": {"output": "x"}}
+    document = {"results": {"version": 3, "results": [row], "stats": {"successes": 1}}}
+    other = project(document)
+    other["results"]["results"][0]["success"] = False
+    return {
+        "results": json.dumps(document).encode(),
+        "scores": (json.dumps(other) + "\n").encode(),
+    }
+
+
+@checker(
+    "promptfoo-scores",
+    1,
+    roles=[
+        Role(RESULTS_ROLE.name, RESULTS_ROLE.kind, RESULTS_ROLE.doc, compared=True),
+        Role(SCORES_ROLE.name, SCORES_ROLE.kind, SCORES_ROLE.doc, compared=True),
+    ],
+    reasons={
+        "promptfoo.scores_not_the_results": "the scores file is not the results file's counts",
+    },
+    counterexample=_scores_counterexample,
+    example_params=[{}],
+)
+def promptfoo_scores(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The scores file holds exactly the results file's counts.
+
+    Reads the whole results file (with its prompts, outputs and variables) and the scores
+    file, and compares the scores file with the results' projection: each row's success,
+    failureReason, promptIdx, tokenUsage and assertions' pass and type, `results.stats`,
+    each prompt's provider and metrics, the promptfoo version. A pass ties the pass rate
+    checked on the scores file (`promptfoo-stats@3`) to the results file; in a redacted
+    bundle that withholds the results file it is not run.
+    """
+    want = project(_parse(inputs["results"], "the results file"))
+    got = _parse(inputs["scores"], "the scores file")
+    if want == got:
+        rows = len(want["results"]["results"])
+        return Verdict.passed(f"the scores file holds the results file's counts ({rows} rows)")
+    parts = [
+        key
+        for key in ("version", "stats", "prompts", "results")
+        if not isinstance(got, dict)
+        or want["results"].get(key) != (got.get("results") or {}).get(key)
+    ]
+    return Verdict.failed(
+        "the scores file is not the results file's",
+        [
+            Reason(
+                "promptfoo.scores_not_the_results",
+                f"it differs in results.{', results.'.join(parts) or 'metadata'}",
+            )
+        ],
+    )
