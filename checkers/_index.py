@@ -15,6 +15,7 @@ MODULE_OF = {
     "group-rates@1": "checkers.intent.group_rates",
     "inspect-counts@1": "checkers.inspect_log.counts",
     "inspect-counts@2": "checkers.inspect_log.counts",
+    "inspect-counts@3": "checkers.inspect_log.counts",
     "inspect-metric@1": "checkers.inspect_log.metric",
     "inspect-metric@2": "checkers.inspect_log.metric",
     "inspect-rescore@1": "checkers.inspect_log.rescore",
