@@ -19,20 +19,22 @@ from bundler.importers.inspect_plan import (
     run_limits,
     short,
 )
-from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, to_json_log
+
+COUNTS_CHECKER = "inspect-counts@3"
 
 
 def counts_claim(plan: Plan) -> None:
+    """The run's sample counts, finished or not, as ``inspect-counts@3`` re-derives them
+    from its plan and records (each sample and epoch once), claimed with a control."""
     log = plan.log
-    claimed, said = _claimed_counts(log)
-    if not claimed:
-        plan.notes.append("the header states no sample counts; none are checked")
+    claimed = _claimed_counts(plan)
+    if claimed is None:
+        plan.notes.append("the header states no planned total; no sample counts are checked")
         return
     params = {"claimed": claimed}
-    counts_checker, _ = _counts_check(log)
     case, message = plan.expected_pass(
-        "counts", counts_checker, params, "the sample counts follow from the records"
+        "counts", COUNTS_CHECKER, params, "the sample counts follow from the plan and records"
     )
     if case is None:
         return
@@ -46,13 +48,11 @@ def counts_claim(plan: Plan) -> None:
             "record does not make the check fail, so no claim rests on them."
         )
         return
-    cases = [case, *controls]
-    shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
     plan.claim(
         {
             "id": "sample-counts",
-            "statement": (f"The log holds {records_text(log)}, {said}: {shown}."),
-            "cases": cases,
+            "statement": _counts_statement(log, claimed),
+            "cases": [case, *controls],
             "limits": [
                 *run_limits(log),
                 revision_limit(log),
@@ -62,69 +62,62 @@ def counts_claim(plan: Plan) -> None:
     )
 
 
-def _claimed_counts(log: InspectLog) -> tuple[dict[str, int], str]:
-    """The sample counts to check, and where they come from. A finished run's header (or,
-    with no results, its plan) states the records it holds; an unfinished run's header
-    total is the plan's, so the records it holds are re-counted, and only a completed
-    count the header states is taken from it. Counts that are not whole numbers (a
-    boolean is not one) are left out."""
-    results = log.results or {}
-    total, completed = results.get("total_samples"), results.get("completed_samples")
-    if not finished(log):
-        observed = rules.counts(log)
-        claimed = {
-            "total_samples": observed["total_samples"],
-            "completed_samples": completed
-            if is_count(completed)
-            else observed["completed_samples"],
-            "errored_samples": observed["errored_samples"],
-        }
-        source = "the header's completed count and " if is_count(completed) else ""
-        return claimed, f"as {source}its records give them (the run did not finish)"
-    if log.results is not None:
-        found: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
-        if is_count(total) and is_count(completed):
-            found["errored_samples"] = total - completed
-        said = "as its header states"
-    else:
-        planned, samples, epochs = plan_size(log)
-        found = {"total_samples": planned}
-        said = (
-            f"the total its plan ({samples} samples x {epochs} epochs) implies "
-            "(it states no results)"
-        )
-    return {k: v for k, v in found.items() if is_count(v)}, said
+def _claimed_counts(plan: Plan) -> dict[str, int] | None:
+    """The counts ``inspect-counts@3`` gives this log (None if it cannot give them: no
+    planned total, or a header that disagrees; the claim is then made of what it gives and
+    is contradicted, or left out)."""
+    verdict = plan.run(COUNTS_CHECKER, plan.data, {})
+    observed = verdict.details.get("samples") if verdict.status != "error" else None
+    if not isinstance(observed, dict) or not is_count(observed.get("total_samples")):
+        return None
+    return {k: v for k, v in observed.items() if is_count(v)}
 
 
-def _counts_check(log: InspectLog) -> tuple[str, str]:
-    """The counts checker and its control's reason: inspect-counts@2 compares a finished
-    run's header with its records; an unfinished run's header states the planned total,
-    so its records' own counts are checked (@1) and the finding says what did not run."""
-    if finished(log):
-        return "inspect-counts@2", "inspect.header_count_mismatch"
-    return "inspect-counts@1", "inspect.count_mismatch"
+def _counts_statement(log: InspectLog, claimed: dict[str, int]) -> str:
+    """What the counts claim says: the plan, the records held, what completed, errored,
+    and never ran, each a count the case checks."""
+    planned, samples, epochs = plan_size(log)
+    grid = f" ({samples} samples x {epochs} epochs)" if planned == claimed["total_samples"] else ""
+    said = [
+        f"{claimed['completed_samples']} completed",
+        f"{claimed['errored_samples']} ended with an error",
+    ]
+    never, names = never_ran(log, claimed["total_samples"])
+    if claimed["not_run"]:
+        named = f" ({names})" if names and never == claimed["not_run"] else ""
+        said.append(f"{claimed['not_run']} never ran{named}")
+    dup = (
+        f", {claimed['duplicates']} of the records duplicates counted once"
+        if claimed["duplicates"]
+        else ""
+    )
+    return (
+        f"The run planned {claimed['total_samples']} sample records{grid}, and the log holds "
+        f"{records_text(log)}{dup}: {', '.join(said)}."
+    )
 
 
 def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
-    """The log with its last record removed, if the counts check fails on it."""
+    """The log with its last record removed, if the counts check fails on it (for the
+    reasons it gives there: a claimed count, and under success a planned record missing)."""
     log = plan.log
     if not log.records:
         return []
     path = f"{CONTROLS}/one-record-removed.json"
     control = to_json_log(log, log.records[:-1])
-    counts_checker, counts_code = _counts_check(log)
-    if not plan.fails_with(counts_checker, control, params, counts_code):
+    verdict = plan.run(COUNTS_CHECKER, control, params)
+    if verdict.status != "fail":
         return []
     plan.controls[path] = control
     return [
         plan.case(
             {
                 "id": "counts-control",
-                "checker": counts_checker,
+                "checker": COUNTS_CHECKER,
                 "inputs": {"log": path},
                 "params": params,
                 "expect": "fail",
-                "expect_reasons": [counts_code],
+                "expect_reasons": sorted(set(verdict.codes)),
             }
         )
     ]
@@ -259,7 +252,7 @@ def unfinished_finding(plan: Plan) -> None:
         planned = total
     cases = []
     if planned is not None and planned != held:  # a count the records can fail
-        cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
+        cases.append(_finding_case(plan, "finding-not-run", {"not_run": 0}))
     if errored:
         cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
     error = log.header.get("error")
@@ -313,15 +306,16 @@ def unfinished_finding(plan: Plan) -> None:
 
 
 def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str:
+    verdict = plan.run(COUNTS_CHECKER, plan.data, {"claimed": claimed})
     return plan.case(
         {
             "id": case_id,
-            "checker": "inspect-counts@1",
+            "checker": COUNTS_CHECKER,
             "inputs": {"log": plan.log_path},
             "params": {"claimed": claimed},
             "expect": "fail",
             "kind": "finding",  # the log's own records, not a planted control
-            "expect_reasons": ["inspect.count_mismatch"],
+            "expect_reasons": sorted(set(verdict.codes)) or ["inspect.claimed_mismatch"],
         }
     )
 
@@ -367,13 +361,13 @@ def _retry_finding(plan: Plan, superseded: int, listed: str) -> None:
     (a case expected to fail, so a reader that counted a superseded entry diverges)."""
     held = len(plan.log.records)
     entries = held + superseded
-    params = {"claimed": {"total_samples": entries}}
-    if not plan.fails_with("inspect-counts@2", plan.data, params, "inspect.claimed_mismatch"):
+    params = {"claimed": {"records": entries}}
+    if not plan.fails_with(COUNTS_CHECKER, plan.data, params, "inspect.claimed_mismatch"):
         return
     case = plan.case(
         {
             "id": "finding-retried-run",
-            "checker": "inspect-counts@2",
+            "checker": COUNTS_CHECKER,
             "inputs": {"log": plan.log_path},
             "params": params,
             "expect": "fail",
