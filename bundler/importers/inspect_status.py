@@ -74,26 +74,23 @@ def _claimed_counts(plan: Plan) -> dict[str, int] | None:
 
 
 def _counts_statement(log: InspectLog, claimed: dict[str, int]) -> str:
-    """What the counts claim says: the plan, the records held, what completed, errored,
-    and never ran, each a count the case checks."""
+    """What the counts claim says: the plan, the records held (duplicates said as such),
+    and of each sample and epoch once, what completed, errored and never ran: each a
+    count the case checks."""
     planned, samples, epochs = plan_size(log)
     grid = f" ({samples} samples x {epochs} epochs)" if planned == claimed["total_samples"] else ""
     said = [
         f"{claimed['completed_samples']} completed",
-        f"{claimed['errored_samples']} ended with an error",
+        f"{claimed['errored_samples']} errored",
     ]
     never, names = never_ran(log, claimed["total_samples"])
     if claimed["not_run"]:
         named = f" ({names})" if names and never == claimed["not_run"] else ""
         said.append(f"{claimed['not_run']} never ran{named}")
-    dup = (
-        f", {claimed['duplicates']} of the records duplicates counted once"
-        if claimed["duplicates"]
-        else ""
-    )
+    each = " (each sample and epoch once)" if claimed["duplicates"] else ""
     return (
         f"The run planned {claimed['total_samples']} sample records{grid}, and the log holds "
-        f"{records_text(log)}{dup}: {', '.join(said)}."
+        f"{records_text(log)}: {', '.join(said)}{each}."
     )
 
 
