@@ -83,10 +83,7 @@ def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
     assert cases["finding-not-run"]["params"] == {"claimed": {"not_run": 0}}
     counts = claim(document, "sample-counts")
     assert counts["statement"].startswith("The run planned 6 sample records (6 samples x 1")
-    assert (
-        "2 completed, 2 ended with an error, 2 never ran (s5, s6 in epoch 1)"
-        in (counts["statement"])
-    )
+    assert "2 completed, 2 errored, 2 never ran (s5, s6 in epoch 1)" in (counts["statement"])
     (case,) = [cases[c] for c in counts["cases"] if cases[c]["expect"] == "pass"]
     assert case["checker"] == "inspect-counts@3"
     assert case["params"]["claimed"] == {
