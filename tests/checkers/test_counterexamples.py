@@ -49,6 +49,12 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("inspect-rescore@1", {"scorer": "match", "method": "match", "options": {}}),
     ("inspect-status@1", {}),
     ("inspect-counts@2", {"claimed": {"total_samples": 4, "errored_samples": 1}}),
+    ("inspect-counts@3", {}),
+    ("inspect-counts@3", {"claimed": {"total_samples": 1}}),
+    (
+        "inspect-counts@3",
+        {"claimed": {"total_samples": 6, "records": 4, "completed_samples": 2, "not_run": 2}},
+    ),
     (
         "inspect-metric@2",
         {"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5},
