@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
+import checkers
 from bundler.authoring.build import build
-from bundler.errors import SourceError
+from bundler.errors import BuildRefused, SourceError
 from bundler.format.advisories import of_checker
 from bundler.importers.inspect_eval import import_inspect
 from bundler.importers.inspect_figures import RULES_OF
+from bundler.run.runner import run_checker
 from bundler.run.verify import verify
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
@@ -498,3 +500,55 @@ def test_a_log_holding_one_sample_record_three_times_counts_duplicates_and_what_
     limited = [lim for c in source["claims"] for lim in c["limits"] if "did not finish" in lim]
     assert limited and all("2 never ran (s2, s3 in epoch 1)" in lim for lim in limited)
     _every_sentence_true(source, log)
+
+
+# -- inspect-counts@3 on real logs (issue 41: import never writes an advised version) ------
+
+
+@pytest.mark.parametrize("name", EVERY_LOG)
+def test_every_real_log_passes_inspect_counts_v3_with_inspects_own_counts(
+    inspect_logs: Path, name: str
+) -> None:
+    """Finished or not: the planned total and the completed count are the ones Inspect's
+    header states, and what never ran is what the log's plan names without a record."""
+    data = (inspect_logs / name).read_bytes()
+    log = read_log(data)
+    found = checkers.get("inspect-counts@3")
+    assert found is not None
+    verdict = run_checker(found, {"log": data}, {})
+    assert verdict.status == "pass", verdict.message
+    counts = verdict.details["samples"]
+    results = log.results or {}
+    assert counts["total_samples"] == _planned(log)
+    if "completed_samples" in results:
+        assert counts["completed_samples"] == results["completed_samples"]
+    pairs = Counter((r.sample_id, r.epoch) for r in log.records)
+    assert counts["not_run"] == len(_never_ran(log, pairs))
+    assert (counts["not_run"] > 0) == (log.status != "success")
+
+
+def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """The real failed run (s1-s2 completed, s3-s4 errored, s5-s6 never ran) with a header
+    saying all 6 completed: the importer's old check (inspect-counts@1 on the records'
+    own counts) passes it; inspect-counts@3 fails it, and build refuses the claim."""
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    document["results"] = {"total_samples": 6, "completed_samples": 6, "scores": []}
+    forged = json.dumps(document).encode()
+    old = checkers.get("inspect-counts@1")
+    new = checkers.get("inspect-counts@3")
+    assert old is not None and new is not None
+    claimed = {"total_samples": 4, "completed_samples": 2, "errored_samples": 2}
+    assert run_checker(old, {"log": forged}, {"claimed": claimed}).status == "pass"
+    verdict = run_checker(new, {"log": forged}, {})
+    assert verdict.codes == ("inspect.header_count_mismatch",)
+    assert verdict.reasons[0].details == {"figure": "completed_samples", "header": 6, "samples": 2}
+    (tmp_path / "forged.json").write_bytes(forged)
+    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source")
+    assert any(n.startswith("counts:") and "contradicted" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert ("claim sample-counts", "claim.contradicted") in {
+        (p.where, p.code) for p in refused.value.problems
+    }
