@@ -211,6 +211,13 @@ def _plan(log: InspectLog) -> tuple[int | None, list[Any] | None, int]:
         raise CheckerInputError(
             "input.invalid", f"the header's eval.dataset.sample_ids is {ids!r}, not a list"
         )
+    for i, sample in enumerate(ids or []):
+        if isinstance(sample, bool) or not isinstance(sample, str | int):
+            raise CheckerInputError(
+                "input.invalid",
+                f"the header's eval.dataset.sample_ids[{i}] is {str(sample)[:40]!r}, not a "
+                "sample id (text or an integer)",
+            )
     samples = len(ids) if ids is not None else header_count(dataset, "samples", "eval.dataset")
     return (None if samples is None else samples * epochs), ids, epochs
 

@@ -192,3 +192,13 @@ def test_sample_ids_that_are_not_a_list_are_refused(ids: Any) -> None:
     )
     verdict = run("inspect-counts@3", spec_replaced)
     assert verdict.status == "error" and verdict.codes == ("input.invalid",)
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, ["s1"], True, None, 1.5])
+def test_a_sample_id_in_the_plan_that_is_not_one_is_refused(bad: Any) -> None:
+    """An unhashable id used to reach a set (a traceback); a float or boolean is no id."""
+    data = json.loads(log_of(rec("s1"), status="cancelled", ids=["s1", "s2"]))
+    data["eval"]["dataset"]["sample_ids"][1] = bad
+    verdict = run("inspect-counts@3", json.dumps(data).encode())
+    assert verdict.status == "error" and verdict.codes == ("input.invalid",)
+    assert "eval.dataset.sample_ids[1]" in verdict.message

@@ -520,3 +520,21 @@ def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused
     members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
     refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, ["s1"]])
+def test_a_plan_whose_sample_ids_are_not_ids_imports_without_a_counts_claim(
+    tmp_path: Path, bad: Any
+) -> None:
+    """An unhashable sample id in the plan of an unfinished run used to be a traceback
+    (the never-run samples were looked up in a set); now the counts are not checked, and
+    the import says why."""
+    from bundler.authoring.build import build
+
+    head = header(status="cancelled")
+    head["eval"]["dataset"] = {"samples": 2, "sample_ids": ["s1", bad]}
+    done = import_inspect(json_log(tmp_path / "ids.json", head, sample()), tmp_path / "source")
+    assert "sample-counts" not in done.claims
+    assert any("sample_ids[1]" in n and "no sample counts are checked" in n for n in done.notes)
+    built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert built.home.status == "supported"
