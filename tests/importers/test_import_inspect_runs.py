@@ -552,3 +552,24 @@ def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
     assert ("claim sample-counts", "claim.contradicted") in {
         (p.where, p.code) for p in refused.value.problems
     }
+
+
+def test_a_log_left_started_imports_builds_and_verifies_with_no_advisory_accepted(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """The real failed run's log as Inspect leaves it while running (status started, no
+    results, no error): its counts claim says what the plan chose and what never ran."""
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    document["status"] = "started"
+    document.pop("error", None)
+    (tmp_path / "started.json").write_text(json.dumps(document))
+    source, log = imported(tmp_path, "started.json", tmp_path)
+    counts = claim(source, "sample-counts")
+    assert "2 never ran (s5, s6 in epoch 1)" in counts["statement"]
+    assert not [c["id"] for c in source["cases"] if of_checker(c["checker"])]
+    _every_sentence_true(source, log)
+    assert build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000).home.status == (
+        "supported"
+    )
+    verified = verify(tmp_path / "b.bundle.tar.gz", workdir=tmp_path / "work")
+    assert verified.status == "supported" and verified.exit_code == 0
