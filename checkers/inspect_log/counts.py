@@ -236,7 +236,7 @@ def records_against_plan(log: InspectLog) -> dict[str, Any]:
         p for p in pairs if (chosen is not None and p not in chosen) or not 1 <= p[1] <= epochs
     ]
     inside = len(pairs) - len(outside)
-    errored = sum(1 for bad in pairs.values() if bad)
+    errored = len([bad for bad in pairs.values() if bad])
     return {
         "planned": planned,
         "records": len(log.records),
