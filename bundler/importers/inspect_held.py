@@ -63,6 +63,8 @@ def planned_pairs(log: InspectLog) -> list[tuple[Any, int]] | None:
     epochs = (log.spec.get("config") or {}).get("epochs") or 1
     if not isinstance(ids, list) or not is_count(epochs):
         return None
+    if any(isinstance(i, bool) or not isinstance(i, str | int) for i in ids):
+        return None  # not sample ids: what never ran is counted, not named
     return [(sample, epoch) for epoch in range(1, epochs + 1) for sample in ids]
 
 

@@ -20,20 +20,25 @@ from bundler.importers.inspect_plan import (
     run_limits,
     short,
 )
-from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, to_json_log
+
+COUNTS_CHECKER = "inspect-counts@3"
 
 
 def counts_claim(plan: Plan) -> None:
+    """The run's sample counts, finished or not, as ``inspect-counts@3`` re-derives them
+    from its plan and records (each sample and epoch once), claimed with a control."""
     log = plan.log
-    claimed, said = _claimed_counts(log)
-    if not claimed:
-        plan.notes.append("the header states no sample counts; none are checked")
+    claimed, why = _claimed_counts(plan)
+    if claimed is None:
+        plan.notes.append(f"counts: {why}; no sample counts are checked")
         return
     params = {"claimed": claimed}
-    counts_checker, _ = _counts_check(plan)
     case, message = plan.expected_pass(
-        "counts", counts_checker, params, "the sample counts follow from the records"
+        "counts",
+        plan.key(COUNTS_CHECKER),
+        params,
+        "the sample counts follow from the plan and records",
     )
     if case is None:
         return
@@ -47,13 +52,11 @@ def counts_claim(plan: Plan) -> None:
             "record does not make the check fail, so no claim rests on them."
         )
         return
-    cases = [case, *controls]
-    shown = ", ".join(f"{k.replace('_samples', '')} {v}" for k, v in claimed.items())
     plan.claim(
         {
             "id": "sample-counts",
-            "statement": (f"The log holds {records_text(log)}, {said}: {shown}."),
-            "cases": cases,
+            "statement": _counts_statement(log, claimed),
+            "cases": [case, *controls],
             "limits": [
                 *run_limits(log),
                 revision_limit(log),
@@ -63,58 +66,49 @@ def counts_claim(plan: Plan) -> None:
     )
 
 
-def _claimed_counts(log: InspectLog) -> tuple[dict[str, int], str]:
-    """The sample counts to check, and where they come from. A finished run's header (or,
-    with no results, its plan) states the records it holds; an unfinished run's header
-    total is the plan's, so the records it holds are re-counted, and only a completed
-    count the header states is taken from it. Counts that are not whole numbers (a
-    boolean is not one) are left out."""
-    results = log.results or {}
-    total, completed = results.get("total_samples"), results.get("completed_samples")
-    if not finished(log):
-        observed = rules.counts(log)
-        claimed = {
-            "total_samples": observed["total_samples"],
-            "completed_samples": completed
-            if is_count(completed)
-            else observed["completed_samples"],
-            "errored_samples": observed["errored_samples"],
-        }
-        source = "the header's completed count and " if is_count(completed) else ""
-        return claimed, f"as {source}its records give them (the run did not finish)"
-    if log.results is not None:
-        found: dict[str, Any] = {"total_samples": total, "completed_samples": completed}
-        if is_count(total) and is_count(completed):
-            found["errored_samples"] = total - completed
-        said = "as its header states"
-    else:
-        planned, samples, epochs = plan_size(log)
-        found = {"total_samples": planned}
-        said = (
-            f"the total its plan ({samples} samples x {epochs} epochs) implies "
-            "(it states no results)"
-        )
-    return {k: v for k, v in found.items() if is_count(v)}, said
+def _claimed_counts(plan: Plan) -> tuple[dict[str, int] | None, str]:
+    """The counts ``inspect-counts@3`` gives this log, or None and why it gives none (no
+    planned total, a header it cannot read). A header that disagrees with them fails the
+    check: the claim is made of what the plan and records give, and is contradicted."""
+    verdict = plan.run(plan.key(COUNTS_CHECKER), plan.data, {})
+    observed = verdict.details.get("samples") if verdict.status != "error" else None
+    if not isinstance(observed, dict) or not is_count(observed.get("total_samples")):
+        return None, verdict.message
+    return {k: v for k, v in observed.items() if is_count(v)}, verdict.message
 
 
-def _counts_check(plan: Plan) -> tuple[str, str]:
-    """The counts checker and its control's reason: inspect-counts@2 compares a finished
-    run's header with its records; an unfinished run's header states the planned total,
-    so its records' own counts are checked (@1) and the finding says what did not run."""
-    if finished(plan.log):
-        return plan.key("inspect-counts@2"), "inspect.header_count_mismatch"
-    return "inspect-counts@1", "inspect.count_mismatch"
+def _counts_statement(log: InspectLog, claimed: dict[str, int]) -> str:
+    """What the counts claim says: the plan, the records held (duplicates said as such),
+    and of each sample and epoch once, what completed, errored and never ran: each a
+    count the case checks."""
+    planned, samples, epochs = plan_size(log)
+    grid = f" ({samples} samples x {epochs} epochs)" if planned == claimed["total_samples"] else ""
+    said = [
+        f"{claimed['completed_samples']} completed",
+        f"{claimed['errored_samples']} errored",
+    ]
+    never, names = never_ran(log, claimed["total_samples"])
+    if claimed["not_run"]:
+        named = f" ({names})" if names and never == claimed["not_run"] else ""
+        said.append(f"{claimed['not_run']} never ran{named}")
+    each = " (each sample and epoch once)" if claimed["duplicates"] else ""
+    return (
+        f"The run planned {claimed['total_samples']} sample records{grid}, and the log holds "
+        f"{records_text(log)}: {', '.join(said)}{each}."
+    )
 
 
 def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
-    """The log with its last record removed, if the counts check fails on it."""
+    """The log with its last record removed, if the counts check fails on it (for the
+    reasons it gives there: a claimed count, and under success a planned record missing)."""
     log = plan.log
     if not log.records:
         return []
     path = f"{CONTROLS}/one-record-removed.json"
     control = to_json_log(log, log.records[:-1])
-    counts_checker, counts_code = _counts_check(plan)
-    if not plan.fails_with(counts_checker, control, params, counts_code):
+    counts_checker = plan.key(COUNTS_CHECKER)
+    verdict = plan.run(counts_checker, control, params)
+    if verdict.status != "fail":
         return []
     plan.controls[path] = control
     return [
@@ -125,7 +119,7 @@ def _counts_control(plan: Plan, params: dict[str, Any]) -> list[str]:
                 "inputs": {role(counts_checker): path},
                 "params": params,
                 "expect": "fail",
-                "expect_reasons": [counts_code],
+                "expect_reasons": sorted(set(verdict.codes)),
             }
         )
     ]
@@ -260,9 +254,10 @@ def unfinished_finding(plan: Plan) -> None:
         planned = total
     cases = []
     if planned is not None and planned != held:  # a count the records can fail
-        cases.append(_finding_case(plan, "finding-not-run", {"total_samples": planned}))
+        cases.append(_finding_case(plan, "finding-not-run", {"not_run": 0}))
     if errored:
         cases.append(_finding_case(plan, "finding-errored", {"errored_samples": 0}))
+    cases = [c for c in cases if c is not None]
     error = log.header.get("error")
     why = {
         "error": " (the run stopped on an error"
@@ -304,25 +299,32 @@ def unfinished_finding(plan: Plan) -> None:
             "statement": statement,
             "cases": cases,
             "limits": [
-                "A finding: the counts the log's own records give, against the total its "
-                "header (or plan) names and against no errors; why a sample errored is "
-                "the log's error message, as stored.",
+                "A finding: the log's own records against its plan (none never ran) and "
+                "against no errors; why a sample errored is the log's error message, as "
+                "stored.",
                 revision_limit(log),
             ],
         }
     )
 
 
-def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str:
+def _finding_case(plan: Plan, case_id: str, claimed: dict[str, int]) -> str | None:
+    """A count the log's records fail, as a case expected to fail for the reasons the
+    counts check gives here (none if it does not fail: it cannot decide on this log)."""
+    counts_checker = plan.key(COUNTS_CHECKER)
+    verdict = plan.run(counts_checker, plan.data, {"claimed": claimed})
+    if verdict.status != "fail":
+        plan.notes.append(f"{case_id}: {verdict.message}; not checked")
+        return None
     return plan.case(
         {
             "id": case_id,
-            "checker": "inspect-counts@1",
-            "inputs": {"log": plan.log_path},
+            "checker": counts_checker,
+            "inputs": {role(counts_checker): plan.log_path},
             "params": {"claimed": claimed},
             "expect": "fail",
             "kind": "finding",  # the log's own records, not a planted control
-            "expect_reasons": ["inspect.count_mismatch"],
+            "expect_reasons": sorted(set(verdict.codes)),
         }
     )
 
@@ -368,14 +370,15 @@ def _retry_finding(plan: Plan, superseded: int, listed: str) -> None:
     (a case expected to fail, so a reader that counted a superseded entry diverges)."""
     held = len(plan.log.records)
     entries = held + superseded
-    params = {"claimed": {"total_samples": entries}}
-    if not plan.fails_with("inspect-counts@2", plan.data, params, "inspect.claimed_mismatch"):
+    params = {"claimed": {"records": entries}}
+    counts_checker = plan.key(COUNTS_CHECKER)
+    if not plan.fails_with(counts_checker, plan.data, params, "inspect.claimed_mismatch"):
         return
     case = plan.case(
         {
             "id": "finding-retried-run",
-            "checker": "inspect-counts@2",
-            "inputs": {"log": plan.log_path},
+            "checker": counts_checker,
+            "inputs": {role(counts_checker): plan.log_path},
             "params": params,
             "expect": "fail",
             "kind": "finding",  # the log's own entries, not a planted control

@@ -1,8 +1,10 @@
-"""inspect-counts@1 and @2: the sample counts re-derived from the log's own samples.
+"""inspect-counts@1, @2 and @3: the sample counts re-derived from the log's own samples.
 
 @1 compares the counts the params claim with the stored records, never reading the
 header's; @2 reads the header's ``results.total_samples`` and ``completed_samples`` (or the
-planned total) and compares them with the records.
+planned total) and compares them with the records, so it cannot describe a run that did
+not finish; @3 compares the header's planned total with the plan and its completed count
+with the records (each sample and epoch once), for finished and unfinished runs alike.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from .log import InspectLog, Record, to_json_log
 from .rules import (
     COUNTS,
     counts,
+    header_count,
     header_counts,
 )
 
@@ -187,3 +190,208 @@ def inspect_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         return Verdict.failed("the header's counts do not match the samples", reasons, **details)
     shown = ", ".join(f"{k} {v}" for k, v in stated.items())
     return Verdict.passed(f"the header states {shown}, and the samples give them", **details)
+
+
+COUNTS_V3 = (
+    "total_samples",
+    "records",
+    "duplicates",
+    "completed_samples",
+    "errored_samples",
+    "not_run",
+)
+
+
+def _plan(log: InspectLog) -> tuple[int | None, list[Any] | None, int]:
+    """The sample records the run planned (its samples x its epochs), the sample ids it
+    chose if the spec names them (fewer than the dataset's under --limit), and its epochs."""
+    dataset = log.spec.get("dataset") or {}
+    config = log.spec.get("config") or {}
+    epochs = header_count(config, "epochs", "eval.config") or 1
+    ids = dataset.get("sample_ids")
+    if ids is not None and not isinstance(ids, list):
+        raise CheckerInputError(
+            "input.invalid", f"the header's eval.dataset.sample_ids is {ids!r}, not a list"
+        )
+    for i, sample in enumerate(ids or []):
+        if isinstance(sample, bool) or not isinstance(sample, str | int):
+            raise CheckerInputError(
+                "input.invalid",
+                f"the header's eval.dataset.sample_ids[{i}] is {str(sample)[:40]!r}, not a "
+                "sample id (text or an integer)",
+            )
+    samples = len(ids) if ids is not None else header_count(dataset, "samples", "eval.dataset")
+    return (None if samples is None else samples * epochs), ids, epochs
+
+
+def records_against_plan(log: InspectLog) -> dict[str, Any]:
+    """The log's records against its run's plan: each (sample, epoch) counted once
+    (a record written twice for one is a duplicate); completed = with no errored record;
+    outside = not a (sample, epoch) the plan names; not_run = planned with no record."""
+    planned, ids, epochs = _plan(log)
+    pairs: dict[tuple[Any, int], bool] = {}  # (sample, epoch) -> errored
+    for record in log.records:
+        key = (record.sample_id, record.epoch)
+        pairs[key] = pairs.get(key, False) or record.error is not None
+    chosen = None if ids is None else {(i, e) for i in ids for e in range(1, epochs + 1)}
+    outside = [
+        p for p in pairs if (chosen is not None and p not in chosen) or not 1 <= p[1] <= epochs
+    ]
+    inside = len(pairs) - len(outside)
+    errored = len([bad for bad in pairs.values() if bad])
+    return {
+        "planned": planned,
+        "records": len(log.records),
+        "duplicates": len(log.records) - len(pairs),
+        "completed_samples": len(pairs) - errored,
+        "errored_samples": errored,
+        "not_run": None if planned is None else max(planned - inside, 0),
+        "outside": [f"{s} epoch {e}" for s, e in outside],
+        "over_plan": planned is not None and inside > planned,
+    }
+
+
+def _counts_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A finished run planned as the claimed total (at least 2) whose log holds one record
+    fewer, its header stating the claimed counts."""
+    claimed = dict(params["claimed"] or {})
+    total = max(claimed.get("total_samples", 2), 2)
+    completed = claimed.get("completed_samples", total)
+    results = {"total_samples": total, "completed_samples": completed, "scores": []}
+    ids = [f"s{i}" for i in range(total)]
+    records = tuple(Record(i, 1, ("1",), "1", {}, None, i) for i in ids[:-1])
+    spec = {"task": "counterexample", "dataset": {"samples": total, "sample_ids": ids}}
+    header = {**synthetic_header(), "eval": spec, "results": results}
+    return {"log": to_json_log(InspectLog("json", header, records), records)}
+
+
+@checker(
+    "inspect-counts",
+    3,
+    roles=[LOG_ROLE],
+    params=[
+        Param(
+            "claimed",
+            f"optional: counts restated, a table of {', '.join(COUNTS_V3)} -> integer >= 0 "
+            "(total_samples: the planned sample x epoch records; records: those the log "
+            "holds; duplicates: records beyond the first of a sample and epoch; completed "
+            "and errored: distinct sample x epoch; not_run: planned with no record); each "
+            "must equal the log's",
+            (dict,),
+            default=None,
+        )
+    ],
+    reasons={
+        "inspect.header_count_mismatch": "a count the header states differs from its plan's "
+        "or its records'",
+        "inspect.header_counts_missing": "the header states no planned total",
+        "inspect.records_outside_plan": "a record is of a sample or epoch the plan does not name",
+        "inspect.planned_not_run": "the run says success, but planned sample records have none",
+        "inspect.claimed_mismatch": "a claimed count differs from the log's",
+    },
+    counterexample=_counts_counterexample_v3,
+    example_params=[
+        {},
+        {"claimed": {"total_samples": 1}},
+        {"claimed": {"total_samples": 6, "records": 4, "completed_samples": 2, "not_run": 2}},
+    ],
+)
+def inspect_counts_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The sample counts of a run, finished or not, re-derived from its plan and records.
+
+    The planned total is the plan's, `eval.dataset.sample_ids` (else `samples`) x
+    `eval.config.epochs`; `results.total_samples`, if stated, must equal it (with no plan,
+    it is the planned total; with neither, `inspect.header_counts_missing`). Each
+    (sample, epoch) counts once: a record written twice for one is a duplicate, and it is
+    completed only if none of its records errored. A record of a sample or epoch outside
+    the plan fails (`inspect.records_outside_plan`); `results.completed_samples`, if
+    stated, must equal the completed count; a run whose status is success must hold every
+    planned record (`inspect.planned_not_run`). An unfinished run (error, cancelled,
+    started) passes with what never ran counted as `not_run`. `claimed` (optional) must
+    equal the log's counts. A log written without its samples has nothing to count
+    (`input.invalid`).
+    """
+    claimed = {} if params["claimed"] is None else _claimed_counts(params, COUNTS_V3)
+    log = load(inputs)
+    if not log.records:
+        raise CheckerInputError(
+            "input.invalid", "the log holds no sample records (written without samples?)"
+        )
+    found = records_against_plan(log)
+    results = log.results or {}
+    stated_total = header_count(results, "total_samples", "results")
+    stated_completed = header_count(results, "completed_samples", "results")
+    planned = found.pop("planned")
+    outside, over = found.pop("outside"), found.pop("over_plan")
+    if planned is None and stated_total is not None:
+        planned = stated_total
+        found["not_run"] = max(planned - (len(log.records) - found["duplicates"]), 0)
+    observed = {"total_samples": planned, **found}
+    details = {
+        "status": log.status,
+        "header": {"total_samples": stated_total, "completed_samples": stated_completed},
+        "samples": observed,
+    }
+    if planned is None:
+        reason = Reason(
+            "inspect.header_counts_missing",
+            "the header states no planned total (no eval.dataset samples, no results)",
+        )
+        return Verdict.failed("the header states no counts to compare", [reason], **details)
+    reasons = []
+    if stated_total is not None and stated_total != planned:
+        reasons.append(
+            Reason(
+                "inspect.header_count_mismatch",
+                f"total_samples: the header states {stated_total}, its plan gives {planned}",
+                {"figure": "total_samples", "header": stated_total, "samples": planned},
+            )
+        )
+    if stated_completed is not None and stated_completed != found["completed_samples"]:
+        reasons.append(
+            Reason(
+                "inspect.header_count_mismatch",
+                f"completed_samples: the header states {stated_completed}, the records give "
+                f"{found['completed_samples']}",
+                {
+                    "figure": "completed_samples",
+                    "header": stated_completed,
+                    "samples": found["completed_samples"],
+                },
+            )
+        )
+    if outside or over:
+        shown = ", ".join(outside[:5]) + (
+            f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+        )
+        reasons.append(
+            Reason(
+                "inspect.records_outside_plan",
+                f"records the plan does not name: {shown}"
+                if outside
+                else f"the log holds more distinct sample records than the {planned} planned",
+                {"outside": outside[:20], "planned": planned},
+            )
+        )
+    if log.status == "success" and observed["not_run"]:
+        reasons.append(
+            Reason(
+                "inspect.planned_not_run",
+                f"the run says success, but {observed['not_run']} of its {planned} planned "
+                "sample records have no record in the log",
+                {"not_run": observed["not_run"], "planned": planned},
+            )
+        )
+    reasons += [
+        Reason(
+            "inspect.claimed_mismatch",
+            f"{key}: claimed {value}, the log gives {observed[key]}",
+            {"figure": key, "claimed": value, "samples": observed[key]},
+        )
+        for key, value in claimed.items()
+        if observed[key] != value
+    ]
+    if reasons:
+        return Verdict.failed("the log's counts do not agree", reasons, **details)
+    shown = ", ".join(f"{k} {v}" for k, v in observed.items())
+    return Verdict.passed(f"status {log.status}; the plan and the records give {shown}", **details)

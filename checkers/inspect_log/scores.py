@@ -6,9 +6,9 @@ transcripts, so the transcripts can be withheld while the figures stay checkable
 header and each sample record's id, epoch, scores (values only) and error, with no
 transcript (no target, completion or scorer answer). The checkers here are:
 
-- ``inspect-metric@3``, ``inspect-counts@3``, ``inspect-status@3``: the decisions of
-  ``@2`` on a scores file, which they require (a file holding a transcript is
-  ``input.invalid``: the figures' checks never read one, so withholding the transcripts
+- ``inspect-metric@3``, ``inspect-status@3``: the decisions of ``@2``, and
+  ``inspect-counts@4``: the decision of ``inspect-counts@3``, on a scores file, which
+  they require (a file holding a transcript is ``input.invalid``: the figures' checks never read one, so withholding the transcripts
   never withholds a figure);
 - ``inspect-scores@1``: the scores file holds exactly the log's header and per-record
   scores and errors (what ties the checkable figures to the transcripts; it reads the
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import CheckerInputError, InputKind, Reason, Role, Verdict, checker
-from .counts import inspect_counts_v2
+from .counts import inspect_counts_v3 as counts_of_plan_and_records
 from .inputs import LOG_ROLE, synthetic_header
 from .log import InspectLog, LogError, Record, Score, read_log, to_json_log
 from .metric import inspect_metric_v2
@@ -120,20 +120,20 @@ def inspect_metric_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 
 @checker(
     "inspect-counts",
-    3,
+    4,
     roles=[SCORES_ROLE],
-    params=list(inspect_counts_v2.params),
-    reasons=dict(inspect_counts_v2.reasons),
-    counterexample=_projected(inspect_counts_v2.counterexample),
-    example_params=[{"claimed": {"total_samples": 4, "errored_samples": 1}}],
+    params=list(counts_of_plan_and_records.params),
+    reasons=dict(counts_of_plan_and_records.reasons),
+    counterexample=_projected(counts_of_plan_and_records.counterexample),
+    example_params=[{}, {"claimed": {"total_samples": 1}}],
 )
-def inspect_counts_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """The sample counts the header states are the scores file's records.
+def inspect_counts_v4(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """The sample counts follow from the scores file's plan and records.
 
-    `inspect-counts@2`'s decision, on a scores file (the split layout of `import inspect
+    `inspect-counts@3`'s decision, on a scores file (the split layout of `import inspect
     --split`). A file holding a transcript is `input.invalid`.
     """
-    return inspect_counts_v2.function(_as_log(inputs), params)
+    return counts_of_plan_and_records.function(_as_log(inputs), params)
 
 
 @checker(
@@ -187,7 +187,7 @@ def inspect_scores(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     header fields the figures are judged from (`version`, `status`, `eval`, `plan`,
     `results`, `stats`, `error`) and, record by record in order, the sample id, epoch,
     score values and error. A pass ties the figures checked on the scores file
-    (`inspect-metric@3`, `inspect-counts@3`, `inspect-status@3`) to the log that holds the
+    (`inspect-metric@3`, `inspect-counts@4`, `inspect-status@3`) to the log that holds the
     transcripts; in a redacted bundle that withholds the transcripts it is not run.
     """
     try:

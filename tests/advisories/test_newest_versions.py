@@ -72,11 +72,8 @@ def test_every_init_template_names_the_newest_versions(template: str, tmp_path: 
 
 PROMPTFOO = sorted(DATA.glob("promptfoo/**/results.json"))
 LM_EVAL = sorted(p for p in (DATA / "lm_eval").iterdir() if p.is_dir() and p.name != "tasks")
-# An unfinished Inspect run is imported with inspect-counts@1 (bundler/importers/
-# inspect_status.py, `_counts_check`): @2 compares the header's planned total with the
-# records. Issue 41 item 8 (another engineer's) rewrites that importer; until an
-# unfinished run has a non-advised counts check, these fail (strict: a fix shows here).
-UNFINISHED = {"failed.json", "cancelled.eval"}
+# Every run, finished or not (error, cancelled, --limit, retried), has its counts checked
+# by inspect-counts@3, the newest (an unfinished run used to get the advised @1).
 INSPECT = [
     "mixed.eval",
     "mixed.json",
@@ -87,6 +84,8 @@ INSPECT = [
     "retried.json",
     "score-on-error.json",
     "eval-set.json",
+    "cancelled-epochs.eval",
+    "retried.eval",
 ]
 
 
@@ -107,20 +106,7 @@ def test_every_importer_writes_the_newest_versions(
     assert not_newest(tmp_path / "source") == []
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True, reason="an unfinished run is imported with inspect-counts@1"
-            ),
-        )
-        if n in UNFINISHED
-        else n
-        for n in INSPECT
-    ],
-)
+@pytest.mark.parametrize("name", INSPECT)
 def test_inspect_import_writes_the_newest_versions(
     inspect_logs: Path, tmp_path: Path, name: str
 ) -> None:

@@ -453,21 +453,42 @@ def test_cli_import_of_a_hostile_log_exits_2_with_a_message_and_writes_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # -o never even made
 
 
-def test_a_count_no_removed_record_moves_is_stated_under_scope_not_claimed(
+def test_counts_with_no_control_that_fails_are_stated_under_scope_not_claimed(
     tmp_path: Path,
 ) -> None:
-    """Only a completed count, and the last record errored: removing it leaves the count
-    as it was, so its check has no control that fails and no claim may rest on it."""
+    """A log of one record: removing it leaves nothing to count (the check cannot decide,
+    it does not fail), so the counts check has no control and no claim may rest on it."""
     from bundler.authoring.build import build
 
-    head = header()
-    del head["results"]["total_samples"]
-    errored = sample(id="s2", scores={}, error={"message": "planted"})
-    log = json_log(tmp_path / "completed-only.json", head, sample(), errored)
+    log = json_log(tmp_path / "one-record.json", header(), sample())
     done = import_inspect(log, tmp_path / "source")
     assert "sample-counts" not in done.claims
     text = (tmp_path / "source" / "bundle.yaml").read_text()
     assert "no claim rests on them" in text
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert result.home.status == "supported"
+
+
+def test_counts_whose_completed_count_no_removed_record_moves_still_have_a_control(
+    tmp_path: Path,
+) -> None:
+    """Only a completed count in the header, and the last record errored: removing it
+    leaves the completed count as it was, but the records the log holds are claimed too
+    (inspect-counts@3), so the control fails and the claim stands on it."""
+    from bundler.authoring.build import build
+
+    head = header()
+    del head["results"]["total_samples"]
+    head["results"]["completed_samples"] = 1
+    head["eval"]["dataset"]["samples"] = 2
+    errored = sample(id="s2", scores={}, error={"message": "planted"})
+    log = json_log(tmp_path / "completed-only.json", head, sample(), errored)
+    done = import_inspect(log, tmp_path / "source")
+    assert "sample-counts" in done.claims
+    source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
+    control = next(c for c in source["cases"] if c["id"] == "counts-control")
+    assert control["checker"] == "inspect-counts@3"
+    assert control["expect_reasons"] == ["inspect.claimed_mismatch", "inspect.planned_not_run"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
 
@@ -507,3 +528,21 @@ def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused
     members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
     refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, ["s1"]])
+def test_a_plan_whose_sample_ids_are_not_ids_imports_without_a_counts_claim(
+    tmp_path: Path, bad: Any
+) -> None:
+    """An unhashable sample id in the plan of an unfinished run used to be a traceback
+    (the never-run samples were looked up in a set); now the counts are not checked, and
+    the import says why."""
+    from bundler.authoring.build import build
+
+    head = header(status="cancelled")
+    head["eval"]["dataset"] = {"samples": 2, "sample_ids": ["s1", bad]}
+    done = import_inspect(json_log(tmp_path / "ids.json", head, sample()), tmp_path / "source")
+    assert "sample-counts" not in done.claims
+    assert any("sample_ids[1]" in n and "no sample counts are checked" in n for n in done.notes)
+    built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert built.home.status == "supported"

@@ -268,13 +268,13 @@ def test_a_figure_of_a_score_no_sample_stores_is_out_of_scope_not_a_broken_case(
     assert result.home.status == "supported"
 
 
-def test_imported_cases_use_the_v2_checkers_and_controls_fail_for_the_header(
+def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header(
     mixed_bundle: tuple[Path, Any],
 ) -> None:
     source, _ = mixed_bundle
     cases = source_of(source)["cases"]
     assert {c["checker"] for c in cases} == {
-        "inspect-counts@2",
+        "inspect-counts@3",
         "inspect-metric@2",
         "inspect-rescore@2",
         "inspect-status@2",
@@ -285,7 +285,15 @@ def test_imported_cases_use_the_v2_checkers_and_controls_fail_for_the_header(
         if c["inputs"]["log"].startswith("inputs/controls/")
     }
     assert reasons == {
-        ("inspect-counts@2", ("inspect.header_count_mismatch",)),
+        (
+            "inspect-counts@3",
+            # the records, the header's completed count, a planned record without one
+            (
+                "inspect.claimed_mismatch",
+                "inspect.header_count_mismatch",
+                "inspect.planned_not_run",
+            ),
+        ),
         ("inspect-metric@2", ("inspect.header_metric_mismatch",)),
         ("inspect-rescore@2", ("inspect.score_mismatch",)),
     }

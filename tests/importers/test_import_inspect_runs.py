@@ -14,10 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
+import checkers
 from bundler.authoring.build import build
-from bundler.errors import SourceError
+from bundler.errors import BuildRefused, SourceError
+from bundler.format.advisories import of_checker
 from bundler.importers.inspect_eval import import_inspect
 from bundler.importers.inspect_figures import RULES_OF
+from bundler.run.runner import run_checker
+from bundler.run.verify import verify
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
 from tests.inspect_support import inspect_logs, truth
@@ -49,17 +53,19 @@ def claim(document: dict[str, Any], claim_id: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_every_unfinished_or_partial_run_imports_and_builds_with_every_claim_supported(
+def test_every_unfinished_or_partial_run_imports_builds_and_verifies_with_no_advisory_accepted(
     inspect_logs: Path, tmp_path: Path, name: str
 ) -> None:
     import_inspect(inspect_logs / name, tmp_path / "source")
-    # an unfinished run's counts are checked with inspect-counts@1 (advisory RB-2026-0002;
-    # tests/advisories/test_newest_versions.py holds it as a known gap)
-    accepted = ["RB-2026-0002"]
-    result = build(
-        tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000, accept_advisories=accepted
-    )
+    # no advisory accepted: every case names a version no advisory covers (an unfinished
+    # run's counts used to be checked by the advised inspect-counts@1, and build refused it)
+    document = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
+    assert [c["id"] for c in document["cases"] if of_checker(c["checker"])] == []
+    result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
+    verified = verify(tmp_path / "b.bundle.tar.gz", workdir=tmp_path / "work")
+    assert verified.status == "supported" and verified.exit_code == 0
+    assert verified.accepted_advisories == ()
 
 
 def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
@@ -76,9 +82,20 @@ def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
     assert "2 completed, 2 ended with an error" in statement and "2 never ran" in statement
     cases = {c["id"]: c for c in document["cases"]}
     assert [cases[c]["expect"] for c in finding["cases"]] == ["fail", "fail"]
-    assert cases["finding-not-run"]["params"] == {"claimed": {"total_samples": 6}}
+    assert cases["finding-not-run"]["params"] == {"claimed": {"not_run": 0}}
     counts = claim(document, "sample-counts")
-    assert "total 4, completed 2, errored 2" in counts["statement"]
+    assert counts["statement"].startswith("The run planned 6 sample records (6 samples x 1")
+    assert "2 completed, 2 errored, 2 never ran (s5, s6 in epoch 1)" in (counts["statement"])
+    (case,) = [cases[c] for c in counts["cases"] if cases[c]["expect"] == "pass"]
+    assert case["checker"] == "inspect-counts@3"
+    assert case["params"]["claimed"] == {
+        "total_samples": 6,
+        "records": 4,
+        "duplicates": 0,
+        "completed_samples": 2,
+        "errored_samples": 2,
+        "not_run": 2,
+    }
 
 
 def test_cancelled_run_keeps_its_figures_over_what_completed_and_says_the_rest(
@@ -227,10 +244,15 @@ def _check_sentence(text: str, log: InspectLog) -> int:
     for (planned,) in _numbers(r"planned (\d+) sample records", text):
         assert planned == _planned(log)
         facts += 1
+    # completed and errored: each sample and epoch once (a duplicate is not a second run)
+    bad_pairs = {(r.sample_id, r.epoch) for r in errored}
     for held, completed in _numbers(
         r"the log holds (\d+) sample records.*?\): (\d+) completed", text
     ):
-        assert (held, completed) == (len(log.records), len(log.records) - len(errored))
+        assert (held, completed) == (len(log.records), len(set(pairs) - bad_pairs))
+        facts += 1
+    for (bad,) in _numbers(r"\d+ completed, (\d+) errored", text):
+        assert bad == len(bad_pairs)
         facts += 1
     for (bad,) in _numbers(r"(\d+) ended with an error", text):
         assert bad == len(errored)
@@ -434,7 +456,8 @@ def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
     )
     assert "Inspect reads 40 sample records, the last entry of each name" in finding["statement"]
     cases = {c["id"]: c for c in document["cases"]}
-    assert cases["finding-retried-run"]["params"] == {"claimed": {"total_samples": 42}}
+    assert cases["finding-retried-run"]["params"] == {"claimed": {"records": 42}}
+    assert cases["finding-retried-run"]["checker"] == "inspect-counts@3"
     assert cases["finding-retried-run"]["kind"] == "finding"
 
 
@@ -451,7 +474,10 @@ def test_cancelled_run_of_2_samples_x_3_epochs_is_not_described_as_the_full_grid
     assert log.status == "cancelled" and len(log.records) == 5
     counts = claim(document, "sample-counts")["statement"]
     assert "5 sample records (2 samples: s1 in epochs 1-3; s2 in epochs 1-2)" in counts
-    assert "x 3 epochs" not in counts
+    # the grid is the plan's, never the records'
+    assert counts.count("x 3 epochs") == 1
+    assert counts.startswith("The run planned 6 sample records (2 samples x 3 epochs)")
+    assert "1 never ran (s2 in epoch 3)" in counts
     finding = claim(document, "finding-unfinished-run")["statement"]
     assert "It planned 6 sample records (2 samples x 3 epochs); the log holds 5" in finding
     assert "1 never ran (s2 in epoch 3)" in finding
@@ -476,3 +502,76 @@ def test_a_log_holding_one_sample_record_three_times_counts_duplicates_and_what_
     limited = [lim for c in source["claims"] for lim in c["limits"] if "did not finish" in lim]
     assert limited and all("2 never ran (s2, s3 in epoch 1)" in lim for lim in limited)
     _every_sentence_true(source, log)
+
+
+# -- inspect-counts@3 on real logs (issue 41: import never writes an advised version) ------
+
+
+@pytest.mark.parametrize("name", EVERY_LOG)
+def test_every_real_log_passes_inspect_counts_v3_with_inspects_own_counts(
+    inspect_logs: Path, name: str
+) -> None:
+    """Finished or not: the planned total and the completed count are the ones Inspect's
+    header states, and what never ran is what the log's plan names without a record."""
+    data = (inspect_logs / name).read_bytes()
+    log = read_log(data)
+    found = checkers.get("inspect-counts@3")
+    assert found is not None
+    verdict = run_checker(found, {"log": data}, {})
+    assert verdict.status == "pass", verdict.message
+    counts = verdict.details["samples"]
+    results = log.results or {}
+    assert counts["total_samples"] == _planned(log)
+    if "completed_samples" in results:
+        assert counts["completed_samples"] == results["completed_samples"]
+    pairs = Counter((r.sample_id, r.epoch) for r in log.records)
+    assert counts["not_run"] == len(_never_ran(log, pairs))
+    assert (counts["not_run"] > 0) == (log.status != "success")
+
+
+def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """The real failed run (s1-s2 completed, s3-s4 errored, s5-s6 never ran) with a header
+    saying all 6 completed: the importer's old check (inspect-counts@1 on the records'
+    own counts) passes it; inspect-counts@3 fails it, and build refuses the claim."""
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    document["results"] = {"total_samples": 6, "completed_samples": 6, "scores": []}
+    forged = json.dumps(document).encode()
+    old = checkers.get("inspect-counts@1")
+    new = checkers.get("inspect-counts@3")
+    assert old is not None and new is not None
+    claimed = {"total_samples": 4, "completed_samples": 2, "errored_samples": 2}
+    assert run_checker(old, {"log": forged}, {"claimed": claimed}).status == "pass"
+    verdict = run_checker(new, {"log": forged}, {})
+    assert verdict.codes == ("inspect.header_count_mismatch",)
+    assert verdict.reasons[0].details == {"figure": "completed_samples", "header": 6, "samples": 2}
+    (tmp_path / "forged.json").write_bytes(forged)
+    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source")
+    assert any(n.startswith("counts:") and "contradicted" in n for n in imported.notes)
+    with pytest.raises(BuildRefused) as refused:
+        build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
+    assert ("claim sample-counts", "claim.contradicted") in {
+        (p.where, p.code) for p in refused.value.problems
+    }
+
+
+def test_a_log_left_started_imports_builds_and_verifies_with_no_advisory_accepted(
+    inspect_logs: Path, tmp_path: Path
+) -> None:
+    """The real failed run's log as Inspect leaves it while running (status started, no
+    results, no error): its counts claim says what the plan chose and what never ran."""
+    document = json.loads((inspect_logs / "failed.json").read_text())
+    document["status"] = "started"
+    document.pop("error", None)
+    (tmp_path / "started.json").write_text(json.dumps(document))
+    source, log = imported(tmp_path, "started.json", tmp_path)
+    counts = claim(source, "sample-counts")
+    assert "2 never ran (s5, s6 in epoch 1)" in counts["statement"]
+    assert not [c["id"] for c in source["cases"] if of_checker(c["checker"])]
+    _every_sentence_true(source, log)
+    assert build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000).home.status == (
+        "supported"
+    )
+    verified = verify(tmp_path / "b.bundle.tar.gz", workdir=tmp_path / "work")
+    assert verified.status == "supported" and verified.exit_code == 0
