@@ -8,8 +8,8 @@ transcript (no target, completion or scorer answer). The checkers here are:
 
 - ``inspect-metric@3``, ``inspect-status@3``: the decisions of ``@2``, and
   ``inspect-counts@4``: the decision of ``inspect-counts@3``, on a scores file, which
-  they require (a file holding a transcript is ``input.invalid``: the figures' checks never read one, so withholding the transcripts
-  never withholds a figure);
+  they require (a file holding a transcript is ``input.invalid``: the figures' checks
+  never read one, so withholding the transcripts never withholds a figure);
 - ``inspect-scores@1``: the scores file holds exactly the log's header and per-record
   scores and errors (what ties the checkable figures to the transcripts; it reads the
   transcripts, so a redacted bundle withholds it with the re-scoring).

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .. import strictjson
 from ..api import CheckerInputError, InputKind, Reason, Role, Verdict, checker
 from .checks import RESULTS_ROLE, promptfoo_stats_v2
 from .results import PROMPT_COUNTS
@@ -37,17 +38,15 @@ _ROW_KEYS = ("success", "failureReason", "promptIdx", "tokenUsage")
 
 
 def _parse(data: bytes, what: str) -> Any:
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            raise CheckerInputError("input.invalid", f"{what}: a key appears twice in one object")
-        return out
-
+    """The JSON document ``data``, read by the one strict reader as promptfoo-stats reads
+    its results (NaN, infinities and any depth Python reads accepted)."""
     try:
-        return json.loads(data, object_pairs_hook=no_duplicates)
+        return strictjson.loads(data, None, constants=True, huge_numbers=True)
+    except strictjson.DuplicateKey as exc:
+        raise CheckerInputError(
+            "input.invalid", f"{what}: key {exc.key!r} appears twice in one object"
+        ) from None
     except (ValueError, RecursionError) as exc:
-        if isinstance(exc, CheckerInputError):
-            raise
         raise CheckerInputError("input.invalid", f"{what}: not a JSON document ({exc})") from None
 
 
