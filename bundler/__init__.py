@@ -45,9 +45,9 @@ _EXPORTS: dict[str, str] = {
     "ClaimResult": "bundler.format.claims",
     # limits, budgets and policies
     "Limits": "bundler.container.extract",
-    "CASE_SECONDS": "bundler.run.runner",
-    "CASE_MEMORY": "bundler.run.runner",
-    "VERIFY_SECONDS": "bundler.run.runner",
+    "CASE_SECONDS": "bundler.run.limits",
+    "CASE_MEMORY": "bundler.run.limits",
+    "VERIFY_SECONDS": "bundler.run.limits",
     "CodeLimits": "bundler.run.isolation",
     "CodePolicy": "bundler.run.isolation",
     "Policy": "bundler.signatures.trust",
@@ -99,9 +99,9 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.reports.document import to_json as to_json
     from bundler.run.isolation import CodeLimits as CodeLimits
     from bundler.run.isolation import CodePolicy as CodePolicy
-    from bundler.run.runner import CASE_MEMORY as CASE_MEMORY
-    from bundler.run.runner import CASE_SECONDS as CASE_SECONDS
-    from bundler.run.runner import VERIFY_SECONDS as VERIFY_SECONDS
+    from bundler.run.limits import CASE_MEMORY as CASE_MEMORY
+    from bundler.run.limits import CASE_SECONDS as CASE_SECONDS
+    from bundler.run.limits import VERIFY_SECONDS as VERIFY_SECONDS
     from bundler.run.verify import Verification as Verification
     from bundler.run.verify import check_integrity as check_integrity
     from bundler.run.verify import verify as verify

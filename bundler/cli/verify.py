@@ -24,7 +24,7 @@ from bundler.cli._shared import (
 )
 from bundler.container.download import TIMEOUT, default_cache
 from bundler.run.isolation import CodeLimits
-from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
+from bundler.run.limits import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
 
 CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 

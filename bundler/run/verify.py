@@ -40,15 +40,8 @@ from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
 from bundler.run.isolation import CodePolicy, isolation
-from bundler.run.runner import (
-    CASE_MEMORY,
-    CASE_SECONDS,
-    VERIFY_SECONDS,
-    Budget,
-    Progress,
-    checker_environment,
-    run_cases,
-)
+from bundler.run.limits import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS, Budget
+from bundler.run.runner import Progress, checker_environment, run_cases
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey, now
 from bundler.version import __version__
 

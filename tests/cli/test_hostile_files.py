@@ -487,7 +487,7 @@ def test_read_error_on_a_source_file_is_a_build_refusal_naming_it(
 def test_read_error_on_a_case_input_is_inconclusive_naming_it(
     quickstart_bundle: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bundler.run.runner
+    import bundler.run.inputs
 
     real_fdopen = os.fdopen
 
@@ -500,7 +500,7 @@ def test_read_error_on_a_case_input_is_inconclusive_naming_it(
             return ReadFails(fd, "rb")
         return real_fdopen(fd, *args, **kwargs)
 
-    monkeypatch.setattr(bundler.run.runner.os, "fdopen", failing)
+    monkeypatch.setattr(bundler.run.inputs.os, "fdopen", failing)
     result = verify(quickstart_bundle)
     reading = [r for r in result.cases if r.verdict.status == "error"]
     assert reading and all(

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from bundler.cli import main
 from bundler.format.manifest import Case
-from bundler.run import runner
-from bundler.run.runner import Budget, run_case
+from bundler.run import inputs, runner
+from bundler.run.limits import Budget
+from bundler.run.runner import run_case
 from bundler.run.verify import verify
 from tests.helpers import Entry, edit_manifest, with_entries, with_input
 
@@ -161,7 +162,7 @@ def test_yaml_of_2_mib_one_item_lines_is_refused_by_the_value_cap(tmp_path: Path
 def test_json_input_over_the_value_cap_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=1000))
     (tmp_path / "a.json").write_text(json.dumps(list(range(5000))))
     (tmp_path / "b.json").write_text("[1, 2]")
     listed = _listed(tmp_path, "a.json", "b.json")
@@ -175,7 +176,7 @@ def test_json_input_over_the_value_cap_is_refused(
 def test_input_over_the_size_cap_is_refused_before_it_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(bytes=100))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(bytes=100))
     (tmp_path / "a.json").write_text("[" + "1," * 100 + "1]")
     (tmp_path / "b.json").write_text("[1]")
     listed = _listed(tmp_path, "a.json", "b.json")
