@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "KeyPair": "bundler.signatures.keyfiles",
     # results
     "Verification": "bundler.run.verify",
+    "VerifyOptions": "bundler.run.verify",
+    "CaseBudget": "bundler.run.limits",
     "CheckedBundle": "bundler.container.extract",
     "CaseResult": "bundler.format.results",
     "ClaimResult": "bundler.format.claims",
@@ -102,7 +104,9 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.run.limits import CASE_MEMORY as CASE_MEMORY
     from bundler.run.limits import CASE_SECONDS as CASE_SECONDS
     from bundler.run.limits import VERIFY_SECONDS as VERIFY_SECONDS
+    from bundler.run.limits import CaseBudget as CaseBudget
     from bundler.run.verify import Verification as Verification
+    from bundler.run.verify import VerifyOptions as VerifyOptions
     from bundler.run.verify import check_integrity as check_integrity
     from bundler.run.verify import verify as verify
     from bundler.signatures.keyfiles import KeyPair as KeyPair

@@ -29,6 +29,21 @@ VERIFY_SECONDS = 3600.0
 T = TypeVar("T")
 
 
+class CaseBudget(NamedTuple):
+    """What the built-in cases of one verification may take: ``seconds`` and ``memory``
+    bytes each (0: no limit), and ``time_limit`` seconds all together (0: no limit)."""
+
+    seconds: float = CASE_SECONDS
+    memory: int = CASE_MEMORY
+    time_limit: float = VERIFY_SECONDS
+
+    def started(self, now: float) -> Budget:
+        """The ``Budget`` of a verification that starts at ``now`` (``time.monotonic()``)."""
+        return Budget(
+            self.seconds, self.memory, now + self.time_limit if self.time_limit > 0 else None
+        )
+
+
 class Budget(NamedTuple):
     """What each built-in case may take, and when the whole verification must end."""
 

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from bundler.cli import main
 from bundler.format.manifest import Case
 from bundler.run import inputs, runner
-from bundler.run.limits import Budget
+from bundler.run.limits import Budget, CaseBudget
 from bundler.run.runner import run_case
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import Entry, edit_manifest, with_entries, with_input
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
@@ -217,7 +217,7 @@ def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
 def test_whole_verification_time_limit_makes_remaining_cases_inconclusive(
     quickstart_bundle: Path,
 ) -> None:
-    result = verify(quickstart_bundle, time_limit=1e-9)
+    result = verify(quickstart_bundle, VerifyOptions(budget=CaseBudget(time_limit=1e-9)))
     assert result.status == "inconclusive"
     assert all(r.verdict.codes == ("checker.timeout",) for r in result.cases)
     assert all("--time-limit" in r.verdict.message for r in result.cases)
