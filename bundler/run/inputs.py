@@ -35,7 +35,7 @@ class LoadLimits(NamedTuple):
 LOAD_LIMITS = LoadLimits()
 
 
-def _read(root: Path, path: str, sha256: str) -> bytes:
+def _read(root: Path, path: str, sha256: str, limits: LoadLimits) -> bytes:
     """An input's bytes, re-hashed as they are read: whatever changed the work folder
     since it was checked (another process, a bundle's code) is caught, not believed."""
     import hashlib
@@ -44,8 +44,8 @@ def _read(root: Path, path: str, sha256: str) -> bytes:
         fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
-            if size > LOAD_LIMITS.bytes:
-                raise LoadError(f"{path} is {size} bytes; an input is at most {LOAD_LIMITS.bytes}")
+            if size > limits.bytes:
+                raise LoadError(f"{path} is {size} bytes; an input is at most {limits.bytes}")
             # the size it has, and a byte more to see it grew: asking for the cap instead
             # made Python allocate 256 MiB for every input, however small
             data = stream.read(size + 1)
@@ -61,40 +61,52 @@ def _read(root: Path, path: str, sha256: str) -> bytes:
 
 
 def _load_one(
-    root: Path, path: str, kind: InputKind, listed: Mapping[str, str], reading: Reading = STRICT
+    root: Path,
+    path: str,
+    kind: InputKind,
+    listed: Mapping[str, str],
+    reading: Reading,
+    limits: LoadLimits,
 ) -> Any:
     if kind is InputKind.TREE:
         prefix = path.rstrip("/") + "/"
         return {
-            p[len(prefix) :]: _read(root, p, digest)
+            p[len(prefix) :]: _read(root, p, digest, limits)
             for p, digest in sorted(listed.items())
             if p.startswith(prefix)
         }
     if path not in listed:
         raise LoadError(f"{path} is not a file of the bundle")
-    data = _read(root, path, listed[path])
+    data = _read(root, path, listed[path], limits)
     try:
-        return parse_input(data, path, kind, reading, listed[path])
+        return parse_input(data, path, kind, reading, listed[path], limits)
     except documents.DocumentProblem as exc:
         raise LoadError(str(exc)) from None
 
 
 def parse_input(
-    data: bytes, path: str, kind: InputKind, reading: Reading = STRICT, sha256: str = ""
+    data: bytes,
+    path: str,
+    kind: InputKind,
+    reading: Reading = STRICT,
+    sha256: str = "",
+    limits: LoadLimits | None = None,
 ) -> Any:
     """A file's bytes as a role of ``kind`` receives them, read as verify reads them
-    (strictly, within ``LOAD_LIMITS``): importers read logs with it before writing cases.
-    ``sha256`` (of ``data``) keys the YAML memory. Raises ``documents.DocumentProblem``."""
-    if len(data) > LOAD_LIMITS.bytes:
+    (strictly, within ``limits``, by default ``LOAD_LIMITS``): importers read logs with it
+    before writing cases. ``sha256`` (of ``data``) keys the YAML memory. Raises
+    ``documents.DocumentProblem``."""
+    limits = limits or LOAD_LIMITS
+    if len(data) > limits.bytes:
         raise documents.DocumentProblem(
-            f"{path} is {len(data)} bytes; an input is at most {LOAD_LIMITS.bytes}"
+            f"{path} is {len(data)} bytes; an input is at most {limits.bytes}"
         )
     if kind is InputKind.BYTES:
         return data
     caps = documents.Caps(
-        values=LOAD_LIMITS.values,
-        yaml_values=LOAD_LIMITS.yaml_values,
-        depth=LOAD_LIMITS.depth,
+        values=limits.values,
+        yaml_values=limits.yaml_values,
+        depth=limits.depth,
         yaml_aliases=reading.yaml_aliases,
         json_constants=reading.json_constants,
         lines_at_newline=reading.lines_at_newline,
@@ -157,9 +169,15 @@ def _parse_yaml(sha256: str, text: str, path: str, caps: documents.Caps) -> Any:
 
 
 def load_inputs(
-    found: Checker, case: Case, root: Path, listed: Mapping[str, str]
+    found: Checker,
+    case: Case,
+    root: Path,
+    listed: Mapping[str, str],
+    limits: LoadLimits | None = None,
 ) -> dict[str, Any]:
-    """The loaded value of each role; raises LoadError naming the file (and line)."""
+    """The loaded value of each role, each file within ``limits`` (by default
+    ``LOAD_LIMITS``); raises LoadError naming the file (and line)."""
+    limits = limits or LOAD_LIMITS
     loaded: dict[str, Any] = {}
     for role_name, ref in case.inputs.items():
         role = found.role(role_name)
@@ -170,7 +188,7 @@ def load_inputs(
                 f"input {role_name!r} must be {'a list of paths' if role.many else 'one path'}"
             )
         paths = [ref] if isinstance(ref, str) else list(ref)
-        values = [_load_one(root, p, role.kind, listed, role.reading) for p in paths]
+        values = [_load_one(root, p, role.kind, listed, role.reading, limits) for p in paths]
         loaded[role_name] = values if role.many else values[0]
     missing = [r.name for r in found.roles if not r.optional and r.name not in loaded]
     if missing:
