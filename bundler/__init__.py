@@ -42,14 +42,16 @@ _EXPORTS: dict[str, str] = {
     "KeyPair": "bundler.signatures.keyfiles",
     # results
     "Verification": "bundler.run.verify",
+    "VerifyOptions": "bundler.run.verify",
+    "CaseBudget": "bundler.run.limits",
     "CheckedBundle": "bundler.container.extract",
     "CaseResult": "bundler.format.results",
     "ClaimResult": "bundler.format.claims",
     # limits, budgets and policies
     "Limits": "bundler.container.extract",
-    "CASE_SECONDS": "bundler.run.runner",
-    "CASE_MEMORY": "bundler.run.runner",
-    "VERIFY_SECONDS": "bundler.run.runner",
+    "CASE_SECONDS": "bundler.run.limits",
+    "CASE_MEMORY": "bundler.run.limits",
+    "VERIFY_SECONDS": "bundler.run.limits",
     "CodeLimits": "bundler.run.isolation",
     "CodePolicy": "bundler.run.isolation",
     "Policy": "bundler.signatures.trust",
@@ -103,10 +105,12 @@ if TYPE_CHECKING:  # the same names for type checkers, which cannot follow __get
     from bundler.reports.document import to_json as to_json
     from bundler.run.isolation import CodeLimits as CodeLimits
     from bundler.run.isolation import CodePolicy as CodePolicy
-    from bundler.run.runner import CASE_MEMORY as CASE_MEMORY
-    from bundler.run.runner import CASE_SECONDS as CASE_SECONDS
-    from bundler.run.runner import VERIFY_SECONDS as VERIFY_SECONDS
+    from bundler.run.limits import CASE_MEMORY as CASE_MEMORY
+    from bundler.run.limits import CASE_SECONDS as CASE_SECONDS
+    from bundler.run.limits import VERIFY_SECONDS as VERIFY_SECONDS
+    from bundler.run.limits import CaseBudget as CaseBudget
     from bundler.run.verify import Verification as Verification
+    from bundler.run.verify import VerifyOptions as VerifyOptions
     from bundler.run.verify import check_integrity as check_integrity
     from bundler.run.verify import verify as verify
     from bundler.signatures.keyfiles import KeyPair as KeyPair

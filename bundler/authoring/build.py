@@ -37,7 +37,7 @@ from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.output import check_distinct, staged
 from bundler.run.isolation import CodePolicy
 from bundler.run.runner import checker_environment
-from bundler.run.verify import Verification, machine_environment, verify
+from bundler.run.verify import Verification, VerifyOptions, machine_environment, verify
 from bundler.signatures.truststore import stale_detached
 
 EPOCH_VARIABLE = "SOURCE_DATE_EPOCH"
@@ -279,12 +279,12 @@ def verify_at_home(
     work folder is new and empty and is removed before this returns, interrupted or not
     (Ctrl-C, or SIGTERM/SIGHUP under ``exiting_on_signals``), as ``verify``'s always is."""
     try:
-        home = verify(
-            bundle_file,
+        options = VerifyOptions(
             code=CodePolicy(allow=allow_code),
             jobs=os.cpu_count() or 1,
             accept_advisories=accepted,
         )
+        home = verify(bundle_file, options)
     except BundlerError as exc:  # rejected before any case ran
         result = "rejected" if exc.exit_code == EXIT_CODES["rejected"] else "error"
         why = exc.problems or [Problem("", "build.rejected", exc.headline)]

@@ -45,8 +45,9 @@ from bundler.format.manifest import consistency_problems as manifest_consistency
 from bundler.format.paths import path_problem
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.preregistration import input_names
-from bundler.run.runner import same_file, vacuity
+from bundler.run.runner import call
 from checkers import yamlfile
+from checkers.vacuity import same_file, vacuity
 
 _BUNDLE_KEYS = ("name", "version", "title", "description")
 _PLACEHOLDER_HASH = "0" * 64
@@ -497,7 +498,7 @@ def _checker_problems(document: Mapping[str, Any], out: _Collector) -> None:
         outside = () if wrong else bound.outside
         for message in outside:
             out.add(("cases", i, "params"), "case.params_out_of_range", message)
-        refused = None if wrong or outside else vacuity(found, case["params"])
+        refused = None if wrong or outside else vacuity(found, case["params"], call)
         if refused is not None:
             out.add(("cases", i, "params"), f"case.{refused.codes[0]}", refused.message)
         twice = same_file(found, case["inputs"])

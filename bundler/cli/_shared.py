@@ -358,3 +358,28 @@ class ProgressDisplay:
             total=max(self.BUILD_STEPS, self._steps),
             description=f"building: {name}",
         )
+
+
+PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
+
+
+def ask_passphrase(confirm: bool, otherwise: str = "") -> bytes:
+    """From ``$REPROBUNDLE_PASSPHRASE``, else asked for on the terminal; with no terminal
+    to ask on (``< /dev/null``, a CI job) a usage error saying what to do instead."""
+    from bundler.errors import UsageError
+
+    from_env = os.environ.get(PASSPHRASE_ENV)
+    if from_env is not None:
+        return from_env.encode("utf-8")
+    if not is_terminal(sys.stdin):
+        raise UsageError(
+            "a passphrase is needed, but standard input is not a terminal to ask it on: "
+            f"set ${PASSPHRASE_ENV}{otherwise}"
+        )
+    try:
+        text: str = click.prompt(
+            "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
+        )
+    except click.Abort:  # end of input or Ctrl-C at the prompt
+        raise UsageError("no passphrase was given; nothing was written") from None
+    return text.encode("utf-8")

@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
-from bundler.cli.report import with_verify_options
+from bundler.cli._shared import exit_help, handle_errors, limit_options
+from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
 from bundler.codes import COMMAND_EXITS, EXIT_CODES
 from bundler.errors import UNSAFE_ABOVE_C0
 
@@ -59,7 +59,6 @@ def fails(result: str, fail_on: str) -> bool:
     return result == "inconclusive" and fail_on == "inconclusive"
 
 
-@with_verify_options
 @click.command(epilog=CI_EXIT_HELP)
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -92,6 +91,7 @@ def fails(result: str, fail_on: str) -> bool:
 )
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
 @limit_options
+@verify_options()
 @handle_errors
 def ci(
     bundles: tuple[Path, ...],
@@ -100,7 +100,7 @@ def ci(
     fail_on: str,
     attest_key: Path | None,
     verbose: bool,
-    **options: Any,
+    judging: Judging,
 ) -> None:
     """Verify BUNDLES for a CI job: reports as files, a summary, one exit code.
 
@@ -123,9 +123,6 @@ def ci(
     """
     import datetime as dt
 
-    from bundler.cli.attestation import attestation_bytes
-    from bundler.cli.keys import signing_key
-    from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError, one_line
     from bundler.format.hashing import HashingReader
     from bundler.output import check, encode, remove_in, write_in
@@ -133,7 +130,7 @@ def ci(
     from bundler.reports.common import result_words
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
-    from bundler.run.verify import must_be_file
+    from bundler.run.verify import must_be_file, verify
 
     runner = runner_of(os.environ)
     for bundle in bundles:
@@ -149,7 +146,6 @@ def ci(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot make --out folder {out_dir}: {exc.strerror}") from None
-    limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     taken: set[str] = set()
     worst = EXIT_CODES["supported"]
     sections = []
@@ -160,10 +156,10 @@ def ci(
         except OSError as exc:
             raise UsageError(f"cannot read {bundle}: {exc.strerror}") from None
         started = dt.datetime.now(dt.UTC)
+        verification = None
         try:
-            verification = verify_with_options(
-                bundle, judging_options(options), stream=hashed, limits=limits
-            )
+            stream: Any = hashed
+            verification = verify(bundle, judging.options(bundle), stream=stream)
             report = to_json(verification)
         except (BundleRejected, UsageError) as exc:
             text = f"reprobundle: {one_line(bundle)}: {exc.diagnostics()}"
@@ -173,9 +169,12 @@ def ci(
             write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, report)), f"the {fmt} report")
         sections.append(render("markdown", report))
         attested = f"{name}.intoto.json"
-        if signer is not None and report["result"] not in ("rejected", "error"):
-            values = {**options, "attest_predicate": "test-result"}
-            data = attestation_bytes(report, bundle, hashed, values, signer, started)
+        if (
+            verification is not None
+            and signer is not None
+            and report["result"] not in ("rejected", "error")
+        ):
+            data = attestation_bytes(report, bundle, hashed, verification.options, signer, started)
             write_in(out_dir, attested, data, "the attestation")
         elif remove_in(out_dir, attested, "an older attestation"):
             why = "this run rejected the bundle" if signer else "this run attests nothing"

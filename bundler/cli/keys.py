@@ -2,48 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors, limit_options, limits_from
-
-PASSPHRASE_ENV = "REPROBUNDLE_PASSPHRASE"
-
-
-def ask_passphrase(confirm: bool, otherwise: str = "") -> bytes:
-    """From ``$REPROBUNDLE_PASSPHRASE``, else asked for on the terminal; with no terminal
-    to ask on (``< /dev/null``, a CI job) a usage error saying what to do instead."""
-    from bundler.cli._shared import is_terminal
-    from bundler.errors import UsageError
-
-    from_env = os.environ.get(PASSPHRASE_ENV)
-    if from_env is not None:
-        return from_env.encode("utf-8")
-    if not is_terminal(sys.stdin):
-        raise UsageError(
-            "a passphrase is needed, but standard input is not a terminal to ask it on: "
-            f"set ${PASSPHRASE_ENV}{otherwise}"
-        )
-    try:
-        text: str = click.prompt(
-            "Passphrase for the private key", hide_input=True, confirmation_prompt=confirm, err=True
-        )
-    except click.Abort:  # end of input or Ctrl-C at the prompt
-        raise UsageError("no passphrase was given; nothing was written") from None
-    return text.encode("utf-8")
-
-
-def signing_key(key_file: Path) -> Any:
-    """A private key from ``keygen``, read before any work (a wrong passphrase is found
-    before a long verification, not after); the passphrase is asked for, or read from
-    ``$REPROBUNDLE_PASSPHRASE``, only when the key is encrypted."""
-    from bundler.signatures.keyfiles import read_private_key
-
-    return read_private_key(key_file, lambda: ask_passphrase(confirm=False))
+from bundler.cli._shared import (
+    ask_passphrase,
+    exit_help,
+    handle_errors,
+    limit_options,
+    limits_from,
+)
+from bundler.cli._verifying import signing_key
 
 
 @click.command(

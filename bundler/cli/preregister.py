@@ -78,7 +78,7 @@ def preregister(
 
     check(output, "-o")
     check_output(output, PREREGISTRATION, "-o", force)
-    from bundler.cli.keys import signing_key
+    from bundler.cli._verifying import signing_key
 
     keys = [signing_key(key_file)] if key_file is not None else []
     import datetime as dt

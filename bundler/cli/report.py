@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -14,21 +13,12 @@ from bundler.cli._shared import (
     echo_error,
     handle_errors,
     limit_options,
-    limits_from,
     write_text,
 )
+from bundler.cli._verifying import Judging, verify_options
 from bundler.reports.formats import FORMATS
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
-
-
-def with_verify_options(command: click.Command) -> click.Command:
-    """Give ``report`` verify's trust, code and case options (the same objects, so the
-    two commands cannot drift apart)."""
-    from bundler.cli.verify import judging_params
-
-    command.params.extend(judging_params())
-    return command
 
 
 def _is_json(file: Path) -> bool:
@@ -61,7 +51,6 @@ def output_format(output: str, fmt: str | None) -> str:
     return fmt
 
 
-@with_verify_options
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option(
@@ -81,6 +70,7 @@ def output_format(output: str, fmt: str | None) -> str:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
 @limit_options
+@verify_options()
 @handle_errors
 def report(
     file: Path,
@@ -89,7 +79,7 @@ def report(
     force: bool,
     quiet: bool,
     verbose: bool,
-    **options: Any,
+    judging: Judging,
 ) -> None:
     """Write the Markdown block for a report's appendix (or another format) for FILE.
 
@@ -105,14 +95,13 @@ def report(
       reprobundle report signed.bundle.tar.zst --trust alice.pub -f html -o report.html
       reprobundle verify starter-0.1.0.bundle.tar.zst --json r.json -q; reprobundle report r.json
     """
-    from bundler.cli.verify import judging_options, verify_with_options
     from bundler.errors import BundleRejected, UsageError
     from bundler.output import REPORTS, OutputError, check, replace_problem
     from bundler.reports.common import as_stated
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
     from bundler.reports.schema import read_report
-    from bundler.run.verify import must_be_file
+    from bundler.run.verify import must_be_file, verify
 
     must_be_file(file)
     fmt = output_format(output, fmt)
@@ -120,13 +109,10 @@ def report(
         check(output, "-o")
         if not force and (problem := replace_problem(output, REPORTS[fmt], "-o")):
             raise OutputError(problem)
-    limits = limits_from({k: v for k, v in options.items() if k.startswith("max_")})
     if not _is_json(file):
         try:
             with ProgressDisplay(enabled=not quiet) as progress:
-                verification = verify_with_options(
-                    file, judging_options(options), limits=limits, progress=progress.cases
-                )
+                verification = verify(file, judging.options(file), progress=progress.cases)
             data = to_json(verification)
         except (BundleRejected, UsageError) as exc:
             echo_error(exc)  # as verify says it

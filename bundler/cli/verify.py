@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from bundler.cli._shared import (
     EXIT_HELP,
     ProgressDisplay,
-    accept_advisory_option,
     echo_error,
     handle_errors,
     is_terminal,
     limit_options,
-    limits_from,
-    trust_options,
     write_text,
 )
+from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
 from bundler.container.download import TIMEOUT, default_cache
-from bundler.run.isolation import CodeLimits
-from bundler.run.runner import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS
-
-CODE_LIMITS = CodeLimits()  # the library's defaults are the flags' defaults
 
 
 def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
@@ -62,102 +55,38 @@ def check_targets(targets: dict[str, str | None], force: bool = False) -> None:
                 raise UsageError(problem)
 
 
-if TYPE_CHECKING:
-    from bundler.container.extract import Limits
-    from bundler.run.runner import Progress
-    from bundler.run.verify import Verification
-
-
-# verify's options that are not about how it writes its outputs: how it judges. `report`
-# takes exactly these too (judging_options), so the two always judge alike.
-_OUTPUT_OPTIONS = frozenset(
-    {
-        "bundle",
-        "workdir",
-        "keep",
-        "json_target",
-        "markdown_target",
-        "junit_target",
-        "html_target",
-        "quiet",
-        "verbose",
-        "attest_target",
-        "attest_key",
-        "attest_predicate",
-        "force",
-        # where the bundle comes from and its file pin: not how it is judged
-        "sha256",
-        "identity",
-        "trust_on_first_use",
-        "no_cache",
-        "download_timeout",
-    }
+# where the bundle comes from and its file pin: verify's own, shown beside the identity pin
+_PINNING = (
+    click.option(
+        "--identity",
+        metavar="sha256:HEX",
+        help="The same pin as --expect-manifest-sha256, as `reprobundle cite` writes it.",
+    ),
+    click.option(
+        "--sha256",
+        metavar="HEX",
+        help="Reject the bundle unless the file's SHA-256 is HEX, checked before anything in "
+        "it is read (the pin of a link: BUNDLE may be an https URL).",
+    ),
+    click.option(
+        "--trust-on-first-use",
+        is_flag=True,
+        help="Verify a link without a pin: what it serves now, and print the --sha256 to pin it.",
+    ),
+    click.option(
+        "--no-cache",
+        is_flag=True,
+        help="Do not keep a downloaded bundle, nor use one kept before (default: kept by "
+        "digest in the cache folder, so a pinned link verifies again offline).",
+    ),
+    click.option(
+        "--download-timeout",
+        type=click.FloatRange(0.001),
+        default=TIMEOUT,
+        show_default=True,
+        help="Seconds to connect, and between two pieces of a download, before it fails.",
+    ),
 )
-
-
-def judging_params() -> list[click.Parameter]:
-    """verify's trust, code and case options (everything but outputs and --max-... limits)."""
-    return [
-        p
-        for p in verify.params
-        if p.name and p.name not in _OUTPUT_OPTIONS and not p.name.startswith("max_")
-    ]
-
-
-def judging_options(values: dict[str, Any]) -> dict[str, Any]:
-    """The values of ``judging_params`` among a command's arguments."""
-    return {p.name: values[p.name] for p in judging_params() if p.name}
-
-
-def verify_with_options(
-    bundle: Path,
-    options: dict[str, Any],
-    *,
-    stream: Any = None,
-    workdir: Path | None = None,
-    keep: bool = False,
-    limits: Limits | None = None,
-    progress: Progress | None = None,
-) -> Verification:
-    """Verify ``bundle`` as the command line's judging options say (``judging_options``)."""
-    from bundler.run.isolation import CodePolicy
-    from bundler.run.verify import verify as run_verify
-    from bundler.signatures.truststore import beside, load_policy
-
-    policy = load_policy(
-        options["trust_files"],
-        options["trust_store"],
-        require_signature=options["require_signature"],
-        allow_unsigned=options["allow_unsigned"],
-        expect_manifest_sha256=options["expect_manifest_sha256"],
-        detached=options["detached"] or beside(bundle),
-    )
-    code = CodePolicy(
-        options["allow_code"],
-        CodeLimits(
-            timeout=options["code_timeout"],
-            memory_bytes=options["code_memory"],
-            output_bytes=options["code_output"],
-            processes=options["code_processes"],
-            written_bytes=options["code_written_bytes"],
-        ),
-    )
-    return run_verify(
-        bundle,
-        stream=stream,
-        workdir=workdir,
-        keep=keep,
-        limits=limits,
-        progress=progress,
-        policy=policy,
-        code=code,
-        jobs=options["jobs"],
-        case_seconds=options["case_timeout"],
-        case_memory=options["case_memory"],
-        time_limit=options["time_limit"],
-        accept_advisories=options["accept_advisory"],
-        disclose=options.get("disclose"),
-    )
 
 
 @click.command(epilog=EXIT_HELP)
@@ -219,60 +148,6 @@ def verify_with_options(
     is_flag=True,
     help="Show every case with its reasons (and tracebacks of bugs).",
 )
-@trust_options()
-@click.option(
-    "--require-signature",
-    is_flag=True,
-    help="Reject the bundle unless a trusted key signed it.",
-)
-@click.option(
-    "--allow-unsigned",
-    is_flag=True,
-    help="With --trust/--trust-store: verify a bundle none of those keys signed instead of "
-    "rejecting it (the result line still says it is unsigned).",
-)
-@click.option(
-    "--expect-manifest-sha256",
-    metavar="HEX",
-    help="Reject the bundle unless its identity (manifest SHA-256) is HEX.",
-)
-@click.option(
-    "--identity",
-    metavar="sha256:HEX",
-    help="The same pin as --expect-manifest-sha256, as `reprobundle cite` writes it.",
-)
-@click.option(
-    "--sha256",
-    metavar="HEX",
-    help="Reject the bundle unless the file's SHA-256 is HEX, checked before anything in it "
-    "is read (the pin of a link: BUNDLE may be an https URL).",
-)
-@click.option(
-    "--trust-on-first-use",
-    is_flag=True,
-    help="Verify a link without a pin: what it serves now, and print the --sha256 to pin it.",
-)
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Do not keep a downloaded bundle, nor use one kept before (default: kept by digest "
-    "in the cache folder, so a pinned link verifies again offline).",
-)
-@click.option(
-    "--download-timeout",
-    type=click.FloatRange(0.001),
-    default=TIMEOUT,
-    show_default=True,
-    help="Seconds to connect, and between two pieces of a download, before it fails.",
-)
-@click.option(
-    "--signature",
-    "detached",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A detached signature file to check too (repeatable; default: BUNDLE.sig.json "
-    "beside the bundle, when there is one).",
-)
 @click.option(
     "--disclose",
     type=click.Path(path_type=Path),
@@ -280,79 +155,7 @@ def verify_with_options(
     help="A redacted bundle's withheld files, by their bundle paths under DIR: each is "
     "checked against its digest (a mismatch rejects) and every case runs.",
 )
-@click.option(
-    "--allow-code",
-    is_flag=True,
-    help="Run the bundle's own checker code (in separate limited processes; not a sandbox).",
-)
-@click.option(
-    "--code-timeout",
-    type=click.FloatRange(0.1),
-    default=CODE_LIMITS.timeout,
-    show_default=True,
-    help="Seconds a bundled-code case may take.",
-)
-@click.option(
-    "--code-memory",
-    type=click.IntRange(16 << 20),
-    default=CODE_LIMITS.memory_bytes,
-    show_default=True,
-    help="Address-space bytes of a bundled-code process.",
-)
-@click.option(
-    "--code-output",
-    type=click.IntRange(0),
-    default=CODE_LIMITS.output_bytes,
-    show_default=True,
-    help="Output bytes kept per bundled-code case.",
-)
-@click.option(
-    "--code-processes",
-    type=click.IntRange(1),
-    default=CODE_LIMITS.processes,
-    show_default=True,
-    help="Processes a bundled checker may run at once; more and they are all killed.",
-)
-@click.option(
-    "--code-written-bytes",
-    type=click.IntRange(1 << 20),
-    default=CODE_LIMITS.written_bytes,
-    show_default=True,
-    help="Bytes a bundled checker may write in all (its tmpfs; where no mount namespace "
-    "can be made, only each file's size is limited).",
-)
-@click.option(
-    "--case-timeout",
-    type=click.FloatRange(0),
-    default=CASE_SECONDS,
-    show_default=True,
-    help="Seconds a built-in case may run before it is stopped as inconclusive (0: no limit).",
-)
-@click.option(
-    "--case-memory",
-    type=click.IntRange(0),
-    default=CASE_MEMORY,
-    show_default=True,
-    help="Bytes of memory a built-in case may add to the verifier (0: no limit); a case "
-    "past it is inconclusive (checker.memory).",
-)
-@click.option(
-    "--time-limit",
-    type=click.FloatRange(0),
-    default=VERIFY_SECONDS,
-    show_default=True,
-    help="Seconds the whole verification may take (0: no limit); cases not run by then "
-    "are inconclusive.",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(1),
-    default=os.cpu_count() or 1,
-    show_default="the number of cores",
-    help="Processes for built-in cases (used from 64 cases on; results are the same).",
-)
-@accept_advisory_option
+@verify_options(pinning=_PINNING)
 @limit_options
 @handle_errors
 def verify(
@@ -369,30 +172,13 @@ def verify(
     force: bool,
     quiet: bool,
     verbose: bool,
-    trust_files: tuple[Path, ...],
-    trust_store: Path | None,
-    require_signature: bool,
-    allow_unsigned: bool,
-    expect_manifest_sha256: str | None,
     identity: str | None,
     sha256: str | None,
     trust_on_first_use: bool,
     no_cache: bool,
     download_timeout: float,
-    detached: tuple[Path, ...],
     disclose: Path | None,
-    allow_code: bool,
-    code_timeout: float,
-    code_memory: int,
-    code_output: int,
-    code_processes: int,
-    code_written_bytes: int,
-    case_timeout: float,
-    case_memory: int,
-    time_limit: float,
-    jobs: int,
-    accept_advisory: tuple[str, ...],
-    **limit_values: int,
+    judging: Judging,
 ) -> None:
     """Verify BUNDLE: check every byte, re-run every case, judge every claim.
 
@@ -446,6 +232,7 @@ def verify(
     from bundler.errors import BundleRejected, UsageError
     from bundler.reports.common import verdict_line
     from bundler.reports.document import rejection_json, to_json
+    from bundler.run.verify import verify as run_verify
 
     # a downloaded bundle's file (temporary with --no-cache) lives as long as this block
     with contextlib.ExitStack() as stack:
@@ -458,7 +245,7 @@ def verify(
         check_targets({**targets, "attest": attest_target}, force)
         signer = attest_signer(Path(bundle), attest_target, attest_key)  # before any download
         if identity is not None:
-            expect_manifest_sha256 = pin_identity(identity, expect_manifest_sha256)
+            judging = judging.pinned(pin_identity(identity, judging.expect_manifest_sha256))
         file, fetched = obtain(
             stack,
             bundle,
@@ -467,7 +254,7 @@ def verify(
             trust_on_first_use=trust_on_first_use,
             cache=None if no_cache else default_cache(),
             timeout=download_timeout,
-            max_bytes=limits_from(limit_values).archive_bytes,
+            max_bytes=judging.limits.archive_bytes,
         )
         text_to_stderr = "-" in targets.values()
         hashed = None
@@ -483,14 +270,15 @@ def verify(
         started = dt.datetime.now(dt.UTC)  # an attestation says when the verification ran
         try:
             with ProgressDisplay(enabled=not quiet) as progress:
-                verification = verify_with_options(
+                stream: Any = sys.stdin.buffer if str(file) == "-" else hashed
+                verification = run_verify(
                     file,
-                    judging_options(locals()),
-                    stream=sys.stdin.buffer if str(file) == "-" else hashed,
+                    judging.options(file),
                     workdir=workdir,
                     keep=keep,
-                    limits=limits_from(limit_values),
+                    stream=stream,
                     progress=progress.cases,
+                    disclose=disclose,
                 )
         except (BundleRejected, UsageError) as exc:
             # the verdict first, so that an output that cannot be written never hides it
@@ -531,10 +319,12 @@ def verify(
         if fetched is not None:
             after_download(fetched, verification.extracted.identity, no_cache)
         if signer is not None and hashed is not None and attest_target:
-            from bundler.cli.attestation import write_attestation
+            from bundler.output import write_bytes
 
-            values = {**locals(), **limit_values}
-            write_attestation(Path(attest_target), report, file, hashed, values, signer, started)
+            data = attestation_bytes(
+                report, file, hashed, verification.options, signer, started, attest_predicate
+            )
+            write_bytes(Path(attest_target), data, "the attestation")
         sys.exit(verification.exit_code)
 
 
@@ -553,6 +343,4 @@ def attest_signer(bundle: Path, target: str | None, key_file: Path | None) -> An
         raise UsageError(
             "--attest needs a bundle file and an attestation file (not - for stdin or stdout)"
         )
-    from bundler.cli.keys import signing_key
-
     return signing_key(key_file)

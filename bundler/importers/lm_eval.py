@@ -18,7 +18,7 @@ versions):
 What cannot be re-derived from what is stored (another aggregation and its bootstrap
 stderr, group figures, every figure of a run without samples) goes under
 ``cannot_support``. A ``--limit`` run says so in every claim's limits. The files are read
-as verify reads a case's inputs (``runner.parse_input``: its size and value caps), and
+as verify reads a case's inputs (``bundler.run.inputs.parse_input``: its size and value caps), and
 every case is run here once, so the author learns before ``build`` what does not hold.
 """
 
@@ -37,8 +37,9 @@ from bundler.errors import SourceError, UsageError
 from bundler.format.documents import DocumentProblem
 from bundler.format.paths import path_problem
 from bundler.importers import Imported, slug, write_source
-from bundler.run import runner
-from bundler.run.runner import parse_input, run_checker
+from bundler.run import inputs as loading
+from bundler.run.inputs import parse_input
+from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError, InputKind, failed_substantively
 from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
 from checkers.lm_eval.run import (
@@ -255,7 +256,7 @@ def _listing(folder: Path) -> set[str]:
 def _read_capped(file: Path) -> bytes:
     """A regular file's bytes, refused past the size verify accepts for an input (and
     never through a link: the bundle holds what the folder holds)."""
-    cap = runner.LOAD_LIMITS.bytes
+    cap = loading.LOAD_LIMITS.bytes
     try:
         # O_NONBLOCK: a FIFO planted in the folder is refused below, not waited on
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

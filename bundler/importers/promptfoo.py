@@ -28,7 +28,7 @@ from bundler.format import documents
 from bundler.format.paths import path_problem
 from bundler.importers import Checks, Imported, read_log_file, slug, write_source
 from bundler.importers.untrusted import bounded
-from bundler.run import runner
+from bundler.run import inputs as loading
 from checkers.api import CheckerInputError
 from checkers.promptfoo.assertions import RULES_VERSION, Rerun, rerun_all
 from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tokens_v2
@@ -67,7 +67,7 @@ def _import(
     version: str,
     split: bool = False,
 ) -> Imported:
-    limits = runner.LOAD_LIMITS  # verify's caps on one input
+    limits = loading.LOAD_LIMITS  # verify's caps on one input
     caps = documents.Caps(values=limits.values, depth=limits.depth)
     try:
         document, results = bounded(  # under one case's time and memory, as at verify

@@ -1,15 +1,15 @@
 """A log read at import as verify reads an input: the same caps, before any parser runs.
 
 An importer reads a file someone else wrote. Before a parser sees it, ``read_log_file``
-applies the caps a built-in case's input has at verify (``runner.LOAD_LIMITS``: bytes,
+applies the caps a built-in case's input has at verify (``bundler.run.inputs.LOAD_LIMITS``: bytes,
 JSON values, depth): a ``.eval`` (zip) has every member checked against its local
 header, overlapping members refused (a name listed twice only where Inspect writes it
 twice, a re-run sample, then read as Inspect reads it: the last entry), and each
 decompressed only up to its declared size within the byte cap; each JSON document (or
 member) is counted before it is parsed, and text that cannot be written as UTF-8 (a lone
 surrogate escape) is refused. ``bounded`` and ``Checks`` run the parse and the checkers
-under a case's time and memory limits (``runner.within``), so no log takes more at import
-than at verify.
+under a case's time and memory limits (``bundler.run.limits.within``), so no log takes
+more at import than at verify.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from typing import Any, TypeVar
 
 from bundler.container.readrules import Limits
 from bundler.errors import SourceError, UsageError
-from bundler.run import runner  # its limits read when used: one source, patched in tests
-from bundler.run.runner import LimitReached, limited, run_checker, within
+from bundler.run import inputs as loading  # their limits read when used: one source
+from bundler.run import limits
+from bundler.run.limits import LimitReached, limited, within
+from bundler.run.runner import run_checker
 from checkers import strictjson
 from checkers.api import Checker, Verdict
 
@@ -52,7 +54,7 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     from bundler.files import read_bounded
 
-    cap = runner.LOAD_LIMITS.bytes
+    cap = loading.LOAD_LIMITS.bytes
     try:
         size = log_file.stat().st_size  # a larger file is refused unread
     except OSError as exc:
@@ -88,7 +90,7 @@ def _json(data: bytes, where: str) -> None:
     then strictly, within its depth) and refuse text that cannot be written as UTF-8."""
     try:
         document = strictjson.loads(
-            data, runner.LOAD_LIMITS.depth, runner.LOAD_LIMITS.values, constants=True
+            data, loading.LOAD_LIMITS.depth, loading.LOAD_LIMITS.values, constants=True
         )
     except ValueError as exc:
         raise SourceError(f"{where}: {exc} (verify's caps on one JSON input)") from None
@@ -118,10 +120,10 @@ def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
             "reads from one archive"
         )
     declared = sum(i.file_size for i in infos)
-    if declared > runner.LOAD_LIMITS.bytes:
+    if declared > loading.LOAD_LIMITS.bytes:
         raise SourceError(
             f"the zip's members declare {declared} bytes in all, more than "
-            f"{runner.LOAD_LIMITS.bytes} (the most verify reads from one input)"
+            f"{loading.LOAD_LIMITS.bytes} (the most verify reads from one input)"
         )
     seen: set[str] = set()
     spans: list[tuple[int, int, str]] = []
@@ -242,7 +244,7 @@ def _inflate(data: bytes, info: zipfile.ZipInfo, start: int) -> bytes:
 def bounded(call: Callable[[], T], what: str) -> T:
     """``call()`` under one case's time and memory limits at verify; past one, SourceError."""
     try:
-        return within(call, runner.CASE_SECONDS, runner.CASE_MEMORY)
+        return within(call, limits.CASE_SECONDS, limits.CASE_MEMORY)
     except LimitReached as exc:
         raise SourceError(f"{what}: {exc}, past the limit of one case at verify") from None
 
@@ -252,19 +254,19 @@ class Checks:
     all of them within a whole verification's time."""
 
     def __init__(self, seconds: float | None = None) -> None:
-        limit = runner.VERIFY_SECONDS if seconds is None else seconds
+        limit = limits.VERIFY_SECONDS if seconds is None else seconds
         self.deadline = time.monotonic() + limit
 
     def run(self, found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise SourceError(
-                f"the import ran its checkers for more than {runner.VERIFY_SECONDS:g} s, the time "
+                f"the import ran its checkers for more than {limits.VERIFY_SECONDS:g} s, the time "
                 "verify allows a whole bundle: refused"
             )
         return limited(
             lambda: run_checker(found, inputs, params),
             found.key,
-            min(runner.CASE_SECONDS, left),
-            runner.CASE_MEMORY,
+            min(limits.CASE_SECONDS, left),
+            limits.CASE_MEMORY,
         )

@@ -41,15 +41,8 @@ from bundler.format.manifest import Manifest
 from bundler.format.preregistration import FILE_NAME as PREREGISTRATION_FILE
 from bundler.format.results import CaseResult
 from bundler.run.isolation import CodePolicy, isolation
-from bundler.run.runner import (
-    CASE_MEMORY,
-    CASE_SECONDS,
-    VERIFY_SECONDS,
-    Budget,
-    Progress,
-    checker_environment,
-    run_cases,
-)
+from bundler.run.limits import Budget, CaseBudget
+from bundler.run.runner import Progress, checker_environment, run_cases
 from bundler.run.withheld import disclose as disclose_files
 from bundler.run.withheld import kept_back, withheld_result
 from bundler.signatures.trust import Policy, SignatureCheck, SignatureJudge, TrustedKey, now
@@ -71,6 +64,29 @@ class CodeRun(NamedTuple):
 
 
 @dataclass(frozen=True)
+class VerifyOptions:
+    """How a bundle is judged, as one value: the reviewer's signature ``policy``, whether
+    and how its own ``code`` runs, the ``limits`` on reading it, the ``budget`` of its
+    built-in cases, the ``jobs`` (processes) they run in, and the advisories accepted (a
+    claim resting on an advised checker version is otherwise inconclusive). Checked when
+    made (``UsageError``); a ``Verification`` records the options that judged it."""
+
+    policy: Policy = field(default_factory=Policy)
+    code: CodePolicy = field(default_factory=CodePolicy)
+    limits: Limits = field(default_factory=Limits)
+    budget: CaseBudget = field(default_factory=CaseBudget)
+    jobs: int = 1
+    accept_advisories: Sequence[str] = ()  # kept as a tuple of known ids
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "accept_advisories", accepted_advisories(self.accept_advisories))
+        count("jobs", self.jobs, 1)
+        count("case_memory", self.budget.memory)
+        seconds("case_seconds", self.budget.seconds)
+        seconds("time_limit", self.budget.time_limit)
+
+
+@dataclass(frozen=True)
 class Verification:
     """Everything a report needs about one verification. It names a folder only when
     that folder is still there: ``workdir`` (and ``root``) only when the caller kept it."""
@@ -85,8 +101,13 @@ class Verification:
     signature: SignatureCheck = field(default_factory=lambda: SignatureCheck("unsigned"))
     code: CodeRun | None = None  # set when the bundle declares bundled code
     preregistration: PreregistrationCheck | None = None  # set when the bundle holds one
-    accepted_advisories: tuple[str, ...] = ()  # the advisories the reviewer accepted
     disclosed: tuple[str, ...] = ()  # withheld files given by --disclose and checked
+    options: VerifyOptions = field(default_factory=VerifyOptions)  # what judged it
+
+    @property
+    def accepted_advisories(self) -> tuple[str, ...]:
+        """The advisories the reviewer accepted."""
+        return tuple(self.options.accept_advisories)
 
     @property
     def exit_code(self) -> int:
@@ -255,41 +276,33 @@ def _what_it_is(path: Path) -> str:
 
 def verify(
     bundle_file: Path,
+    options: VerifyOptions | None = None,
+    *,
     workdir: Path | None = None,
     keep: bool = False,
-    limits: Limits | None = None,
-    progress: Progress | None = None,
-    policy: Policy | None = None,
-    code: CodePolicy | None = None,
-    jobs: int = 1,
     stream: BinaryIO | None = None,
-    case_seconds: float = CASE_SECONDS,
-    case_memory: int = CASE_MEMORY,
-    time_limit: float = VERIFY_SECONDS,
-    accept_advisories: Sequence[str] = (),
+    progress: Progress | None = None,
     disclose: Path | None = None,
 ) -> Verification:
     """Verify ``bundle_file``. Raises ``BundleRejected`` (exit 3) when nothing could run.
     Given ``stream``, the bundle's bytes are read from it and ``bundle_file`` names them.
 
-    Signatures are judged against ``policy`` (the reviewer's trusted keys) after the
-    manifest is read and before any payload byte is written; a bad one always rejects.
-    A claim resting on an advised checker version is inconclusive unless its advisory is
-    among ``accept_advisories`` (``bundler.format.claims``).
+    Judged as ``options`` say (``VerifyOptions``; the defaults when None): signatures
+    against its ``policy`` (the reviewer's trusted keys) after the manifest is read and
+    before any payload byte is written (a bad one always rejects); a claim resting on an
+    advised checker version is inconclusive unless its advisory is accepted
+    (``bundler.format.claims``).
 
     In a redacted bundle a case that reads a withheld file is not run (outcome
     ``withheld``), unless ``disclose`` names a folder holding the withheld files: each is
     then checked against its digest (``BundleRejected`` if one differs) and every case runs.
     """
-    accepted = accepted_advisories(accept_advisories)
-    count("jobs", jobs, 1)
-    count("case_memory", case_memory)
-    seconds("case_seconds", case_seconds)
-    seconds("time_limit", time_limit)
-    policy = policy or Policy()
+    options = options or VerifyOptions()
+    policy = options.policy
     judge_signatures = SignatureJudge(policy)
-    deadline = time.monotonic() + time_limit if time_limit > 0 else None
-    budget = Budget(case_seconds, case_memory, deadline)
+    budget = options.budget.started(time.monotonic())
+    limits = options.limits
+    jobs = options.jobs
 
     def wanted(manifest: Manifest) -> set[str] | None:
         """Every file when a person will look at the folder or bundled code will run."""
@@ -298,7 +311,7 @@ def verify(
             return None
         return read_by_cases(manifest) | {PREREGISTRATION_FILE}  # (written only if listed)
 
-    code_policy = code or CodePolicy()
+    code_policy = options.code
     bundle_file = Path(bundle_file).absolute() if stream is None else Path(bundle_file)
     if stream is None:
         must_be_file(bundle_file)
@@ -316,7 +329,7 @@ def verify(
                 code_run = CodeRun(
                     code_run.allowed, code_run.why, code_run.entries, isolated, runner.started
                 )
-        claims = judge_claims(extracted.manifest, cases, accepted)
+        claims = judge_claims(extracted.manifest, cases, options.accept_advisories)
         return Verification(
             bundle_file=bundle_file,
             extracted=extracted.checked(),
@@ -328,8 +341,8 @@ def verify(
             signature=judge_signatures.check,
             code=code_run if extracted.manifest.code else None,
             preregistration=check_preregistration(extracted, policy.trusted),
-            accepted_advisories=accepted,
             disclosed=disclosed,
+            options=options,
         )
 
 

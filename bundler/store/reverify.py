@@ -70,7 +70,7 @@ def verify_one(job: Job) -> Reverification:
     import uuid
 
     from bundler.errors import BundleRejected, BundlerError
-    from bundler.run.verify import verifier_environment, verify
+    from bundler.run.verify import VerifyOptions, verifier_environment, verify
     from bundler.store.objects import Store, Unreadable
     from bundler.store.signers import judge, trusted_ids
 
@@ -84,14 +84,8 @@ def verify_one(job: Job) -> Reverification:
     try:
         workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
         with store.reading(job.digest, job.size) as stored:  # checked as it was just now
-            verification = verify(
-                path,
-                workdir,
-                limits=job.limits,
-                policy=job.policy,
-                stream=stored,
-                accept_advisories=job.accepted,
-            )
+            options = VerifyOptions(job.policy, limits=job.limits, accept_advisories=job.accepted)
+            verification = verify(path, options, workdir=workdir, stream=stored)
     except Unreadable as exc:
         result = "missing" if exc.missing else "rotted"
         return Reverification(job.digest, result, environment, [], {"message": exc.why})

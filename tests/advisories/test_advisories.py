@@ -36,7 +36,7 @@ from bundler.format.advisories import (
     parse_all,
     shipped_files,
 )
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import REPO
 
 SOURCES = Path(__file__).parent / "sources"
@@ -147,7 +147,7 @@ def test_an_advised_source_builds_only_when_its_advisory_is_accepted(
     built = build(source, out, source_date_epoch=0, accept_advisories=[ident])
     assert built.home.status == "supported"
 
-    accepted = verify(out, accept_advisories=[ident])
+    accepted = verify(out, VerifyOptions(accept_advisories=[ident]))
     assert accepted.status == "supported" and accepted.exit_code == 0
     assert accepted.accepted_advisories == (ident,)
     assert all(u.accepted for c in accepted.claims for u in c.advisories)

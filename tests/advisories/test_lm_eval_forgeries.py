@@ -15,7 +15,7 @@ import pytest
 
 from bundler.authoring.build import build
 from bundler.errors import BuildRefused
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.advisories.lm_eval_forgeries import SOURCES, forgeries, text
 from tests.helpers import REPO
 
@@ -68,7 +68,8 @@ def test_each_lm_eval_forgery_builds_and_verifies_under_its_advised_version(
     assert {"forged", "control"} <= set(outcomes)
     assert set(outcomes.values()) == {"reproduced"}
     (tmp_path / "work").mkdir()
-    again = verify(out, workdir=tmp_path / "work", **accepting(ident))
+    options = VerifyOptions(accept_advisories=[ident])
+    again = verify(out, options, workdir=tmp_path / "work")
     assert again.status == "supported" and again.exit_code == 0
 
 

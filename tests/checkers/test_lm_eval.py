@@ -319,7 +319,7 @@ def test_a_doc_id_that_is_not_a_whole_number_is_an_error(doc_id: Any) -> None:
 
 def test_the_samples_role_reads_lines_at_newline_only() -> None:
     """As verify loads it: a doc's U+2028 (unescaped, as lm-eval writes it) is no line break."""
-    from bundler.run.runner import parse_input
+    from bundler.run.inputs import parse_input
     from checkers.lm_eval.checks import SAMPLES_ROLE
 
     first = record(0, 1.0)

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from bundler.cli import main
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import edit_manifest
 
 Doc = dict[str, Any]
@@ -223,7 +223,7 @@ def test_the_same_bundle_under_v1_is_supported_only_when_its_advisory_is_accepte
     assert result.status == "inconclusive"
     ids = sorted({a.id for r in result.cases for a in of_checker(r.case.checker)})
     assert ids and all(any(i in c.why for i in ids) for c in result.claims)
-    accepted = verify(forged, accept_advisories=ids)
+    accepted = verify(forged, VerifyOptions(accept_advisories=ids))
     assert accepted.status == "supported", [(r.case.id, r.verdict.message) for r in accepted.cases]
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, BundleRejected, SourceError
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import new_private_key, public_of
 from tests.helpers import REPO, copy_source, edit_manifest, read_entries, write_entries
@@ -296,7 +296,7 @@ def test_control_with_the_same_checker_and_params_counts_and_defaults_are_the_sa
         **{"inputs/trace.jsonl": TRACE, "inputs/reads.jsonl": read_only},
     )
     # (no-write-attempts@1 has advisory RB-2026-0009; the control rule is what is tested)
-    result = verify(bundle, accept_advisories=["RB-2026-0009"])
+    result = verify(bundle, VerifyOptions(accept_advisories=["RB-2026-0009"]))
     assert claim_of(result, "the-claim").status == "supported", claim_of(result, "the-claim").why
 
 

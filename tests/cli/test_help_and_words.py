@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -78,11 +79,20 @@ def test_no_help_example_names_a_file_nothing_produces() -> None:
 
 
 def test_report_takes_every_judging_option_of_verify() -> None:
+    from bundler.cli._verifying import verify_options
+    from bundler.cli.ci import ci
     from bundler.cli.report import report
-    from bundler.cli.verify import judging_params, verify
+    from bundler.cli.verify import verify
 
+    @click.command()
+    @verify_options()
+    def probe() -> None:
+        """Declares nothing but the judging options."""
+
+    judging = {p.name for p in probe.params}
+    assert {"trust_files", "allow_code", "case_timeout", "jobs", "accept_advisory"} <= judging
+    assert all(judging <= {p.name for p in c.params} for c in (verify, report, ci))
     names = {p.name for p in report.params}
-    assert {p.name for p in judging_params()} <= names
     assert {"trust_files", "trust_store", "allow_code", "require_signature"} <= names
     assert {p.name for p in verify.params} - names == {
         "bundle",

@@ -31,7 +31,7 @@ from bundler.reports.formats import FORMATS, json_text, render
 from bundler.reports.terminal import render as render_terminal
 from bundler.reports.text import to_text
 from bundler.run.isolation import CodeLimits, CodePolicy
-from bundler.run.verify import check_integrity, verify
+from bundler.run.verify import VerifyOptions, check_integrity, verify
 from bundler.store.archive import Archive
 from checkers.api import Reason, Verdict
 from tests.archive_support import cli, db, rebadge, sql
@@ -81,7 +81,7 @@ def test_bundled_code_forging_a_result_line_with_an_infinite_number_is_a_bad_ver
         f'"details": {{"x": {number}}}}}}}'
     )
     bundle = with_probe(own_code, tmp_path / "b.bundle.tar.gz", {"mode": "forge", "line": line})
-    result = verify(bundle, code=CodePolicy(True, CodeLimits(timeout=30)))
+    result = verify(bundle, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=30))))
     probe = next(r for r in result.cases if r.case.id == "probe")
     assert probe.outcome == "inconclusive"
     assert probe.verdict.codes == ("checker.bad_verdict",)
@@ -490,7 +490,7 @@ def test_read_error_on_a_source_file_is_a_build_refusal_naming_it(
 def test_read_error_on_a_case_input_is_inconclusive_naming_it(
     quickstart_bundle: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bundler.run.runner
+    import bundler.run.inputs
 
     real_fdopen = os.fdopen
 
@@ -503,7 +503,7 @@ def test_read_error_on_a_case_input_is_inconclusive_naming_it(
             return ReadFails(fd, "rb")
         return real_fdopen(fd, *args, **kwargs)
 
-    monkeypatch.setattr(bundler.run.runner.os, "fdopen", failing)
+    monkeypatch.setattr(bundler.run.inputs.os, "fdopen", failing)
     result = verify(quickstart_bundle)
     reading = [r for r in result.cases if r.verdict.status == "error"]
     assert reading and all(

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from bundler.cli import main
 from bundler.container.extract import Limits
 from bundler.errors import BundleRejected
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import (
     Entry,
     edit_manifest,
@@ -53,7 +53,7 @@ def rejected(
     if make_workdir:
         workdir.mkdir(exist_ok=True)
     with pytest.raises(BundleRejected) as caught:
-        verify(bundle, workdir=workdir, limits=limits)
+        verify(bundle, VerifyOptions(limits=limits), workdir=workdir)
     error = caught.value
     assert error.exit_code == 3
     seen = [p.code for p in error.problems]

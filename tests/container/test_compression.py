@@ -18,7 +18,7 @@ from bundler.container.compression import GZIP, ZSTD, StreamError, ZstdInflater,
 from bundler.container.extract import Limits
 from bundler.errors import BundleRejected
 from bundler.format.hashing import CHUNK
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import QUICKSTART, read_entries
 
 
@@ -30,7 +30,7 @@ def zst_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def rejected_code(bundle: Path, limits: Limits | None = None) -> str:
     with pytest.raises(BundleRejected) as caught:
-        verify(bundle, limits=limits)
+        verify(bundle, VerifyOptions(limits=limits))
     return caught.value.problems[0].code
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bundler.run.runner import load_inputs
+from bundler.run.inputs import load_inputs
 from checkers import get, yamlfile
 
 

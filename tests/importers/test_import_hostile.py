@@ -20,8 +20,8 @@ from bundler.cli import main
 from bundler.errors import SourceError
 from bundler.importers import untrusted, write_source
 from bundler.importers.inspect_eval import import_inspect
-from bundler.run import runner
-from bundler.run.runner import LoadLimits
+from bundler.run import inputs, limits
+from bundler.run.inputs import LoadLimits
 
 ZSTD = 93
 
@@ -306,7 +306,7 @@ def test_members_whose_bytes_overlap_are_refused(tmp_path: Path) -> None:
 def test_json_log_with_more_values_than_verify_reads_is_refused_before_parsing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
     log = json_log(tmp_path / "many.json", header(), sample(metadata={"v": list(range(2000))}))
     parsed = []
     monkeypatch.setattr(json, "loads", lambda *a, **k: parsed.append(1))
@@ -317,7 +317,7 @@ def test_json_log_with_more_values_than_verify_reads_is_refused_before_parsing(
 def test_an_eval_member_with_more_values_than_verify_reads_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
     members = eval_members()
     members[1] = Member("samples/s1_epoch_1.json", json.dumps(sample(metadata=[0] * 2000)).encode())
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
@@ -334,7 +334,7 @@ def test_log_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
 def test_log_larger_than_verify_reads_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(bytes=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(bytes=1000))
     log = json_log(tmp_path / "big.json", header(), sample(output={"completion": "x" * 5000}))
     refused(log, tmp_path, "more than 1000 bytes")
 
@@ -368,7 +368,7 @@ def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
 def test_reading_a_log_past_a_case_memory_limit_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "CASE_MEMORY", 4 << 20)
+    monkeypatch.setattr(limits, "CASE_MEMORY", 4 << 20)
     log = json_log(
         tmp_path / "wide.json", header(), sample(output={"completion": "x" * (64 << 20)})
     )
@@ -507,7 +507,7 @@ def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
 ) -> None:
     """A real 10,000-sample .eval holds millions of values across its members, each a
     small JSON document: each member is one JSON input to the cap, as verify would read it."""
-    monkeypatch.setattr(runner, "LOAD_LIMITS", LoadLimits(values=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
     head = header()
     head["results"].update(total_samples=2, completed_samples=2)
     head["eval"]["dataset"]["samples"] = 2

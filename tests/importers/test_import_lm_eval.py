@@ -21,7 +21,7 @@ from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, SourceError, UsageError
 from bundler.importers.lm_eval import import_lm_eval
-from bundler.run import runner
+from bundler.run import inputs
 from bundler.run.verify import verify
 from tests.inspect_support import WRONG, paths_of
 
@@ -236,7 +236,7 @@ def write_results(tmp_path: Path, text: str) -> Path:
 def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(bytes=1000))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(bytes=1000))
     path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * 2000}))
     refused_by_cli(path, tmp_path, "an input is at most 1000")
 
@@ -244,7 +244,7 @@ def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(
 def test_a_results_file_with_more_values_than_verify_reads_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=100))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=100))
     path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": [0] * 500}))
     refused_by_cli(path, tmp_path, "more than 100 values")
 
@@ -253,7 +253,7 @@ def test_a_samples_file_with_more_values_than_verify_reads_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = copy_run("full", tmp_path)
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=50))
+    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=50))
     done = cli_import(folder, tmp_path / "out")
     assert done.exit_code == 2 and "more than 50 values" in done.output
     assert not (tmp_path / "out").exists()

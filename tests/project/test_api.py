@@ -181,7 +181,7 @@ def test_naming_trusted_keys_rejects_a_bundle_they_did_not_sign(
     policy = bundler.load_policy([other_key(tmp_path)])
     for bundle in (signed, quickstart_bundle):  # signed by another key; unsigned
         with pytest.raises(bundler.BundleRejected) as caught:
-            bundler.verify(bundle, policy=policy)
+            bundler.verify(bundle, bundler.VerifyOptions(policy=policy))
         assert [p.code for p in caught.value.problems] == ["signature.required"]
 
 
@@ -189,7 +189,10 @@ def test_allow_unsigned_makes_trusted_keys_only_name_the_signers(
     signed: Path, tmp_path: Path
 ) -> None:
     policy = bundler.load_policy([other_key(tmp_path)], allow_unsigned=True)
-    assert bundler.verify(signed, policy=policy).signature.state == "unknown-key"
+    assert (
+        bundler.verify(signed, bundler.VerifyOptions(policy=policy)).signature.state
+        == "unknown-key"
+    )
 
 
 def test_the_identity_pin_is_read_once_whatever_its_spelling(quickstart_bundle: Path) -> None:
@@ -197,7 +200,9 @@ def test_the_identity_pin_is_read_once_whatever_its_spelling(quickstart_bundle: 
     for spelling in (identity, identity.upper(), f"sha256:{identity}"):
         policy = bundler.Policy(expect_manifest_sha256=spelling)
         assert policy.expect_manifest_sha256 == identity
-        assert bundler.verify(quickstart_bundle, policy=policy).signature.pinned
+        assert bundler.verify(
+            quickstart_bundle, bundler.VerifyOptions(policy=policy)
+        ).signature.pinned
     with pytest.raises(bundler.UsageError, match="64 hex digits"):
         bundler.Policy(expect_manifest_sha256=identity[:-1])
     with pytest.raises(bundler.UsageError, match="64 hex digits"):

@@ -22,7 +22,7 @@ from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.reports.document import to_json
 from bundler.run.isolation import CodeLimits, CodePolicy, namespaces_available
-from bundler.run.verify import Verification, verify
+from bundler.run.verify import Verification, VerifyOptions, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import new_private_key, public_of
 from bundler.signatures.trust import Policy
@@ -73,7 +73,7 @@ def test_bundled_code_is_refused_without_opt_in(own_code: Path) -> None:
 
 
 def test_bundled_code_runs_with_allow_code(own_code: Path) -> None:
-    result = verify(own_code, code=ALLOW)
+    result = verify(own_code, VerifyOptions(code=ALLOW))
     assert result.exit_code == 0
     assert [r.outcome for r in result.cases] == ["reproduced", "reproduced"]
     report = to_json(result)
@@ -98,7 +98,7 @@ def _store(tmp_path: Path, key: Any, allow_code: bool) -> Policy:
 def test_trusted_signer_allowed_to_run_code_lets_it_run(own_code: Path, tmp_path: Path) -> None:
     key = new_private_key()
     signed, _ = sign_bundle(own_code, key, out=tmp_path / "signed.bundle.tar.gz")
-    result = verify(signed, policy=_store(tmp_path, key, allow_code=True))
+    result = verify(signed, VerifyOptions(policy=_store(tmp_path, key, allow_code=True)))
     assert result.exit_code == 0
     assert result.code is not None and "author" in result.code.why
 
@@ -106,7 +106,7 @@ def test_trusted_signer_allowed_to_run_code_lets_it_run(own_code: Path, tmp_path
 def test_trusted_signer_without_code_permission_does_not(own_code: Path, tmp_path: Path) -> None:
     key = new_private_key()
     signed, _ = sign_bundle(own_code, key, out=tmp_path / "signed.bundle.tar.gz")
-    result = verify(signed, policy=_store(tmp_path, key, allow_code=False))
+    result = verify(signed, VerifyOptions(policy=_store(tmp_path, key, allow_code=False)))
     assert result.signature.state == "trusted"
     assert result.exit_code == 4
 
@@ -135,7 +135,7 @@ def test_timeout_kills_the_checker_and_its_grandchild(
         tmp_path / "b.bundle.tar.gz",
         ("hangs", {"mode": "grandchild", "pidfile": str(pidfile)}),
     )
-    result = verify(bundle, code=CodePolicy(True, CodeLimits(timeout=3)))
+    result = verify(bundle, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=3))))
     hung = case(result, "hangs")
     assert hung.outcome == "inconclusive"
     assert hung.verdict.codes == ("code.timeout",)
@@ -152,7 +152,9 @@ def test_memory_hog_is_inconclusive(own_code: Path, tmp_path: Path) -> None:
     bundle = with_cases(
         own_code, tmp_path / "b.bundle.tar.gz", ("hog", {"mode": "memory", "bytes": 2 << 30})
     )
-    result = verify(bundle, code=CodePolicy(True, CodeLimits(timeout=20, memory_bytes=256 << 20)))
+    result = verify(
+        bundle, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=20, memory_bytes=256 << 20)))
+    )
     hog = case(result, "hog")
     assert hog.outcome == "inconclusive"
     assert "memory" in hog.verdict.message
@@ -162,7 +164,9 @@ def test_huge_output_is_capped_and_the_truncation_reported(own_code: Path, tmp_p
     bundle = with_cases(
         own_code, tmp_path / "b.bundle.tar.gz", ("loud", {"mode": "output", "bytes": 5 << 20})
     )
-    result = verify(bundle, code=CodePolicy(True, CodeLimits(timeout=20, output_bytes=1000)))
+    result = verify(
+        bundle, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=20, output_bytes=1000)))
+    )
     loud = case(result, "loud")
     assert loud.outcome == "reproduced"
     assert loud.verdict.details["output_truncated"] is True
@@ -172,7 +176,7 @@ def test_huge_output_is_capped_and_the_truncation_reported(own_code: Path, tmp_p
 
 def test_checker_that_writes_its_inputs_is_input_tampered(own_code: Path, tmp_path: Path) -> None:
     bundle = with_cases(own_code, tmp_path / "b.bundle.tar.gz", ("tamper", {"mode": "tamper"}))
-    result = verify(bundle, code=ALLOW)
+    result = verify(bundle, VerifyOptions(code=ALLOW))
     tampered = case(result, "tamper")
     assert tampered.outcome == "inconclusive"
     assert tampered.verdict.codes == ("input.tampered",)
@@ -187,7 +191,7 @@ def test_checker_sees_a_scrubbed_environment_and_only_its_inputs(
     monkeypatch.setenv("REVIEWER_SECRET_TOKEN", "s3cret")
     bundle = with_cases(own_code, tmp_path / "b.bundle.tar.gz", ("env", {"mode": "environment"}))
     workdir = tmp_path / "work"
-    result = verify(bundle, workdir=workdir, code=ALLOW)
+    result = verify(bundle, VerifyOptions(code=ALLOW), workdir=workdir)
     details = case(result, "env").verdict.details
     assert set(details["environ"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE"}
     assert details["files"] == ["inputs"]
@@ -206,7 +210,7 @@ def test_persistent_worker_serves_cases_and_restarts_after_a_crash(
         ("c", {"mode": "crash"}),
         ("d", {"mode": "token"}),
     )
-    result = verify(bundle, code=ALLOW)
+    result = verify(bundle, VerifyOptions(code=ALLOW))
     tokens = [case(result, i).verdict.details.get("token") for i in "abd"]
     assert tokens[0] == tokens[1] != tokens[2]
     crashed = case(result, "c")
@@ -216,7 +220,7 @@ def test_persistent_worker_serves_cases_and_restarts_after_a_crash(
 
 def test_raising_checker_is_inconclusive(own_code: Path, tmp_path: Path) -> None:
     bundle = with_cases(own_code, tmp_path / "b.bundle.tar.gz", ("odd", {"mode": "no-such"}))
-    odd = case(verify(bundle, code=ALLOW), "odd")
+    odd = case(verify(bundle, VerifyOptions(code=ALLOW)), "odd")
     assert odd.outcome == "inconclusive" and "ValueError" in odd.verdict.message
 
 
@@ -230,13 +234,13 @@ def test_network_namespace_cuts_the_network(own_code: Path, tmp_path: Path) -> N
         bundle = with_cases(
             own_code, tmp_path / "b.bundle.tar.gz", ("net", {"mode": "network", "port": port})
         )
-        details = case(verify(bundle, code=ALLOW), "net").verdict.details
+        details = case(verify(bundle, VerifyOptions(code=ALLOW)), "net").verdict.details
     assert details["connected"] is False
 
 
 def test_verifier_never_imports_bundle_code(own_code: Path) -> None:
     before = set(sys.modules)
-    verify(own_code, code=ALLOW)
+    verify(own_code, VerifyOptions(code=ALLOW))
     assert "bundled_checker" not in sys.modules
     assert not any(m == "rows" or m.startswith("code.") for m in set(sys.modules) - before)
 
@@ -277,7 +281,7 @@ def test_request_larger_than_a_pipe_buffer_reaches_bundled_code(
         tmp_path / "b.bundle.tar.gz",
         ("big", {"mode": "token", "blob": "x" * (300 << 10)}),
     )
-    assert case(verify(bundle, code=ALLOW), "big").outcome == "reproduced"
+    assert case(verify(bundle, VerifyOptions(code=ALLOW)), "big").outcome == "reproduced"
 
 
 def test_reports_with_code_and_signatures_follow_the_report_schema(
@@ -289,8 +293,8 @@ def test_reports_with_code_and_signatures_follow_the_report_schema(
     signed, _ = sign_bundle(own_code, key, out=tmp_path / "signed.bundle.tar.gz")
     for result in (
         verify(own_code),
-        verify(own_code, code=ALLOW),
-        verify(signed, policy=_store(tmp_path, key, allow_code=True)),
+        verify(own_code, VerifyOptions(code=ALLOW)),
+        verify(signed, VerifyOptions(policy=_store(tmp_path, key, allow_code=True))),
     ):
         report = json.loads(json.dumps(to_json(result)))
         assert schema_problems(report) == []

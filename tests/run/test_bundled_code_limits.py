@@ -14,7 +14,7 @@ import pytest
 from bundler.authoring.build import build
 from bundler.reports.document import to_json
 from bundler.run.isolation import CodeLimits, CodePolicy, jail_available
-from bundler.run.verify import Verification, verify
+from bundler.run.verify import Verification, VerifyOptions, verify
 from tests.helpers import REPO, edit_manifest
 
 SOURCE = REPO / "tests" / "sources" / "own-code"
@@ -39,7 +39,7 @@ def run(bundle: Path, tmp: Path, params: dict[str, Any], **limits: Any) -> Verif
         )
 
     target = edit_manifest(bundle, tmp / "probe.bundle.tar.gz", edit)
-    return verify(target, code=CodePolicy(True, CodeLimits(timeout=30, **limits)))
+    return verify(target, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=30, **limits))))
 
 
 def probe(result: Verification) -> Any:
@@ -158,7 +158,7 @@ def test_isolation_says_plainly_when_there_is_no_jail(
     import bundler.run.isolation
 
     monkeypatch.setattr(bundler.run.isolation, "jail_available", lambda: False)
-    result = verify(own_code, code=CodePolicy(True, CodeLimits(timeout=30)))
+    result = verify(own_code, VerifyOptions(code=CodePolicy(True, CodeLimits(timeout=30))))
     assert result.code is not None
     isolation = result.code.isolation
     assert isolation["file_system_jail"] is False

@@ -130,9 +130,10 @@ def test_the_limit_holds_in_worker_processes_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bundler.run import runner
+    from bundler.run.limits import Budget
 
     monkeypatch.setattr(runner, "PARALLEL_FROM", 1)
     cases = [case("spin@1"), case("quick@1")]
-    verdicts = runner._run_built_in(cases, tmp_path, {}, 2, None, 2, runner.Budget(0.3))
+    verdicts = runner._run_built_in(cases, tmp_path, {}, 2, None, 2, Budget(0.3))
     assert [v.status for v in verdicts] == ["error", "pass"]
     assert verdicts[0].codes == ("checker.timeout",)

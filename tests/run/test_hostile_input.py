@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import checkers
 from bundler.cli import main
 from bundler.format.manifest import Case
-from bundler.run import runner
-from bundler.run.runner import Budget, run_case
-from bundler.run.verify import verify
+from bundler.run import inputs, runner
+from bundler.run.limits import Budget, CaseBudget
+from bundler.run.runner import run_case
+from bundler.run.verify import VerifyOptions, verify
 from tests.helpers import Entry, edit_manifest, with_entries, with_input
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
@@ -158,31 +160,28 @@ def test_yaml_of_2_mib_one_item_lines_is_refused_by_the_value_cap(tmp_path: Path
     assert "JSON" in verdict.message  # the way out
 
 
-def test_json_input_over_the_value_cap_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(values=1000))
+def test_json_input_over_the_value_cap_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(list(range(5000))))
     (tmp_path / "b.json").write_text("[1, 2]")
     listed = _listed(tmp_path, "a.json", "b.json")
-    verdict = run_case(
-        _case("structured-equal@1", {"actual": "a.json", "expected": "b.json"}), tmp_path, listed
-    )
-    assert verdict.codes == ("input.unreadable",)
-    assert "more than 1000 values" in verdict.message
+    case = _case("structured-equal@1", {"actual": "a.json", "expected": "b.json"})
+    found = checkers.get(case.checker)
+    assert found is not None
+    caps = inputs.LoadLimits(values=1000)
+    with pytest.raises(inputs.LoadError, match="more than 1000 values") as refused:
+        inputs.load_inputs(found, case, tmp_path, listed, caps)
+    assert refused.value.code == "input.unreadable"
 
 
-def test_input_over_the_size_cap_is_refused_before_it_is_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(runner, "LOAD_LIMITS", runner.LoadLimits(bytes=100))
+def test_input_over_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text("[" + "1," * 100 + "1]")
     (tmp_path / "b.json").write_text("[1]")
     listed = _listed(tmp_path, "a.json", "b.json")
-    verdict = run_case(
-        _case("structured-equal@1", {"actual": "a.json", "expected": "b.json"}), tmp_path, listed
-    )
-    assert "an input is at most 100" in verdict.message
+    case = _case("structured-equal@1", {"actual": "a.json", "expected": "b.json"})
+    found = checkers.get(case.checker)
+    assert found is not None
+    with pytest.raises(inputs.LoadError, match="an input is at most 100"):
+        inputs.load_inputs(found, case, tmp_path, listed, inputs.LoadLimits(bytes=100))
 
 
 def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
@@ -221,7 +220,7 @@ def test_a_case_past_its_memory_limit_is_inconclusive_and_the_verifier_goes_on(
 def test_whole_verification_time_limit_makes_remaining_cases_inconclusive(
     quickstart_bundle: Path,
 ) -> None:
-    result = verify(quickstart_bundle, time_limit=1e-9)
+    result = verify(quickstart_bundle, VerifyOptions(budget=CaseBudget(time_limit=1e-9)))
     assert result.status == "inconclusive"
     assert all(r.verdict.codes == ("checker.timeout",) for r in result.cases)
     assert all("--time-limit" in r.verdict.message for r in result.cases)

@@ -1,4 +1,4 @@
-"""A YAML input shared by many cases is parsed once (runner._parse_yaml), and that changes
+"""A YAML input shared by many cases is parsed once (inputs._parse_yaml), and that changes
 nothing a case can observe: each case gets its own copy, a file read under other rules is
 read again under those rules, and changed bytes are parsed again."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bundler.format.manifest import Case
-from bundler.run import runner
+from bundler.run import inputs
 from checkers import get
 
 
@@ -32,7 +32,7 @@ def load(tmp_path: Path, checker: str, text: str) -> dict[str, Any]:
         params={},
         expect="pass",
     )
-    return runner.load_inputs(found, case, tmp_path, listed)
+    return inputs.load_inputs(found, case, tmp_path, listed)
 
 
 def test_a_checker_that_changes_its_input_changes_nothing_another_case_reads(
@@ -63,13 +63,13 @@ def test_changed_bytes_are_parsed_again(tmp_path: Path) -> None:
 
 
 def test_only_small_files_are_kept_and_only_a_few(tmp_path: Path) -> None:
-    runner._PARSED.clear()  # what earlier tests of this process left (a list, say)
-    big = "k: " + "x" * runner._PARSED_CHARACTERS + "\n"
+    inputs._PARSED.clear()  # what earlier tests of this process left (a list, say)
+    big = "k: " + "x" * inputs._PARSED_CHARACTERS + "\n"
     load(tmp_path, "state-unchanged@2", big)
-    assert all(len(value.get("k", "")) < 1000 for value in runner._PARSED.values())
+    assert all(len(value.get("k", "")) < 1000 for value in inputs._PARSED.values())
     for n in range(40):
         load(tmp_path, "state-unchanged@2", f"n: {n}\n")
-    assert len(runner._PARSED) <= 16
+    assert len(inputs._PARSED) <= 16
 
 
 def test_a_small_file_that_aliases_make_large_is_not_kept(tmp_path: Path) -> None:
@@ -80,5 +80,5 @@ def test_a_small_file_that_aliases_make_large_is_not_kept(tmp_path: Path) -> Non
     assert len(loaded["all"]) == 3 and len(loaded["all"][0]) == 100  # read, aliases expanded
     assert not any(
         isinstance(value, dict) and value.get("owner") == "test_a_small_file_that"
-        for value in runner._PARSED.values()
+        for value in inputs._PARSED.values()
     )

@@ -53,8 +53,14 @@ def test_verify_refuses_non_finite_and_negative_limits(
 ) -> None:
     # a NaN time limit switched the overall deadline off (NaN > 0 is False)
     name = next(iter(argument))
+    ((given, value),) = argument.items()
     with pytest.raises(UsageError) as caught:
-        bundler.verify(quickstart_bundle, **argument)
+        if given == "jobs":
+            options = bundler.VerifyOptions(jobs=value)
+        else:
+            field = {"case_seconds": "seconds", "case_memory": "memory"}.get(given, given)
+            options = bundler.VerifyOptions(budget=bundler.CaseBudget(**{field: value}))
+        bundler.verify(quickstart_bundle, options)
     assert name in str(caught.value)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from bundler.reports.document import to_json
 from bundler.run import runner
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 
 SUBMITTED: list[int] = []
 
@@ -25,7 +25,7 @@ class RecordingPool(concurrent.futures.ProcessPoolExecutor):
 
 
 def report_without_volatile_fields(bundle: Path, jobs: int) -> dict[str, Any]:
-    report = to_json(verify(bundle, jobs=jobs))
+    report = to_json(verify(bundle, VerifyOptions(jobs=jobs)))
     report.pop("verify_environment")
     return report
 
@@ -50,5 +50,5 @@ def test_few_cases_stay_in_process(
     bundle = quickstart_bundle
     SUBMITTED.clear()
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", RecordingPool)
-    assert verify(bundle, jobs=2).status == "supported"
+    assert verify(bundle, VerifyOptions(jobs=2)).status == "supported"
     assert SUBMITTED == []

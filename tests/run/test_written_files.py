@@ -17,7 +17,7 @@ from bundler.authoring.build import build
 from bundler.errors import BundleRejected
 from bundler.reports.document import to_json
 from bundler.run.isolation import CodeLimits, CodePolicy
-from bundler.run.verify import check_integrity, read_by_cases, verify
+from bundler.run.verify import VerifyOptions, check_integrity, read_by_cases, verify
 from tests.helpers import REPO, copy_source, read_entries, write_entries
 
 TOP = "quickstart-1.0.0"
@@ -38,7 +38,10 @@ def files_under(root: Path) -> set[str]:
 
 
 def files_seen_by_cases(
-    bundle: Path, monkeypatch: pytest.MonkeyPatch, **options: object
+    bundle: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    options: VerifyOptions | None = None,
+    workdir: Path | None = None,
 ) -> set[str]:
     """The files in the work folder while the cases run."""
     seen: set[str] = set()
@@ -55,7 +58,7 @@ def files_seen_by_cases(
 
     with monkeypatch.context() as patch:
         patch.setattr(verify_module, "extract", spy)
-        verify(bundle, progress=progress, **options)  # type: ignore[arg-type]
+        verify(bundle, options, workdir=workdir, progress=progress)
     return seen
 
 
@@ -88,7 +91,7 @@ def test_every_file_is_written_when_bundled_code_will_run(
 ) -> None:
     own = build(REPO / "tests" / "sources" / "own-code", tmp_path / "own.bundle.tar.gz", 1).path
     allow = CodePolicy(allow=True, limits=CodeLimits(timeout=20))
-    allowed = files_seen_by_cases(own, monkeypatch, code=allow)
+    allowed = files_seen_by_cases(own, monkeypatch, VerifyOptions(code=allow))
     manifest = verify(own).extracted.manifest
     assert allowed == {f.path for f in manifest.files}
     assert files_seen_by_cases(own, monkeypatch) == read_by_cases(manifest)  # not run

@@ -404,3 +404,35 @@ def test_attestation_verify_bundle_that_is_a_fifo_says_what_it_is(
     done = _check(attested, keys, "--bundle", str(fifo))
     assert done.exit_code == 2, done.output
     assert "FIFO" in done.output and "does not exist" not in done.output
+
+
+def test_the_attestation_records_the_options_that_judged_not_the_files_read_again(
+    quickstart_bundle: Path, tmp_path: Path
+) -> None:
+    """Issue 44, item 1: the attestation's options come from the Verification (the keys
+    that counted when it was judged), not from the trust files read a second time."""
+    import shutil
+
+    from bundler.cli._verifying import attest_options
+    from bundler.container.extract import Limits
+    from bundler.reports.document import to_json
+    from bundler.run.limits import CaseBudget
+    from bundler.run.verify import VerifyOptions, verify
+    from bundler.signatures.truststore import load_policy
+
+    (tmp_path / "keys").mkdir()
+    folder = key_files(tmp_path / "keys", "reviewer")
+    public = tmp_path / "reviewer.pub"
+    shutil.copy(f"{folder['reviewer']}.pub", public)
+    policy = load_policy([public], allow_unsigned=True)
+    options = VerifyOptions(
+        policy, limits=Limits(members=12345), budget=CaseBudget(seconds=7.5, time_limit=600)
+    )
+    verification = verify(quickstart_bundle, options)
+    assert verification.options is options
+    public.unlink()  # gone: nothing may read it again
+    recorded = attest_options(verification.options, to_json(verification))
+    assert recorded["trustedKeyIds"] == [policy.trusted[0].key.keyid]
+    assert recorded["allowUnsigned"] is True and recorded["requireSignature"] is False
+    assert recorded["limits"]["max_members"] == 12345
+    assert recorded["caseTimeoutSeconds"] == 7.5 and recorded["timeLimitSeconds"] == 600

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from bundler.cli import main
 from bundler.container.extract import extract
 from bundler.errors import BundleRejected, UsageError
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import (
     PAYLOAD_TYPE,
@@ -65,7 +65,7 @@ def trusting(*keys: object, **kwargs: object) -> Policy:
 
 def rejected(bundle: Path, workdir: Path, policy: Policy) -> BundleRejected:
     with pytest.raises(BundleRejected) as caught:
-        verify(bundle, workdir=workdir, policy=policy)
+        verify(bundle, VerifyOptions(policy=policy), workdir=workdir)
     assert caught.value.exit_code == 3
     assert list(workdir.iterdir()) == []
     return caught.value
@@ -84,7 +84,7 @@ def sig_entry(entries: list[Entry]) -> Entry:
 def test_signed_by_trusted_key_is_reported_with_its_name(
     signed: Path, tmp_path: Path, alice: object
 ) -> None:
-    result = verify(signed, policy=trusting(alice, require_signature=True))
+    result = verify(signed, VerifyOptions(policy=trusting(alice, require_signature=True)))
     assert result.exit_code == 0
     assert result.signature.state == "trusted"
     assert result.signature.signers == ("key0",)
@@ -222,7 +222,7 @@ def test_unknown_key_is_reported_and_refused_when_a_signature_is_required(
     signed: Path, tmp_path: Path
 ) -> None:
     bob = new_private_key()
-    result = verify(signed, policy=trusting(bob, allow_unsigned=True))
+    result = verify(signed, VerifyOptions(policy=trusting(bob, allow_unsigned=True)))
     assert result.signature.state == "unknown-key"
     assert result.exit_code == 0
     (tmp_path / "work").mkdir()
@@ -257,7 +257,7 @@ def test_expired_key_is_not_trusted(signed: Path, tmp_path: Path, alice: object)
     public = f"ed25519:{public_of(alice).b64}"  # type: ignore[arg-type]
     until = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
     keys = load_store(store(tmp_path, public_key=public, valid_until=until))
-    result = verify(signed, policy=Policy(keys, allow_unsigned=True))
+    result = verify(signed, VerifyOptions(policy=Policy(keys, allow_unsigned=True)))
     assert result.signature.state == "unknown-key"
     assert "valid until 2020-01-01" in result.signature.notes[0]
     (tmp_path / "work").mkdir()
@@ -326,7 +326,7 @@ def test_manifest_pin_accepts_the_identity_and_rejects_another(
 ) -> None:
     identity = verify(quickstart_bundle).extracted.identity
     assert verify(
-        quickstart_bundle, policy=Policy(expect_manifest_sha256=identity)
+        quickstart_bundle, VerifyOptions(policy=Policy(expect_manifest_sha256=identity))
     ).signature.pinned
     (tmp_path / "work").mkdir()
     error = rejected(quickstart_bundle, tmp_path / "work", Policy(expect_manifest_sha256="0" * 64))
@@ -338,7 +338,7 @@ def test_detached_signature_verifies_and_a_wrong_one_rejects(
 ) -> None:
     target, _ = sign_bundle(quickstart_bundle, alice, out=tmp_path / "b.sig.json", detached=True)  # type: ignore[arg-type]
     policy = trusting(alice, require_signature=True, detached={"b.sig.json": target.read_bytes()})
-    assert verify(quickstart_bundle, policy=policy).signature.state == "trusted"
+    assert verify(quickstart_bundle, VerifyOptions(policy=policy)).signature.state == "trusted"
     wrong = sign(b"another manifest", alice).to_bytes()  # type: ignore[arg-type]
     (tmp_path / "work").mkdir()
     error = rejected(quickstart_bundle, tmp_path / "work", trusting(alice, detached={"x": wrong}))
@@ -347,7 +347,7 @@ def test_detached_signature_verifies_and_a_wrong_one_rejects(
 
 def test_key_shipped_inside_the_bundle_is_never_trusted(signed: Path) -> None:
     """The signature carries its public key, and still the bundle is not trusted."""
-    result = verify(signed, policy=Policy())
+    result = verify(signed, VerifyOptions(policy=Policy()))
     assert result.signature.state == "unknown-key"
 
 
