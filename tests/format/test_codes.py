@@ -71,7 +71,9 @@ def _imports_a_module(call: ast.Call) -> bool:
 def used_codes() -> dict[str, str]:
     out: dict[str, str] = {}
     # the runner's codes, and checkers/api.py, where a checker's params are checked
-    for path in [*sorted((REPO / "bundler").rglob("*.py")), REPO / "checkers" / "api.py"]:
+    # (and checkers/vacuity.py, ADR 0005's rules beside Checker.bind)
+    checkers_side = [REPO / "checkers" / "api.py", REPO / "checkers" / "vacuity.py"]
+    for path in [*sorted((REPO / "bundler").rglob("*.py")), *checkers_side]:
         if path.name == "codes.py":
             continue
         for code in codes_made_in(path.read_text(encoding="utf-8")):

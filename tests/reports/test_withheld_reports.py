@@ -18,7 +18,7 @@ from bundler.reports.document import to_json
 from bundler.reports.formats import render
 from bundler.reports.schema import schema_problems
 from bundler.reports.text import to_text
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from bundler.signatures import attestation as att
 from tests.run.test_withheld import SECRETS, make_redacted
 
@@ -26,9 +26,11 @@ from tests.run.test_withheld import SECRETS, make_redacted
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     made = make_redacted(tmp_path_factory.mktemp("withheld-reports"))
-    redacted = to_json(verify(made["redacted"], policy=made["policy"]))
-    disclosed = to_json(verify(made["redacted"], policy=made["policy"], disclose=made["disclosed"]))
-    full = to_json(verify(made["signed"], policy=made["policy"]))
+    redacted = to_json(verify(made["redacted"], VerifyOptions(policy=made["policy"])))
+    disclosed = to_json(
+        verify(made["redacted"], VerifyOptions(policy=made["policy"]), disclose=made["disclosed"])
+    )
+    full = to_json(verify(made["signed"], VerifyOptions(policy=made["policy"])))
     return {"redacted": redacted, "disclosed": disclosed, "full": full, "made": made}
 
 

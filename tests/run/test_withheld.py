@@ -21,7 +21,7 @@ from bundler.authoring.redact import redact
 from bundler.cli import main
 from bundler.errors import BundleRejected, UsageError
 from bundler.format.withheld import RECORD_NAME
-from bundler.run.verify import verify
+from bundler.run.verify import VerifyOptions, verify
 from bundler.signatures.signfile import sign_bundle
 from bundler.signatures.signing import new_private_key, public_of
 from bundler.signatures.trust import Policy, TrustedKey
@@ -118,7 +118,7 @@ def statuses(verification: object) -> dict[str, str]:
 
 
 def test_redacting_keeps_the_identity_and_lists_each_withheld_file(made: dict) -> None:
-    full = verify(made["signed"], policy=made["policy"])
+    full = verify(made["signed"], VerifyOptions(policy=made["policy"]))
     record = made["record"]
     assert record.identity == full.extracted.identity
     assert [f.path for f in record.withheld.files] == list(SECRETS)
@@ -132,7 +132,7 @@ def test_redacting_keeps_the_identity_and_lists_each_withheld_file(made: dict) -
 
 
 def test_redacted_bundle_supports_the_public_claim_and_names_what_is_withheld(made: dict) -> None:
-    verification = verify(made["redacted"], policy=made["policy"])
+    verification = verify(made["redacted"], VerifyOptions(policy=made["policy"]))
     assert verification.signature.state == "trusted"
     assert statuses(verification) == {"public-claim": "supported", "secret-claim": "inconclusive"}
     assert verification.exit_code == 4
@@ -151,8 +151,10 @@ def test_redacted_bundle_supports_the_public_claim_and_names_what_is_withheld(ma
 
 
 def test_disclosed_files_give_the_full_bundles_verdicts(made: dict) -> None:
-    full = verify(made["signed"], policy=made["policy"])
-    disclosed = verify(made["redacted"], policy=made["policy"], disclose=made["disclosed"])
+    full = verify(made["signed"], VerifyOptions(policy=made["policy"]))
+    disclosed = verify(
+        made["redacted"], VerifyOptions(policy=made["policy"]), disclose=made["disclosed"]
+    )
     assert (
         statuses(disclosed)
         == statuses(full)
@@ -173,7 +175,7 @@ def test_a_disclosed_file_that_differs_rejects(made: dict, tmp_path: Path) -> No
     shutil.copytree(made["disclosed"], folder)
     (folder / SECRETS[0]).write_text(json.dumps({"rules": ["forged"]}))
     with pytest.raises(BundleRejected) as caught:
-        verify(made["redacted"], policy=made["policy"], disclose=folder)
+        verify(made["redacted"], VerifyOptions(policy=made["policy"]), disclose=folder)
     assert caught.value.exit_code == 3
     assert [p.code for p in caught.value.problems] == ["withheld.disclosed"]
     assert SECRETS[0] in caught.value.problems[0].where
@@ -186,7 +188,7 @@ def test_a_disclosed_file_that_is_missing_or_larger_rejects(made: dict, tmp_path
     with (folder / SECRETS[1]).open("ab") as grown:
         grown.write(b"x")
     with pytest.raises(BundleRejected) as caught:
-        verify(made["redacted"], policy=made["policy"], disclose=folder)
+        verify(made["redacted"], VerifyOptions(policy=made["policy"]), disclose=folder)
     assert sorted(
         p.where.split("disclosed/")[-1].split("other/")[-1] for p in caught.value.problems
     ) == [
@@ -341,7 +343,7 @@ def test_redacting_again_adds_to_the_record_and_keeps_the_compression(
     )
     assert len(again.withheld.files) == 4
     assert again.path.read_bytes()[:4] == made["redacted"].read_bytes()[:4]  # zstd kept
-    verification = verify(again.path, policy=made["policy"])
+    verification = verify(again.path, VerifyOptions(policy=made["policy"]))
     assert statuses(verification) == {
         "public-claim": "inconclusive",
         "secret-claim": "inconclusive",
