@@ -19,6 +19,7 @@ MODULE_OF = {
     "inspect-metric@2": "checkers.inspect_log.metric",
     "inspect-rescore@1": "checkers.inspect_log.rescore",
     "inspect-rescore@2": "checkers.inspect_log.rescore",
+    "inspect-rescore@3": "checkers.inspect_log.rescore",
     "inspect-status@1": "checkers.inspect_log.status",
     "inspect-status@2": "checkers.inspect_log.status",
     "intent-expectations@1": "checkers.intent.expectations",

@@ -200,6 +200,9 @@ COMMON_ERRORS: Mapping[str, str] = {
     "checker.timeout": "the checker ran past the verifier's time limit per case",
     "checker.memory": "the case needed more memory than the verifier's limit per case",
     "input.tampered": "an input changed after it was checked: its SHA-256 no longer matches",
+    "pattern.not_rerun": "a regular expression from the evidence or the params is outside "
+    "the subset a linear engine reads as the original engine does: it is not run, and the "
+    "case is inconclusive",
 }
 
 

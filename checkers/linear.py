@@ -34,6 +34,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from .api import CheckerInputError
+
 MAX_COUNT = 1000  # RE2's largest repeat count
 MAX_PATTERN = 10_000  # longest pattern compiled
 
@@ -44,6 +46,21 @@ _SETS = {"d": "0-9", "w": "0-9A-Za-z_", "s": "\\t\\n\\v\\f\\r\\x1c-\\x1f "}
 
 class NotInSubset(ValueError):
     """The pattern (or, for a pattern, this text) is outside the subset RE2 reads alike."""
+
+
+NOT_RERUN = "pattern.not_rerun"
+
+
+def not_rerun(pattern: str, why: NotInSubset | str, where: str = "") -> CheckerInputError:
+    """The error a checker version that runs patterns only on RE2 raises for a pattern (or a
+    text, ``where``) outside the subset: the case is inconclusive, the pattern not re-run."""
+    on = f" on {where}" if where else ""
+    return CheckerInputError(
+        NOT_RERUN,
+        f"the pattern {pattern[:200]!r} is not re-run{on}: {why}; outside the subset a "
+        "linear engine reads as Python's re does, and Python's engine can take time "
+        "exponential in the text",
+    )
 
 
 @dataclass(frozen=True)
@@ -321,6 +338,23 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
         import re
 
         return re.search(pattern, text, re.IGNORECASE if ignore_case else 0)
+
+
+def search_linear(pattern: str, text: str, ignore_case: bool = False, where: str = "") -> Any:
+    """``re.search(pattern, text)`` by RE2 only: raises ``not_rerun`` (a
+    ``CheckerInputError``) for a pattern, or a text (``where``), outside the subset."""
+    try:
+        return compile(pattern, ignore_case).search(text)
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc, where) from None
+
+
+def require(pattern: str, ignore_case: bool = False) -> Linear:
+    """``pattern`` compiled for RE2, or ``not_rerun`` naming why it is outside the subset."""
+    try:
+        return compile(pattern, ignore_case)
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc) from None
 
 
 def count(pattern: str, text: str, ignore_case: bool = False) -> int:

@@ -1,6 +1,6 @@
 """An Inspect log's figures, re-derived at import: per scorer, a case per metric of each
 reducer (``inspect-metric@2``), a re-scoring case for a deterministic scorer
-(``inspect-rescore@2``), a negative control for each (one sample's stored score changed,
+(``inspect-rescore@3``), a negative control for each (one sample's stored score changed,
 in a copy holding only that scorer), and a claim per reducer whose limits state the
 denominator both ways."""
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from bundler.importers import slug
 from bundler.importers.inspect_plan import CONTROLS, Plan, revision_limit, run_limits
+from checkers import linear
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import (
     InspectLog,
@@ -54,7 +55,7 @@ def figure_claims(plan: Plan) -> None:
             for case_id, params in cases
         ]
         if rescore:
-            needs.append((rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch"))
+            needs.append((rescore[0], "inspect-rescore@3", rescore[1], "inspect.score_mismatch"))
         control_of = _control_cases(plan, scorer, mine, needs)
         if rescore and rescore[0] not in control_of:
             rescore = None
@@ -128,7 +129,7 @@ def _rescore_case(
     elif any(not is_scalar(r.scores[scorer].value) for r in plan.log.records if scorer in r.scores):
         problem = "its stored values are not single values"
     else:
-        problem = rules.rescore_problem(method, options)
+        problem = rules.rescore_problem(method, options) or _not_linear(method, options)
     if problem is not None or not any(scorer in r.scores for r in plan.log.records):
         plan.cannot.append(
             f"That the {scorer!r} scores are right ({problem or 'no sample has one'}): the "
@@ -138,7 +139,7 @@ def _rescore_case(
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
     case_id, message = plan.expected_pass(
         f"rescore-{slug(scorer)}",
-        "inspect-rescore@2",
+        "inspect-rescore@3",
         params,
         f"every stored {scorer} score follows from completion and target under {method}",
         own,
@@ -148,6 +149,21 @@ def _rescore_case(
     if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params
+
+
+def _not_linear(method: str, options: Mapping[str, Any]) -> str | None:
+    """Why a ``pattern`` scorer's pattern is not re-run (outside the subset RE2 reads as
+    Python's re does: it would run on a backtracking engine), or None."""
+    if method != "pattern":
+        return None
+    try:
+        linear.compile(str(options["pattern"]), bool(options.get("ignore_case", True)))
+    except linear.NotInSubset as exc:
+        return (
+            f"its pattern {str(options['pattern'])[:200]!r} is not re-run: {exc}, outside "
+            "the subset a linear engine reads as Python's re does"
+        )
+    return None
 
 
 def _control_cases(plan: Plan, scorer: str, mine: InspectLog, needs: list[Need]) -> dict[str, str]:
