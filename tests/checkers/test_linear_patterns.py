@@ -5,6 +5,7 @@ RE2 for patterns inside the subset where it means what Python's ``re`` means, he
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -171,3 +172,73 @@ def test_re2_counts_what_python_finds_all_inside_the_subset(
     except linear.NotInSubset:
         return
     assert not compiled.empty
+
+
+def _pattern_log(pattern: str, completion: str, stored: str, ignore_case: bool = True) -> bytes:
+    from checkers.inspect_log.log import InspectLog, Record, Score, to_json_log
+
+    records = (Record("s0", 1, ("a",), completion, {"p": Score(stored, None)}, None, "s0"),)
+    options = {"pattern": pattern, "ignore_case": ignore_case}
+    header = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "t", "scorers": [{"name": "pattern", "options": options}]},
+        "results": {"scores": [{"name": "p", "scorer": "pattern", "metrics": {}}]},
+    }
+    return to_json_log(InspectLog("json", header, records), records)
+
+
+def _rescore(version: int, data: bytes, **params: object) -> Any:
+    import checkers
+    from bundler.run.runner import run_checker
+
+    found = checkers.get(f"inspect-rescore@{version}")
+    assert found is not None
+    return run_checker(found, {"log": data}, {"scorer": "p", **params})
+
+
+def test_out_of_subset_pattern_is_not_rerun_under_rescore_v3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def backtracking(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(rules.re, "search", backtracking)
+    verdict = _rescore(3, _pattern_log(r"(a)\1", "aa", "C"))
+    assert verdict.status == "error"
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "'(a)\\\\1' is not re-run" in verdict.message
+    assert "escape" in verdict.message  # why it is outside the subset
+
+
+def test_text_outside_the_subset_is_not_rerun_under_rescore_v3() -> None:
+    # \w is Unicode in Python and ASCII in RE2: on a completion that is not ASCII, not run
+    verdict = _rescore(3, _pattern_log(r"(\w+)", "café", "I"))
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "on s0" in verdict.message and "not ASCII" in verdict.message
+
+
+def test_restated_out_of_subset_pattern_is_not_rerun_rather_than_vacuous() -> None:
+    options = {"pattern": r"(?=a)a", "ignore_case": True}
+    verdict = _rescore(3, _pattern_log(r"(?=a)a", "a", "C"), method="pattern", options=options)
+    assert verdict.codes == ("pattern.not_rerun",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pattern=patterns(),
+    completion=st.text(alphabet="abAB9 .\t-", max_size=10),
+    stored=st.sampled_from(["C", "I"]),
+    ignore_case=st.booleans(),
+)
+def test_rescore_v3_gives_v2_verdicts_for_every_in_subset_pattern(
+    pattern: str, completion: str, stored: str, ignore_case: bool
+) -> None:
+    data = _pattern_log(pattern, completion, stored, ignore_case)
+    old, new = _rescore(2, data), _rescore(3, data)
+    try:
+        linear.compile(pattern, ignore_case).search(completion)
+    except linear.NotInSubset:
+        assert new.codes == ("pattern.not_rerun",), (pattern, completion)
+        return
+    assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)

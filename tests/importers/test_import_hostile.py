@@ -507,3 +507,29 @@ def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused
     members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
     refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")
+
+
+def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 42, item 4: a back-reference is outside the subset RE2 reads as Python does;
+    # the import neither runs it on Python's backtracking engine nor claims its scores
+    from checkers.inspect_log import rules
+
+    def backtracking(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(rules.re, "search", backtracking)
+    head = header()
+    head["eval"]["scorers"] = [
+        {"name": "pattern", "options": {"pattern": r"(a)\1", "ignore_case": False}, "metrics": []}
+    ]
+    head["results"]["scores"][0].update(name="pattern", scorer="pattern")
+    head["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.0
+    kept = sample(output={"completion": "ab"}, scores={"pattern": {"value": "I", "answer": None}})
+    done = import_inspect(json_log(tmp_path / "backref.json", head, kept), tmp_path / "out")
+    document = yaml.safe_load((done.source / "bundle.yaml").read_text())
+    assert not any(c["checker"].startswith("inspect-rescore@") for c in document["cases"])
+    cannot = "\n".join(document["scope"]["cannot_support"])
+    assert "That the 'pattern' scores are right (its pattern '(a)\\\\1' is not re-run" in cannot
+    assert "escape" in cannot  # why: the construct outside the subset is named
