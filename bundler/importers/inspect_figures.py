@@ -45,7 +45,12 @@ def figure_claims(plan: Plan) -> None:
         by_method.setdefault(str(spec.get("name", "")).removeprefix("inspect_ai/"), []).append(spec)
     for scorer, entries in by_scorer.items():
         method, options = _scorer_of(by_method, entries[0])
-        mine = _scorer_only(log, scorer, entries, by_name.get(scorer, []))
+        # its specs by its own name, and those of the scorer its entries name (score
+        # "p0" made by "pattern"): the checkers find it by either
+        named = by_name.get(scorer, [])
+        seen = {id(s) for s in named}
+        made_by = [s for s in by_method.get(method, []) if id(s) not in seen]
+        mine = _scorer_only(log, scorer, entries, named + made_by)
         own = to_json_log(mine, mine.records)
         figure_cases = _figure_cases(plan, scorer, entries, own, mine)
         rescore = _rescore_case(plan, scorer, method, options, own)
@@ -403,7 +408,7 @@ def _scorer_only(
         mine = [e for e in entries if isinstance(e, dict) and e.get("name") == scorer]
         header["results"] = {**results, "scores": mine}
     if log.spec:
-        header["eval"] = {**log.spec, "scorers": [s for s in specs if s.get("name") == scorer]}
+        header["eval"] = {**log.spec, "scorers": list(specs)}
     records = tuple(
         dataclasses.replace(r, scores={scorer: r.scores[scorer]} if scorer in r.scores else {})
         for r in log.records

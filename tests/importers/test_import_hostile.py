@@ -533,3 +533,18 @@ def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
     cannot = "\n".join(document["scope"]["cannot_support"])
     assert "That the 'pattern' scores are right (its pattern '(a)\\\\1' is not re-run" in cannot
     assert "escape" in cannot  # why: the construct outside the subset is named
+
+
+def test_a_score_named_apart_from_its_scorer_is_rescored_at_import(tmp_path: Path) -> None:
+    # the score "p0" made by the scorer "pattern": the copy of the log a case runs on at
+    # import kept only specs named "p0", so the scorer looked unrecorded and was not re-scored
+    head = header()
+    head["eval"]["scorers"] = [
+        {"name": "pattern", "options": {"pattern": "(a+)", "ignore_case": False}, "metrics": []}
+    ]
+    head["results"]["scores"][0].update(name="p0", scorer="pattern")
+    kept = sample(output={"completion": "aa"}, target="aa", scores={"p0": {"value": "C"}})
+    done = import_inspect(json_log(tmp_path / "named.json", head, kept), tmp_path / "out")
+    document = yaml.safe_load((done.source / "bundle.yaml").read_text())
+    rescored = [c["id"] for c in document["cases"] if c["checker"] == "inspect-rescore@3"]
+    assert rescored == ["rescore-p0", "rescore-p0-control"]
