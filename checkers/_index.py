@@ -9,6 +9,7 @@ MODULE_OF = {
     "classification-metrics@1": "checkers.metrics.checks",
     "classification-metrics@2": "checkers.metrics.checks",
     "contamination@1": "checkers.intent.contamination",
+    "contamination@2": "checkers.intent.contamination",
     "fault-report@1": "checkers.fault_injection.fault_report",
     "fault-report@2": "checkers.fault_injection.fault_report",
     "fault-report@3": "checkers.fault_injection.fault_report",

@@ -6,5 +6,5 @@ Intent-Router repository's own format, judged as its grader does, for @2: ``form
 ``transcripts.py`` (the runner's persisted transcripts read as runs), ``runs.py`` (where
 @2's runs come from, and every case judged on them). Checks: ``expectations.py``
 (intent-expectations and suite-threshold, @1 and @2), ``contamination.py``
-(contamination@1), ``group_rates.py`` (group-rates@1).
+(contamination@1, @2), ``group_rates.py`` (group-rates@1).
 """

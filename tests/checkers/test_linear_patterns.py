@@ -242,3 +242,54 @@ def test_rescore_v3_gives_v2_verdicts_for_every_in_subset_pattern(
         assert new.codes == ("pattern.not_rerun",), (pattern, completion)
         return
     assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)
+
+
+def _contamination(version: int, text: str, *markers: str, ignore_case: bool = False) -> Any:
+    import checkers
+    from bundler.run.runner import run_checker
+
+    found = checkers.get(f"contamination@{version}")
+    assert found is not None
+    inputs = {"transcripts": {"run.log": text.encode()}}
+    return run_checker(found, inputs, {"markers": list(markers), "ignore_case": ignore_case})
+
+
+def test_out_of_subset_marker_is_not_rerun_under_contamination_v2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    verdict = _contamination(2, "ok\nab\n", r"(?=a)ab")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "'(?=a)ab' is not re-run" in verdict.message and "group syntax" in verdict.message
+
+
+def test_line_outside_the_subset_is_not_rerun_under_contamination_v2() -> None:
+    verdict = _contamination(2, "ok\ncafé x\n", r"\w+ x")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "on run.log:2" in verdict.message
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    marker=patterns(),
+    lines=st.lists(st.text(alphabet="abAB9 .\t-", max_size=8), min_size=1, max_size=3),
+    ignore_case=st.booleans(),
+)
+def test_contamination_v2_gives_v1_verdicts_for_every_in_subset_marker(
+    marker: str, lines: list[str], ignore_case: bool
+) -> None:
+    text = "\n".join(["transcript", *lines])
+    old = _contamination(1, text, marker, ignore_case=ignore_case)
+    new = _contamination(2, text, marker, ignore_case=ignore_case)
+    try:
+        compiled = linear.compile(marker, ignore_case)
+        for line in text.split("\n"):
+            compiled.count(line)
+    except linear.NotInSubset:
+        assert new.codes in (("pattern.not_rerun",), old.codes), (marker, text)
+        return
+    assert (new.status, new.codes, new.message, new.details) == (
+        old.status,
+        old.codes,
+        old.message,
+        old.details,
+    )
