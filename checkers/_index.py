@@ -36,6 +36,7 @@ MODULE_OF = {
     "no-write-attempts@2": "checkers.config_change.writes",
     "promptfoo-assert@1": "checkers.promptfoo.checks",
     "promptfoo-assert@2": "checkers.promptfoo.checks",
+    "promptfoo-assert@3": "checkers.promptfoo.checks",
     "promptfoo-stats@1": "checkers.promptfoo.checks",
     "promptfoo-stats@2": "checkers.promptfoo.checks",
     "review-matches-submission@1": "checkers.config_change.review",

@@ -35,7 +35,7 @@ from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tok
 
 CONTROLS = "inputs/controls"
 STATS = "promptfoo-stats@2"
-ASSERT = "promptfoo-assert@2"
+ASSERT = "promptfoo-assert@3"
 
 
 def import_promptfoo(
@@ -68,7 +68,7 @@ def _import(
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
     plan = _Plan(f"inputs/{file_name}", data)
     _totals(plan, results, document)
-    done = bounded(lambda: rerun_all(results.rows), f"re-running {results_file}'s assertions")
+    done = bounded(lambda: rerun_all(results.rows, True), f"re-running {results_file}'s assertions")
     _assertions(plan, document, results, done)
     if not plan.claims:
         raise SourceError(f"{results_file} states no totals and no re-runnable assertion")
