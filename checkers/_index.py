@@ -6,6 +6,7 @@ edit by hand (tests/checkers/test_registry.py fails when it is stale)."""
 MODULE_OF = {
     "call-args-schema@1": "checkers.config_change.call_args",
     "call-args-schema@2": "checkers.config_change.call_args",
+    "call-args-schema@3": "checkers.config_change.call_args",
     "classification-metrics@1": "checkers.metrics.checks",
     "classification-metrics@2": "checkers.metrics.checks",
     "contamination@1": "checkers.intent.contamination",

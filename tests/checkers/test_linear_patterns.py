@@ -293,3 +293,10 @@ def test_contamination_v2_gives_v1_verdicts_for_every_in_subset_marker(
         old.message,
         old.details,
     )
+
+
+def test_out_of_subset_marker_is_not_rerun_rather_than_vacuous_under_contamination_v2() -> None:
+    # the counterexample finds its line by RE2 too: the marker is named, not called vacuous
+    verdict = _contamination(2, "ok\n", r"(a)(?!b)")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert _contamination(1, "ok\n", r"(a)(?!b)").status == "pass"
