@@ -98,7 +98,7 @@ def _patterns(schema: Any) -> Iterator[tuple[str, str]]:
             stack.append(value)
 
 
-def linear_validator(schema: Mapping[str, Any], where: str) -> Any:
+def linear_validator(schema: Mapping[str, Any], where: str, cls: Any = None) -> Any:
     """A validator for ``schema`` (``validator_for``'s class) whose ``pattern``,
     ``patternProperties`` and ``additionalProperties`` keywords run their regular
     expressions on RE2 (``checkers/linear.py``), so validation is linear in each string.
@@ -122,7 +122,7 @@ def linear_validator(schema: Mapping[str, Any], where: str) -> Any:
             f"{where} reads patternProperties through unevaluatedProperties, which jsonschema "
             "matches with Python's engine",
         )
-    cls = validators.validator_for(schema)
+    cls = cls or validators.validator_for(schema)
     mine = {
         "pattern": _pattern,
         "patternProperties": _pattern_properties,

@@ -30,7 +30,10 @@ non-ASCII pattern characters, and a set operation Python warns about (``--``, ``
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +52,38 @@ class NotInSubset(ValueError):
 
 
 NOT_RERUN = "pattern.not_rerun"
+
+# set by a checker version that runs patterns on RE2 only (``only_linear``)
+_LINEAR_ONLY: ContextVar[bool] = ContextVar("linear_only", default=False)
+
+
+@contextlib.contextmanager
+def only_linear() -> Iterator[None]:
+    """Within: ``search`` and ``Routed`` never fall back to Python's engine; a pattern or
+    text outside the subset raises ``not_rerun`` (the checker version's case is
+    inconclusive, the pattern named)."""
+    token = _LINEAR_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LINEAR_ONLY.reset(token)
+
+
+def linear_only() -> bool:
+    """Whether the running checker version runs patterns on RE2 only."""
+    return _LINEAR_ONLY.get()
+
+
+def linear_only_version(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a checker's) run under ``only_linear``: the next version of a checker
+    whose patterns went through ``search``/``Routed``, deciding alike inside the subset."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with only_linear():
+            return function(*args, **kwargs)
+
+    return run
 
 
 def not_rerun(pattern: str, why: NotInSubset | str, where: str = "") -> CheckerInputError:
@@ -330,8 +365,10 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
     """Python's ``re.search(pattern, text)`` (``re.IGNORECASE`` with ``ignore_case``), run
     by RE2 whenever the pattern and the text are inside the subset, so its time is linear
     in the text. Outside it, Python's engine, as the checker versions that exist always
-    used (their verdicts are forever), within the case's time budget; a checker version
-    that refuses instead says so as a reason."""
+    used (their verdicts are forever), within the case's time budget; under
+    ``only_linear``, ``not_rerun`` instead."""
+    if _LINEAR_ONLY.get():
+        return search_linear(pattern, text, ignore_case)
     try:
         return compile(pattern, ignore_case).search(text)
     except NotInSubset:
@@ -371,13 +408,19 @@ class Routed:
         import re
 
         self.python = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        self.ignore_case = ignore_case
         try:
             self.linear: Linear | None = compile(pattern, ignore_case)
         except NotInSubset:
             self.linear = None
 
     def count(self, text: str) -> int:
-        """``len(re.findall(pattern, text))``."""
+        """``len(re.findall(pattern, text))`` (under ``only_linear``: RE2 or ``not_rerun``)."""
+        if _LINEAR_ONLY.get():
+            try:
+                return require(self.python.pattern, self.ignore_case).count(text)
+            except NotInSubset as exc:
+                raise not_rerun(self.python.pattern, exc) from None
         if self.linear is not None:
             try:
                 return self.linear.count(text)
