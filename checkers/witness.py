@@ -48,7 +48,7 @@ def examples(pattern: str, flags: int = 0, linear_only: bool = False) -> Iterato
         parsed = sre_parse.parse(pattern, flags)
     except (re.error, RecursionError, OverflowError):
         return
-    found = rx.search
+    found: Callable[[str], object] = rx.search
     if linear_only:
         found = _linear_search(linear.require(pattern, bool(flags & re.IGNORECASE)))
     try:

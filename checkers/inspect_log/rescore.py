@@ -258,7 +258,7 @@ def _rescore_under_log(
     "inspect-rescore",
     3,
     roles=[LOG_ROLE],
-    params=inspect_rescore_v2.params,
+    params=list(inspect_rescore_v2.params),
     reasons=inspect_rescore_v2.reasons,
     counterexample=_rescore_counterexample_v2,
 )

@@ -214,8 +214,8 @@ def _contamination_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, 
 @checker(
     "contamination",
     2,
-    roles=contamination.roles,
-    params=contamination.params,
+    roles=list(contamination.roles),
+    params=list(contamination.params),
     reasons=contamination.reasons,
     counterexample=_contamination_counterexample_v2,
 )

@@ -516,7 +516,7 @@ def _assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any], linear_only
     "promptfoo-assert",
     3,
     roles=[RESULTS_ROLE],
-    params=promptfoo_assert_v2.params,
+    params=list(promptfoo_assert_v2.params),
     reasons=promptfoo_assert_v2.reasons,
     counterexample=_assert_counterexample_v2,
 )
