@@ -52,6 +52,7 @@ MODULE_OF = {
     "suite-threshold@3": "checkers.intent.expectations",
     "trajectory-skeleton@1": "checkers.trajectory.checks",
     "trajectory-skeleton@2": "checkers.trajectory.checks",
+    "trajectory-skeleton@3": "checkers.trajectory.checks",
     "trial-stats@1": "checkers.fault_injection.trial_stats",
     "trial-stats@2": "checkers.fault_injection.trial_stats",
     "trial-stats@3": "checkers.fault_injection.trial_stats",

@@ -394,6 +394,29 @@ def require(pattern: str, ignore_case: bool = False) -> Linear:
         raise not_rerun(pattern, exc) from None
 
 
+def sub(pattern: str, replace: str, text: str) -> str:
+    """``re.sub(pattern, replace, text)`` by RE2 only, for a pattern that cannot match the
+    empty text (Python and RE2 step past an empty match differently) and a replacement
+    without a backslash (a literal: no group reference, no escape); raises ``not_rerun``
+    for anything else, and for a text outside the subset."""
+    try:
+        compiled = compile(pattern)
+        if compiled.empty:
+            raise NotInSubset("a pattern that can match the empty text is substituted by Python")
+        if "\\" in replace:
+            raise NotInSubset("a replacement holding a backslash (a group reference or escape)")
+        out, done = [], 0
+        while done <= len(text):
+            match = compiled.search(text) if done == 0 else compiled._from(text, done)
+            if match is None:
+                break
+            out += [text[done : match.start()], replace]
+            done = match.end()
+        return "".join(out) + text[done:]
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc, f"the text {text[:80]!r}") from None
+
+
 def count(pattern: str, text: str, ignore_case: bool = False) -> int:
     """``len(re.findall(pattern, text))``: by RE2 inside the subset, else by Python's
     engine (as ``search``)."""

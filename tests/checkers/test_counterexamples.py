@@ -89,6 +89,7 @@ KNOWN_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("suite-threshold@1", {"min_pass": 14, "total": 17}),
     ("suite-threshold@3", {"total": 12}),
     ("trajectory-skeleton@1", {"identity": ["label", "view"]}),
+    ("trajectory-skeleton@3", {"identity": ["label", "view"]}),
     ("trial-stats@1", {"k": 3, "claimed": {"pass_at_k": 0.8, "tasks": 5}}),
     ("trial-stats@3", {"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}}),
 ]
@@ -452,6 +453,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("trajectory-skeleton@2", {"identity": ["label", "view"]}),
     (
         "trajectory-skeleton@2",
+        {"identity": ["label", "view"], "normalise": [{"field": "label", "pattern": "^o"}]},
+    ),
+    ("trajectory-skeleton@3", {}),
+    (
+        "trajectory-skeleton@3",
         {"identity": ["label", "view"], "normalise": [{"field": "label", "pattern": "^o"}]},
     ),
     ("no-write-attempts@2", {"writes": [], "reads": ["GET *"]}),

@@ -300,3 +300,32 @@ def test_out_of_subset_marker_is_not_rerun_rather_than_vacuous_under_contaminati
     verdict = _contamination(2, "ok\n", r"(a)(?!b)")
     assert verdict.codes == ("pattern.not_rerun",)
     assert _contamination(1, "ok\n", r"(a)(?!b)").status == "pass"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=patterns(),
+    text=st.text(alphabet="abcAB9 .\t-", max_size=12),
+    replace=st.sampled_from(["", "x", "<>", "$1"]),
+)
+def test_re2_substitutes_what_python_substitutes_inside_the_subset(
+    pattern: str, text: str, replace: str
+) -> None:
+    from checkers.api import CheckerInputError
+
+    try:
+        ours = linear.sub(pattern, replace, text)
+    except CheckerInputError as exc:
+        assert exc.code == "pattern.not_rerun"
+        return
+    assert ours == re.sub(pattern, replace, text), (pattern, replace, text)
+
+
+def test_substitution_that_can_match_empty_or_refers_to_a_group_is_not_rerun() -> None:
+    from checkers.api import CheckerInputError
+
+    with pytest.raises(CheckerInputError, match="can match the empty text"):
+        linear.sub("a*", "x", "baa")
+    with pytest.raises(CheckerInputError, match="backslash"):
+        linear.sub("(a)", r"\1\1", "baa")
+    assert linear.sub("(a+)+$", "", "a" * 50_000 + "b") == "a" * 50_000 + "b"
