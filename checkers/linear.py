@@ -51,8 +51,6 @@ class NotInSubset(ValueError):
     """The pattern (or, for a pattern, this text) is outside the subset RE2 reads alike."""
 
 
-NOT_RERUN = "pattern.not_rerun"
-
 # set by a checker version that runs patterns on RE2 only (``only_linear``)
 _LINEAR_ONLY: ContextVar[bool] = ContextVar("linear_only", default=False)
 
@@ -91,7 +89,7 @@ def not_rerun(pattern: str, why: NotInSubset | str, where: str = "") -> CheckerI
     text, ``where``) outside the subset: the case is inconclusive, the pattern not re-run."""
     on = f" on {where}" if where else ""
     return CheckerInputError(
-        NOT_RERUN,
+        "pattern.not_rerun",
         f"the pattern {pattern[:200]!r} is not re-run{on}: {why}; outside the subset a "
         "linear engine reads as Python's re does, and Python's engine can take time "
         "exponential in the text",
