@@ -37,7 +37,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from .api import CheckerInputError
+from .api import CheckerInputError, pattern_not_rerun
 
 MAX_COUNT = 1000  # RE2's largest repeat count
 MAX_PATTERN = 10_000  # longest pattern compiled
@@ -87,13 +87,7 @@ def linear_only_version(function: Callable[..., Any]) -> Callable[..., Any]:
 def not_rerun(pattern: str, why: NotInSubset | str, where: str = "") -> CheckerInputError:
     """The error a checker version that runs patterns only on RE2 raises for a pattern (or a
     text, ``where``) outside the subset: the case is inconclusive, the pattern not re-run."""
-    on = f" on {where}" if where else ""
-    return CheckerInputError(
-        "pattern.not_rerun",
-        f"the pattern {pattern[:200]!r} is not re-run{on}: {why}; outside the subset a "
-        "linear engine reads as Python's re does, and Python's engine can take time "
-        "exponential in the text",
-    )
+    return pattern_not_rerun(pattern, str(why), where)
 
 
 @dataclass(frozen=True)
