@@ -176,6 +176,18 @@ class CheckerInputError(Exception):
         self.message = message
 
 
+def pattern_not_rerun(pattern: str, why: str, where: str = "") -> CheckerInputError:
+    """``pattern.not_rerun``: a regular expression (run on ``where``, if given) that a
+    checker version running patterns in linear time only does not run, and why."""
+    on = f" on {where}" if where else ""
+    return CheckerInputError(
+        "pattern.not_rerun",
+        f"the pattern {pattern[:200]!r} is not re-run{on}: {why}; outside the subset a "
+        "linear engine reads as the original engine does, whose time is not bounded by "
+        "the text's length",
+    )
+
+
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
 # Given params the checker accepts (defaults filled in), loaded inputs (role -> value, as
@@ -200,6 +212,9 @@ COMMON_ERRORS: Mapping[str, str] = {
     "checker.timeout": "the checker ran past the verifier's time limit per case",
     "checker.memory": "the case needed more memory than the verifier's limit per case",
     "input.tampered": "an input changed after it was checked: its SHA-256 no longer matches",
+    "pattern.not_rerun": "a regular expression from the evidence or the params is outside "
+    "the subset a linear engine reads as the original engine does: it is not run, and the "
+    "case is inconclusive",
 }
 
 

@@ -30,9 +30,14 @@ non-ASCII pattern characters, and a set operation Python warns about (``--``, ``
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
+
+from .api import CheckerInputError, pattern_not_rerun
 
 MAX_COUNT = 1000  # RE2's largest repeat count
 MAX_PATTERN = 10_000  # longest pattern compiled
@@ -44,6 +49,45 @@ _SETS = {"d": "0-9", "w": "0-9A-Za-z_", "s": "\\t\\n\\v\\f\\r\\x1c-\\x1f "}
 
 class NotInSubset(ValueError):
     """The pattern (or, for a pattern, this text) is outside the subset RE2 reads alike."""
+
+
+# set by a checker version that runs patterns on RE2 only (``only_linear``)
+_LINEAR_ONLY: ContextVar[bool] = ContextVar("linear_only", default=False)
+
+
+@contextlib.contextmanager
+def only_linear() -> Iterator[None]:
+    """Within: ``search`` and ``Routed`` never fall back to Python's engine; a pattern or
+    text outside the subset raises ``not_rerun`` (the checker version's case is
+    inconclusive, the pattern named)."""
+    token = _LINEAR_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _LINEAR_ONLY.reset(token)
+
+
+def linear_only() -> bool:
+    """Whether the running checker version runs patterns on RE2 only."""
+    return _LINEAR_ONLY.get()
+
+
+def linear_only_version(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a checker's) run under ``only_linear``: the next version of a checker
+    whose patterns went through ``search``/``Routed``, deciding alike inside the subset."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with only_linear():
+            return function(*args, **kwargs)
+
+    return run
+
+
+def not_rerun(pattern: str, why: NotInSubset | str, where: str = "") -> CheckerInputError:
+    """The error a checker version that runs patterns only on RE2 raises for a pattern (or a
+    text, ``where``) outside the subset: the case is inconclusive, the pattern not re-run."""
+    return pattern_not_rerun(pattern, str(why), where)
 
 
 @dataclass(frozen=True)
@@ -313,14 +357,56 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> Any:
     """Python's ``re.search(pattern, text)`` (``re.IGNORECASE`` with ``ignore_case``), run
     by RE2 whenever the pattern and the text are inside the subset, so its time is linear
     in the text. Outside it, Python's engine, as the checker versions that exist always
-    used (their verdicts are forever), within the case's time budget; a checker version
-    that refuses instead says so as a reason."""
+    used (their verdicts are forever), within the case's time budget; under
+    ``only_linear``, ``not_rerun`` instead."""
+    if _LINEAR_ONLY.get():
+        return search_linear(pattern, text, ignore_case)
     try:
         return compile(pattern, ignore_case).search(text)
     except NotInSubset:
         import re
 
         return re.search(pattern, text, re.IGNORECASE if ignore_case else 0)
+
+
+def search_linear(pattern: str, text: str, ignore_case: bool = False, where: str = "") -> Any:
+    """``re.search(pattern, text)`` by RE2 only: raises ``not_rerun`` (a
+    ``CheckerInputError``) for a pattern, or a text (``where``), outside the subset."""
+    try:
+        return compile(pattern, ignore_case).search(text)
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc, where) from None
+
+
+def require(pattern: str, ignore_case: bool = False) -> Linear:
+    """``pattern`` compiled for RE2, or ``not_rerun`` naming why it is outside the subset."""
+    try:
+        return compile(pattern, ignore_case)
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc) from None
+
+
+def sub(pattern: str, replace: str, text: str) -> str:
+    """``re.sub(pattern, replace, text)`` by RE2 only, for a pattern that cannot match the
+    empty text (Python and RE2 step past an empty match differently) and a replacement
+    without a backslash (a literal: no group reference, no escape); raises ``not_rerun``
+    for anything else, and for a text outside the subset."""
+    try:
+        compiled = compile(pattern)
+        if compiled.empty:
+            raise NotInSubset("a pattern that can match the empty text is substituted by Python")
+        if "\\" in replace:
+            raise NotInSubset("a replacement holding a backslash (a group reference or escape)")
+        out, done = [], 0
+        while done <= len(text):
+            match = compiled.search(text) if done == 0 else compiled._from(text, done)
+            if match is None:
+                break
+            out += [text[done : match.start()], replace]
+            done = match.end()
+        return "".join(out) + text[done:]
+    except NotInSubset as exc:
+        raise not_rerun(pattern, exc, f"the text {text[:80]!r}") from None
 
 
 def count(pattern: str, text: str, ignore_case: bool = False) -> int:
@@ -337,13 +423,19 @@ class Routed:
         import re
 
         self.python = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        self.ignore_case = ignore_case
         try:
             self.linear: Linear | None = compile(pattern, ignore_case)
         except NotInSubset:
             self.linear = None
 
     def count(self, text: str) -> int:
-        """``len(re.findall(pattern, text))``."""
+        """``len(re.findall(pattern, text))`` (under ``only_linear``: RE2 or ``not_rerun``)."""
+        if _LINEAR_ONLY.get():
+            try:
+                return require(self.python.pattern, self.ignore_case).count(text)
+            except NotInSubset as exc:
+                raise not_rerun(self.python.pattern, exc) from None
         if self.linear is not None:
             try:
                 return self.linear.count(text)

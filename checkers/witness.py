@@ -15,8 +15,10 @@ import itertools
 import re
 import re._constants as sre  # type: ignore[import-not-found]
 import re._parser as sre_parse  # type: ignore[import-not-found]
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from . import linear
 
 _CANDIDATES = 400  # candidate strings tried per pattern
 _LONGEST = 1 << 16  # characters in one candidate
@@ -31,25 +33,42 @@ _CATEGORY = {
 }
 
 
-def example(pattern: str, flags: int = 0) -> str | None:
+def example(pattern: str, flags: int = 0, linear_only: bool = False) -> str | None:
     """A string without a line break in which ``pattern`` finds a match, or None when
-    none of the candidates is one (the pattern may match nothing at all)."""
-    return next(examples(pattern, flags), None)
+    none of the candidates is one (the pattern may match nothing at all).
+    ``linear_only``: candidates are tried on RE2 only (``checkers/linear.py``), and a
+    pattern outside the subset raises ``linear.not_rerun``."""
+    return next(examples(pattern, flags, linear_only), None)
 
 
-def examples(pattern: str, flags: int = 0) -> Iterator[str]:
+def examples(pattern: str, flags: int = 0, linear_only: bool = False) -> Iterator[str]:
     """Every candidate without a line break in which ``pattern`` finds a match."""
     try:
         rx = re.compile(pattern, flags)
         parsed = sre_parse.parse(pattern, flags)
     except (re.error, RecursionError, OverflowError):
         return
+    found: Callable[[str], object] = rx.search
+    if linear_only:
+        found = _linear_search(linear.require(pattern, bool(flags & re.IGNORECASE)))
     try:
         for text in itertools.islice(_sequence(list(parsed)), _CANDIDATES):
-            if "\n" not in text and rx.search(text):
+            if "\n" not in text and found(text):
                 yield text
     except RecursionError:
         return
+
+
+def _linear_search(compiled: linear.Linear) -> Callable[[str], bool]:
+    """RE2's search, a candidate on which the engines could differ counting as no match."""
+
+    def found(text: str) -> bool:
+        try:
+            return compiled.search(text) is not None
+        except linear.NotInSubset:
+            return False
+
+    return found
 
 
 def _sequence(items: Sequence[tuple[Any, Any]]) -> Iterator[str]:

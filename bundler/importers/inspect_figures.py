@@ -1,6 +1,6 @@
 """An Inspect log's figures, re-derived at import: per scorer, a case per metric of each
 reducer (``inspect-metric@2``), a re-scoring case for a deterministic scorer
-(``inspect-rescore@2``), a negative control for each (one sample's stored score changed,
+(``inspect-rescore@3``), a negative control for each (one sample's stored score changed,
 in a copy holding only that scorer), and a claim per reducer whose limits state the
 denominator both ways."""
 
@@ -20,6 +20,7 @@ from bundler.importers.inspect_plan import (
     role,
     run_limits,
 )
+from checkers import linear
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import (
     InspectLog,
@@ -51,7 +52,12 @@ def figure_claims(plan: Plan) -> None:
         by_method.setdefault(str(spec.get("name", "")).removeprefix("inspect_ai/"), []).append(spec)
     for scorer, entries in by_scorer.items():
         method, options = _scorer_of(by_method, entries[0])
-        mine = _scorer_only(log, scorer, entries, by_name.get(scorer, []))
+        # its specs by its own name, and those of the scorer its entries name (score
+        # "p0" made by "pattern"): the checkers find it by either
+        named = by_name.get(scorer, [])
+        seen = {id(s) for s in named}
+        made_by = [s for s in by_method.get(method, []) if id(s) not in seen]
+        mine = _scorer_only(log, scorer, entries, named + made_by)
         own = to_json_log(mine, mine.records)
         figure_cases = _figure_cases(plan, scorer, entries, own, mine)
         if plan.split:
@@ -74,7 +80,7 @@ def figure_claims(plan: Plan) -> None:
             for case_id, params in cases
         ]
         if rescore:
-            needs.append((rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch"))
+            needs.append((rescore[0], "inspect-rescore@3", rescore[1], "inspect.score_mismatch"))
         control_of = _control_cases(plan, scorer, mine, needs)
         if rescore and rescore[0] not in control_of:
             rescore = None
@@ -153,7 +159,7 @@ def _rescore_case(
     elif any(not is_scalar(r.scores[scorer].value) for r in plan.log.records if scorer in r.scores):
         problem = "its stored values are not single values"
     else:
-        problem = rules.rescore_problem(method, options)
+        problem = rules.rescore_problem(method, options) or _not_linear(method, options)
     if problem is not None or not any(scorer in r.scores for r in plan.log.records):
         plan.cannot.append(
             f"That the {scorer!r} scores are right ({problem or 'no sample has one'}): the "
@@ -163,7 +169,7 @@ def _rescore_case(
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
     case_id, message = plan.expected_pass(
         f"rescore-{slug(scorer)}",
-        "inspect-rescore@2",
+        "inspect-rescore@3",
         params,
         f"every stored {scorer} score follows from completion and target under {method}",
         own,
@@ -174,6 +180,21 @@ def _rescore_case(
     if message is not None:
         plan.notes.append(f"rescore {scorer}: {message}")
     return case_id, params
+
+
+def _not_linear(method: str, options: Mapping[str, Any]) -> str | None:
+    """Why a ``pattern`` scorer's pattern is not re-run (outside the subset RE2 reads as
+    Python's re does: it would run on a backtracking engine), or None."""
+    if method != "pattern":
+        return None
+    try:
+        linear.compile(str(options["pattern"]), bool(options.get("ignore_case", True)))
+    except linear.NotInSubset as exc:
+        return (
+            f"its pattern {str(options['pattern'])[:200]!r} is not re-run: {exc}, outside "
+            "the subset a linear engine reads as Python's re does"
+        )
+    return None
 
 
 def _control_cases(
@@ -532,7 +553,7 @@ def _scorer_only(
         mine = [e for e in entries if isinstance(e, dict) and e.get("name") == scorer]
         header["results"] = {**results, "scores": mine}
     if log.spec:
-        header["eval"] = {**log.spec, "scorers": [s for s in specs if s.get("name") == scorer]}
+        header["eval"] = {**log.spec, "scorers": list(specs)}
     records = tuple(
         dataclasses.replace(r, scores={scorer: r.scores[scorer]} if scorer in r.scores else {})
         for r in log.records

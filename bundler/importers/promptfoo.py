@@ -36,7 +36,7 @@ from checkers.promptfoo.scores import project, scores_bytes
 
 CONTROLS = "inputs/controls"
 STATS = "promptfoo-stats@2"
-ASSERT = "promptfoo-assert@2"
+ASSERT = "promptfoo-assert@3"
 # the split layout (``import promptfoo --split``, issue 45)
 TRANSCRIPTS = "inputs/transcripts"
 SCORES = "inputs/scores"
@@ -92,7 +92,7 @@ def _import(
     else:
         plan = _Plan(f"inputs/{file_name}", data)
         _totals(plan, results, document)
-    done = bounded(lambda: rerun_all(results.rows), f"re-running {results_file}'s assertions")
+    done = bounded(lambda: rerun_all(results.rows, True), f"re-running {results_file}'s assertions")
     _assertions(plan, document, results, done, f"{TRANSCRIPTS}/controls" if split else CONTROLS)
     if split:
         _scores_claim(plan, scores_path)

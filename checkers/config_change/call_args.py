@@ -1,4 +1,4 @@
-"""call-args-schema@1 and @2: tool-call arguments match the tool's declared JSON Schema,
+"""call-args-schema@1, @2 and @3: tool-call arguments match the tool's declared JSON Schema,
 and the first recording stage at which they broke it.
 
 @2 is @1 with its YAML inputs read with anchors and aliases expanded (bounded) instead of
@@ -33,12 +33,14 @@ DEFAULT_STAGES = [
 ]
 
 
-def _schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
+def _schemas(tools: Any, linear_only: bool = False) -> dict[str, Any]:
+    """Each declared tool's validator, by name (``linear_only``: its patterns on RE2, a
+    schema with one outside the subset not re-run)."""
     # jsonschema (about 0.1 s to import) is loaded by the first case that checks a schema
     from jsonschema import exceptions as jsonschema_exceptions
     from jsonschema import validators as jsonschema_validators
 
-    from ..jsonschemas import check_schema
+    from ..jsonschemas import check_schema, linear_validator
 
     declared = require_mapping(tools, "tools").get("tools")
     if not isinstance(declared, list) or not declared:
@@ -63,18 +65,17 @@ def _schemas(tools: Any) -> dict[str, Mapping[str, Any]]:
                 "input.invalid",
                 f"tools: the schema of {name!r} is not a valid JSON Schema: {exc.message}",
             ) from None
-        schemas[name] = schema
+        if linear_only:
+            schemas[name] = linear_validator(schema, f"the schema of {name!r}")
+        else:
+            schemas[name] = cls(schema)
     return schemas
 
 
-def _schema_problems(
-    schema: Mapping[str, Any], arguments: Any
-) -> Iterable[tuple[str, str, dict[str, Any]]]:
+def _schema_problems(validator: Any, arguments: Any) -> Iterable[tuple[str, str, dict[str, Any]]]:
     """(code, path, details) for each violation; type errors name both types."""
-    from jsonschema import validators as jsonschema_validators
     from referencing.exceptions import Unresolvable
 
-    validator = jsonschema_validators.validator_for(schema)(schema)
     try:
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     except Unresolvable as exc:  # nothing is fetched: a remote or dangling $ref
@@ -177,10 +178,17 @@ def call_args_schema(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ve
     serialization; it does not say why it happened, and stages with no record (model
     output, platform processing) remain unobserved.
     """
+    return _check_calls(inputs, params, linear_only=False)
+
+
+def _check_calls(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], linear_only: bool
+) -> Verdict:
+    """@1's and @2's check; ``linear_only`` (@3): the schemas' patterns on RE2 only."""
     stages = str_list(params, "stages")
     if not stages or len(set(stages)) != len(stages):
         raise CheckerInputError("params.invalid", "stages must be a non-empty list of unique names")
-    schemas = _schemas(inputs["tools"])
+    schemas = _schemas(inputs["tools"], linear_only)
     calls = _calls(inputs["calls"], stages)
     reasons = [
         r
@@ -223,7 +231,7 @@ def _calls(value: Any, stages: list[str]) -> dict[str, Seen]:
 
 
 def _first_problems(
-    call_id: str, seen: Seen, schemas: Mapping[str, Mapping[str, Any]], stages: list[str]
+    call_id: str, seen: Seen, schemas: Mapping[str, Any], stages: list[str]
 ) -> list[Reason]:
     """One reason per problem of one call, at the first stage it was seen, with the
     earlier stages where the arguments were valid and those with no record."""
@@ -317,3 +325,20 @@ def _calls_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None
 
 
 call_args_schema_v2 = reading_version(call_args_schema, _calls_counterexample)
+
+
+def _call_args_schema_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    return _check_calls(inputs, params, linear_only=True)
+
+
+call_args_schema_v3 = call_args_schema_v2._replace(
+    version=3,
+    function=_call_args_schema_v3,
+    doc=call_args_schema_v2.doc
+    + "\n\nVersion 3 decides as version 2, except that the schemas' regular expressions "
+    "(`pattern`, `patternProperties`, and the `additionalProperties` they decide) run on RE2 "
+    "(time linear in each string): a schema holding a pattern outside the subset RE2 reads "
+    "as Python's `re` (jsonschema's engine) does, one reading `patternProperties` through "
+    "`unevaluatedProperties`, or a string on which the two engines could differ, is not "
+    "re-run: `pattern.not_rerun`, the case inconclusive, naming the pattern and why.",
+)

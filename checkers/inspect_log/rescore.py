@@ -1,9 +1,10 @@
-"""inspect-rescore@1 and @2: every stored score follows from completion and target.
+"""inspect-rescore@1, @2 and @3: every stored score follows from completion and target.
 
 The deterministic scorers (``match``, ``includes``, ``exact``, ``pattern``) are re-applied
 to each stored completion and target; nothing is re-run and a model-graded score is not
 judged. @1 re-scores under the scorer and options the params state; @2 under the ones the
-log records (``eval.scorers``), the params only restating them.
+log records (``eval.scorers``), the params only restating them; @3 as @2, but a ``pattern``
+runs on RE2 only (``checkers/linear.py``), and one outside the subset is not re-run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .. import linear
 from ..api import CheckerInputError, Param, Reason, Verdict, checker
 from .inputs import LOG_ROLE, load, synthetic_header
 from .log import InspectLog, Record, Score, is_scalar, to_json_log
@@ -91,9 +93,11 @@ def _rescore_verdict(
     method: str,
     options: Mapping[str, Any],
     reasons: list[Reason],
+    linear_only: bool = False,
 ) -> Verdict:
     """Each stored ``scorer`` score against ``method`` with ``options`` re-applied; fails
-    with ``reasons`` (found before) and one reason per score that does not follow."""
+    with ``reasons`` (found before) and one reason per score that does not follow.
+    ``linear_only``: a pattern outside the linear subset raises ``pattern.not_rerun``."""
     scored = [r for r in log.records if scorer in r.scores]
     if not scored:
         raise CheckerInputError("input.invalid", f"no sample of the log has a score {scorer!r}")
@@ -106,7 +110,7 @@ def _rescore_verdict(
                 f"{r.where}: score {scorer!r} holds a {type(stored).__name__}, not the C/I "
                 f"value {method} gives: it was not made by {method}",
             )
-        again = rescore(method, options, r.completion, r.target)
+        again = rescore(method, options, r.completion, r.target, linear_only, r.label)
         if stored != again:
             mismatches += 1
             reasons.append(
@@ -212,6 +216,13 @@ def inspect_rescore_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     `input.invalid`: it is not re-scored. A pass says nothing of whether the model would
     give those outputs again.
     """
+    return _rescore_under_log(inputs, params, linear_only=False)
+
+
+def _rescore_under_log(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], linear_only: bool
+) -> Verdict:
+    """@2's and @3's check (``linear_only``: @3's patterns, RE2 only)."""
     scorer = params["scorer"]
     said = _restated_scorer(params)
     log = load(inputs)
@@ -242,4 +253,33 @@ def inspect_rescore_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
                 {"field": "options", "params": dict(restated), "log": dict(options)},
             )
         )
-    return _rescore_verdict(log, scorer, method, options, reasons)
+    if linear_only and method == "pattern":
+        linear.require(str(options["pattern"]), bool(options.get("ignore_case", True)))
+    return _rescore_verdict(log, scorer, method, options, reasons, linear_only)
+
+
+@checker(
+    "inspect-rescore",
+    3,
+    roles=[LOG_ROLE],
+    params=list(inspect_rescore_v2.params),
+    reasons=inspect_rescore_v2.reasons,
+    counterexample=_rescore_counterexample_v2,
+    example_params=[
+        {"scorer": "match", "method": "match", "options": {}},
+        {"scorer": "p", "method": "pattern", "options": {"pattern": "(a+)+$"}},
+    ],
+)
+def inspect_rescore_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Every stored score follows from completion and target under the log's own scorer,
+    a `pattern` scorer's pattern run in time linear in the completion.
+
+    As `inspect-rescore@2`, except that a `pattern` scorer's pattern runs on RE2 only: a
+    pattern outside the subset RE2 reads as Python's `re` does (a lookaround, a
+    back-reference, a quantified group that can match nothing; `checkers/linear.py`), or a
+    completion on which the two could differ (not ASCII for a pattern with `\\w` or
+    ignoring case, ending in a newline for one with `$`), is not re-run:
+    `pattern.not_rerun`, the case inconclusive, naming the pattern and why. Inside the
+    subset the verdicts are @2's.
+    """
+    return _rescore_under_log(inputs, params, linear_only=True)

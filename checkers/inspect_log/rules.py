@@ -295,9 +295,16 @@ def _normalize(text: str) -> str:
 
 
 def rescore(
-    method: str, options: Mapping[str, Any], completion: str, targets: tuple[str, ...]
+    method: str,
+    options: Mapping[str, Any],
+    completion: str,
+    targets: tuple[str, ...],
+    linear_only: bool = False,
+    where: str = "",
 ) -> str:
-    """C or I: what Inspect's deterministic scorer gives for this completion and target."""
+    """C or I: what Inspect's deterministic scorer gives for this completion and target.
+    ``linear_only``: a pattern runs on RE2 only, and one outside the subset (for this
+    completion, ``where``) raises ``linear.not_rerun`` instead of running on Python's re."""
     ignore_case = bool(options.get("ignore_case", True))
     if method == "match":
         location = str(options.get("location", "end"))
@@ -309,7 +316,11 @@ def rescore(
         answer = _normalize(completion)
         return "C" if any(_normalize(t) and _normalize(t) == answer for t in targets) else "I"
     # (a+)+$ is a linear scan: RE2 wherever it means what Python's re means
-    found = linear.search(str(options["pattern"]), completion, ignore_case)
+    pattern = str(options["pattern"])
+    if linear_only:
+        found = linear.search_linear(pattern, completion, ignore_case, where)
+    else:
+        found = linear.search(pattern, completion, ignore_case)
     if not found:
         return "I"
     groups = [g for g in (found.groups() or (found.group(0),))]

@@ -1,8 +1,9 @@
-"""contamination@1: no transcript line matches a contamination marker (seed 004).
+"""contamination@1 and @2: no transcript line matches a contamination marker (seed 004).
 
 A run said to be bare that prints the skill's output format was not bare; a run whose
 tool was reported unavailable did not run in the configuration it claims. Every line of
-every transcript is searched for every marker (a regex).
+every transcript is searched for every marker (a regex). @2 runs the markers on RE2 only:
+a marker outside the subset a linear engine reads as Python's ``re`` does is not re-run.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def _compile_markers(markers: Any, ignore_case: bool) -> list[tuple[str, re.Patt
     return compiled
 
 
-def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _contamination_counterexample(
+    params: Mapping[str, Any], linear_only: bool = False
+) -> Mapping[str, Any] | None:
     """One transcript line per marker, each a line the marker matches; None when some
     marker matches no line we can find (``(?!)``, ``a^b``): that marker can never hit,
     so a pass would claim a search that was never possible."""
@@ -66,7 +69,7 @@ def _contamination_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any
     markers = params["markers"]
     if not isinstance(markers, list | tuple):
         return None
-    lines = [example(m, flags) if isinstance(m, str) else None for m in markers]
+    lines = [example(m, flags, linear_only) if isinstance(m, str) else None for m in markers]
     if not lines or any(line is None for line in lines):
         return None
     text = "\n".join(["counterexample transcript", *map(str, lines)])  # never blank
@@ -119,9 +122,20 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
     check that cannot fail is decoration. A pass means none of the
     listed markers occurs, not that the run was clean in every other way.
     """
+    return _contamination(inputs, params, linear_only=False)
+
+
+def _contamination(
+    inputs: Mapping[str, Any], params: Mapping[str, Any], linear_only: bool
+) -> Verdict:
+    """@1's check; ``linear_only`` (@2): each marker on RE2 only, a marker or a line
+    outside the subset not re-run (``pattern.not_rerun``)."""
     markers = _compile_markers(params["markers"], params["ignore_case"])
+    ignore_case = bool(params["ignore_case"])
+    if linear_only:
+        strict = {m: linear.require(m, ignore_case) for m, _ in markers}
     # each line counted by RE2 where it means what Python's re means (linear time)
-    routed = {m: linear.Routed(m, bool(params["ignore_case"])) for m, _ in markers}
+    routed = {} if linear_only else {m: linear.Routed(m, ignore_case) for m, _ in markers}
     limit = params["max_locations"]
     if isinstance(limit, bool) or limit < 0:
         raise CheckerInputError("params.invalid", f"max_locations must be >= 0, observed {limit}")
@@ -148,7 +162,13 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
         for number, line in enumerate(text.removesuffix("\n").split("\n"), start=1):
             lines_scanned += 1
             for marker, _compiled in markers:  # (Python's, kept for the params checks)
-                found = routed[marker].count(line)
+                if linear_only:
+                    try:
+                        found = strict[marker].count(line)
+                    except linear.NotInSubset as exc:
+                        raise linear.not_rerun(marker, exc, f"{name}:{number}") from None
+                else:
+                    found = routed[marker].count(line)
                 if found:
                     hits[marker][name] += found
                     first.setdefault(marker, f"{name}:{number}")
@@ -185,3 +205,31 @@ def contamination(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdi
         f"no marker of {len(markers)} in {lines_scanned} line(s) of {len(tree)} transcript(s)",
         **details,
     )
+
+
+def _contamination_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """@1's, its lines found by RE2 (a marker outside the subset: ``pattern.not_rerun``)."""
+    return _contamination_counterexample(params, linear_only=True)
+
+
+@checker(
+    "contamination",
+    2,
+    roles=list(contamination.roles),
+    params=list(contamination.params),
+    reasons=contamination.reasons,
+    counterexample=_contamination_counterexample_v2,
+    example_params=[{"markers": ["unavailable tool", "(a+)+$"]}],
+)
+def contamination_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """No transcript line matches any contamination marker, each marker run in time linear
+    in the line.
+
+    As `contamination@1`, except that every marker runs on RE2 only: a marker outside the
+    subset RE2 reads as Python's `re` does (a lookaround, a back-reference, a quantified
+    group that can match nothing, one that can match the empty text; `checkers/linear.py`),
+    or a line on which the two could differ (not ASCII for a marker with `\\w` or ignoring
+    case), is not re-run: `pattern.not_rerun`, the case inconclusive, naming the marker
+    (and the `file:line`) and why. Inside the subset the verdicts are @1's.
+    """
+    return _contamination(inputs, params, linear_only=True)

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import linear
 from ..api import CheckerInputError, InputKind, Param, Reason, Role, Verdict, checker
 from ..arithmetic import left_sum
 from .cases import (
@@ -526,3 +527,22 @@ def suite_threshold_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
     if reasons:
         return Verdict.failed(f"threshold not met: {score}", reasons, **details)
     return Verdict.passed(f"threshold met: {score}, no hallucinated evidence", **details)
+
+
+_LINEAR_NOTE = (
+    "\n\nVersion 3 decides as version 2, except that every regular expression (the "
+    "cases' `evidence_regex`, `open_field_regex`, `output_regex`, and the schema's "
+    "`pattern`s) runs on RE2, in time linear in its text: one outside the subset RE2 reads "
+    "as Python's `re` does, or a text on which the two could differ, is not re-run: "
+    "`pattern.not_rerun`, the case inconclusive, naming the pattern and why."
+)
+intent_expectations_v3 = intent_expectations_v2._replace(
+    version=3,
+    function=linear.linear_only_version(intent_expectations_v2.function),
+    doc=intent_expectations_v2.doc + _LINEAR_NOTE,
+)
+suite_threshold_v3 = suite_threshold_v2._replace(
+    version=3,
+    function=linear.linear_only_version(suite_threshold_v2.function),
+    doc=suite_threshold_v2.doc + _LINEAR_NOTE,
+)

@@ -276,15 +276,25 @@ class NotDecided(Exception):
     """The re-run cannot decide this output exactly (too deep, too large): not re-run."""
 
 
-def rerun_v2(assertion: Mapping[str, Any], output: str) -> bool:
+def rerun_v2(assertion: Mapping[str, Any], output: str, linear_only: bool = False) -> bool:
     """The stored ``pass`` promptfoo 0.123.1 writes for the assertion on ``output``
     (``rerun_problem_v2`` is None). Raises ``NotDecided`` where this output cannot be
-    decided exactly."""
+    decided exactly; ``linear_only``: also where a regex would run on Python's engine."""
     if assertion.get("weight") == 0:
         return True  # runAssertion: a weight of 0 always passes
     kind = str(assertion["type"])
     base = kind.removeprefix("not-")
     inverse = kind != base
+    if base == "regex" and linear_only:
+        from .jsregex import NotInSubset, test_linear
+
+        pattern = str(assertion["value"])
+        try:
+            return test_linear(pattern, output) != inverse
+        except NotInSubset as exc:
+            raise NotDecided(
+                f"regex {pattern[:200]!r} not re-run on a linear engine: {exc}"
+            ) from None
     if base == "regex":
         from .jsregex import test
 
@@ -383,15 +393,17 @@ class Rerun:
         return [(r, j, again) for r, j, again in self.checked if again != r.components[j]["pass"]]
 
 
-def rerun_all(rows: tuple[RowV2, ...]) -> Rerun:
-    """Re-run every re-runnable stored result under promptfoo 0.123.1's rules."""
+def rerun_all(rows: tuple[RowV2, ...], linear_only: bool = False) -> Rerun:
+    """Re-run every re-runnable stored result under promptfoo 0.123.1's rules
+    (``linear_only``: a regex on RE2 only, else not re-run)."""
     done = Rerun([], Counter(), {})
     for row in rows:
         for j, component in enumerate(row.components):
             problem = skip_reason(row, component, rerun_problem_v2)
             if problem is None:
                 try:
-                    done.checked.append((row, j, rerun_v2(component["assertion"], row.output)))
+                    again = rerun_v2(component["assertion"], row.output, linear_only)
+                    done.checked.append((row, j, again))
                     continue
                 except NotDecided as exc:
                     problem = str(exc)

@@ -1,4 +1,4 @@
-"""promptfoo-stats@1/@2 and promptfoo-assert@1/@2: counts and assertions re-checked.
+"""promptfoo-stats@1/@2 and promptfoo-assert@1/@2/@3: counts and assertions re-checked.
 
 Version 1 trusts its params: ``promptfoo-stats@1`` compares the rows with the ``claimed``
 param only (never the file's own ``stats``) and takes any tolerance; ``promptfoo-assert@1``
@@ -487,9 +487,14 @@ def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
     regex outside the subset), never judged. Cannot decide: the model's outputs, and the
     types not re-run.
     """
+    return _assert_v2(inputs, params, linear_only=False)
+
+
+def _assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any], linear_only: bool) -> Verdict:
+    """@2's check; ``linear_only`` (@3): a regex runs on RE2 only, else is not re-run."""
     minimum = _min_rerun(params)
     results = read_results(inputs["results"])
-    done = rerun_all(results.rows)
+    done = rerun_all(results.rows, linear_only)
     checked, skipped = len(done.checked), done.skipped
     reasons = []
     for row, j, again in done.mismatches:
@@ -511,3 +516,25 @@ def promptfoo_assert_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) ->
         "file_written_by": results.promptfoo_version,
     }
     return _rerun_verdict(checked, minimum, skipped, reasons, details)
+
+
+@checker(
+    "promptfoo-assert",
+    3,
+    roles=[RESULTS_ROLE],
+    params=list(promptfoo_assert_v2.params),
+    reasons=promptfoo_assert_v2.reasons,
+    counterexample=_assert_counterexample_v2,
+    example_params=[{}],
+)
+def promptfoo_assert_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Every stored result of a re-runnable deterministic assertion follows from the stored
+    output, each regex run in time linear in the output.
+
+    As `promptfoo-assert@2`, except that a `regex` runs on RE2 only: one with a lookahead
+    (which RE2 has not), or an output with a character past U+FFFF (RE2 reads code points,
+    JavaScript UTF-16 units), is not re-run and is listed in `details.not_rerun` with the
+    pattern and why in `details.not_rerun_why` (where @2 ran it on Python's backtracking
+    engine). Inside the subset the verdicts are @2's.
+    """
+    return _assert_v2(inputs, params, linear_only=True)

@@ -342,3 +342,16 @@ def test(pattern: str, text: str) -> bool:
     if linear is not None and not _SURROGATE.search(seen):
         return linear.search(seen) is not None
     return translate(pattern).search(seen) is not None
+
+
+def test_linear(pattern: str, text: str) -> bool:
+    """``new RegExp(pattern).test(text)`` by RE2 only (time linear in the text); raises
+    ``NotInSubset`` where ``test`` would fall back to Python's engine (a lookahead, a
+    surrogate unit, or a text with a character past U+FFFF)."""
+    seen = units(text)
+    linear = _for_re2(pattern)
+    if linear is None:
+        raise NotInSubset("a lookahead or a surrogate unit, which RE2 does not read alike")
+    if _SURROGATE.search(seen):
+        raise NotInSubset("an output with a character past U+FFFF (RE2 reads code points)")
+    return linear.search(seen) is not None

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import linear
 from ..api import (
     CheckerInputError,
     InputKind,
@@ -317,3 +318,22 @@ def _kept_apart_note(model: Model) -> str:
         return ""
     labels = ", ".join(f"'{k['label']}'" for k in model.kept_apart)
     return f" States kept apart (same label, different identity): {labels}."
+
+
+assert trajectory_skeleton_v2.counterexample is not None
+trajectory_skeleton_v3 = trajectory_skeleton_v2._replace(
+    version=3,
+    function=linear.linear_only_version(trajectory_skeleton_v2.function),
+    counterexample=linear.linear_only_version(trajectory_skeleton_v2.counterexample),
+    example_params=(
+        {"identity": ["label", "view"]},
+        {},
+        {"identity": ["label", "view"], "normalise": [{"field": "label", "pattern": "^o"}]},
+    ),
+    doc=trajectory_skeleton_v2.doc
+    + "\n\nVersion 3 decides as version 2, except that every normaliser (the params' or the "
+    "model's) runs on RE2, in time linear in the text: a pattern outside the subset RE2 "
+    "reads as Python's `re` does, one that can match the empty text, a replacement holding "
+    "a backslash, or a text on which the engines could differ, is not re-run: "
+    "`pattern.not_rerun`, the case inconclusive, naming the pattern and why.",
+)

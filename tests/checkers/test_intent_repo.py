@@ -690,3 +690,51 @@ def test_outputs_and_transcripts_together_are_refused() -> None:
     }
     with pytest.raises(CheckerInputError, match="not both"):
         CASE.function(inputs, {"case": "c"})
+
+
+# ------------------------------------------- version 3: patterns on RE2 only (issue 42, item 4)
+
+
+def run_at(version: int, expect: dict[str, Any], record: Any, schema: Any = None) -> Verdict:
+    from bundler.run.runner import run_checker
+
+    found = get(f"intent-expectations@{version}")
+    assert found is not None
+    case = {"id": "c", "prompt": "p", "mode": "auto", "fixture": "user-api", "expect": expect}
+    inputs = {
+        "cases": [case],
+        "outputs": {"c": record},
+        "schema": SCHEMA if schema is None else schema,
+        "fixture": FILES,
+    }
+    return run_checker(found, inputs, {"case": "c"})
+
+
+@pytest.mark.parametrize(
+    "key", ["output_regex", "evidence_regex", "open_field_regex"], ids=lambda k: k
+)
+def test_out_of_subset_case_regex_is_not_rerun_under_intent_expectations_v3(key: str) -> None:
+    record = turn(ask_spec(), text="a prototype first")
+    verdict = run_at(3, {key: r"(?=a)a"}, record)
+    assert verdict.codes == ("pattern.not_rerun",), verdict
+    assert "'(?=a)a' is not re-run" in verdict.message
+    assert run_at(2, {key: r"(?=a)a"}, record).status in ("pass", "fail")  # @2: Python's re
+
+
+def test_out_of_subset_schema_pattern_is_not_rerun_under_intent_expectations_v3() -> None:
+    schema = copy.deepcopy(SCHEMA)
+    schema.setdefault("properties", {})["request"] = {"type": "string", "pattern": r"(x)\1"}
+    record = turn(ask_spec(), text="a prototype first")
+    assert run_at(3, {}, record, schema).codes == ("pattern.not_rerun",)
+
+
+@pytest.mark.parametrize(("key", "want", "ok", "bad"), KEYS, ids=[k[0] for k in KEYS])
+def test_intent_expectations_v3_gives_v2_verdicts_inside_the_subset(
+    key: str, want: Any, ok: Callable[..., None], bad: Callable[..., None]
+) -> None:
+    good, wrong = ask_spec(), ask_spec()
+    ok(good)
+    bad(wrong)
+    for record in (turn(good, text="a prototype first"), turn(wrong, text="a full rewrite")):
+        old, new = run_at(2, {key: want}, record), run_at(3, {key: want}, record)
+        assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)

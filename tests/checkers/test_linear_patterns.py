@@ -5,6 +5,7 @@ RE2 for patterns inside the subset where it means what Python's ``re`` means, he
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -171,3 +172,160 @@ def test_re2_counts_what_python_finds_all_inside_the_subset(
     except linear.NotInSubset:
         return
     assert not compiled.empty
+
+
+def _pattern_log(pattern: str, completion: str, stored: str, ignore_case: bool = True) -> bytes:
+    from checkers.inspect_log.log import InspectLog, Record, Score, to_json_log
+
+    records = (Record("s0", 1, ("a",), completion, {"p": Score(stored, None)}, None, "s0"),)
+    options = {"pattern": pattern, "ignore_case": ignore_case}
+    header = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "t", "scorers": [{"name": "pattern", "options": options}]},
+        "results": {"scores": [{"name": "p", "scorer": "pattern", "metrics": {}}]},
+    }
+    return to_json_log(InspectLog("json", header, records), records)
+
+
+def _rescore(version: int, data: bytes, **params: object) -> Any:
+    import checkers
+    from bundler.run.runner import run_checker
+
+    found = checkers.get(f"inspect-rescore@{version}")
+    assert found is not None
+    return run_checker(found, {"log": data}, {"scorer": "p", **params})
+
+
+def test_out_of_subset_pattern_is_not_rerun_under_rescore_v3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def backtracking(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(rules.re, "search", backtracking)
+    verdict = _rescore(3, _pattern_log(r"(a)\1", "aa", "C"))
+    assert verdict.status == "error"
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "'(a)\\\\1' is not re-run" in verdict.message
+    assert "escape" in verdict.message  # why it is outside the subset
+
+
+def test_text_outside_the_subset_is_not_rerun_under_rescore_v3() -> None:
+    # \w is Unicode in Python and ASCII in RE2: on a completion that is not ASCII, not run
+    verdict = _rescore(3, _pattern_log(r"(\w+)", "café", "I"))
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "on s0" in verdict.message and "not ASCII" in verdict.message
+
+
+def test_restated_out_of_subset_pattern_is_not_rerun_rather_than_vacuous() -> None:
+    options = {"pattern": r"(?=a)a", "ignore_case": True}
+    verdict = _rescore(3, _pattern_log(r"(?=a)a", "a", "C"), method="pattern", options=options)
+    assert verdict.codes == ("pattern.not_rerun",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pattern=patterns(),
+    completion=st.text(alphabet="abAB9 .\t-", max_size=10),
+    stored=st.sampled_from(["C", "I"]),
+    ignore_case=st.booleans(),
+)
+def test_rescore_v3_gives_v2_verdicts_for_every_in_subset_pattern(
+    pattern: str, completion: str, stored: str, ignore_case: bool
+) -> None:
+    data = _pattern_log(pattern, completion, stored, ignore_case)
+    old, new = _rescore(2, data), _rescore(3, data)
+    try:
+        linear.compile(pattern, ignore_case).search(completion)
+    except linear.NotInSubset:
+        assert new.codes == ("pattern.not_rerun",), (pattern, completion)
+        return
+    assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)
+
+
+def _contamination(version: int, text: str, *markers: str, ignore_case: bool = False) -> Any:
+    import checkers
+    from bundler.run.runner import run_checker
+
+    found = checkers.get(f"contamination@{version}")
+    assert found is not None
+    inputs = {"transcripts": {"run.log": text.encode()}}
+    return run_checker(found, inputs, {"markers": list(markers), "ignore_case": ignore_case})
+
+
+def test_out_of_subset_marker_is_not_rerun_under_contamination_v2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    verdict = _contamination(2, "ok\nab\n", r"(?=a)ab")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "'(?=a)ab' is not re-run" in verdict.message and "group syntax" in verdict.message
+
+
+def test_line_outside_the_subset_is_not_rerun_under_contamination_v2() -> None:
+    verdict = _contamination(2, "ok\ncafé x\n", r"\w+ x")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "on run.log:2" in verdict.message
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    marker=patterns(),
+    lines=st.lists(st.text(alphabet="abAB9 .\t-", max_size=8), min_size=1, max_size=3),
+    ignore_case=st.booleans(),
+)
+def test_contamination_v2_gives_v1_verdicts_for_every_in_subset_marker(
+    marker: str, lines: list[str], ignore_case: bool
+) -> None:
+    text = "\n".join(["transcript", *lines])
+    old = _contamination(1, text, marker, ignore_case=ignore_case)
+    new = _contamination(2, text, marker, ignore_case=ignore_case)
+    try:
+        compiled = linear.compile(marker, ignore_case)
+        for line in text.split("\n"):
+            compiled.count(line)
+    except linear.NotInSubset:
+        assert new.codes in (("pattern.not_rerun",), old.codes), (marker, text)
+        return
+    assert (new.status, new.codes, new.message, new.details) == (
+        old.status,
+        old.codes,
+        old.message,
+        old.details,
+    )
+
+
+def test_out_of_subset_marker_is_not_rerun_rather_than_vacuous_under_contamination_v2() -> None:
+    # the counterexample finds its line by RE2 too: the marker is named, not called vacuous
+    verdict = _contamination(2, "ok\n", r"(a)(?!b)")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert _contamination(1, "ok\n", r"(a)(?!b)").status == "pass"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pattern=patterns(),
+    text=st.text(alphabet="abcAB9 .\t-", max_size=12),
+    replace=st.sampled_from(["", "x", "<>", "$1"]),
+)
+def test_re2_substitutes_what_python_substitutes_inside_the_subset(
+    pattern: str, text: str, replace: str
+) -> None:
+    from checkers.api import CheckerInputError
+
+    try:
+        ours = linear.sub(pattern, replace, text)
+    except CheckerInputError as exc:
+        assert exc.code == "pattern.not_rerun"
+        return
+    assert ours == re.sub(pattern, replace, text), (pattern, replace, text)
+
+
+def test_substitution_that_can_match_empty_or_refers_to_a_group_is_not_rerun() -> None:
+    from checkers.api import CheckerInputError
+
+    with pytest.raises(CheckerInputError, match="can match the empty text"):
+        linear.sub("a*", "x", "baa")
+    with pytest.raises(CheckerInputError, match="backslash"):
+        linear.sub("(a)", r"\1\1", "baa")
+    assert linear.sub("(a+)+$", "", "a" * 50_000 + "b") == "a" * 50_000 + "b"

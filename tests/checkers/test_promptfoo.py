@@ -527,7 +527,7 @@ def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path) -> None:
         "totals-control-prompt-tokens": ["promptfoo.stats.prompt_tokens"],
         "assertions-control": ["promptfoo.assert_mismatch"],
     }
-    assert {c["checker"] for c in cases} == {"promptfoo-stats@2", "promptfoo-assert@2"}
+    assert {c["checker"] for c in cases} == {"promptfoo-stats@2", "promptfoo-assert@3"}
 
 
 def test_a_boolean_count_true_of_1_tests_passed_is_refused_at_import(tmp_path: Path) -> None:
@@ -774,3 +774,78 @@ def test_every_type_promptfoo_documents_is_rerun_or_not_rerun_by_name() -> None:
     assert category("levenshtein") == category("contains") == "outside the re-run rules"
     assert category("contains-json") == "deterministic, not re-implemented"
     assert category("my-own-type") == "not a type promptfoo 0.123.1 documents"
+
+
+# -- promptfoo-assert@3: a regex on RE2 only (issue 42, item 4) -----------------------------
+
+
+def _lookahead_rows() -> dict[str, Any]:
+    look = {"pass": True, "assertion": {"type": "regex", "value": "(?=a)a"}}
+    other = {"pass": True, "assertion": {"type": "contains", "value": "a"}}
+    grading = {"componentResults": [look, other]}
+    return results_of([row(True, 0, "a", gradingResult=grading)], {})
+
+
+def test_lookahead_regex_is_not_rerun_under_promptfoo_assert_v3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from checkers.promptfoo import jsregex
+
+    assert run_at2("promptfoo-assert@2", _lookahead_rows()).details["rerun"] == 2
+
+    def backtracking(*_args: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(jsregex, "test", backtracking)
+    verdict = run_at2("promptfoo-assert@3", _lookahead_rows())
+    assert verdict.status == "pass" and verdict.details["rerun"] == 1
+    assert verdict.details["not_rerun"] == {"regex": 1}
+    (why,) = verdict.details["not_rerun_why"]["regex"]
+    assert "'(?=a)a' not re-run on a linear engine: a lookahead" in why
+
+
+def test_astral_output_regex_is_not_rerun_under_promptfoo_assert_v3() -> None:
+    stored = one("\U0001f600 a", {"type": "regex", "value": "a"}, True)
+    stored["results"]["results"][0]["gradingResult"]["componentResults"].append(
+        {"pass": True, "assertion": {"type": "contains", "value": "a"}}
+    )
+    verdict = run_at2("promptfoo-assert@3", stored)
+    assert verdict.details["not_rerun"] == {"regex": 1}
+    assert "past U+FFFF" in verdict.details["not_rerun_why"]["regex"][0]
+
+
+@pytest.mark.parametrize(
+    ("output", "assertion", "passed"),
+    [
+        ("x\ry", {"type": "regex", "value": "x.y"}, False),
+        ("x\u2028y", {"type": "regex", "value": "x.y"}, False),
+        ("\u0663", {"type": "regex", "value": "\\d"}, False),
+        ("end\n", {"type": "regex", "value": "end$"}, False),
+        ("a" * 20 + "b", {"type": "not-regex", "value": "^a{2,}b$"}, False),
+        ("ANSWER: 42", {"type": "regex", "value": "ANSWER: (\\d+)"}, True),
+        ("ANSWER: 42", {"type": "regex", "value": "ANSWER: (\\d+)"}, False),
+        ("Über", {"type": "not-regex", "value": "\\bber"}, True),
+    ],
+)
+def test_promptfoo_assert_v3_gives_v2_verdicts_for_regexes_re2_runs(
+    output: str, assertion: dict[str, Any], passed: bool
+) -> None:
+    stored = one(output, assertion, passed)
+    old, new = run_at2("promptfoo-assert@2", stored), run_at2("promptfoo-assert@3", stored)
+    assert new.details["not_rerun"] == {}
+    assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)
+
+
+def test_import_lists_a_lookahead_regex_as_not_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from checkers.promptfoo import jsregex
+
+    def backtracking(*_args: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(jsregex, "test", backtracking)
+    (tmp_path / "r.json").write_text(json.dumps(_lookahead_rows()))
+    import_promptfoo(tmp_path / "r.json", tmp_path / "s")
+    cannot = " ".join(claims_of(tmp_path / "s")["scope"]["cannot_support"])
+    assert "regex x1 (regex '(?=a)a' not re-run on a linear engine: a lookahead" in cannot

@@ -945,3 +945,40 @@ def test_the_edit_example_is_a_false_accept_of_version_1() -> None:
     # format 1: the two spellings of "saved ✓" are two states, so no save is essential
     assert run_at2(SKELETON_1, inputs).status == "pass"
     assert run_at2(SKELETON_2, inputs).codes == ("trajectory.repeat_missing",)
+
+
+# ------------------------------------- version 3: normalisers on RE2 only (issue 42, item 4)
+
+
+def _normalised(version: int, pattern: str, replace: str = "") -> Any:
+    found = checkers.get(f"trajectory-skeleton@{version}")
+    assert found is not None
+    references = [
+        doc_at2("r1", ["open", "Searching 0.5 s", "done"]),
+        doc_at2("r2", ["open", "Searching 3.1 s", "done"]),
+    ]
+    inputs = {"references": references, "trace": doc_at2("t", ["open", "done"])}
+    normalise = [{"pattern": pattern, "replace": replace}]
+    return run_checker(found, inputs, {"normalise": normalise})
+
+
+def test_out_of_subset_normaliser_is_not_rerun_under_trajectory_skeleton_v3() -> None:
+    verdict = _normalised(3, r"(?<=g) \d+(\.\d+)? s$")
+    assert verdict.codes == ("pattern.not_rerun",)
+    assert "is not re-run" in verdict.message and "group syntax" in verdict.message
+    assert _normalised(2, r"(?<=g) \d+(\.\d+)? s$").codes == ("trajectory.missing",)
+
+
+def test_normaliser_replacement_with_a_group_reference_is_not_rerun_under_v3() -> None:
+    assert _normalised(3, r"( )\d+(\.\d+)? s$", r"\1").codes == ("pattern.not_rerun",)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "replace"),
+    [(r" \d+(\.\d+)? s$", ""), (r"\d", "#"), ("Searching.*", "S"), ("zzz", ""), ("o", "0")],
+)
+def test_trajectory_skeleton_v3_gives_v2_verdicts_for_in_subset_normalisers(
+    pattern: str, replace: str
+) -> None:
+    old, new = _normalised(2, pattern, replace), _normalised(3, pattern, replace)
+    assert (new.status, new.codes, new.message) == (old.status, old.codes, old.message)

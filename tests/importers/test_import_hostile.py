@@ -546,3 +546,44 @@ def test_a_plan_whose_sample_ids_are_not_ids_imports_without_a_counts_claim(
     assert any("sample_ids[1]" in n and "no sample counts are checked" in n for n in done.notes)
     built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert built.home.status == "supported"
+
+
+def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 42, item 4: a back-reference is outside the subset RE2 reads as Python does;
+    # the import neither runs it on Python's backtracking engine nor claims its scores
+    from checkers.inspect_log import rules
+
+    def backtracking(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(rules.re, "search", backtracking)
+    head = header()
+    head["eval"]["scorers"] = [
+        {"name": "pattern", "options": {"pattern": r"(a)\1", "ignore_case": False}, "metrics": []}
+    ]
+    head["results"]["scores"][0].update(name="pattern", scorer="pattern")
+    head["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.0
+    kept = sample(output={"completion": "ab"}, scores={"pattern": {"value": "I", "answer": None}})
+    done = import_inspect(json_log(tmp_path / "backref.json", head, kept), tmp_path / "out")
+    document = yaml.safe_load((done.source / "bundle.yaml").read_text())
+    assert not any(c["checker"].startswith("inspect-rescore@") for c in document["cases"])
+    cannot = "\n".join(document["scope"]["cannot_support"])
+    assert "That the 'pattern' scores are right (its pattern '(a)\\\\1' is not re-run" in cannot
+    assert "escape" in cannot  # why: the construct outside the subset is named
+
+
+def test_a_score_named_apart_from_its_scorer_is_rescored_at_import(tmp_path: Path) -> None:
+    # the score "p0" made by the scorer "pattern": the copy of the log a case runs on at
+    # import kept only specs named "p0", so the scorer looked unrecorded and was not re-scored
+    head = header()
+    head["eval"]["scorers"] = [
+        {"name": "pattern", "options": {"pattern": "(a+)", "ignore_case": False}, "metrics": []}
+    ]
+    head["results"]["scores"][0].update(name="p0", scorer="pattern")
+    kept = sample(output={"completion": "aa"}, target="aa", scores={"p0": {"value": "C"}})
+    done = import_inspect(json_log(tmp_path / "named.json", head, kept), tmp_path / "out")
+    document = yaml.safe_load((done.source / "bundle.yaml").read_text())
+    rescored = [c["id"] for c in document["cases"] if c["checker"] == "inspect-rescore@3"]
+    assert rescored == ["rescore-p0", "rescore-p0-control"]

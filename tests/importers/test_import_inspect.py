@@ -86,7 +86,7 @@ def test_deterministic_scorers_are_rescored_and_model_graded_is_out_of_scope(
     source, _ = mixed_bundle
     document = source_of(source)
     rescored = {
-        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@2"
+        c["params"]["method"] for c in document["cases"] if c["checker"] == "inspect-rescore@3"
     }
     assert rescored == {"match", "includes", "exact", "pattern"}
     pattern = next(c for c in document["cases"] if c["id"] == "rescore-pattern")
@@ -276,7 +276,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
     assert {c["checker"] for c in cases} == {
         "inspect-counts@3",
         "inspect-metric@2",
-        "inspect-rescore@2",
+        "inspect-rescore@3",
         "inspect-status@2",
     }
     reasons = {
@@ -295,7 +295,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
             ),
         ),
         ("inspect-metric@2", ("inspect.header_metric_mismatch",)),
-        ("inspect-rescore@2", ("inspect.score_mismatch",)),
+        ("inspect-rescore@3", ("inspect.score_mismatch",)),
     }
     figure = next(c for c in cases if c["id"] == "match-mean-accuracy")
     assert figure["params"] == {

@@ -125,6 +125,33 @@ def test_a_backtracking_regex_in_a_bundle_runs_in_linear_time(tmp_path: Path) ->
     assert cases["caught"]["outcome"] == "reproduced"
 
 
+def test_an_out_of_subset_marker_in_a_bundle_source_is_refused_as_not_rerun_under_v2(
+    tmp_path: Path,
+) -> None:
+    """A lookahead and a back-reference (outside what RE2 reads as Python does): under
+    contamination@2 the case is refused by name, never run on `re`."""
+    from bundler.authoring.source import read_source
+    from bundler.errors import SourceError
+
+    source = tmp_path / "src"
+    (source / "runs").mkdir(parents=True)
+    (source / "runs" / "run.log").write_text("a" * 64 + "!\n")
+    (source / "bundle.yaml").write_text(
+        "name: redos2\nversion: 1.0.0\ntitle: A marker outside the linear subset\n"
+        "files: [runs/**]\n"
+        "cases:\n"
+        "  - id: clean\n    checker: contamination@2\n    inputs: {transcripts: runs}\n"
+        "    params: {markers: ['^(a+)+(?=b)$']}\n    expect: pass\n"
+        "claims:\n  - id: clean\n    statement: The run is clean.\n    cases: [clean]\n"
+        "    negative_control_waiver: this is about which engine runs the marker\n"
+    )
+    with pytest.raises(SourceError) as raised:
+        read_source(source)
+    (problem,) = raised.value.problems
+    assert problem.code == "case.pattern.not_rerun"
+    assert "'^(a+)+(?=b)$' is not re-run" in problem.message
+
+
 @pytest.mark.usefixtures("registered")
 def test_the_limit_holds_in_worker_processes_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -17,7 +17,7 @@ from referencing.exceptions import Unresolvable
 from ... import linear
 from ...api import Reason
 from ...arithmetic import left_sum
-from ...jsonschemas import check_schema
+from ...jsonschemas import check_schema, linear_validator
 from ...plain import plain
 from ..cases import input_invalid
 from .evidence import classify_evidence, evidence_items
@@ -439,6 +439,8 @@ def schema_validator(schema: Any) -> Any:
         check_schema(Draft202012Validator, schema)
     except jsonschema_exceptions.SchemaError as exc:
         raise input_invalid(f"schema: not a valid JSON Schema: {exc.message}") from None
+    if linear.linear_only():  # a version running patterns on RE2 only: the schema's too
+        return linear_validator(schema, "the schema", Draft202012Validator)
     return Draft202012Validator(schema)
 
 
