@@ -80,7 +80,7 @@ def figure_claims(plan: Plan) -> None:
             for case_id, params in cases
         ]
         if rescore:
-            needs.append((rescore[0], "inspect-rescore@3", rescore[1], "inspect.score_mismatch"))
+            needs.append((rescore[0], RESCORE, rescore[1], "inspect.score_mismatch"))
         control_of = _control_cases(plan, scorer, mine, needs)
         if rescore and rescore[0] not in control_of:
             rescore = None
@@ -169,7 +169,7 @@ def _rescore_case(
     params = {"scorer": scorer, "method": method, "options": dict(options or {})}
     case_id, message = plan.expected_pass(
         f"rescore-{slug(scorer)}",
-        "inspect-rescore@3",
+        RESCORE,
         params,
         f"every stored {scorer} score follows from completion and target under {method}",
         own,
@@ -276,6 +276,8 @@ def _controls(
     return chosen
 
 
+RESCORE = "inspect-rescore@3"  # re-scoring on RE2 only: a pattern outside its subset is not re-run
+
 Need = tuple[str, str, dict[str, Any], str]  # case id, checker, params, reason it must fail with
 
 
@@ -308,7 +310,7 @@ def _split_scorer(
         plan, scorer, method, options, to_json_log(full_mine, full_mine.records), plan.full_path
     )
     if rescore is not None:
-        need = (rescore[0], "inspect-rescore@2", rescore[1], "inspect.score_mismatch")
+        need = (rescore[0], RESCORE, rescore[1], "inspect.score_mismatch")
         controls = _control_cases(plan, scorer, full_mine, [need], f"{TRANSCRIPTS}/controls")
         if rescore[0] in controls:
             rescore_claim = f"rescore-{slug(scorer)}"

@@ -221,4 +221,4 @@ def test_checkers_listing_marks_the_current_version_of_each_checker() -> None:
     lines = {line.split("  ")[0]: line for line in out.splitlines()}
     assert "(older; @2 is current)" in lines["structured-equal@1"]
     assert "(current)" in lines["structured-equal@2"]
-    assert "current" not in lines["contamination@1"]  # one version: nothing to choose
+    assert "current" not in lines["group-rates@1"]  # one version: nothing to choose
