@@ -237,6 +237,9 @@ def _cancelled(out: Path, shape: str = "samples") -> Path:
 
 
 def _hang(out: Path, marker: str, shape: str) -> None:
+    # a child of a shell that ran its parent in the background starts with SIGINT ignored
+    # (and Python then installs no handler): the SIGINT that cancels the run must arrive
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if shape == "samples":
         task, name = _small("hang", marker), "cancelled.eval"
     else:
