@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from checkers.arithmetic import left_sum
+
 SOURCES = Path(__file__).parent / "sources"
 TASK = "arith"
 
@@ -49,8 +51,8 @@ def _record(doc_id: int, acc: float | None) -> dict[str, Any]:
 
 def _stderr(values: list[float]) -> float:
     n = len(values)
-    mu = sum(values) / n
-    return float((sum((x - mu) ** 2 for x in values) / (n - 1)) ** 0.5 / n**0.5)
+    mu = left_sum(values) / n
+    return float((left_sum((x - mu) ** 2 for x in values) / (n - 1)) ** 0.5 / n**0.5)
 
 
 def _run(
@@ -62,7 +64,7 @@ def _run(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     records = [_record(i, v) for i, v in zip(doc_ids, values, strict=True)]
     present = [v for v in values if v is not None]
-    mu = sum(present) / len(present)
+    mu = left_sum(present) / len(present)
     results = {
         "results": {
             TASK: {

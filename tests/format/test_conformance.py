@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +72,37 @@ def test_the_suite_has_every_kind_of_vector() -> None:
 
 def test_the_vectors_are_what_the_script_writes(tmp_path: Path) -> None:
     """The committed vectors are generated, not edited by hand: the script writes the same
-    index and the same bytes again."""
+    index and the same bytes again. A gzip vector's bytes are those of the zlib that wrote
+    them (Python 3.11's here; another build compresses the same tar differently), so on
+    another Python its tar is compared, and the index without its digest."""
     generate.write(tmp_path)
-    assert json.loads((tmp_path / "vectors.json").read_text("utf-8")) == INDEX
+    same_zlib = sys.version_info[:2] == (3, 11)
+    index = json.loads((tmp_path / "vectors.json").read_text("utf-8"))
+    assert strip_gzip_digests(index, same_zlib) == strip_gzip_digests(INDEX, same_zlib)
     for vector in VECTORS:
-        assert (tmp_path / vector["file"]).read_bytes() == (SUITE / vector["file"]).read_bytes()
+        made, kept = (tmp_path / vector["file"]).read_bytes(), (SUITE / vector["file"]).read_bytes()
+        if not same_zlib and vector["file"].endswith(".gz") and kept[:2] == b"\x1f\x8b":
+            made, kept = gunzipped(made), gunzipped(kept)
+        assert made == kept, vector["file"]
+
+
+def gunzipped(data: bytes) -> bytes:
+    """The stream's bytes, as far as they decompress (a damaged vector stops early)."""
+    reader = zlib.decompressobj(wbits=31)
+    try:
+        return reader.decompress(data)
+    except zlib.error:
+        return b"damaged"
+
+
+def strip_gzip_digests(index: dict[str, Any], same_zlib: bool) -> dict[str, Any]:
+    if same_zlib:
+        return index
+    vectors = [
+        {k: v for k, v in vector.items() if k != "sha256" or not vector["file"].endswith(".gz")}
+        for vector in index["vectors"]
+    ]
+    return {**index, "vectors": vectors}
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=IDS)

@@ -101,4 +101,6 @@ def test_the_format_and_its_second_implementation(starter: Path, tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     for vector in (REPO / "manifests" / "conformance" / "vectors").iterdir():
+        if sys.version_info[:2] != (3, 11) and vector.name.endswith(".gz"):
+            continue  # the bytes of 3.11's zlib (tests/format/test_conformance.py compares the tar)
         assert (copy / "vectors" / vector.name).read_bytes() == vector.read_bytes()
