@@ -71,8 +71,10 @@ def test_report_rendering_is_linear_in_claims_and_cases(base: dict[str, Any], fm
             return lambda: to_text(report)
         return lambda: render(fmt, report)
 
+    # once first: Python 3.12 counted no opcode of code run for the first time under a trace
+    opcodes(rendering(1))
     small, large = opcodes(rendering(100)), opcodes(rendering(400))
-    assert large < 5 * small, (fmt, small, large)
+    assert small > 0 and large < 5 * small, (fmt, small, large)
 
 
 def trajectory_case(positions: int) -> dict[str, Any]:
