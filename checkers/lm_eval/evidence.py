@@ -36,6 +36,7 @@ from .checks import (
     SAMPLES_ROLE,
     TASK,
     claimed_counts,
+    lm_eval_counts,
     numbered,
     results_with,
     samples_of,
@@ -303,38 +304,20 @@ def _spans(doc_ids: list[int]) -> str:
     )
 
 
-def _counts_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The claimed counts stated, with one samples record more than `effective`."""
-    task = text_param(params, "task")
-    claimed = claimed_counts(params)
-    results = results_with(task, {}, 0)
-    results["n-samples"][task] = dict(claimed)
-    records = [{"doc_id": i, "filter": "none"} for i in range(claimed["effective"] + 1)]
-    return {"results": results, "samples": numbered(records)}
+assert lm_eval_counts.counterexample is not None  # (declared: @checker requires one)
 
 
 @checker(
     "lm-eval-counts",
     2,
     roles=[RESULTS_ROLE, SAMPLES_ROLE._replace(optional=True)],
-    params=[
-        TASK,
-        Param(
-            "claimed",
-            "the task's n-samples as the results state them: original and effective -> "
-            "whole number",
-            (dict,),
-        ),
-    ],
+    params=list(lm_eval_counts.params),  # @1's, as are its reasons and counterexample
     reasons={
-        "lmeval.count_mismatch": "a count the results state is not what the samples or the "
-        "claim give",
-        "lmeval.limit_mismatch": "the effective count is not what --limit allows of the original",
-        "lmeval.duplicate_doc": "a document is stored twice under one filter",
+        **lm_eval_counts.reasons,
         "lmeval.doc_set_mismatch": "a filter's documents are not the ones lm-eval takes (the "
         "first `effective` of the task: doc_id 0 to effective - 1)",
     },
-    counterexample=_counts_counterexample,
+    counterexample=lm_eval_counts.counterexample,
     example_params=[{"task": "t", "claimed": {"original": 7, "effective": 3}}],
 )
 def lm_eval_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
