@@ -11,28 +11,8 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from bundler.reports.common import (
-    KIND_WORDS,
-    PREREGISTRATION_TITLE,
-    WHAT_IT_SHOWS,
-    WITHHELD_TITLE,
-    case_kind,
-    cases_by_id,
-    claim_cases,
-    controls_text,
-    findings,
-    integrity_words,
-    observed_text,
-    one_line_all,
-    outcome_text,
-    preregistration_of,
-    preregistration_text,
-    reasons_beyond_outcome,
-    shown_cases,
-    verdict_line,
-    verdicts_text,
-    withheld_text,
-)
+from bundler.reports.common import KIND_WORDS, PREREGISTRATION_TITLE, WHAT_IT_SHOWS, WITHHELD_TITLE
+from bundler.reports.view import CaseView, ClaimView, ReportView, as_view
 
 MARK = {"reproduced": "ok", "diverged": "XX", "inconclusive": "??", "withheld": "--"}
 
@@ -50,47 +30,44 @@ def _wrap(text: str, width: int, indent: str, hang: str | None = None) -> list[s
     ) or [indent.rstrip()]
 
 
-def expected_label(case: Mapping[str, Any]) -> str:
+def expected_label(case: CaseView) -> str:
     """The expected verdict, and for a case expected to fail what kind it is:
     ``pass``, ``fail (control)``, ``fail (FINDING)``."""
-    kind = case_kind(case)
+    kind = case.kind
     return "pass" if kind is None else f"fail ({'FINDING' if kind == 'finding' else kind})"
 
 
-def to_text(report: Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
-    """Every string of the report (most come from the bundle) passes through ``one_line``
-    first, so none can start a line of its own and pass for a verdict or signature line."""
-    report = one_line_all(report)
-    out = _bundle_lines(report, width)
-    out += ["", *_case_lines(report, verbose, width)]
-    found = findings(report)
-    if found:
-        out += ["", *_finding_lines(found, width)]
-    out += ["", *_claim_lines(report, width)]
-    held = withheld_text(report)
-    if held:
-        out += ["", WITHHELD_TITLE, *_wrap(held[0], width, "  ", "  ")]
-        for line in held[1]:
-            out += _wrap(line, width, "  - ", "    ")
-    pre = preregistration_text(report)
-    if pre:
-        out += ["", PREREGISTRATION_TITLE, *_wrap(pre[0], width, "  ", "  ")]
-        for line in pre[1]:
-            out += _wrap(line, width, "  - ", "    ")
-    out += ["", *_scope_lines(report, width)]
-    out += ["", *_wrap(verdict_line(report), width, "", "  ")]
+def to_text(report: ReportView | Mapping[str, Any], verbose: bool = False, width: int = 0) -> str:
+    """The view laid out as text (a JSON report is made into its view first). Every string
+    of the report (most come from the bundle) has passed through ``one_line``, so none can
+    start a line of its own and pass for a verdict or signature line."""
+    view = as_view(report)
+    out = _bundle_lines(view, width)
+    out += ["", *_case_lines(view, verbose, width)]
+    if view.findings:
+        out += ["", *_finding_lines(view.findings, width)]
+    out += ["", *_claim_lines(view, width)]
+    for title, section in (
+        (WITHHELD_TITLE, view.withheld),
+        (PREREGISTRATION_TITLE, view.preregistration),
+    ):
+        if section:
+            out += ["", title, *_wrap(section.head, width, "  ", "  ")]
+            for line in section.lines:
+                out += _wrap(line, width, "  - ", "    ")
+    out += ["", *_scope_lines(view, width)]
+    out += ["", *_wrap(view.verdict_line, width, "", "  ")]
     return "\n".join(out)
 
 
-def _bundle_lines(report: Mapping[str, Any], width: int) -> list[str]:
+def _bundle_lines(view: ReportView, width: int) -> list[str]:
     """Which bundle, built where, its integrity, signature, warnings and bundled code."""
-    bundle, env = report["bundle"], report.get("build_environment", {})
+    bundle, env = view.bundle, view.build_environment
+    assert bundle is not None
     head = "         "
     out = [
-        *_wrap(
-            f"Bundle   {bundle['name']} {bundle['version']}: {bundle['title']}", width, "", head
-        ),
-        f"Identity sha256:{bundle['identity']}",
+        *_wrap(f"Bundle   {bundle.name} {bundle.version}: {bundle.title}", width, "", head),
+        f"Identity sha256:{bundle.identity}",
         *_wrap(
             f"Built    with {env.get('tool')} on Python {env.get('python')} "
             f"({env.get('platform')})",
@@ -98,20 +75,17 @@ def _bundle_lines(report: Mapping[str, Any], width: int) -> list[str]:
             "",
             head,
         ),
-        *_wrap(f"Integrity: {integrity_words(report)}", width, "", "  "),
+        *_wrap(f"Integrity: {view.integrity_words}", width, "", "  "),
     ]
-    signature = report.get("signature") or {}
-    if signature:
-        out += _wrap(f"Signature: {signature.get('summary')}", width, "", "  ")
+    if view.signature_summary is not None:
+        out += _wrap(f"Signature: {view.signature_summary}", width, "", "  ")
         out += [
             line
-            for note in signature.get("notes", [])
+            for note in view.signature_notes
             for line in _wrap(f"note: {note}", width, "  ", "    ")
         ]
-    out += [
-        line for w in report.get("warnings", []) for line in _wrap(f"warning: {w}", width, "", "  ")
-    ]
-    code = report.get("bundled_code")
+    out += [line for w in view.warnings for line in _wrap(f"warning: {w}", width, "", "  ")]
+    code = view.bundled_code
     return out + (_code_lines(code, width) if code else [])
 
 
@@ -137,26 +111,26 @@ def _code_lines(code: Mapping[str, Any], width: int) -> list[str]:
     return out
 
 
-def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[str]:
+def _case_lines(view: ReportView, verbose: bool, width: int) -> list[str]:
     """The cases line, then a row per case shown, with what needs a look under it."""
-    cases = report["cases"]
-    shown = shown_cases(report, verbose)
-    out = _wrap(f"Cases: {verdicts_text(cases)}", width, "", "  ")
+    cases = view.cases
+    shown = cases if verbose else view.shown
+    out = _wrap(f"Cases: {view.verdicts}", width, "", "  ")
     # piped with no width: a column as wide as the longest id (one line per case, for grep);
     # wrapped at a width: at most 28, a longer id on a line of its own (issue 43, friction 10)
-    longest = max([4, *(len(c["id"]) for c in shown)])
+    longest = max([4, *(len(c.id) for c in shown)])
     id_width = longest if width <= 0 else min(28, longest)
     if shown:
         header = f"       {'outcome':<12} {'case':<{id_width}}  {'expected':<14} observed"
         out += _wrap(header, width, "", "           ")
     for case in shown:
-        row = f"  [{MARK[case['outcome']]}] {case['outcome']:<12} "
-        if len(case["id"]) > id_width:  # on a line of its own: the columns stay in line
-            out.append(row + case["id"])
+        row = f"  [{MARK[case.outcome]}] {case.outcome:<12} "
+        if len(case.id) > id_width:  # on a line of its own: the columns stay in line
+            out.append(row + case.id)
             row = " " * len(row)
         out += _wrap(
-            f"{row}{case['id'] if len(case['id']) <= id_width else '':<{id_width}}  "
-            f"{expected_label(case):<14} {observed_text(case)}",
+            f"{row}{case.id if len(case.id) <= id_width else '':<{id_width}}  "
+            f"{expected_label(case):<14} {case.observed}",
             width,
             "",
             "           ",
@@ -169,65 +143,62 @@ def _case_lines(report: Mapping[str, Any], verbose: bool, width: int) -> list[st
     return out
 
 
-def _case_details(case: Mapping[str, Any], verbose: bool, width: int) -> list[str]:
+def _case_details(case: CaseView, verbose: bool, width: int) -> list[str]:
     details = []
-    if case["outcome"] != "reproduced" or verbose:
-        details.append(outcome_text(case))
-    if case_kind(case) == "finding":
+    if case.outcome != "reproduced" or verbose:
+        details.append(case.outcome_text)
+    if case.kind == "finding":
         details.append(KIND_WORDS["finding"])
     out = [line for text in details for line in _wrap(text, width, "         ", "           ")]
-    if case["verdict"] == "fail" or verbose or case["outcome"] != "reproduced":
+    if case.verdict == "fail" or verbose or case.outcome != "reproduced":
         limit = 10 if verbose else 3
-        reasons = reasons_beyond_outcome(case)
+        reasons = case.extra_reasons
         for reason in reasons[:limit]:
-            out += _wrap(
-                f"{reason['code']}: {reason['message']}", width, "         ", "           "
-            )
+            out += _wrap(f"{reason.code}: {reason.message}", width, "         ", "           ")
         if len(reasons) > limit:
             out.append(f"         ... and {len(reasons) - limit} more (--verbose)")
     return out
 
 
-def _finding_lines(found: list[Mapping[str, Any]], width: int) -> list[str]:
+def _finding_lines(found: tuple[CaseView, ...], width: int) -> list[str]:
     out = ["Findings: real outputs the author judges wrong"]
     for case in found:
         agrees = (
             "the checker agrees"
-            if case["outcome"] == "reproduced"
-            else f"{case['outcome']}: the checker does not confirm it here"
+            if case.outcome == "reproduced"
+            else f"{case.outcome}: the checker does not confirm it here"
         )
-        out += _wrap(f"{case['id']}: {observed_text(case)} ({agrees})", width, "  - ", "    ")
+        out += _wrap(f"{case.id}: {case.observed} ({agrees})", width, "  - ", "    ")
     return out
 
 
-def _claim_lines(report: Mapping[str, Any], width: int) -> list[str]:
+def _claim_lines(view: ReportView, width: int) -> list[str]:
     out = ["Claims"]
-    by_id = cases_by_id(report)
-    for claim in report["claims"]:
-        pre = preregistration_of(report, claim["id"])
-        out.append(f"  {claim['status']:<13} {claim['id']}" + (f" [{pre}]" if pre else ""))
-        out += _wrap(verdicts_text(claim_cases(by_id, claim)), width, "      ")
-        out += _wrap(claim["statement"], width, "      ")
-        if report.get("bundled_code") and claim.get("checked_by"):
-            out.append(f"      {claim['checked_by']}")
-        if claim["status"] != "supported":
-            out += _wrap(f"why: {claim['why']}", width, "      ", "        ")
-        for limit in claim["limits"]:
-            out += _wrap(f"limit: {limit}", width, "      ", "        ")
-        if claim.get("negative_control_waiver"):
-            out += _wrap(
-                f"negative control waived: {claim['negative_control_waiver']}",
-                width,
-                "      ",
-                "        ",
-            )
-        if controls_text(claim):
-            out += _wrap(controls_text(claim), width, "      ", "        ")
+    for claim in view.claims:
+        out += _claim(claim, width)
     return out
 
 
-def _scope_lines(report: Mapping[str, Any], width: int) -> list[str]:
+def _claim(claim: ClaimView, width: int) -> list[str]:
+    pre = claim.preregistration
+    out = [f"  {claim.status:<13} {claim.id}" + (f" [{pre}]" if pre else "")]
+    out += _wrap(claim.verdicts, width, "      ")
+    out += _wrap(claim.statement, width, "      ")
+    if claim.checked_by:
+        out.append(f"      {claim.checked_by}")
+    if claim.status != "supported":
+        out += _wrap(f"why: {claim.why}", width, "      ", "        ")
+    for limit in claim.limits:
+        out += _wrap(f"limit: {limit}", width, "      ", "        ")
+    if claim.waiver:
+        out += _wrap(f"negative control waived: {claim.waiver}", width, "      ", "        ")
+    if claim.controls_text:
+        out += _wrap(claim.controls_text, width, "      ", "        ")
+    return out
+
+
+def _scope_lines(view: ReportView, width: int) -> list[str]:
     out = ["What this bundle cannot support"]
-    for item in report["cannot_support"] or ["(the bundle states nothing here)"]:
+    for item in view.cannot_support or ["(the bundle states nothing here)"]:
         out += _wrap(item, width, "  - ", "    ")
     return out + _wrap(WHAT_IT_SHOWS, width, "  - ", "    ")
