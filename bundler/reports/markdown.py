@@ -13,30 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from bundler.errors import one_line
-from bundler.reports.common import (
-    KIND_WORDS,
-    PREREGISTRATION_TITLE,
-    STATUS_WORDS,
-    WHAT_IT_SHOWS,
-    WITHHELD_TITLE,
-    case_kind,
-    cases_by_id,
-    claim_cases,
-    controls_text,
-    findings,
-    is_rejection,
-    observed_text,
-    one_line_all,
-    outcome_text,
-    preregistration_counts,
-    preregistration_of,
-    preregistration_text,
-    shown_cases,
-    signature_text,
-    verdicts_text,
-    verify_command,
-    withheld_text,
-)
+from bundler.reports.common import KIND_WORDS, PREREGISTRATION_TITLE, WHAT_IT_SHOWS, WITHHELD_TITLE
+from bundler.reports.view import ReportView, as_view
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
 # an HTML character reference, as CommonMark reads one (named, decimal or hexadecimal)
@@ -85,78 +63,73 @@ def code(text: object) -> str:
     return f"{fence}{pad}{value}{pad}{fence}"
 
 
-def to_markdown(report: Mapping[str, Any], expect_identity: bool = False) -> str:
-    """The appendix block. ``expect_identity`` adds ``--expect-manifest-sha256`` to the
-    command (only when the verifier has that option). Every text passes through
-    ``one_line`` first, as in every format."""
-    report = one_line_all(report)
-    if is_rejection(report):
-        return _rejection(report)
-    out = _summary(report)
-    out += _how_to_verify(report, expect_identity)
-    out += _claims(report)
-    held = withheld_text(report)
-    if held:
-        out += ["", f"**{WITHHELD_TITLE}**", "", escape(held[0]), ""]
-        out += [f"- {escape(line)}" for line in held[1]]
-    out += _findings(report)
-    out += _cases(report)
-    out += _limits(report)
-    pre = preregistration_text(report)
-    if pre:
-        out += ["", f"**{PREREGISTRATION_TITLE}**", "", escape(pre[0]), ""]
-        out += [f"- {escape(line)}" for line in pre[1]]
+def to_markdown(report: ReportView | Mapping[str, Any], expect_identity: bool = False) -> str:
+    """The appendix block (a JSON report is made into its view first). ``expect_identity``
+    adds ``--expect-manifest-sha256`` to the command (only when the verifier has that
+    option). Every text has passed through ``one_line``, as in every format."""
+    view = as_view(report)
+    if view.rejected:
+        return _rejection(view)
+    out = _summary(view)
+    out += _how_to_verify(view, expect_identity)
+    out += _claims(view)
+    if view.withheld:
+        out += ["", f"**{WITHHELD_TITLE}**", "", escape(view.withheld.head), ""]
+        out += [f"- {escape(line)}" for line in view.withheld.lines]
+    out += _findings(view)
+    out += _cases(view)
+    out += _limits(view)
+    if view.preregistration:
+        out += ["", f"**{PREREGISTRATION_TITLE}**", "", escape(view.preregistration.head), ""]
+        out += [f"- {escape(line)}" for line in view.preregistration.lines]
     out += ["", "**What this bundle cannot support**", ""]
-    out += [f"- {escape(item)}" for item in report["cannot_support"]] or [
+    out += [f"- {escape(item)}" for item in view.cannot_support] or [
         "- (the bundle states nothing here)"
     ]
     out += [f"- {WHAT_IT_SHOWS}", ""]
     return "\n".join(out)
 
 
-def _summary(report: Mapping[str, Any]) -> list[str]:
+def _summary(view: ReportView) -> list[str]:
     """The heading, the result and the table of what the bundle is."""
-    bundle = report["bundle"]
-    claims = report["claims"]
-    supported = sum(1 for c in claims if c["status"] == "supported")
-    env = report.get("verify_environment", {})
+    bundle, env = view.bundle, view.verify_environment
+    assert bundle is not None
+    counted = view.preregistration_counts
     return [
-        f"### Reproducibility bundle: {escape(bundle['name'])} {escape(bundle['version'])}",
+        f"### Reproducibility bundle: {escape(bundle.name)} {escape(bundle.version)}",
         "",
-        f"> **Result: {STATUS_WORDS[report['result']]}**: {supported} of {len(claims)} claims "
-        f"supported; {verdicts_text(report['cases'])}"
-        + (f"; **{counted}**" if (counted := preregistration_counts(report)) else ""),
+        f"> **Result: {view.status_words}**: {view.supported} of {len(view.claims)} claims "
+        f"supported; {view.verdicts}" + (f"; **{counted}**" if counted else ""),
         "",
         "| | |",
         "| --- | --- |",
-        f"| Bundle | {cell(bundle['name'], True)} version {cell(bundle['version'])}, "
-        f"format {cell(bundle['format'], True)} |",
-        f"| Title | {cell(bundle['title'])} |",
-        f"| Identity | {cell('sha256:' + bundle['identity'], True)} (SHA-256 of the manifest) |",
-        f"| Signatures | {cell(signature_text(report))} |",
-        f"| Contents | {bundle['files']} files, {bundle['bytes']} bytes, each matching the "
-        f"manifest's SHA-256{_withheld_words(report)} |",
+        f"| Bundle | {cell(bundle.name, True)} version {cell(bundle.version)}, "
+        f"format {cell(bundle.format, True)} |",
+        f"| Title | {cell(bundle.title)} |",
+        f"| Identity | {cell('sha256:' + bundle.identity, True)} (SHA-256 of the manifest) |",
+        f"| Signatures | {cell(view.signature_text)} |",
+        f"| Contents | {bundle.files} files, {bundle.bytes} bytes, each matching the "
+        f"manifest's SHA-256{_withheld_words(view)} |",
         f"| Verified with | {cell(env.get('tool', ''))}, Python {cell(env.get('python', ''))}"
         f" on {cell(env.get('platform', ''))} |",
         "",
     ]
 
 
-def _withheld_words(report: Mapping[str, Any]) -> str:
-    held = report.get("withheld")
-    if not held:
+def _withheld_words(view: ReportView) -> str:
+    if not view.withheld:
         return ""
-    if held["disclosed"]:
-        return f" ({len(held['files'])} withheld, disclosed and checked)"
-    return f", except {len(held['files'])} withheld (bound by their SHA-256 in the manifest)"
+    if view.disclosed:
+        return f" ({view.withheld_files} withheld, disclosed and checked)"
+    return f", except {view.withheld_files} withheld (bound by their SHA-256 in the manifest)"
 
 
-def _how_to_verify(report: Mapping[str, Any], expect_identity: bool) -> list[str]:
+def _how_to_verify(view: ReportView, expect_identity: bool) -> list[str]:
     return [
         "**How to verify** (install reprobundle as its README says, then run)",
         "",
         "```sh",
-        verify_command(report, expect_identity),
+        view.verify_command_pinned if expect_identity else view.verify_command,
         "```",
         "",
         "Exit code 0 means every claim below is supported; 1 a claim is contradicted; "
@@ -167,40 +140,35 @@ def _how_to_verify(report: Mapping[str, Any], expect_identity: bool) -> list[str
     ]
 
 
-def _claims(report: Mapping[str, Any]) -> list[str]:
+def _claims(view: ReportView) -> list[str]:
     out = [
         "**Claims**",
         "",
         "| Claim | Status | Verdicts | Inconclusive | Negative controls |",
         "| --- | --- | --- | --- | --- |",
     ]
-    by_id = cases_by_id(report)
-    for claim in report["claims"]:
-        pre = preregistration_of(report, claim["id"])
-        status = f"**{claim['status']}**" + (f" ({pre})" if pre else "")
+    for claim in view.claims:
+        pre = claim.preregistration
+        status = f"**{claim.status}**" + (f" ({pre})" if pre else "")
         out.append(
-            f"| {cell(claim['id'], True)}: {cell(claim['statement'])} | {status} | "
-            f"{cell(verdicts_text(claim_cases(by_id, claim)))} | "
-            f"{cell(claim['inconclusive'])} | {cell(claim['negative_controls'])} |"
+            f"| {cell(claim.id, True)}: {cell(claim.statement)} | {status} | "
+            f"{cell(claim.verdicts)} | "
+            f"{cell(claim.inconclusive)} | {cell(claim.negative_controls)} |"
         )
     return out
 
 
-def _findings(report: Mapping[str, Any]) -> list[str]:
-    found = findings(report)
-    if not found:
+def _findings(view: ReportView) -> list[str]:
+    if not view.findings:
         return []
     out = ["", f"**Findings** ({escape(KIND_WORDS['finding'])})", ""]
-    for case in found:
-        out.append(
-            f"- {code(case['id'])}: verdict {code(observed_text(case))}; "
-            f"{escape(outcome_text(case))}"
-        )
-        out += [f"  - {code(r['code'])}: {escape(r['message'])}" for r in case["reasons"][:5]]
+    for case in view.findings:
+        out.append(f"- {code(case.id)}: verdict {code(case.observed)}; {escape(case.outcome_text)}")
+        out += [f"  - {code(r.code)}: {escape(r.message)}" for r in case.reasons[:5]]
     return out
 
 
-def _cases(report: Mapping[str, Any]) -> list[str]:
+def _cases(view: ReportView) -> list[str]:
     out = [
         "",
         "**Cases**",
@@ -208,50 +176,46 @@ def _cases(report: Mapping[str, Any]) -> list[str]:
         "| Case | Expected | Verdict | Outcome |",
         "| --- | --- | --- | --- |",
     ]
-    shown = shown_cases(report)
-    for case in shown:
-        kind = case_kind(case)
-        expected = "pass" if kind is None else f"fail ({kind})"
-        outcome = cell(case["outcome"])
-        outcome = outcome if case["outcome"] == "reproduced" else f"**{outcome}**"
+    for case in view.shown:
+        expected = "pass" if case.kind is None else f"fail ({case.kind})"
+        outcome = cell(case.outcome)
+        outcome = outcome if case.outcome == "reproduced" else f"**{outcome}**"
         out.append(
-            f"| {cell(case['id'], True)} | {cell(expected)} | "
-            f"{cell(observed_text(case), True)} | {outcome} |"
+            f"| {cell(case.id, True)} | {cell(expected)} | "
+            f"{cell(case.observed, True)} | {outcome} |"
         )
-    if len(shown) < len(report["cases"]):
-        out += ["", f"({len(report['cases']) - len(shown)} more cases reproduced as expected.)"]
+    if len(view.shown) < len(view.cases):
+        out += ["", f"({len(view.cases) - len(view.shown)} more cases reproduced as expected.)"]
     return out
 
 
-def _limits(report: Mapping[str, Any]) -> list[str]:
+def _limits(view: ReportView) -> list[str]:
     out = ["", "**Limits of each claim**", ""]
-    for claim in report["claims"]:
-        limits = [escape(limit) for limit in claim["limits"]] or ["(none stated)"]
-        if claim.get("negative_control_waiver"):
-            limits.append(
-                "no negative control; waived because: " + escape(claim["negative_control_waiver"])
-            )
-        if claim["status"] != "supported":
-            limits.append(f"{claim['status']}: {escape(claim['why'])}")
-        if controls_text(claim):
-            limits.append(escape(controls_text(claim)))
-        if report.get("bundled_code") and claim.get("checked_by"):
-            limits.append(escape(claim["checked_by"]))
-        out.append(f"- {code(claim['id'])}:")
+    for claim in view.claims:
+        limits = [escape(limit) for limit in claim.limits] or ["(none stated)"]
+        if claim.waiver:
+            limits.append("no negative control; waived because: " + escape(claim.waiver))
+        if claim.status != "supported":
+            limits.append(f"{claim.status}: {escape(claim.why)}")
+        if claim.controls_text:
+            limits.append(escape(claim.controls_text))
+        if claim.checked_by:
+            limits.append(escape(claim.checked_by))
+        out.append(f"- {code(claim.id)}:")
         out.extend(f"  - {limit}" for limit in limits)
     return out
 
 
-def _rejection(report: Mapping[str, Any]) -> str:
+def _rejection(view: ReportView) -> str:
     out = [
         "### Reproducibility bundle: not verified",
         "",
-        f"> **Result: {STATUS_WORDS[report['result']]}** (exit {report['exit_code']})",
+        f"> **Result: {view.status_words}** (exit {view.exit_code})",
         "",
-        escape(report["message"]),
+        escape(view.message),
         "",
     ]
-    for problem in report.get("problems", []):
+    for problem in view.problems:
         where = f"{code(problem['where'])}: " if problem["where"] else ""
         out.append(f"- {where}{escape(problem['message'])} ({code(problem['code'])})")
     out.append("")
