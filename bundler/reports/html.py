@@ -15,36 +15,13 @@ drawings live in ``bundler.reports.drawings``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
-from bundler.reports.common import (
-    KIND_WORDS,
-    PREREGISTRATION_TITLE,
-    STATUS_WORDS,
-    WHAT_IT_SHOWS,
-    WITHHELD_TITLE,
-    case_kind,
-    cases_by_id,
-    claim_cases,
-    controls_words,
-    expected_text,
-    findings,
-    is_rejection,
-    observed_text,
-    one_line_all,
-    outcome_text,
-    preregistration_counts,
-    preregistration_of,
-    preregistration_text,
-    reasons_beyond_outcome,
-    signature_text,
-    verdicts_text,
-    verify_command,
-    withheld_text,
-)
+from bundler.reports.common import KIND_WORDS, PREREGISTRATION_TITLE, WHAT_IT_SHOWS, WITHHELD_TITLE
 from bundler.reports.drawings import DETAILS_RENDERERS, DetailsRenderer
+from bundler.reports.view import CaseView, ClaimView, ReportView, Section, as_view
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 
@@ -142,36 +119,37 @@ table.env th,table.env td{padding:.35rem .25rem;font-size:.85rem}
 
 
 def to_html(
-    report: Mapping[str, Any],
+    report: ReportView | Mapping[str, Any],
     expect_identity: bool = False,
     renderers: Mapping[str, DetailsRenderer] | None = None,
 ) -> str:
-    """The page, from the JSON report data; every text passes through ``one_line`` first,
-    as in every format (no control or bidirectional character reaches the page)."""
+    """The page (a JSON report is made into its view first); every text has passed through
+    ``one_line``, as in every format (no control or bidirectional character reaches the
+    page)."""
     use = DETAILS_RENDERERS if renderers is None else renderers
-    report = one_line_all(report)
-    if is_rejection(report):
-        title = f"Bundle not verified: {STATUS_WORDS[report['result']]}"
-        body = _rejection(report)
+    view = as_view(report)
+    if view.rejected:
+        title = f"Bundle not verified: {view.status_words}"
+        body = _rejection(view)
     else:
-        bundle = report["bundle"]
-        title = f"{bundle['name']} {bundle['version']}: {STATUS_WORDS[report['result']]}"
+        assert view.bundle is not None
+        title = f"{view.bundle.name} {view.bundle.version}: {view.status_words}"
         body = "\n".join(
             [
-                _banner(report),
+                _banner(view),
                 "<main>",
-                _bundle_section(report, expect_identity),
-                _claims_section(report),
-                _withheld_section(report),
-                _findings_section(report),
-                _cases_section(report, use),
-                _environment_section(report),
-                _preregistration_section(report),
-                _scope_section(report),
+                _bundle_section(view, expect_identity),
+                _claims_section(view),
+                _section("withheld", WITHHELD_TITLE, view.withheld, breakable, ' class="mono"'),
+                _findings_section(view),
+                _cases_section(view, use),
+                _environment_section(view),
+                _section("preregistration", PREREGISTRATION_TITLE, view.preregistration, e, ""),
+                _scope_section(view),
                 "</main>",
             ]
         )
-    tool = report.get("verify_environment", {}).get("tool", "reprobundle")
+    tool = view.verify_environment.get("tool", "reprobundle")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -185,74 +163,75 @@ def to_html(
 </head>
 <body>
 {body}
-<footer>Written by {e(tool)} from the report format {e(report["report_format"])}.</footer>
+<footer>Written by {e(tool)} from the report format {e(view.report_format)}.</footer>
 </body>
 </html>
 """
 
 
-def _banner(report: Mapping[str, Any]) -> str:
-    bundle, claims = report["bundle"], report["claims"]
-    supported = sum(1 for c in claims if c["status"] == "supported")
-    warnings = "".join(f'<p class="warning">warning: {e(w)}</p>' for w in report["warnings"])
-    found = findings(report)
-    named = ", ".join(f'<a href="#case-{e(c["id"])}">{e(c["id"])}</a>' for c in found[:10])
+def _banner(view: ReportView) -> str:
+    assert view.bundle is not None
+    bundle = view.bundle
+    warnings = "".join(f'<p class="warning">warning: {e(w)}</p>' for w in view.warnings)
+    found = view.findings
+    named = ", ".join(f'<a href="#case-{e(c.id)}">{e(c.id)}</a>' for c in found[:10])
     noted = f"<p>Findings (outputs the author judges wrong): {named}</p>" if found else ""
-    counted = preregistration_counts(report)
+    counted = view.preregistration_counts
     changed = f'<p class="prereg-count">{e(counted)}</p>' if counted else ""
-    return f"""<header class="{e(report["result"])}" id="summary"><div>
-<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
-<h1>{e(bundle["title"])}</h1>
-<p><strong>{e(bundle["name"])} {e(bundle["version"])}</strong> ·
-{supported} of {len(claims)} claims supported ·
-{e(verdicts_text(report["cases"]))}</p>{changed}{noted}{warnings}
+    return f"""<header class="{e(view.result)}" id="summary"><div>
+<p class="verdict">Result: {e(view.status_words)}</p>
+<h1>{e(bundle.title)}</h1>
+<p><strong>{e(bundle.name)} {e(bundle.version)}</strong> ·
+{view.supported} of {len(view.claims)} claims supported ·
+{e(view.verdicts)}</p>{changed}{noted}{warnings}
 </div></header>"""
 
 
-def _bundle_section(report: Mapping[str, Any], expect_identity: bool) -> str:
-    bundle = report["bundle"]
+def _bundle_section(view: ReportView, expect_identity: bool) -> str:
+    assert view.bundle is not None
+    bundle = view.bundle
+    verify = view.verify_command_pinned if expect_identity else view.verify_command
     return f"""<section id="bundle"><h2>Bundle</h2><dl class="facts">
-<dt>Identity</dt><dd class="digest">sha256:<wbr>{digest(bundle["identity"])}</dd>
-<dt>File</dt><dd class="mono">{breakable(bundle["file"])}</dd>
-<dt>Format</dt><dd class="mono">{e(bundle["format"])}</dd>
-<dt>Contents</dt><dd>{bundle["files"]} files, {bundle["bytes"]} bytes: {e(report["integrity"])}</dd>
-<dt>Signatures</dt><dd>{e(signature_text(report))}</dd>
-<dt>Verify it</dt><dd><pre>{command(verify_command(report, expect_identity))}</pre></dd>
+<dt>Identity</dt><dd class="digest">sha256:<wbr>{digest(bundle.identity)}</dd>
+<dt>File</dt><dd class="mono">{breakable(bundle.file)}</dd>
+<dt>Format</dt><dd class="mono">{e(bundle.format)}</dd>
+<dt>Contents</dt><dd>{bundle.files} files, {bundle.bytes} bytes: {e(view.integrity)}</dd>
+<dt>Signatures</dt><dd>{e(view.signature_text)}</dd>
+<dt>Verify it</dt><dd><pre>{command(verify)}</pre></dd>
 </dl></section>"""
 
 
-def _preregistration_badge(report: Mapping[str, Any], claim: Mapping[str, Any]) -> str:
+def _preregistration_badge(claim: ClaimView) -> str:
     """The claim's pre-registration status beside its status (none without one)."""
-    pre = preregistration_of(report, claim["id"])
+    pre = claim.preregistration
     if pre is None:
         return ""
     kind = "as" if pre == "as pre-registered" else "changed"
     return f'<br><span class="badge prereg {kind}">{e(pre)}</span>'
 
 
-def _claims_section(report: Mapping[str, Any]) -> str:
+def _claims_section(view: ReportView) -> str:
     rows = []
-    by_id = cases_by_id(report)
-    for claim in report["claims"]:
-        limits = "".join(f"<li>{e(limit)}</li>" for limit in claim["limits"])
-        if claim.get("negative_control_waiver"):
-            limits += f"<li>negative control waived: {e(claim['negative_control_waiver'])}</li>"
+    for claim in view.claims:
+        limits = "".join(f"<li>{e(limit)}</li>" for limit in claim.limits)
+        if claim.waiver:
+            limits += f"<li>negative control waived: {e(claim.waiver)}</li>"
         if limits:  # labelled: not part of the claim, what it does not cover
             limits = '<p class="limits-label muted">Limits of this claim:</p>' + (
                 f'<ul class="limits">{limits}</ul>'
             )
-        limits += "".join(f'<p class="controls">{e(s)}</p>' for s in controls_words(claim))
-        cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim["cases"][:50])
-        if len(claim["cases"]) > 50:
-            cases += f" and {len(claim['cases']) - 50} more"
-        why = "" if claim["status"] == "supported" else f'<p class="why">why: {e(claim["why"])}</p>'
+        limits += "".join(f'<p class="controls">{e(s)}</p>' for s in claim.controls_words)
+        cases = ", ".join(f'<a href="#case-{e(c)}">{e(c)}</a>' for c in claim.case_ids[:50])
+        if len(claim.case_ids) > 50:
+            cases += f" and {len(claim.case_ids) - 50} more"
+        why = "" if claim.status == "supported" else f'<p class="why">why: {e(claim.why)}</p>'
         rows.append(
-            f"""<tr class="claim {e(claim["status"])}" id="claim-{e(claim["id"])}" \
-data-status="{e(claim["status"])}">
-<td><span class="badge">{e(claim["status"])}</span>{_preregistration_badge(report, claim)}</td>
-<td><strong class="mono">{e(claim["id"])}</strong><p class="statement">{e(claim["statement"])}</p>
+            f"""<tr class="claim {e(claim.status)}" id="claim-{e(claim.id)}" \
+data-status="{e(claim.status)}">
+<td><span class="badge">{e(claim.status)}</span>{_preregistration_badge(claim)}</td>
+<td><strong class="mono">{e(claim.id)}</strong><p class="statement">{e(claim.statement)}</p>
 {why}{limits}</td>
-<td><span class="denominators">{e(verdicts_text(claim_cases(by_id, claim)))}</span>
+<td><span class="denominators">{e(claim.verdicts)}</span>
 <br><span class="muted">{cases}</span></td></tr>"""
         )
     return f"""<section id="claims"><h2>Claims</h2>
@@ -274,8 +253,8 @@ class _Drawings:
         self.renderers = renderers
         self.left = DRAWINGS_CHARS
 
-    def of(self, case: Mapping[str, Any]) -> str:
-        renderer = self.renderers.get(str(case["checker"]).split("@")[0])
+    def of(self, case: CaseView) -> str:
+        renderer = self.renderers.get(str(case.checker).split("@")[0])
         if renderer is None:
             return ""
         if self.left <= 0:
@@ -284,7 +263,7 @@ class _Drawings:
                 f"{DRAWINGS_CHARS:,} characters of drawings)</p>"
             )
         try:
-            markup = renderer(case)
+            markup = renderer(case.data)
         except Exception as exc:  # a drawing is never worth a broken page
             return f'<p class="muted">(no drawing: {e(type(exc).__name__)}: {e(exc)})</p>'
         if not markup:
@@ -293,65 +272,62 @@ class _Drawings:
         return f'<figure class="drawing">{markup}</figure>'
 
 
-def _reasons(case: Mapping[str, Any], limit: int) -> str:
-    reasons = reasons_beyond_outcome(case)
-    items = "".join(
-        f"<li><code>{e(r['code'])}</code>: {e(r['message'])}</li>" for r in reasons[:limit]
-    )
+def _reasons(case: CaseView, limit: int) -> str:
+    reasons = case.extra_reasons
+    items = "".join(f"<li><code>{e(r.code)}</code>: {e(r.message)}</li>" for r in reasons[:limit])
     more = len(reasons) - limit
     return items + (f"<li>… and {more} more</li>" if more > 0 else "")
 
 
-def _findings_section(report: Mapping[str, Any]) -> str:
-    found = findings(report)
-    if not found:
+def _findings_section(view: ReportView) -> str:
+    if not view.findings:
         return ""
     items = "".join(
-        f"""<li><a class="mono" href="#case-{e(c["id"])}">{e(c["id"])}</a>: the checker's verdict
-<code>{e(observed_text(c))}</code>; {e(outcome_text(c))}<ul>{_reasons(c, 5)}</ul></li>"""
-        for c in found
+        f"""<li><a class="mono" href="#case-{e(c.id)}">{e(c.id)}</a>: the checker's verdict
+<code>{e(c.observed)}</code>; {e(c.outcome_text)}<ul>{_reasons(c, 5)}</ul></li>"""
+        for c in view.findings
     )
     return f"""<section id="findings"><h2>Findings</h2>
 <p class="muted">{e(KIND_WORDS["finding"])}. A reproduced finding means the checker fails this
 output as the author does.</p><ul>{items}</ul></section>"""
 
 
-def folds(case: Mapping[str, Any]) -> bool:
+def folds(case: CaseView) -> bool:
     """Whether a case's card starts folded: only a reproduced pass, the case that needs no
     look (a page of 70 cards is long to scan); diverged and inconclusive cases, findings and
     controls stay open."""
-    return case["outcome"] == "reproduced" and case_kind(case) is None
+    return case.outcome == "reproduced" and case.kind is None
 
 
-def _cases_section(report: Mapping[str, Any], renderers: Mapping[str, DetailsRenderer]) -> str:
-    articles = []
+def _cases_section(view: ReportView, renderers: Mapping[str, DetailsRenderer]) -> str:
     drawings = _Drawings(renderers)
-    for case in report["cases"]:
-        reasons = _reasons(case, 50)
-        said = case.get("message") and case["message"] in outcome_text(case)
-        message = f"<p>{e(case['message'])}</p>" if case.get("message") and not said else ""
-        kind = case_kind(case)
-        label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
-        kind_badge = f' <span class="badge kind {e(kind)}">{e(label)}</span>' if kind else ""
-        heading = f"""<h3><span class="badge">{e(case["outcome"])}</span>{kind_badge}
-<span class="mono">{breakable(case["id"])}</span></h3>"""
-        body = f"""<div class="cols"><div><strong>verdict</strong>
-<code class="verdict-of">{e(observed_text(case))}</code></div>
-<div><strong>expected</strong> <code>{e(expected_text(case))}</code></div>
-<div><strong>checker</strong> <code>{e(case["checker"])}</code></div></div>
-<p class="explanation">{e(outcome_text(case))}</p>{message}
+    articles = [_case_article(case, drawings) for case in view.cases]
+    return f'<section id="cases"><h2>Cases</h2>\n{chr(10).join(articles)}\n</section>'
+
+
+def _case_article(case: CaseView, drawings: _Drawings) -> str:
+    reasons = _reasons(case, 50)
+    said = case.message and case.message in case.outcome_text
+    message = f"<p>{e(case.message)}</p>" if case.message and not said else ""
+    kind = case.kind
+    label = {"finding": "finding", "control": "negative control"}.get(kind or "", "")
+    kind_badge = f' <span class="badge kind {e(kind)}">{e(label)}</span>' if kind else ""
+    heading = f"""<h3><span class="badge">{e(case.outcome)}</span>{kind_badge}
+<span class="mono">{breakable(case.id)}</span></h3>"""
+    body = f"""<div class="cols"><div><strong>verdict</strong>
+<code class="verdict-of">{e(case.observed)}</code></div>
+<div><strong>expected</strong> <code>{e(case.expected)}</code></div>
+<div><strong>checker</strong> <code>{e(case.checker)}</code></div></div>
+<p class="explanation">{e(case.outcome_text)}</p>{message}
 {f'<ul class="reasons">{reasons}</ul>' if reasons else ""}{drawings.of(case)}"""
-        if folds(case):  # a reproduced pass: one line until opened
-            body = f"<details><summary>{heading}</summary>\n{body}\n</details>"
-        else:
-            body = f"{heading}\n{body}"
-        articles.append(
-            f"""<article class="case {e(case["outcome"])} {e(kind or "pass")}" \
-id="case-{e(case["id"])}">
+    if folds(case):  # a reproduced pass: one line until opened
+        body = f"<details><summary>{heading}</summary>\n{body}\n</details>"
+    else:
+        body = f"{heading}\n{body}"
+    return f"""<article class="case {e(case.outcome)} {e(kind or "pass")}" \
+id="case-{e(case.id)}">
 {body}
 </article>"""
-        )
-    return f'<section id="cases"><h2>Cases</h2>\n{chr(10).join(articles)}\n</section>'
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -363,17 +339,20 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: str(value)}
 
 
-def environment_rows(report: Mapping[str, Any]) -> list[tuple[str, str | None, str | None]]:
+def environment_rows(
+    report: ReportView | Mapping[str, Any],
+) -> list[tuple[str, str | None, str | None]]:
     """(field, at build, at verify) for every field either side recorded."""
-    built = _flatten(report.get("build_environment", {}))
-    here = _flatten(report.get("verify_environment", {}))
+    view = as_view(report)
+    built = _flatten(view.build_environment)
+    here = _flatten(view.verify_environment)
     keys = list(here) + [k for k in built if k not in here]
     return [(k, built.get(k), here.get(k)) for k in keys]
 
 
-def _environment_section(report: Mapping[str, Any]) -> str:
+def _environment_section(view: ReportView) -> str:
     rows = []
-    for key, built, here in environment_rows(report):
+    for key, built, here in environment_rows(view):
         differs = built is not None and here is not None and built != here
         rows.append(
             f'<tr class="{"differs" if differs else "same"}"><th scope="row">{breakable(key)}</th>'
@@ -388,38 +367,31 @@ def _environment_section(report: Mapping[str, Any]) -> str:
 </tbody></table></div></section>"""
 
 
-def _withheld_section(report: Mapping[str, Any]) -> str:
-    held = withheld_text(report)
-    if not held:
+def _section(
+    anchor: str, title: str, section: Section | None, item: Callable[[object], str], attrs: str
+) -> str:
+    """The withheld evidence or the pre-registration: its headline, then a list."""
+    if not section:
         return ""
-    items = "".join(f'<li class="mono">{breakable(line)}</li>' for line in held[1])
-    return f"""<section id="withheld"><h2>{WITHHELD_TITLE}</h2>
-<p>{e(held[0])}</p><ul>{items}</ul></section>"""
+    items = "".join(f"<li{attrs}>{item(line)}</li>" for line in section.lines)
+    return f"""<section id="{anchor}"><h2>{title}</h2>
+<p>{e(section.head)}</p><ul>{items}</ul></section>"""
 
 
-def _preregistration_section(report: Mapping[str, Any]) -> str:
-    pre = preregistration_text(report)
-    if not pre:
-        return ""
-    items = "".join(f"<li>{e(line)}</li>" for line in pre[1])
-    return f"""<section id="preregistration"><h2>{PREREGISTRATION_TITLE}</h2>
-<p>{e(pre[0])}</p><ul>{items}</ul></section>"""
-
-
-def _scope_section(report: Mapping[str, Any]) -> str:
-    items = "".join(f"<li>{e(item)}</li>" for item in report["cannot_support"])
+def _scope_section(view: ReportView) -> str:
+    items = "".join(f"<li>{e(item)}</li>" for item in view.cannot_support)
     items = items or "<li>(the bundle states nothing here)</li>"
     return f"""<section id="scope"><h2>What this bundle cannot support</h2>
 <ul>{items}<li>{e(WHAT_IT_SHOWS)}</li></ul></section>"""
 
 
-def _rejection(report: Mapping[str, Any]) -> str:
+def _rejection(view: ReportView) -> str:
     problems = "".join(
         f"<li>{'<code>' + e(p['where']) + '</code>: ' if p['where'] else ''}{e(p['message'])} "
         f'<span class="muted">[{e(p["code"])}]</span></li>'
-        for p in report.get("problems", [])
+        for p in view.problems
     )
-    return f"""<header class="{e(report["result"])}" id="summary"><div>
-<p class="verdict">Result: {e(STATUS_WORDS[report["result"]])}</p>
-<h1>{e(report["message"])}</h1><p>exit {e(report["exit_code"])}</p></div></header>
+    return f"""<header class="{e(view.result)}" id="summary"><div>
+<p class="verdict">Result: {e(view.status_words)}</p>
+<h1>{e(view.message)}</h1><p>exit {e(view.exit_code)}</p></div></header>
 <main><section id="problems"><h2>Problems</h2><ul>{problems}</ul></section></main>"""
