@@ -127,9 +127,9 @@ def ci(
     from bundler.format.hashing import HashingReader
     from bundler.output import check, encode, remove_in, write_in
     from bundler.reports.cilog import line, lines, runner_of
-    from bundler.reports.common import result_words
     from bundler.reports.document import rejection_json, to_json
     from bundler.reports.formats import render
+    from bundler.reports.view import report_view
     from bundler.run.verify import must_be_file, verify
 
     runner = runner_of(os.environ)
@@ -165,15 +165,12 @@ def ci(
             text = f"reprobundle: {one_line(bundle)}: {exc.diagnostics()}"
             click.echo(lines(text, runner), err=True)
             report = rejection_json(exc, exc.exit_code)
+        view = report_view(report)  # what every output shows, derived once
         for fmt, suffix in (("junit", "junit.xml"), ("html", "html")):
-            write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, report)), f"the {fmt} report")
-        sections.append(render("markdown", report))
+            write_in(out_dir, f"{name}.{suffix}", encode(render(fmt, view)), f"the {fmt} report")
+        sections.append(render("markdown", view))
         attested = f"{name}.intoto.json"
-        if (
-            verification is not None
-            and signer is not None
-            and report["result"] not in ("rejected", "error")
-        ):
+        if verification is not None and signer is not None and not view.rejected:
             data = attestation_bytes(report, bundle, hashed, verification.options, signer, started)
             write_in(out_dir, attested, data, "the attestation")
         elif remove_in(out_dir, attested, "an older attestation"):
@@ -182,24 +179,15 @@ def ci(
                 line(f"reprobundle: removed {out_dir / attested} of an earlier run: {why}", runner),
                 err=True,
             )
-        failed = fails(str(report["result"]), fail_on)
-        withheld = sorted(
-            {
-                a["id"]
-                for c in report.get("claims", [])
-                for a in c["advisories"]
-                if not a["accepted"]
-            }
-        )
+        failed = fails(view.result, fail_on)
+        withheld = view.not_accepted
         why = f" (advisory {', '.join(withheld)} not accepted)" if withheld else ""
-        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {result_words(report)}{why}"
+        status = f"{'FAIL' if failed else 'ok  '} {bundle}: {view.result_words}{why}"
         click.echo(line(status, runner))
         if failed:
             worst = max(
                 worst,
-                EXIT_CODES["rejected"]
-                if report["result"] in ("rejected", "error")
-                else COMMAND_EXITS["failed"],
+                EXIT_CODES["rejected"] if view.rejected else COMMAND_EXITS["failed"],
             )
     if summary is not None:
         _append(summary, "\n".join(sections))

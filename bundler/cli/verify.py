@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,15 +21,22 @@ from bundler.cli._shared import (
 from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
 from bundler.container.download import TIMEOUT, default_cache
 
+if TYPE_CHECKING:
+    from bundler.reports.view import ReportView
 
-def write_outputs(report: dict[str, Any], targets: dict[str, str | None]) -> None:
-    """Write each requested rendering of the JSON report data; the verify command each
-    shows pins the bundle's identity (``--expect-manifest-sha256``)."""
+
+def write_outputs(report: ReportView | dict[str, Any], targets: dict[str, str | None]) -> None:
+    """Write each requested rendering of the JSON report (its view, built once); the verify
+    command each shows pins the bundle's identity (``--expect-manifest-sha256``)."""
+    if not any(targets.values()):
+        return
+    from bundler.reports.formats import FORMATS, render
+    from bundler.reports.view import as_view
+
+    view = as_view(report)
     for fmt, target in targets.items():
         if target:
-            from bundler.reports.formats import FORMATS, render
-
-            text = render(fmt, report, expect_identity=True)
+            text = render(fmt, view, expect_identity=True)
             write_text(target, text, f"the {FORMATS[fmt]} report")
 
 
@@ -230,8 +237,8 @@ def verify(
     """
     from bundler.cli.remote import after_download, obtain, pin_identity
     from bundler.errors import BundleRejected, UsageError
-    from bundler.reports.common import verdict_line
     from bundler.reports.document import rejection_json, to_json
+    from bundler.reports.view import report_view
     from bundler.run.verify import verify as run_verify
 
     # a downloaded bundle's file (temporary with --no-cache) lives as long as this block
@@ -286,15 +293,16 @@ def verify(
             write_outputs(rejection_json(exc, exc.exit_code), targets)
             sys.exit(exc.exit_code)
         report = to_json(verification)
+        view = report_view(report)  # what every output shows, derived once
         stream = sys.stderr if text_to_stderr else sys.stdout
         if quiet:
-            click.echo(verdict_line(report), err=text_to_stderr)
+            click.echo(view.verdict_line, err=text_to_stderr)
         elif is_terminal(stream):
             from rich.console import Console
 
             from bundler.reports.terminal import render
 
-            render(report, Console(file=stream), verbose=verbose)
+            render(view, Console(file=stream), verbose=verbose)
         else:
             import shutil
 
@@ -302,7 +310,7 @@ def verify(
 
             # $COLUMNS, else the terminal's width; piped with neither, lines are not wrapped
             width = shutil.get_terminal_size(fallback=(0, 0)).columns
-            text = to_text(report, verbose=verbose, width=width)
+            text = to_text(view, verbose=verbose, width=width)
             click.echo(text, err=text_to_stderr)
         if verification.workdir:  # even with --quiet: a kept folder is never left unnamed
             click.echo(
@@ -315,7 +323,7 @@ def verify(
                 else "removed (made for this run)"
             )
             click.echo(f"work directory {workdir} {done}; --keep keeps its files", err=True)
-        write_outputs(report, targets)  # after the verdict is printed: it is never lost
+        write_outputs(view, targets)  # after the verdict is printed: it is never lost
         if fetched is not None:
             after_download(fetched, verification.extracted.identity, no_cache)
         if signer is not None and hashed is not None and attest_target:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bundler.errors import UNSAFE_ABOVE_C0
+
+if TYPE_CHECKING:
+    from bundler.reports.view import ReportView
 
 # format -> its name in a sentence ("cannot write the JUnit report to ...")
 FORMATS = {"markdown": "Markdown", "html": "HTML", "junit": "JUnit", "json": "JSON"}
@@ -59,11 +62,14 @@ def json_text(data: Any) -> str:
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
-def render(fmt: str, report: Mapping[str, Any], expect_identity: bool = False) -> str:
-    """``report`` (the JSON report data) as ``fmt``, one of ``FORMATS``.
-    ``expect_identity``: the verify command shown pins the bundle's identity."""
+def render(fmt: str, report: ReportView | Mapping[str, Any], expect_identity: bool = False) -> str:
+    """``report`` (the JSON report data, or its view, ``bundler.reports.view``) as ``fmt``,
+    one of ``FORMATS``. ``expect_identity``: the verify command shown pins the bundle's
+    identity. Give the view when one report is written in several formats: it is built once."""
+    from bundler.reports.view import ReportView
+
     if fmt == "json":
-        return json_text(report)
+        return json_text(report.source if isinstance(report, ReportView) else report)
     if fmt == "markdown":
         from bundler.reports.markdown import to_markdown
 
