@@ -1,4 +1,9 @@
-"""Words every output format shares, so no format says more than another."""
+"""Words every output format shares, so no format says more than another.
+
+The functions here derive a report's facts in words from the JSON report data; only the
+report view (``bundler.reports.view``) calls them, once per report, and the renderers lay
+out the view. A renderer imports from here only the constant words (``WHAT_IT_SHOWS``,
+the section titles): ``tests/project/test_report_view.py``."""
 
 from __future__ import annotations
 
@@ -313,32 +318,6 @@ def _check_parts(check: str) -> tuple[str, dict[str, Any]]:
     except ValueError:
         params = {"params": rest}
     return name, params if isinstance(params, dict) else {"params": params}
-
-
-def cases_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Each case of the report by its id: made once per rendering, so that finding a
-    claim's cases costs the claim's own cases, not every case of the report again."""
-    return {c["id"]: c for c in report.get("cases", [])}
-
-
-def claim_cases(
-    by_id: Mapping[str, Mapping[str, Any]], claim: Mapping[str, Any]
-) -> list[Mapping[str, Any]]:
-    """The cases a claim names, from ``cases_by_id(report)``."""
-    return [by_id[i] for i in claim["cases"] if i in by_id]
-
-
-# Up to this many cases, every format lists every case; past it, those that need a look.
-LIST_ALL_UP_TO = 50
-
-
-def shown_cases(report: Mapping[str, Any], verbose: bool = False) -> list[Mapping[str, Any]]:
-    """Every case when there are few (or ``verbose``); else the ones that need a look:
-    not reproduced, or a finding."""
-    cases = report["cases"]
-    if verbose or len(cases) <= LIST_ALL_UP_TO:
-        return list(cases)
-    return [c for c in cases if c["outcome"] != "reproduced" or case_kind(c) == "finding"]
 
 
 def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -67,6 +67,7 @@ PURE = (
     "bundler.reports.markdown",
     "bundler.reports.schema",
     "bundler.reports.text",
+    "bundler.reports.view",
 )
 
 # what makes a module one that spawns processes or writes files
