@@ -42,9 +42,7 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     counted = preregistration_counts(report)
     if counted:
         line += f"; {counted}"
-    withheld = sorted(
-        {a["id"] for c in claims for a in c.get("advisories", []) if not a["accepted"]}
-    )
+    withheld = not_accepted(claims)
     if withheld:  # why a bundle is inconclusive, even in a CI log of one line
         line += f"; advisory {', '.join(withheld)} not accepted"
     held = report.get("withheld")
@@ -57,6 +55,12 @@ def verdict_line(report: Mapping[str, Any]) -> str:
         )
     summary = (report.get("signature") or {}).get("summary")
     return one_line(f"{line}; {summary}" if summary else line)
+
+
+def not_accepted(claims: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The advisories on the claims' checks that the verifier did not accept, each once,
+    sorted: why a claim resting on them is inconclusive."""
+    return sorted({a["id"] for c in claims for a in c.get("advisories", []) if not a["accepted"]})
 
 
 # how a claim's pre-registration status reads beside its status, most telling first

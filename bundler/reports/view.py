@@ -71,6 +71,8 @@ class ClaimView(NamedTuple):
     controls_text: str  # ``controls showed: ...`` (empty for a report before 1.3)
     controls_words: tuple[str, ...]  # the same, a sentence per check
     checked_by: str | None  # who checked it, said only when the bundle holds code
+    not_accepted: tuple[str, ...]  # the advisories on its checks the verifier did not accept
+    withheld: int  # how many of its cases read a withheld file (were not run here)
     inconclusive: Any
     negative_controls: Any
 
@@ -181,14 +183,12 @@ def report_view(report: Mapping[str, Any]) -> ReportView:
         supported=sum(1 for c in claims if c["status"] == "supported"),
         verdicts=common.verdicts_text(report["cases"]),
         preregistration_counts=common.preregistration_counts(report),
-        preregistration=Section(pre[0], tuple(pre[1])) if pre else None,
+        preregistration=_section(pre),
         preregistration_notes=_preregistration_notes(report, pre),
         withheld=_section(common.withheld_text(report)),
         withheld_files=len(held["files"]) if held else 0,
         disclosed=bool(held and held["disclosed"]),
-        not_accepted=tuple(
-            sorted({a["id"] for c in claims for a in c.get("advisories", []) if not a["accepted"]})
-        ),
+        not_accepted=tuple(common.not_accepted(claims)),
         verify_command=common.verify_command(report),
         verify_command_pinned=common.verify_command(report, expect_identity=True),
         cannot_support=tuple(report.get("cannot_support") or ()),
@@ -200,7 +200,8 @@ def _section(text: tuple[str, list[str]] | None) -> Section | None:
 
 
 def _bundle(bundle: Mapping[str, Any]) -> BundleView:
-    return BundleView(*(bundle.get(field) for field in BundleView._fields))
+    values: dict[str, Any] = {field: bundle.get(field) for field in BundleView._fields}
+    return BundleView(**values)
 
 
 def _reasons(reasons: Any) -> tuple[Reason, ...]:
@@ -247,6 +248,8 @@ def _claim(
         controls_text=common.controls_text(claim),
         controls_words=tuple(common.controls_words(claim)),
         checked_by=claim.get("checked_by") if report.get("bundled_code") else None,
+        not_accepted=tuple(common.not_accepted([claim])),
+        withheld=int(claim.get("withheld") or 0),
         inconclusive=claim.get("inconclusive"),
         negative_controls=claim.get("negative_controls"),
     )
