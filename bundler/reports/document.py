@@ -1,5 +1,6 @@
 """Turn a verification into data: the JSON report, from which every format is rendered
-(``bundler.reports.formats``, ``bundler.reports.text``, ``bundler.reports.terminal``).
+through its view (``bundler.reports.view``: ``bundler.reports.formats``,
+``bundler.reports.text``, ``bundler.reports.terminal``).
 
 The JSON report's layout is a format of its own (``REPORT_FORMAT``), documented in
 ``manifests/REPORT.md``; change it only by changing that version.

@@ -1,8 +1,9 @@
 """The verification as plain text (``verify`` when its output is not a terminal).
 
-Built from the JSON report data, like every other format, and wrapped at ``width``
-columns (long words such as hashes are never split), so a statement of a few hundred
-characters reads as a paragraph, not as one line; ``width`` 0 wraps nothing.
+Laid out from the report view (``bundler.reports.view``), like every other format, and
+wrapped at ``width`` columns (long words such as hashes are never split), so a statement
+of a few hundred characters reads as a paragraph, not as one line; ``width`` 0 wraps
+nothing.
 """
 
 from __future__ import annotations
