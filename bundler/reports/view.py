@@ -249,7 +249,7 @@ def _claim(
         controls_words=tuple(common.controls_words(claim)),
         checked_by=claim.get("checked_by") if report.get("bundled_code") else None,
         not_accepted=tuple(common.not_accepted([claim])),
-        withheld=int(claim.get("withheld") or 0),
+        withheld=claim.get("withheld") or 0,
         inconclusive=claim.get("inconclusive"),
         negative_controls=claim.get("negative_controls"),
     )
