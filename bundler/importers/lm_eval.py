@@ -36,9 +36,9 @@ import checkers
 from bundler.errors import SourceError, UsageError
 from bundler.format.documents import DocumentProblem
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, slug, write_source
-from bundler.run import inputs as loading
-from bundler.run.inputs import parse_input
+from bundler.importers import Imported, ImportLimits, slug, write_source
+from bundler.importers.untrusted import AT_VERIFY
+from bundler.run.inputs import LoadLimits, parse_input
 from bundler.run.runner import run_checker
 from checkers.api import CheckerInputError, InputKind, failed_substantively
 from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
@@ -155,16 +155,18 @@ def import_lm_eval(
     name: str | None = None,
     version: str = "1.0.0",
     split: bool = False,
+    limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
     """Write a bundle source for the lm-eval run at ``path`` into ``dest`` (new or empty).
     ``split``: each samples file goes under ``inputs/transcripts/`` and its per-sample
     values, without documents, prompts or responses, into a sample scores file the figures
-    and counts are checked on (``checkers/lm_eval/scores.py``)."""
+    and counts are checked on (``checkers/lm_eval/scores.py``). Each file is read within
+    ``limits.load`` (by default verify's caps on one input)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     results_file = _results_file(path)
-    data = _read_capped(results_file)
-    results = _parse(data, results_file, InputKind.DATA)
+    data = _read_capped(results_file, limits.load)
+    results = _parse(data, results_file, InputKind.DATA, limits.load)
     try:
         tasks = [read_task(results, t) for t in task_names(results)]
     except CheckerInputError as exc:
@@ -182,8 +184,9 @@ def import_lm_eval(
         samples_name = f"samples_{task.name}_{date_id}.jsonl"
         samples_path = None
         if samples_name in listing:
-            samples_data = _read_capped(results_file.parent / samples_name)
-            samples = _parse(samples_data, results_file.parent / samples_name, InputKind.JSONL)
+            samples_file = results_file.parent / samples_name
+            samples_data = _read_capped(samples_file, limits.load)
+            samples = _parse(samples_data, samples_file, InputKind.JSONL, limits.load)
             try:
                 read_records(samples)
             except CheckerInputError as exc:
@@ -253,10 +256,10 @@ def _listing(folder: Path) -> set[str]:
         raise UsageError(f"cannot list {folder}: {exc.strerror}") from None
 
 
-def _read_capped(file: Path) -> bytes:
-    """A regular file's bytes, refused past the size verify accepts for an input (and
+def _read_capped(file: Path, load: LoadLimits) -> bytes:
+    """A regular file's bytes, refused past the size ``load`` accepts for an input (and
     never through a link: the bundle holds what the folder holds)."""
-    cap = loading.LOAD_LIMITS.bytes
+    cap = load.bytes
     try:
         # O_NONBLOCK: a FIFO planted in the folder is refused below, not waited on
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -275,12 +278,12 @@ def _read_capped(file: Path) -> bytes:
     return data
 
 
-def _parse(data: bytes, file: Path, kind: InputKind) -> Any:
+def _parse(data: bytes, file: Path, kind: InputKind, load: LoadLimits) -> Any:
     role = RESULTS_ROLE if kind is InputKind.DATA else SAMPLES_ROLE
     suffix = ".json" if kind is InputKind.DATA else ".jsonl"
     try:
         name = file.name if file.name.endswith(suffix) else f"(file){suffix}"
-        return parse_input(data, name, kind, role.reading)
+        return parse_input(data, name, kind, role.reading, limits=load)
     except DocumentProblem as exc:
         raise SourceError(f"{file} cannot be read as lm-eval writes it: {exc}") from None
 
