@@ -67,6 +67,7 @@ PURE = (
     "bundler.reports.markdown",
     "bundler.reports.schema",
     "bundler.reports.text",
+    "checkers.vacuity",  # ADR 0005's rules on a checker and its params (issue 44, item 3)
 )
 
 # what makes a module one that spawns processes or writes files
