@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -337,8 +338,9 @@ def test_archive_verify_judges_with_verify_s_code_and_case_options(
     # its code and case budget reach each worker's verification as verify's would
     verify = Archive.verify
 
-    def seen_by_workers(archive: Archive, /, *args: object, **kwargs: object) -> object:
-        return verify(archive, *args, function=archive_workers.options_seen, **kwargs)  # type: ignore[arg-type]
+    def seen_by_workers(archive: Archive, /, *args: Any, **kwargs: Any) -> Any:
+        kwargs["function"] = archive_workers.options_seen
+        return verify(archive, *args, **kwargs)
 
     monkeypatch.setattr(Archive, "verify", seen_by_workers)
     code, out, err = cli(
