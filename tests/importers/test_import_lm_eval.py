@@ -23,6 +23,7 @@ from bundler.errors import BuildRefused, SourceError, UsageError
 from bundler.importers import ImportLimits
 from bundler.importers.lm_eval import import_lm_eval
 from bundler.run.inputs import LoadLimits
+from bundler.run.limits import CaseBudget
 from bundler.run.verify import verify
 from tests.inspect_support import WRONG, paths_of
 
@@ -250,6 +251,16 @@ def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(tmp_pa
 def test_a_results_file_with_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
     path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": [0] * 500}))
     refused_within(path, tmp_path, LoadLimits(values=100), "more than 100 values")
+
+
+def test_reading_results_past_a_case_memory_limit_is_refused(tmp_path: Path) -> None:
+    # the parse runs under one case's memory at verify, as the Inspect AI and promptfoo
+    # importers' do (before, lm-eval's parse and checks ran with no case limit)
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * (64 << 20)}))
+    small = ImportLimits(budget=CaseBudget(memory=4 << 20))
+    with pytest.raises(SourceError, match="needed more than 4 MiB, past the limit of one case"):
+        import_lm_eval(path, tmp_path / "out", limits=small)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_samples_file_with_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
