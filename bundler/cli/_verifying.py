@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from bundler.cli._shared import LIMIT_OPTIONS, accept_advisory_option, limits_from, trust_options
+from bundler.cli._shared import (
+    LIMIT_OPTIONS,
+    accept_advisory_option,
+    limit_options,
+    limits_from,
+    trust_options,
+)
 from bundler.run.isolation import CodeLimits, CodePolicy
 from bundler.run.limits import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS, CaseBudget
 
@@ -137,19 +143,29 @@ def verify_options(
     trust: str = "you trust",
     one_bundle: bool = True,
     jobs: bool = True,
+    limits_first: bool = False,
 ) -> Callable[[F], F]:
-    """verify's trust, code and case options, declared here once for every command that
-    verifies a bundle, and read (with the command's ``--max-...`` limits, from
-    ``limit_options``) into one ``Judging`` passed as ``judging``. What legitimately
-    differs between the commands is a parameter: ``trust`` says whose keys --trust names
-    (``trust_options``); ``one_bundle``: the signature policy of one bundle
-    (--require-signature, --allow-unsigned, --expect-manifest-sha256, ``pinning``,
-    --signature), which ``archive verify`` leaves to the archive's trust; ``jobs``:
+    """verify's trust, code, case and ``--max-...`` limit options (``limit_options``),
+    declared here once for every command that verifies a bundle, and read into one
+    ``Judging`` passed as ``judging``. What legitimately differs between the commands is
+    a parameter: ``trust`` says whose keys --trust names (``trust_options``);
+    ``one_bundle``: the signature policy of one bundle (--require-signature,
+    --allow-unsigned, --expect-manifest-sha256, ``pinning``, --signature), which
+    ``archive verify`` leaves to the archive's trust; ``jobs``:
     --jobs, the processes of one bundle's cases (``archive verify``'s --jobs, bundles at
-    once, is its own; its ``Judging`` has 1). ``pinning``: the command's own options
-    shown right after --expect-manifest-sha256 (verify's: where the bundle comes from)."""
+    once, is its own; its ``Judging`` has 1); ``limits_first``: the --max-... options
+    shown before the others (``report``, ``ci``) rather than after them. ``pinning``: the
+    command's own options shown right after --expect-manifest-sha256 (verify's: where the
+    bundle comes from)."""
 
     def decorate(function: F) -> F:
+        command = _judging_options(function)
+        return limit_options(command) if limits_first else command
+
+    def _judging_options(function: F) -> F:
+        if not limits_first:
+            function = limit_options(function)
+
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             return function(*args, judging=_judging(kwargs, one_bundle, jobs), **kwargs)

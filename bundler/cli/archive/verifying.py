@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from bundler.cli._shared import handle_errors, limit_options, write_json
+from bundler.cli._shared import handle_errors, write_json
 from bundler.cli._verifying import Judging, verify_options
 from bundler.cli.archive.common import EXITS, opened
 from bundler.codes import COMMAND_EXITS
@@ -44,7 +44,6 @@ def on_terminal() -> bool:
 @verify_options(
     trust="to trust for this verification, besides the archive's own", one_bundle=False, jobs=False
 )
-@limit_options
 @click.pass_obj
 @handle_errors
 def verify(
