@@ -39,3 +39,24 @@ def die_once(job: Job) -> Reverification:
         os.close(fd)
         os._exit(9)
     return verify_one(job)
+
+
+def options_seen(job: Job) -> Reverification:
+    """Verify normally, and say in the outcome's detail how the worker was told to judge
+    the bundle (the ``VerifyOptions`` its ``Job`` carried)."""
+    outcome = verify_one(job)
+    options = job.options
+    seen = None
+    if options is not None:
+        seen = {
+            "allow_code": options.code.allow,
+            "code_timeout": options.code.limits.timeout,
+            "budget": list(options.budget),
+            "jobs": options.jobs,
+            "max_members": options.limits.members,
+            "trusted": len(options.policy.trusted),
+        }
+    detail = {**outcome.detail, "options": seen}
+    return Reverification(
+        outcome.digest, outcome.result, outcome.environment, outcome.claims, detail
+    )

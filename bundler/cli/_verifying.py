@@ -1,8 +1,9 @@
-"""What the commands that verify a bundle share (``verify``, ``report``, ``ci``), below
-them so that no command imports another: verify's judging options, declared once
-(``verify_options``) and read into one frozen value (``Judging``), which gives the
-library's ``VerifyOptions`` for each bundle; and the signed attestation of a
-verification, which records the options that judged it (``Verification.options``).
+"""What the commands that verify a bundle share (``verify``, ``report``, ``ci``,
+``archive verify``), below them so that no command imports another: verify's judging
+options, declared once (``verify_options``) and read into one frozen value
+(``Judging``), which gives the library's ``VerifyOptions`` for each bundle; and the
+signed attestation of a verification, which records the options that judged it
+(``Verification.options``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from bundler.cli._shared import LIMIT_OPTIONS, accept_advisory_option, limits_from, trust_options
+from bundler.cli._shared import (
+    LIMIT_OPTIONS,
+    accept_advisory_option,
+    limit_options,
+    limits_from,
+    trust_options,
+)
 from bundler.run.isolation import CodeLimits, CodePolicy
 from bundler.run.limits import CASE_MEMORY, CASE_SECONDS, VERIFY_SECONDS, CaseBudget
 
@@ -52,34 +59,34 @@ class Judging:
         """The same options with ``pin`` as the identity pin."""
         return replace(self, expect_manifest_sha256=pin)
 
-    def options(self, bundle: Path) -> VerifyOptions:
+    def options(self, bundle: Path | None) -> VerifyOptions:
         """The ``VerifyOptions`` that judge ``bundle``: the trusted keys read now, with
-        the detached signature beside it unless --signature named others. Raises
+        the detached signature beside it unless --signature named others (``None``: no
+        one bundle, as for ``archive verify``, whose archive adds its own keys). Raises
         ``UsageError``."""
         from bundler.run.verify import VerifyOptions
         from bundler.signatures.truststore import beside, load_policy
 
+        beside_it = beside(bundle) if bundle is not None else ()
         policy = load_policy(
             self.trust_files,
             self.trust_store,
             require_signature=self.require_signature,
             allow_unsigned=self.allow_unsigned,
             expect_manifest_sha256=self.expect_manifest_sha256,
-            detached=self.detached or beside(bundle),
+            detached=self.detached or beside_it,
         )
         return VerifyOptions(
             policy, self.code, self.limits, self.budget, self.jobs, self.accept_advisories
         )
 
 
-# the parameters verify_options reads into a Judging (with the --max-... limits)
+# the parameters verify_options reads into a Judging (with the --max-... limits); those
+# of one bundle's signature policy (_ONE_BUNDLE) and --jobs only where it declares them
+_ONE_BUNDLE = ("require_signature", "allow_unsigned", "expect_manifest_sha256", "detached")
 _JUDGING = (
     "trust_files",
     "trust_store",
-    "require_signature",
-    "allow_unsigned",
-    "expect_manifest_sha256",
-    "detached",
     "allow_code",
     "code_timeout",
     "code_memory",
@@ -89,14 +96,22 @@ _JUDGING = (
     "case_timeout",
     "case_memory",
     "time_limit",
-    "jobs",
     "accept_advisory",
 )
+_UNDECLARED: dict[str, Any] = {
+    "require_signature": False,
+    "allow_unsigned": False,
+    "expect_manifest_sha256": None,
+    "detached": (),
+    "jobs": 1,
+}
 
 
-def _judging(values: dict[str, Any]) -> Judging:
-    """Take the judging options (and the --max-... limits) out of a command's ``values``."""
-    given = {name: values.pop(name) for name in _JUDGING}
+def _judging(values: dict[str, Any], one_bundle: bool, jobs: bool) -> Judging:
+    """Take the judging options (and the --max-... limits) out of a command's ``values``;
+    those the command does not declare (``one_bundle``, ``jobs``) take their defaults."""
+    names = _JUDGING + (_ONE_BUNDLE if one_bundle else ()) + (("jobs",) if jobs else ())
+    given = {**_UNDECLARED, **{name: values.pop(name) for name in names}}
     limits = limits_from(values)
     for flag, _, _ in LIMIT_OPTIONS:
         del values[flag[2:].replace("-", "_")]
@@ -122,22 +137,47 @@ def _judging(values: dict[str, Any]) -> Judging:
     )
 
 
-def verify_options(pinning: Sequence[Callable[[Any], Any]] = ()) -> Callable[[F], F]:
-    """verify's trust, code and case options, declared here once for every command that
-    verifies a bundle, and read (with the command's ``--max-...`` limits, from
-    ``limit_options``) into one ``Judging`` passed as ``judging``. ``pinning``: the
-    command's own options shown right after --expect-manifest-sha256 (verify's: where
-    the bundle comes from)."""
+def verify_options(
+    pinning: Sequence[Callable[[Any], Any]] = (),
+    *,
+    trust: str = "you trust",
+    one_bundle: bool = True,
+    jobs: bool = True,
+    limits_first: bool = False,
+) -> Callable[[F], F]:
+    """verify's trust, code, case and ``--max-...`` limit options (``limit_options``),
+    declared here once for every command that verifies a bundle, and read into one
+    ``Judging`` passed as ``judging``. What legitimately differs between the commands is
+    a parameter: ``trust`` says whose keys --trust names (``trust_options``);
+    ``one_bundle``: the signature policy of one bundle (--require-signature,
+    --allow-unsigned, --expect-manifest-sha256, ``pinning``, --signature), which
+    ``archive verify`` leaves to the archive's trust; ``jobs``:
+    --jobs, the processes of one bundle's cases (``archive verify``'s --jobs, bundles at
+    once, is its own; its ``Judging`` has 1); ``limits_first``: the --max-... options
+    shown before the others (``report``, ``ci``) rather than after them. ``pinning``: the
+    command's own options shown right after --expect-manifest-sha256 (verify's: where the
+    bundle comes from)."""
 
     def decorate(function: F) -> F:
+        command = _judging_options(function)
+        return limit_options(command) if limits_first else command
+
+    def _judging_options(function: F) -> F:
+        if not limits_first:
+            function = limit_options(function)
+
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return function(*args, judging=_judging(kwargs), **kwargs)
+            return function(*args, judging=_judging(kwargs, one_bundle, jobs), **kwargs)
 
         command: Any = wrapper
         command = accept_advisory_option(command)
+        if jobs:
+            command = _JOBS_OPTION(command)
         for option in reversed(_CASE_AND_CODE_OPTIONS):
             command = option(command)
+        if not one_bundle:
+            return trust_options(trust)(command)  # type: ignore[no-any-return]
         command = click.option(
             "--signature",
             "detached",
@@ -164,7 +204,7 @@ def verify_options(pinning: Sequence[Callable[[Any], Any]] = ()) -> Callable[[F]
             is_flag=True,
             help="Reject the bundle unless a trusted key signed it.",
         )(command)
-        return trust_options()(command)  # type: ignore[no-any-return]
+        return trust_options(trust)(command)  # type: ignore[no-any-return]
 
     return decorate
 
@@ -234,14 +274,14 @@ _CASE_AND_CODE_OPTIONS: tuple[Callable[[Any], Any], ...] = (
         help="Seconds the whole verification may take (0: no limit); cases not run by then "
         "are inconclusive.",
     ),
-    click.option(
-        "--jobs",
-        "-j",
-        type=click.IntRange(1),
-        default=os.cpu_count() or 1,
-        show_default="the number of cores",
-        help="Processes for built-in cases (used from 64 cases on; results are the same).",
-    ),
+)
+_JOBS_OPTION = click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1),
+    default=os.cpu_count() or 1,
+    show_default="the number of cores",
+    help="Processes for built-in cases (used from 64 cases on; results are the same).",
 )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from bundler.cli._shared import exit_help, handle_errors, limit_options
+from bundler.cli._shared import exit_help, handle_errors
 from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
 from bundler.codes import COMMAND_EXITS, EXIT_CODES
 from bundler.errors import UNSAFE_ABOVE_C0
@@ -90,8 +90,7 @@ def fails(result: str, fail_on: str) -> bool:
     help="Also write NAME.intoto.json, a signed attestation of each verification.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
-@limit_options
-@verify_options()
+@verify_options(limits_first=True)
 @handle_errors
 def ci(
     bundles: tuple[Path, ...],

@@ -12,7 +12,6 @@ from bundler.cli._shared import (
     ProgressDisplay,
     echo_error,
     handle_errors,
-    limit_options,
     write_text,
 )
 from bundler.cli._verifying import Judging, verify_options
@@ -69,8 +68,7 @@ def output_format(output: str, fmt: str | None) -> str:
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
-@limit_options
-@verify_options()
+@verify_options(limits_first=True)
 @handle_errors
 def report(
     file: Path,

@@ -15,7 +15,6 @@ from bundler.cli._shared import (
     echo_error,
     handle_errors,
     is_terminal,
-    limit_options,
     write_text,
 )
 from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
@@ -163,7 +162,6 @@ _PINNING = (
     "checked against its digest (a mismatch rejects) and every case runs.",
 )
 @verify_options(pinning=_PINNING)
-@limit_options
 @handle_errors
 def verify(
     bundle: str,

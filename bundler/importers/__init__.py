@@ -18,9 +18,17 @@ from typing import Any, TypeGuard
 import yaml
 
 from bundler.errors import SourceError
-from bundler.importers.untrusted import Checks, read_log_file
+from bundler.importers.untrusted import Checks, ImportLimits, read_log_file
 
-__all__ = ["Checks", "Imported", "is_count", "read_log_file", "slug", "write_source"]
+__all__ = [
+    "Checks",
+    "ImportLimits",
+    "Imported",
+    "is_count",
+    "read_log_file",
+    "slug",
+    "write_source",
+]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 

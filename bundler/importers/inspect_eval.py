@@ -46,7 +46,7 @@ from typing import Any
 
 from bundler.errors import SourceError
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, read_log_file, slug, write_source
+from bundler.importers import Checks, Imported, ImportLimits, read_log_file, slug, write_source
 from bundler.importers.inspect_figures import figure_claims, scores_claim
 from bundler.importers.inspect_plan import CONTROLS, SCORES, TRANSCRIPTS, Plan, finished
 from bundler.importers.inspect_status import (
@@ -55,7 +55,7 @@ from bundler.importers.inspect_status import (
     status_claim,
     unfinished_finding,
 )
-from bundler.importers.untrusted import bounded, superseded
+from bundler.importers.untrusted import AT_VERIFY, bounded, superseded
 from checkers.inspect_log.log import LogError, read_log
 from checkers.inspect_log.scores import scores_bytes
 
@@ -66,14 +66,17 @@ def import_inspect(
     name: str | None = None,
     version: str = "1.0.0",
     split: bool = False,
+    limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
     """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split``: the
     log goes under ``inputs/transcripts/`` and its scores, without transcripts, into a
     scores file the figures are checked on (``checkers/inspect_log/scores.py``), so that
-    ``reprobundle redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable."""
-    data = read_log_file(log_file, dest)
+    ``reprobundle redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable.
+    The log is read, and its checkers run, within ``limits`` (by default verify's)."""
+    data = read_log_file(log_file, dest, limits)
+    checks = Checks(budget=limits.budget)
     try:
-        log = bounded(lambda: read_log(data), f"reading {log_file}")
+        log = bounded(lambda: read_log(data), f"reading {log_file}", limits.budget)
     except LogError as exc:
         raise SourceError(f"{log_file} is not an Inspect log this tool reads: {exc}") from None
     if not log.records:
@@ -96,15 +99,17 @@ def import_inspect(
             full=log,
             full_path=f"{TRANSCRIPTS}/{file_name}",
             full_data=data,
+            checks=checks,
         )
     else:
-        plan = Plan(log, f"inputs/{file_name}", data)
+        plan = Plan(log, f"inputs/{file_name}", data, checks=checks)
     counts_claim(plan)
     status_claim(plan)
     unfinished_finding(plan)
     figure_claims(plan)
     if log.format == "eval":
-        rerun_finding(plan, bounded(lambda: superseded(data), f"reading {log_file}"))
+        again = bounded(lambda: superseded(data, limits), f"reading {log_file}", limits.budget)
+        rerun_finding(plan, again)
     if split:
         scores_claim(plan)
     _scope(plan)

@@ -36,10 +36,9 @@ import checkers
 from bundler.errors import SourceError, UsageError
 from bundler.format.documents import DocumentProblem
 from bundler.format.paths import path_problem
-from bundler.importers import Imported, slug, write_source
-from bundler.run import inputs as loading
-from bundler.run.inputs import parse_input
-from bundler.run.runner import run_checker
+from bundler.importers import Checks, Imported, ImportLimits, slug, write_source
+from bundler.importers.untrusted import AT_VERIFY, bounded
+from bundler.run.inputs import LoadLimits, parse_input
 from checkers.api import CheckerInputError, InputKind, failed_substantively
 from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
 from checkers.lm_eval.run import (
@@ -73,6 +72,7 @@ class _Plan:
     notes: list[str] = field(default_factory=list)
     slugs: dict[str, str] = field(default_factory=dict)
     split: bool = False  # the split layout (issue 45): samples under inputs/transcripts/
+    checks: Checks = field(default_factory=Checks)  # each under a case's limits, as at verify
 
     def slug_of(self, task: str) -> str:
         """The task's name in ids and file names, one per task (two names can make one
@@ -89,7 +89,7 @@ class _Plan:
     def run(self, key: str, inputs: Mapping[str, str], params: Mapping[str, Any]) -> Any:
         found = checkers.get(key)
         assert found is not None
-        return run_checker(found, {r: self.loaded[p] for r, p in inputs.items()}, params)
+        return self.checks.run(found, {r: self.loaded[p] for r, p in inputs.items()}, params)
 
     def case(
         self,
@@ -155,16 +155,19 @@ def import_lm_eval(
     name: str | None = None,
     version: str = "1.0.0",
     split: bool = False,
+    limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
     """Write a bundle source for the lm-eval run at ``path`` into ``dest`` (new or empty).
     ``split``: each samples file goes under ``inputs/transcripts/`` and its per-sample
     values, without documents, prompts or responses, into a sample scores file the figures
-    and counts are checked on (``checkers/lm_eval/scores.py``)."""
+    and counts are checked on (``checkers/lm_eval/scores.py``). Each file is read, and
+    each check run, within ``limits`` (by default verify's caps on one input and a case's
+    time and memory)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     results_file = _results_file(path)
-    data = _read_capped(results_file)
-    results = _parse(data, results_file, InputKind.DATA)
+    data = _read_capped(results_file, limits.load)
+    results = _parse(data, results_file, InputKind.DATA, limits)
     try:
         tasks = [read_task(results, t) for t in task_names(results)]
     except CheckerInputError as exc:
@@ -175,6 +178,7 @@ def import_lm_eval(
         _encodable(results_file, task)
     results_path = f"inputs/{_safe(results_file.name, 'results.json')}"
     plan = _Plan(results, results_path, {results_path: data}, {results_path: results})
+    plan.checks = Checks(budget=limits.budget)
     plan.split = split
     date_id = results_file.stem.rpartition("_")[2]
     listing = _listing(results_file.parent)
@@ -182,8 +186,9 @@ def import_lm_eval(
         samples_name = f"samples_{task.name}_{date_id}.jsonl"
         samples_path = None
         if samples_name in listing:
-            samples_data = _read_capped(results_file.parent / samples_name)
-            samples = _parse(samples_data, results_file.parent / samples_name, InputKind.JSONL)
+            samples_file = results_file.parent / samples_name
+            samples_data = _read_capped(samples_file, limits.load)
+            samples = _parse(samples_data, samples_file, InputKind.JSONL, limits)
             try:
                 read_records(samples)
             except CheckerInputError as exc:
@@ -253,10 +258,10 @@ def _listing(folder: Path) -> set[str]:
         raise UsageError(f"cannot list {folder}: {exc.strerror}") from None
 
 
-def _read_capped(file: Path) -> bytes:
-    """A regular file's bytes, refused past the size verify accepts for an input (and
+def _read_capped(file: Path, load: LoadLimits) -> bytes:
+    """A regular file's bytes, refused past the size ``load`` accepts for an input (and
     never through a link: the bundle holds what the folder holds)."""
-    cap = loading.LOAD_LIMITS.bytes
+    cap = load.bytes
     try:
         # O_NONBLOCK: a FIFO planted in the folder is refused below, not waited on
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -275,12 +280,18 @@ def _read_capped(file: Path) -> bytes:
     return data
 
 
-def _parse(data: bytes, file: Path, kind: InputKind) -> Any:
+def _parse(data: bytes, file: Path, kind: InputKind, limits: ImportLimits) -> Any:
+    """``data`` read as verify reads the input, within ``limits`` (its caps, and a case's
+    time and memory for the parse)."""
     role = RESULTS_ROLE if kind is InputKind.DATA else SAMPLES_ROLE
     suffix = ".json" if kind is InputKind.DATA else ".jsonl"
     try:
         name = file.name if file.name.endswith(suffix) else f"(file){suffix}"
-        return parse_input(data, name, kind, role.reading)
+        return bounded(
+            lambda: parse_input(data, name, kind, role.reading, limits=limits.load),
+            f"reading {file}",
+            limits.budget,
+        )
     except DocumentProblem as exc:
         raise SourceError(f"{file} cannot be read as lm-eval writes it: {exc}") from None
 

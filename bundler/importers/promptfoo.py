@@ -26,9 +26,8 @@ import checkers
 from bundler.errors import SourceError
 from bundler.format import documents
 from bundler.format.paths import path_problem
-from bundler.importers import Checks, Imported, read_log_file, slug, write_source
-from bundler.importers.untrusted import bounded
-from bundler.run import inputs as loading
+from bundler.importers import Checks, Imported, ImportLimits, read_log_file, slug, write_source
+from bundler.importers.untrusted import AT_VERIFY, bounded
 from checkers.api import CheckerInputError
 from checkers.promptfoo.assertions import RULES_VERSION, Rerun, rerun_all
 from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tokens_v2
@@ -50,13 +49,15 @@ def import_promptfoo(
     name: str | None = None,
     version: str = "1.0.0",
     split: bool = False,
+    limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
     """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``:
     the file goes under ``inputs/transcripts/`` and its counts, without prompts, outputs or
     variables, into a scores file the pass rate is checked on
-    (``checkers/promptfoo/scores.py``), so the transcripts can be withheld."""
-    data = read_log_file(results_file, dest)
-    return _import(results_file, data, dest, name, version, split)
+    (``checkers/promptfoo/scores.py``), so the transcripts can be withheld. The file is
+    read, and its checks run, within ``limits`` (by default verify's)."""
+    data = read_log_file(results_file, dest, limits)
+    return _import(results_file, data, dest, name, version, split, limits)
 
 
 def _import(
@@ -66,9 +67,9 @@ def _import(
     name: str | None,
     version: str,
     split: bool = False,
+    limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
-    limits = loading.LOAD_LIMITS  # verify's caps on one input
-    caps = documents.Caps(values=limits.values, depth=limits.depth)
+    caps = documents.Caps(values=limits.load.values, depth=limits.load.depth)
     try:
         document, results = bounded(  # under one case's time and memory, as at verify
             lambda: (
@@ -78,6 +79,7 @@ def _import(
                 read_results(data),
             ),
             f"reading {results_file}",
+            limits.budget,
         )
     except (documents.DocumentProblem, CheckerInputError) as exc:
         raise SourceError(
@@ -85,14 +87,18 @@ def _import(
         ) from None
     file_name = results_file.name if not path_problem(results_file.name) else "results.json"
     if split:
-        plan = _Plan(f"{TRANSCRIPTS}/{file_name}", data)
+        plan = _Plan(f"{TRANSCRIPTS}/{file_name}", data, Checks(budget=limits.budget))
         scores_path = f"{SCORES}/{file_name.rsplit('.', 1)[0]}.scores.json"
         plan.files[scores_path] = scores_bytes(document)
         _totals(plan, results, project(document), scores_path)
     else:
-        plan = _Plan(f"inputs/{file_name}", data)
+        plan = _Plan(f"inputs/{file_name}", data, Checks(budget=limits.budget))
         _totals(plan, results, document)
-    done = bounded(lambda: rerun_all(results.rows, True), f"re-running {results_file}'s assertions")
+    done = bounded(
+        lambda: rerun_all(results.rows, True),
+        f"re-running {results_file}'s assertions",
+        limits.budget,
+    )
     _assertions(plan, document, results, done, f"{TRANSCRIPTS}/controls" if split else CONTROLS)
     if split:
         _scores_claim(plan, scores_path)
@@ -130,13 +136,13 @@ def _import(
 class _Plan:
     """The source being written: its files, cases, claims, and notes for the author."""
 
-    def __init__(self, log_path: str, data: bytes) -> None:
+    def __init__(self, log_path: str, data: bytes, checks: Checks) -> None:
         self.log_path = log_path
         self.files = {log_path: data}
         self.cases: list[dict[str, Any]] = []
         self.claims: list[dict[str, Any]] = []
         self.notes: list[str] = []
-        self.checks = Checks()  # each check under a case's limits, as at verify
+        self.checks = checks  # each check under a case's limits, as at verify
 
     def control(self, name: str, document: Mapping[str, Any], folder: str = CONTROLS) -> str:
         path = f"{folder}/{name}"

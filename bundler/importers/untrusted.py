@@ -1,15 +1,17 @@
 """A log read at import as verify reads an input: the same caps, before any parser runs.
 
 An importer reads a file someone else wrote. Before a parser sees it, ``read_log_file``
-applies the caps a built-in case's input has at verify (``bundler.run.inputs.LOAD_LIMITS``: bytes,
-JSON values, depth): a ``.eval`` (zip) has every member checked against its local
-header, overlapping members refused (a name listed twice only where Inspect writes it
-twice, a re-run sample, then read as Inspect reads it: the last entry), and each
-decompressed only up to its declared size within the byte cap; each JSON document (or
-member) is counted before it is parsed, and text that cannot be written as UTF-8 (a lone
-surrogate escape) is refused. ``bounded`` and ``Checks`` run the parse and the checkers
-under a case's time and memory limits (``bundler.run.limits.within``), so no log takes
-more at import than at verify.
+applies the caps a built-in case's input has at verify (``ImportLimits.load``, by
+default ``bundler.run.inputs.LOAD_LIMITS``: bytes, JSON values, depth): a ``.eval``
+(zip) has every member checked against its local header, overlapping members refused (a
+name listed twice only where Inspect writes it twice, a re-run sample, then read as
+Inspect reads it: the last entry), and each decompressed only up to its declared size
+within the byte cap; each JSON document (or member) is counted before it is parsed, and
+text that cannot be written as UTF-8 (a lone surrogate escape) is refused. ``bounded``
+and ``Checks`` run the parse and the checkers under a case's time and memory limits
+(``ImportLimits.budget``, through ``bundler.run.limits.within``), so no log takes more
+at import than at verify. Every limit comes in as one ``ImportLimits`` value, whose
+defaults are verify's.
 """
 
 from __future__ import annotations
@@ -23,21 +25,34 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bundler.container.readrules import Limits
 from bundler.errors import SourceError, UsageError
-from bundler.run import inputs as loading  # their limits read when used: one source
-from bundler.run import limits
-from bundler.run.limits import LimitReached, limited, within
+from bundler.run.inputs import LOAD_LIMITS, LoadLimits
+from bundler.run.limits import CaseBudget, LimitReached, limited, within
 from bundler.run.runner import run_checker
 from checkers import strictjson
 from checkers.api import Checker, Verdict
 
 T = TypeVar("T")
 
-ARCHIVE = Limits()  # what verify reads from one archive (members)
+
+@dataclass(frozen=True)
+class ImportLimits:
+    """What an import holds an untrusted log to, as verify holds a bundle: ``load``, the
+    caps on one input (bytes, JSON values, depth); ``archive``, what verify reads from one
+    archive (its members); ``budget``, the time and memory of one case and of a whole
+    verification. The defaults are verify's; a test passes smaller ones."""
+
+    load: LoadLimits = LOAD_LIMITS
+    archive: Limits = field(default_factory=Limits)
+    budget: CaseBudget = field(default_factory=CaseBudget)
+
+
+AT_VERIFY = ImportLimits()  # an import's limits unless told otherwise: verify's
 
 ZSTD = 93  # the compression method Inspect writes
 _LOCAL = struct.Struct("<IHHHHHIIIHH")
@@ -47,14 +62,14 @@ _UTF8_NAME = 0x800
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def read_log_file(log_file: Path, dest: Path) -> bytes:
+def read_log_file(log_file: Path, dest: Path, limits: ImportLimits = AT_VERIFY) -> bytes:
     """The log's bytes, once ``dest`` is known to be new or empty (never overwritten) and
-    the log within verify's caps (``screen``). Raises UsageError or SourceError."""
+    the log within ``limits`` (``screen``). Raises UsageError or SourceError."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     from bundler.files import read_bounded
 
-    cap = loading.LOAD_LIMITS.bytes
+    cap = limits.load.bytes
     try:
         size = log_file.stat().st_size  # a larger file is refused unread
     except OSError as exc:
@@ -66,32 +81,30 @@ def read_log_file(log_file: Path, dest: Path) -> bytes:
             f"{log_file} is more than {cap} bytes, the most verify reads from one input "
             "file: refused before reading further"
         )
-    bounded(lambda: screen(data), f"reading {log_file}")
+    bounded(lambda: screen(data, limits), f"reading {log_file}", limits.budget)
     return data
 
 
-def screen(data: bytes) -> None:
+def screen(data: bytes, limits: ImportLimits = AT_VERIFY) -> None:
     """Refuse ``data`` (a zip of JSON members, or one JSON document) past verify's caps or
     with a zip layout that Python's and Inspect's readers would not agree on. Each JSON
     document (each member of a zip) is held to the caps of one JSON input; the members
     together to the bytes of one input. Raises SourceError naming the member and the
     problem."""
     if data[:4] != b"PK\x03\x04":
-        _json(data, "the log")
+        _json(data, "the log", limits.load)
         return
-    for info, start in zip_layout(data):  # each checked, one decompressed at a time
+    for info, start in zip_layout(data, limits):  # each checked, one decompressed at a time
         member = _inflate(data, info, start)
         if info.filename.endswith(".json"):
-            _json(member, info.filename)
+            _json(member, info.filename, limits.load)
 
 
-def _json(data: bytes, where: str) -> None:
+def _json(data: bytes, where: str, load: LoadLimits) -> None:
     """Parse one JSON document as verify parses a JSON input (its values counted first,
     then strictly, within its depth) and refuse text that cannot be written as UTF-8."""
     try:
-        document = strictjson.loads(
-            data, loading.LOAD_LIMITS.depth, loading.LOAD_LIMITS.values, constants=True
-        )
+        document = strictjson.loads(data, load.depth, load.values, constants=True)
     except ValueError as exc:
         raise SourceError(f"{where}: {exc} (verify's caps on one JSON input)") from None
     if _SURROGATE.search(data):
@@ -104,7 +117,7 @@ def _json(data: bytes, where: str) -> None:
             ) from None
 
 
-def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
+def zip_layout(data: bytes, limits: ImportLimits = AT_VERIFY) -> list[tuple[zipfile.ZipInfo, int]]:
     """Every member of the zip ``data`` and where its compressed bytes start, once the
     layout is known sound: each directory entry agrees with its member's local header
     (name, method, and sizes and CRC unless a data descriptor carries them), no two
@@ -114,16 +127,16 @@ def zip_layout(data: bytes) -> list[tuple[zipfile.ZipInfo, int]]:
         infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError) as exc:
         raise SourceError(f"the log is not a readable zip ({exc})") from None
-    if len(infos) > ARCHIVE.members:
+    if len(infos) > limits.archive.members:
         raise SourceError(
-            f"the zip lists {len(infos)} members, more than the {ARCHIVE.members} verify "
-            "reads from one archive"
+            f"the zip lists {len(infos)} members, more than the {limits.archive.members} "
+            "verify reads from one archive"
         )
     declared = sum(i.file_size for i in infos)
-    if declared > loading.LOAD_LIMITS.bytes:
+    if declared > limits.load.bytes:
         raise SourceError(
             f"the zip's members declare {declared} bytes in all, more than "
-            f"{loading.LOAD_LIMITS.bytes} (the most verify reads from one input)"
+            f"{limits.load.bytes} (the most verify reads from one input)"
         )
     seen: set[str] = set()
     spans: list[tuple[int, int, str]] = []
@@ -155,7 +168,7 @@ def rewritable(name: str) -> bool:
     return name.startswith("samples/") and name.endswith(".json")
 
 
-def superseded(data: bytes) -> list[tuple[str, bytes]]:
+def superseded(data: bytes, limits: ImportLimits = AT_VERIFY) -> list[tuple[str, bytes]]:
     """The members of the zip ``data`` that a later directory entry of the same name
     replaces, in directory order, each decompressed (``data`` already ``screen``ed).
 
@@ -167,7 +180,7 @@ def superseded(data: bytes) -> list[tuple[str, bytes]]:
     replacing an earlier one of its name. So the last entry in the directory is the
     sample (the re-run), and the earlier ones are the attempts it superseded; the
     checkers' reader (``checkers.inspect_log.log``) reads the same way."""
-    layout = zip_layout(data)
+    layout = zip_layout(data, limits)
     last = {info.filename: i for i, (info, _) in enumerate(layout)}
     return [
         (info.filename, _inflate(data, info, start))
@@ -241,32 +254,36 @@ def _inflate(data: bytes, info: zipfile.ZipInfo, start: int) -> bytes:
     return out
 
 
-def bounded(call: Callable[[], T], what: str) -> T:
-    """``call()`` under one case's time and memory limits at verify; past one, SourceError."""
+def bounded(call: Callable[[], T], what: str, budget: CaseBudget = AT_VERIFY.budget) -> T:
+    """``call()`` under one case's time and memory limits (``budget``, by default
+    verify's); past one, SourceError."""
     try:
-        return within(call, limits.CASE_SECONDS, limits.CASE_MEMORY)
+        return within(call, budget.seconds, budget.memory)
     except LimitReached as exc:
         raise SourceError(f"{what}: {exc}, past the limit of one case at verify") from None
 
 
 class Checks:
     """Checkers run at import as at verify: each under a case's time and memory limits,
-    all of them within a whole verification's time."""
+    all of them within a whole verification's time (``budget``, by default verify's;
+    ``seconds`` in place of its time limit)."""
 
-    def __init__(self, seconds: float | None = None) -> None:
-        limit = limits.VERIFY_SECONDS if seconds is None else seconds
-        self.deadline = time.monotonic() + limit
+    def __init__(self, seconds: float | None = None, budget: CaseBudget = AT_VERIFY.budget) -> None:
+        self.budget = budget
+        self.seconds = budget.time_limit if seconds is None else seconds
+        unlimited = seconds is None and budget.time_limit <= 0  # 0: no limit, as at verify
+        self.deadline = float("inf") if unlimited else time.monotonic() + self.seconds
 
     def run(self, found: Checker, inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise SourceError(
-                f"the import ran its checkers for more than {limits.VERIFY_SECONDS:g} s, the time "
+                f"the import ran its checkers for more than {self.seconds:g} s, the time "
                 "verify allows a whole bundle: refused"
             )
         return limited(
             lambda: run_checker(found, inputs, params),
             found.key,
-            min(limits.CASE_SECONDS, left),
-            limits.CASE_MEMORY,
+            min(self.budget.seconds, left),
+            self.budget.memory,
         )

@@ -13,15 +13,16 @@ import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bundler.codes import COMMAND_EXITS
 from bundler.codes import EXIT_CODES as EXIT_CODES  # one map, re-exported for the store
-from bundler.container.extract import Limits
-from bundler.signatures.trust import Policy
 from bundler.store.signers import Signed
+
+if TYPE_CHECKING:
+    from bundler.run.verify import VerifyOptions
 
 # Overall results a verification can record, worst first (the batch exit code follows it).
 RESULTS = ("missing", "rotted", "rejected", "error", "contradicted", "inconclusive", "supported")
@@ -32,11 +33,10 @@ BIT_ROT = ("missing", "rotted")
 class Job:
     root: str  # the archive folder
     digest: str
-    limits: Limits = field(default_factory=Limits)
-    policy: Policy = field(default_factory=Policy)  # the keys the archive trusts
+    # how it is judged, with the archive's signature policy (None: the defaults, no keys)
+    options: VerifyOptions | None = None
     workdir: str | None = None  # where to make the work folder (default: the temp folder)
     size: int | None = None  # the object's recorded size: it is read no further
-    accepted: tuple[str, ...] = ()  # the advisories the auditor accepted (--accept-advisory)
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ def verify_one(job: Job) -> Reverification:
     from bundler.store.signers import judge, trusted_ids
 
     environment = verifier_environment()
+    options = job.options or VerifyOptions()
     store = Store(Path(job.root))
     path = store.path(job.digest)
     why = store.check(job.digest, job.size)
@@ -84,14 +85,14 @@ def verify_one(job: Job) -> Reverification:
     try:
         workdir = Path(job.workdir) / f"verify-{uuid.uuid4().hex}" if job.workdir else None
         with store.reading(job.digest, job.size) as stored:  # checked as it was just now
-            options = VerifyOptions(job.policy, limits=job.limits, accept_advisories=job.accepted)
             verification = verify(path, options, workdir=workdir, stream=stored)
     except Unreadable as exc:
         result = "missing" if exc.missing else "rotted"
         return Reverification(job.digest, result, environment, [], {"message": exc.why})
     except BundleRejected as exc:
         problems = [{"where": p.where, "code": p.code, "message": p.message} for p in exc.problems]
-        refusal = {"message": exc.headline, "problems": problems, "trust": trusted_ids(job.policy)}
+        trust = trusted_ids(options.policy)
+        refusal = {"message": exc.headline, "problems": problems, "trust": trust}
         return Reverification(job.digest, "rejected", environment, [], refusal)
     except BundlerError as exc:
         return Reverification(job.digest, "error", environment, [], {"message": exc.diagnostics()})
@@ -106,12 +107,12 @@ def verify_one(job: Job) -> Reverification:
     tally: dict[str, int] = {"reproduced": 0, "diverged": 0, "inconclusive": 0}
     for case in verification.cases:  # "withheld" too, for a redacted bundle (issue 45)
         tally[case.outcome] = tally.get(case.outcome, 0) + 1
-    signed = judge(verification.signature, verification.extracted.signatures, job.policy)
+    signed = judge(verification.signature, verification.extracted.signatures, options.policy)
     detail: dict[str, Any] = {
         "cases": tally,
         "identity": verification.extracted.identity,
         "signature": signed.to_dict(),
-        "trust": trusted_ids(job.policy),
+        "trust": trusted_ids(options.policy),
     }
     withheld = {
         c.claim.id: sorted({u.advisory.id for u in c.advisories if not u.accepted})
@@ -120,8 +121,8 @@ def verify_one(job: Job) -> Reverification:
     }
     if withheld:  # the claims an advisory kept from being supported
         detail["advisories"] = withheld
-    if job.accepted:
-        detail["accepted_advisories"] = list(job.accepted)
+    if options.accept_advisories:
+        detail["accepted_advisories"] = list(options.accept_advisories)
     return Reverification(job.digest, verification.status, verification.environment, claims, detail)
 
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from bundler.codes import COMMAND_EXITS
-from bundler.container.extract import Limits
 from bundler.format.arguments import count
-from bundler.signatures.trust import TrustedKey
 from bundler.store import audit, index, query, reverify, trust
 from bundler.store.context import TOOL, Context, now
 from bundler.store.index import BundleRow
 from bundler.store.reverify import EXIT_CODES, RESULTS, Reverification
+
+if TYPE_CHECKING:
+    from bundler.run.verify import VerifyOptions
 
 # the exit code of a batch that verified no bundle (inconclusive)
 NOTHING_VERIFIED = COMMAND_EXITS["nothing_verified"]
@@ -87,38 +88,31 @@ def verify(
     selectors: Sequence[str] = (),
     all_bundles: bool = False,
     jobs: int = 1,
-    limits: Limits | None = None,
+    options: VerifyOptions | None = None,
     on_result: Callable[[Reverification, BundleRow], None] | None = None,
-    trusted: Sequence[TrustedKey] = (),
     scheduler: str | None = None,
     on_note: Callable[[str], None] | None = None,
     function: Callable[[reverify.Job], Reverification] = reverify.verify_one,
-    accepted: Sequence[str] = (),
 ) -> Batch:
     """Re-verify bundles in ``jobs`` worker processes, or on the Dask cluster whose
     scheduler is at ``scheduler`` (``cluster.run``), recording each result as it comes;
-    only this process writes the index and the log. Signatures are judged against the
-    archive's trusted keys and ``trusted``; a verification that judged them records
-    the signer (it replaces the bundle's). ``on_note`` hears of refused workers.
-    ``accepted`` names the advisories the auditor accepts; a result that differs from
-    the bundle's last one because of an advisory says so (``advisory_change``).
-    Refuses first when the index or the trust store does not match the log."""
+    only this process writes the index and the log. Each bundle is judged by
+    ``options`` (limits, code, case budget, advisories accepted) with the archive's
+    signature policy: signatures are judged against the archive's trusted keys and the
+    keys ``options.policy`` trusts; a verification that judged them records the signer
+    (it replaces the bundle's). ``on_note`` hears of refused workers. A result that
+    differs from the bundle's last one because of an advisory says so
+    (``advisory_change``). Refuses first when the index or the trust store does not
+    match the log."""
     count("jobs", jobs, 1)
-    from bundler.format.claims import accepted_advisories
+    from bundler.run.verify import VerifyOptions
 
-    accepted = accepted_advisories(accepted)
+    options = options or VerifyOptions()
     audit.refuse_unless_consistent(context)
     digests = query.select(context.conn, selectors, all_bundles)
-    policy = trust.policy(context, trusted)
+    archived = replace(options, policy=trust.policy(context, options.policy.trusted))
     work = [
-        reverify.Job(
-            str(context.root),
-            d,
-            limits or Limits(),
-            policy,
-            size=query.bundle(context.conn, d).size,
-            accepted=tuple(accepted),
-        )
+        reverify.Job(str(context.root), d, archived, size=query.bundle(context.conn, d).size)
         for d in digests
     ]
     outcomes: list[Reverification] = []

@@ -24,7 +24,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import strictjson
 
@@ -32,6 +32,16 @@ KNOWN_VERSIONS = (2,)
 ZSTD_METHOD = 93
 MAX_MEMBER_BYTES = 1 << 30  # one decompressed member
 MAX_TOTAL_BYTES = 4 << 30  # every member together
+
+
+class LogLimits(NamedTuple):
+    """What an ``.eval`` log's members may decompress to: one, and all together."""
+
+    member_bytes: int = MAX_MEMBER_BYTES
+    total_bytes: int = MAX_TOTAL_BYTES
+
+
+LOG_LIMITS = LogLimits()
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
 _LOCAL_SIGNATURE = 0x04034B50
 _HEADER_KEYS = ("version", "status", "eval", "plan", "results", "stats", "error")
@@ -101,22 +111,23 @@ class InspectLog:
         return scores
 
 
-_CACHE: OrderedDict[str, InspectLog] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, LogLimits], InspectLog] = OrderedDict()
 _CACHE_SIZE = 4
 
 
-def read_log(data: bytes) -> InspectLog:
-    """Parse a ``.eval`` or ``.json`` log. Raises ``LogError`` naming the problem.
+def read_log(data: bytes, limits: LogLimits = LOG_LIMITS) -> InspectLog:
+    """Parse a ``.eval`` or ``.json`` log, its members within ``limits``. Raises
+    ``LogError`` naming the problem.
 
     A bundle runs several cases on one log; the parse of the last few logs is kept,
-    keyed by the SHA-256 of their bytes, so it is done once (the same bytes always give
-    the same log)."""
-    key = hashlib.sha256(data).hexdigest()
+    keyed by the SHA-256 of their bytes (and the limits), so it is done once (the same
+    bytes always give the same log)."""
+    key = (hashlib.sha256(data).hexdigest(), limits)
     cached = _CACHE.get(key)
     if cached is not None:
         _CACHE.move_to_end(key)
         return cached
-    log = _read_eval(data) if data[:4] == b"PK\x03\x04" else _read_json(data)
+    log = _read_eval(data, limits) if data[:4] == b"PK\x03\x04" else _read_json(data)
     _CACHE[key] = log
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -211,7 +222,7 @@ def _read_json(data: bytes) -> InspectLog:
     return InspectLog("json", header, records)
 
 
-def _read_eval(data: bytes) -> InspectLog:
+def _read_eval(data: bytes, limits: LogLimits) -> InspectLog:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -232,8 +243,8 @@ def _read_eval(data: bytes) -> InspectLog:
             "log: the .eval file has no header.json"
             + (" (only the start journal: the run did not finish writing it)" if started else "")
         )
-    budget = [MAX_TOTAL_BYTES]
-    header = _loads(_member(data, latest["header.json"], budget), "header.json")
+    budget = [limits.total_bytes]
+    header = _loads(_member(data, latest["header.json"], budget, limits), "header.json")
     if not isinstance(header, dict):
         raise LogError("header.json: not a JSON object")
     _check_version(header, "header.json")
@@ -242,7 +253,7 @@ def _read_eval(data: bytes) -> InspectLog:
         (n for n in latest if n.startswith("samples/") and n.endswith(".json")),
         key=_sample_order,
     )
-    records = tuple(_record(_loads(_member(data, latest[n], budget), n), n) for n in names)
+    records = tuple(_record(_loads(_member(data, latest[n], budget, limits), n), n) for n in names)
     return InspectLog("eval", dict(header), records)
 
 
@@ -252,14 +263,17 @@ def _sample_order(name: str) -> tuple[int, str]:
     return (int(epoch) if epoch.isdigit() else 0, base)
 
 
-def _member(data: bytes, info: zipfile.ZipInfo, budget: list[int]) -> bytes:
+def _member(
+    data: bytes, info: zipfile.ZipInfo, budget: list[int], limits: LogLimits = LOG_LIMITS
+) -> bytes:
     """A member's bytes, decompressed and checked against the central directory."""
     name = info.filename
-    if info.file_size > MAX_MEMBER_BYTES:
-        raise LogError(f"{name}: {info.file_size} bytes, more than {MAX_MEMBER_BYTES} allowed")
+    most = limits.member_bytes
+    if info.file_size > most:
+        raise LogError(f"{name}: {info.file_size} bytes, more than {most} allowed")
     budget[0] -= info.file_size
     if budget[0] < 0:
-        raise LogError(f"log: members hold more than {MAX_TOTAL_BYTES} bytes in all")
+        raise LogError(f"log: members hold more than {limits.total_bytes} bytes in all")
     offset = info.header_offset
     head = data[offset : offset + _LOCAL_HEADER.size]
     if len(head) < _LOCAL_HEADER.size:

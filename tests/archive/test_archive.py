@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -328,6 +329,37 @@ def test_verify_records_results_and_exits_with_the_worst(three: Path) -> None:
         "supported",
     ]
     assert [e["event"] for e in events(three)].count("verify") == 5
+
+
+def test_archive_verify_judges_with_verify_s_code_and_case_options(
+    three: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # archive verify declares verify's judging options (one declaration, _verifying):
+    # its code and case budget reach each worker's verification as verify's would
+    verify = Archive.verify
+
+    def seen_by_workers(archive: Archive, /, *args: Any, **kwargs: Any) -> Any:
+        kwargs["function"] = archive_workers.options_seen
+        return verify(archive, *args, **kwargs)
+
+    monkeypatch.setattr(Archive, "verify", seen_by_workers)
+    code, out, err = cli(
+        three,
+        *("verify", "quickstart@1.0.0", "--json", "-", "--allow-code", "--code-timeout", "7"),
+        *("--case-timeout", "30", "--case-memory", "0", "--time-limit", "900"),
+        *("--max-members", "999"),
+    )
+    assert code == 0, err
+    (result,) = json.loads(out)["results"]
+    assert result["result"] == "supported"
+    assert result["detail"]["options"] == {
+        "allow_code": True,
+        "code_timeout": 7.0,
+        "budget": [30.0, 0, 900.0],
+        "jobs": 1,  # one bundle's cases in one process: --jobs is bundles at once
+        "max_members": 999,
+        "trusted": 0,
+    }
 
 
 def test_verify_needs_bundles_or_all(root: Path) -> None:

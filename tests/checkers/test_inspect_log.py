@@ -262,10 +262,12 @@ def test_eval_zip_with_an_unknown_compression_method_is_refused() -> None:
         read_log(data)
 
 
-def test_member_larger_than_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inspect_format, "MAX_MEMBER_BYTES", 10)
+def test_member_larger_than_the_limit_is_refused() -> None:
+    data = _zip({"header.json": b'{"version": 2, "status": "success"}'})
     with pytest.raises(LogError, match="more than 10 allowed"):
-        read_log(_zip({"header.json": b'{"version": 2, "status": "success"}'}))
+        read_log(data, inspect_format.LogLimits(member_bytes=10))
+    with pytest.raises(LogError, match="members hold more than 10 bytes in all"):
+        read_log(data, inspect_format.LogLimits(total_bytes=10))
 
 
 def test_stored_and_deflated_members_read_like_zstd_ones(inspect_logs: Path) -> None:

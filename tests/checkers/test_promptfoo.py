@@ -28,8 +28,10 @@ import checkers
 from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, SourceError
+from bundler.importers import ImportLimits
 from bundler.importers.promptfoo import import_promptfoo
-from bundler.run import inputs, limits
+from bundler.run.inputs import LoadLimits
+from bundler.run.limits import CaseBudget
 from bundler.run.runner import run_checker, vacuity
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo.assertions import rerun_problem
@@ -550,36 +552,32 @@ def test_a_catastrophic_regex_is_not_run_at_import(tmp_path: Path) -> None:
 
 
 def test_a_results_file_larger_than_verify_reads_is_refused_before_parsing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(bytes=10_000))
+    small = ImportLimits(load=LoadLimits(bytes=10_000))
     with pytest.raises(SourceError, match="more than 10000 bytes, the most verify reads"):
-        import_promptfoo(V0121, tmp_path / "s")
+        import_promptfoo(V0121, tmp_path / "s", limits=small)
 
 
-def test_a_results_file_of_more_values_than_verify_reads_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_results_file_of_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
     rows = [row(True, 0)] * 2000
     (tmp_path / "r.json").write_text(
         json.dumps(results_of(rows, {"successes": 2000, "failures": 0, "errors": 0}))
     )
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=5_000))
+    few = ImportLimits(load=LoadLimits(values=5_000))
     with pytest.raises(SourceError, match="holds more than 5000 values"):
-        import_promptfoo(tmp_path / "r.json", tmp_path / "s")
+        import_promptfoo(tmp_path / "r.json", tmp_path / "s", limits=few)
 
 
-def test_a_file_that_needs_more_memory_than_a_case_may_take_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_file_that_needs_more_memory_than_a_case_may_take_is_refused(tmp_path: Path) -> None:
     """The 57 MiB attack, scaled down: the parse runs under the case's memory limit."""
     rows = [{"success": True, "response": {}, "pad": [{}] * 100}] * 20_000  # 2M objects
     (tmp_path / "r.json").write_text(
         json.dumps(results_of(rows, {"successes": 20_000, "failures": 0, "errors": 0}))
     )
-    monkeypatch.setattr(limits, "CASE_MEMORY", 64 << 20)
+    small = ImportLimits(budget=CaseBudget(memory=64 << 20))
     with pytest.raises(SourceError, match="needed more than 64 MiB"):
-        import_promptfoo(tmp_path / "r.json", tmp_path / "s")
+        import_promptfoo(tmp_path / "r.json", tmp_path / "s", limits=small)
     assert not (tmp_path / "s" / "bundle.yaml").exists()
 
 

@@ -17,11 +17,12 @@ import zstandard
 from click.testing import CliRunner
 
 from bundler.cli import main
+from bundler.container.readrules import Limits
 from bundler.errors import SourceError
-from bundler.importers import untrusted, write_source
+from bundler.importers import ImportLimits, untrusted, write_source
 from bundler.importers.inspect_eval import import_inspect
-from bundler.run import inputs, limits
 from bundler.run.inputs import LoadLimits
+from bundler.run.limits import CaseBudget
 
 ZSTD = 93
 
@@ -143,9 +144,11 @@ def eval_members(head: dict[str, Any] | None = None) -> list[Member]:
     ]
 
 
-def refused(log: Path, tmp_path: Path, *words: str) -> str:
+def refused(
+    log: Path, tmp_path: Path, *words: str, limits: ImportLimits = untrusted.AT_VERIFY
+) -> str:
     with pytest.raises(SourceError) as caught:
-        import_inspect(log, tmp_path / "out")
+        import_inspect(log, tmp_path / "out", limits=limits)
     message = str(caught.value)
     for word in words:
         assert word in message, message
@@ -306,22 +309,28 @@ def test_members_whose_bytes_overlap_are_refused(tmp_path: Path) -> None:
 def test_json_log_with_more_values_than_verify_reads_is_refused_before_parsing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
     log = json_log(tmp_path / "many.json", header(), sample(metadata={"v": list(range(2000))}))
     parsed = []
     monkeypatch.setattr(json, "loads", lambda *a, **k: parsed.append(1))
-    refused(log, tmp_path, "holds more than 1000 values")
+    refused(
+        log,
+        tmp_path,
+        "holds more than 1000 values",
+        limits=ImportLimits(load=LoadLimits(values=1000)),
+    )
     assert parsed == []
 
 
-def test_an_eval_member_with_more_values_than_verify_reads_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
+def test_an_eval_member_with_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
     members = eval_members()
     members[1] = Member("samples/s1_epoch_1.json", json.dumps(sample(metadata=[0] * 2000)).encode())
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
-    refused(tmp_path / "many.eval", tmp_path, "samples/s1_epoch_1.json: holds more than 1000")
+    refused(
+        tmp_path / "many.eval",
+        tmp_path,
+        "samples/s1_epoch_1.json: holds more than 1000",
+        limits=ImportLimits(load=LoadLimits(values=1000)),
+    )
 
 
 def test_log_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
@@ -331,12 +340,9 @@ def test_log_nested_deeper_than_verify_reads_is_refused(tmp_path: Path) -> None:
     refused(json_log(tmp_path / "deep.json", header(), sample(metadata=deep)), tmp_path, "deeper")
 
 
-def test_log_larger_than_verify_reads_is_refused_unread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(bytes=1000))
+def test_log_larger_than_verify_reads_is_refused_unread(tmp_path: Path) -> None:
     log = json_log(tmp_path / "big.json", header(), sample(output={"completion": "x" * 5000}))
-    refused(log, tmp_path, "more than 1000 bytes")
+    refused(log, tmp_path, "more than 1000 bytes", limits=ImportLimits(load=LoadLimits(bytes=1000)))
 
 
 def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
@@ -365,14 +371,12 @@ def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
     assert "checker: inspect-rescore@" in written  # re-scored, with its control
 
 
-def test_reading_a_log_past_a_case_memory_limit_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(limits, "CASE_MEMORY", 4 << 20)
+def test_reading_a_log_past_a_case_memory_limit_is_refused(tmp_path: Path) -> None:
     log = json_log(
         tmp_path / "wide.json", header(), sample(output={"completion": "x" * (64 << 20)})
     )
-    refused(log, tmp_path, "needed more than 4 MiB")
+    budget = CaseBudget(memory=4 << 20)
+    refused(log, tmp_path, "needed more than 4 MiB", limits=ImportLimits(budget=budget))
 
 
 def test_lone_surrogate_in_a_sample_id_is_refused_with_a_message(tmp_path: Path) -> None:
@@ -502,12 +506,9 @@ def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:
         untrusted.Checks(seconds=0).run(found, {"log": b"{}"}, {"claimed": {"total_samples": 1}})
 
 
-def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_eval_members_are_each_held_to_the_value_cap_not_all_together(tmp_path: Path) -> None:
     """A real 10,000-sample .eval holds millions of values across its members, each a
     small JSON document: each member is one JSON input to the cap, as verify would read it."""
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", LoadLimits(values=1000))
     head = header()
     head["results"].update(total_samples=2, completed_samples=2)
     head["eval"]["dataset"]["samples"] = 2
@@ -516,18 +517,17 @@ def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
         content = sample(id=f"s{i}", metadata=[0] * 600)
         members.append(Member(f"samples/s{i}_epoch_1.json", json.dumps(content).encode()))
     (tmp_path / "wide.eval").write_bytes(zip_bytes(members))
-    assert import_inspect(tmp_path / "wide.eval", tmp_path / "out").claims
+    small = ImportLimits(load=LoadLimits(values=1000))
+    assert import_inspect(tmp_path / "wide.eval", tmp_path / "out", limits=small).claims
 
 
 def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    from bundler.container.readrules import Limits
-
-    monkeypatch.setattr(untrusted, "ARCHIVE", Limits(members=3))
     members = [*eval_members(), *(Member(f"extra/{i}.txt", b"x", method=0) for i in range(2))]
     (tmp_path / "many.eval").write_bytes(zip_bytes(members))
-    refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3")
+    few = ImportLimits(archive=Limits(members=3))
+    refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3", limits=few)
 
 
 @pytest.mark.parametrize("bad", [{"a": 1}, ["s1"]])

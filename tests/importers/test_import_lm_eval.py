@@ -20,8 +20,10 @@ from click.testing import CliRunner
 from bundler.authoring.build import build
 from bundler.cli import main
 from bundler.errors import BuildRefused, SourceError, UsageError
+from bundler.importers import ImportLimits
 from bundler.importers.lm_eval import import_lm_eval
-from bundler.run import inputs
+from bundler.run.inputs import LoadLimits
+from bundler.run.limits import CaseBudget
 from bundler.run.verify import verify
 from tests.inspect_support import WRONG, paths_of
 
@@ -233,30 +235,37 @@ def write_results(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(bytes=1000))
-    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * 2000}))
-    refused_by_cli(path, tmp_path, "an input is at most 1000")
-
-
-def test_a_results_file_with_more_values_than_verify_reads_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=100))
-    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": [0] * 500}))
-    refused_by_cli(path, tmp_path, "more than 100 values")
-
-
-def test_a_samples_file_with_more_values_than_verify_reads_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = copy_run("full", tmp_path)
-    monkeypatch.setattr(inputs, "LOAD_LIMITS", inputs.LoadLimits(values=50))
-    done = cli_import(folder, tmp_path / "out")
-    assert done.exit_code == 2 and "more than 50 values" in done.output
+def refused_within(path: Path, tmp_path: Path, load: LoadLimits, words: str) -> None:
+    """``import_lm_eval`` of ``path`` within the caps ``load`` is refused with ``words``,
+    and writes nothing (the CLI prints the same message, exit 2: refused_by_cli)."""
+    with pytest.raises(SourceError, match=words):
+        import_lm_eval(path, tmp_path / "out", limits=ImportLimits(load=load))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_results_file_past_the_input_size_cap_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * 2000}))
+    refused_within(path, tmp_path, LoadLimits(bytes=1000), "an input is at most 1000")
+
+
+def test_a_results_file_with_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": [0] * 500}))
+    refused_within(path, tmp_path, LoadLimits(values=100), "more than 100 values")
+
+
+def test_reading_results_past_a_case_memory_limit_is_refused(tmp_path: Path) -> None:
+    # the parse runs under one case's memory at verify, as the Inspect AI and promptfoo
+    # importers' do (before, lm-eval's parse and checks ran with no case limit)
+    path = write_results(tmp_path, json.dumps({"results": {"t": {}}, "pad": "x" * (64 << 20)}))
+    small = ImportLimits(budget=CaseBudget(memory=4 << 20))
+    with pytest.raises(SourceError, match="needed more than 4 MiB, past the limit of one case"):
+        import_lm_eval(path, tmp_path / "out", limits=small)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_samples_file_with_more_values_than_verify_reads_is_refused(tmp_path: Path) -> None:
+    folder = copy_run("full", tmp_path)
+    refused_within(folder, tmp_path, LoadLimits(values=50), "more than 50 values")
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ PURE = (
     "bundler.reports.schema",
     "bundler.reports.text",
     "bundler.reports.view",
+    "checkers.vacuity",  # ADR 0005's rules on a checker and its params (issue 44, item 3)
 )
 
 # what makes a module one that spawns processes or writes files

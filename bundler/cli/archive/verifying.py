@@ -9,14 +9,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from bundler.cli._shared import (
-    accept_advisory_option,
-    handle_errors,
-    limit_options,
-    limits_from,
-    trust_options,
-    write_json,
-)
+from bundler.cli._shared import handle_errors, write_json
+from bundler.cli._verifying import Judging, verify_options
 from bundler.cli.archive.common import EXITS, opened
 from bundler.codes import COMMAND_EXITS
 
@@ -47,9 +41,9 @@ def on_terminal() -> bool:
     "reprobundle[distributed]; every worker must see the archive folder at the same path).",
 )
 @click.option("--json", "json_target", metavar="FILE|-", help="Write the results as JSON.")
-@trust_options("to trust for this verification, besides the archive's own")
-@accept_advisory_option
-@limit_options
+@verify_options(
+    trust="to trust for this verification, besides the archive's own", one_bundle=False, jobs=False
+)
 @click.pass_obj
 @handle_errors
 def verify(
@@ -60,10 +54,7 @@ def verify(
     jobs: int,
     scheduler: str | None,
     json_target: str | None,
-    trust_files: tuple[Path, ...],
-    trust_store: Path | None,
-    accept_advisory: tuple[str, ...],
-    **limit_values: int,
+    judging: Judging,
 ) -> None:
     """Re-verify stored BUNDLES (identities, digests, NAME@VERSION, NAME) or --all, in
     parallel: in --jobs local processes, or on a Dask cluster with --scheduler.
@@ -90,9 +81,7 @@ def verify(
       reprobundle archive verify --all --scheduler tcp://10.0.0.5:8786
     """
     out = sys.stderr if json_target == "-" else sys.stdout
-    from bundler.signatures.truststore import load_trusted_keys
-
-    keys = load_trusted_keys(trust_files, trust_store)
+    options = judging.options(None)  # the keys given; the archive adds its own
     with opened(root) as store:
         total = len(store.select(bundles, all_bundles))
         if not total:
@@ -107,12 +96,10 @@ def verify(
                 bundles,
                 all_bundles,
                 jobs,
-                limits_from(limit_values),
+                options,
                 on_result,
-                keys,
                 scheduler=scheduler,
                 on_note=lambda text: click.echo(f"reprobundle: warning: {text}", err=True),
-                accepted=accept_advisory,
             )
     for line in show.held:
         click.echo(line, file=out)
