@@ -250,7 +250,7 @@ def disclose_option(function: F) -> F:
     """``--disclose DIR``: a redacted bundle's withheld files, given to the commands that
     verify a bundle (``verify``, ``report``, ``ci``) as ``disclose``. Its own decorator,
     apart from ``verify_options``: it gives files, not a way of judging them."""
-    return click.option(  # type: ignore[no-any-return]
+    return click.option(
         "--disclose",
         type=click.Path(path_type=Path),
         metavar="DIR",
