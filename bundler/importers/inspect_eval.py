@@ -65,12 +65,13 @@ def import_inspect(
     dest: Path,
     name: str | None = None,
     version: str = "1.0.0",
-    split: bool = False,
+    split: bool = True,
 ) -> Imported:
-    """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split``: the
-    log goes under ``inputs/transcripts/`` and its scores, without transcripts, into a
-    scores file the figures are checked on (``checkers/inspect_log/scores.py``), so that
-    ``reprobundle redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable."""
+    """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split`` (the
+    default; False: the whole-log layout, as before issue 45): the log goes under
+    ``inputs/transcripts/`` and its scores, without transcripts, into a scores file the
+    figures are checked on (``checkers/inspect_log/scores.py``), so that ``reprobundle
+    redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable."""
     data = read_log_file(log_file, dest)
     try:
         log = bounded(lambda: read_log(data), f"reading {log_file}")
@@ -103,10 +104,10 @@ def import_inspect(
     status_claim(plan)
     unfinished_finding(plan)
     figure_claims(plan)
-    if log.format == "eval":
-        rerun_finding(plan, bounded(lambda: superseded(data), f"reading {log_file}"))
     if split:
         scores_claim(plan)
+    if log.format == "eval":  # (said in the limits of every claim made before it)
+        rerun_finding(plan, bounded(lambda: superseded(data), f"reading {log_file}"))
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
     files = {plan.log_path: plan.data, **plan.controls}

@@ -49,12 +49,13 @@ def import_promptfoo(
     dest: Path,
     name: str | None = None,
     version: str = "1.0.0",
-    split: bool = False,
+    split: bool = True,
 ) -> Imported:
-    """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``:
-    the file goes under ``inputs/transcripts/`` and its counts, without prompts, outputs or
-    variables, into a scores file the pass rate is checked on
-    (``checkers/promptfoo/scores.py``), so the transcripts can be withheld."""
+    """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``
+    (the default; False: the whole-log layout, as before issue 45): the file goes under
+    ``inputs/transcripts/`` and its counts, without prompts, outputs or variables, into a
+    scores file the pass rate is checked on (``checkers/promptfoo/scores.py``), so the
+    transcripts can be withheld."""
     data = read_log_file(results_file, dest)
     return _import(results_file, data, dest, name, version, split)
 
