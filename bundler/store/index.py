@@ -367,6 +367,11 @@ def misordered(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 
 
 def digests(conn: sqlite3.Connection) -> list[str]:
+    """Every stored bundle's digest (each copy of each identity), by name."""
+    return [str(d) for (d,) in conn.execute("SELECT digest FROM bundles ORDER BY name")]
+
+
+def entry_digests(conn: sqlite3.Connection) -> list[str]:
     """One digest per stored identity, by name: its full copy when held, else its
     redacted copy added first."""
     return [

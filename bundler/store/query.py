@@ -140,7 +140,7 @@ def select(conn: sqlite3.Connection, selectors: Sequence[str], all_bundles: bool
     if all_bundles == bool(selectors):
         raise ArchiveError("give bundles to verify (digest, NAME@VERSION, NAME) or --all")
     if all_bundles:
-        return index.digests(conn)
+        return index.entry_digests(conn)  # the copy that stands for each identity
     return list(dict.fromkeys(d for s in selectors for d in resolve(conn, s)))
 
 

@@ -185,6 +185,25 @@ def test_verify_reads_the_full_copy_and_says_which_copy_it_verified(
     ]
 
 
+def test_every_copy_is_held_to_its_digest_by_the_consistency_check(
+    root: Path, made: dict[str, Any]
+) -> None:
+    """``verify --all`` verifies the copy that stands for an identity; the store check still
+    covers every copy: a rotted redacted copy beside its full bundle is found."""
+    for bundle in (made["signed"], made["redacted"]):
+        assert cli(root, "add", str(bundle))[0] == 0
+    rotted = digest(made["redacted"])
+    stored = root / "objects" / "sha256" / rotted[:2] / rotted
+    stored.chmod(0o644)
+    stored.write_bytes(stored.read_bytes()[:-1] + b"\0")
+    with Archive.open(root) as archive:
+        problems = archive.consistency()
+    assert [p.where for p in problems] == [f"bundle {rotted}"]
+    code, out, err = cli(root, "verify", "--all")
+    assert code == 0, out + err  # the full copy, intact
+    assert "full copy" in out and "redacted copy" not in out
+
+
 def test_export_writes_the_full_copy_unless_asked_for_the_redacted_one(
     root: Path, made: dict[str, Any], tmp_path: Path
 ) -> None:
