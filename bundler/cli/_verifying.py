@@ -1,8 +1,9 @@
 """What the commands that verify a bundle share (``verify``, ``report``, ``ci``,
 ``archive verify``), below them so that no command imports another: verify's judging
 options, declared once (``verify_options``) and read into one frozen value
-(``Judging``), which gives the library's ``VerifyOptions`` for each bundle; and the
-signed attestation of a verification, which records the options that judged it
+(``Judging``), which gives the library's ``VerifyOptions`` for each bundle;
+``--disclose`` (``disclose_option``); and the signed attestation of a verification,
+which records the options that judged it
 (``Verification.options``).
 """
 
@@ -283,6 +284,19 @@ _JOBS_OPTION = click.option(
     show_default="the number of cores",
     help="Processes for built-in cases (used from 64 cases on; results are the same).",
 )
+
+
+def disclose_option(function: F) -> F:
+    """``--disclose DIR``: a redacted bundle's withheld files, given to the commands that
+    verify a bundle (``verify``, ``report``, ``ci``) as ``disclose``. Its own decorator,
+    apart from ``verify_options``: it gives files, not a way of judging them."""
+    return click.option(
+        "--disclose",
+        type=click.Path(path_type=Path),
+        metavar="DIR",
+        help="A redacted bundle's withheld files, by their bundle paths under DIR: each is "
+        "checked against its digest (a mismatch rejects) and every case runs.",
+    )(function)
 
 
 def signing_key(key_file: Path) -> Any:

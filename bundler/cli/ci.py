@@ -19,7 +19,13 @@ from typing import Any
 import click
 
 from bundler.cli._shared import exit_help, handle_errors
-from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
+from bundler.cli._verifying import (
+    Judging,
+    attestation_bytes,
+    disclose_option,
+    signing_key,
+    verify_options,
+)
 from bundler.codes import COMMAND_EXITS, EXIT_CODES
 from bundler.errors import UNSAFE_ABOVE_C0
 
@@ -90,6 +96,7 @@ def fails(result: str, fail_on: str) -> bool:
     help="Also write NAME.intoto.json, a signed attestation of each verification.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
+@disclose_option
 @verify_options(limits_first=True)
 @handle_errors
 def ci(
@@ -99,6 +106,7 @@ def ci(
     fail_on: str,
     attest_key: Path | None,
     verbose: bool,
+    disclose: Path | None,
     judging: Judging,
 ) -> None:
     """Verify BUNDLES for a CI job: reports as files, a summary, one exit code.
@@ -109,7 +117,9 @@ def ci(
     Actions, $GITHUB_STEP_SUMMARY: the run's page). With --attest-key, OUT/NAME.intoto.json
     is a signed attestation of the verification. The job fails (exit 1) when a claim is
     contradicted, or with --fail-on inconclusive also when one is inconclusive; a rejected
-    bundle always fails it (exit 3).
+    bundle always fails it (exit 3). --disclose DIR gives the withheld files of redacted
+    bundles, as to `verify` (each checked against its digest; a bundle that withholds
+    nothing is then a usage error, as in `verify`).
 
     Every line printed is escaped for the CI runner's log (GitHub Actions, GitLab), so no
     file or bundle name can become a workflow command; reports are written only as regular
@@ -158,7 +168,7 @@ def ci(
         verification = None
         try:
             stream: Any = hashed
-            verification = verify(bundle, judging.options(bundle), stream=stream)
+            verification = verify(bundle, judging.options(bundle), stream=stream, disclose=disclose)
             report = to_json(verification)
         except (BundleRejected, UsageError) as exc:
             text = f"reprobundle: {one_line(bundle)}: {exc.diagnostics()}"

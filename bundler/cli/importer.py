@@ -58,15 +58,27 @@ def _source_options(given: str, default_name: str) -> Callable[[F], F]:
     return wrap
 
 
+def _layout_option(split: str, whole: str) -> Callable[[F], F]:
+    """How an importer lays out what it writes (issue 45 item 5): split by default, so that
+    the sensitive part can be withheld (`reprobundle redact`) while the figures stay
+    checkable; the whole log as one input only when asked."""
+    return click.option(
+        "--split/--whole-log",
+        "split",
+        default=True,
+        show_default=True,
+        help=f"--split: {split}, so `reprobundle redact --withhold 'inputs/transcripts/**'` "
+        f"keeps them checkable. --whole-log: {whole} (the layout before issue 45).",
+    )
+
+
 @import_group.command(name="inspect", epilog=IMPORT_EXIT_HELP)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("log", "inspect-LOG, from the log's file name: its time and task")
-@click.option(
-    "--split",
-    is_flag=True,
-    help="Put the log (with its transcripts) under inputs/transcripts/ and check the figures "
-    "on a scores file without transcripts, so `reprobundle redact --withhold "
-    "'inputs/transcripts/**'` keeps them checkable.",
+@_layout_option(
+    "the log (with its transcripts) under inputs/transcripts/ and the figures checked on a "
+    "scores file without transcripts",
+    "the log under inputs/, the one input every case reads",
 )
 def inspect(log: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an Inspect AI log (.eval or .json) as a bundle source.
@@ -79,11 +91,12 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str, spli
     too, each with a negative control. Claims state every denominator both ways: errors
     dropped, and errors counted as failures. The log is read under verify's caps.
 
-    With --split the transcripts (prompts, completions, targets, answers) stay in the log
-    under inputs/transcripts/, and the figures, counts and status are checked on a scores
-    file beside it (inspect-metric@3, inspect-counts@4, inspect-status@3); the re-scoring
-    and the check that the scores file is the log's read the transcripts, each its own
-    claim. Redacting the transcripts then leaves only those claims unchecked.
+    By default (--split) the transcripts (prompts, completions, targets, answers) stay in
+    the log under inputs/transcripts/, and the figures, counts and status are checked on a
+    scores file beside it (inspect-metric@3, inspect-counts@4, inspect-status@3); the
+    re-scoring and the check that the scores file is the log's read the transcripts, each
+    its own claim. Redacting the transcripts then leaves only those claims unchecked.
+    --whole-log keeps the log as the one input every case reads.
 
     \b
     Example:
@@ -100,12 +113,10 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str, spli
 @import_group.command(name="promptfoo", epilog=IMPORT_EXIT_HELP)
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_source_options("file", "promptfoo-FOLDER-FILE, from where the results file is")
-@click.option(
-    "--split",
-    is_flag=True,
-    help="Put the results file (prompts, outputs, variables) under inputs/transcripts/ and "
-    "check the pass rate on a scores file without them, so `reprobundle redact --withhold "
-    "'inputs/transcripts/**'` keeps it checkable.",
+@_layout_option(
+    "the results file (prompts, outputs, variables) under inputs/transcripts/ and the pass "
+    "rate checked on a scores file without them",
+    "the results file under inputs/, the one input every case reads",
 )
 def promptfoo(
     results: Path, output: Path | None, name: str | None, version: str, split: bool
@@ -116,7 +127,9 @@ def promptfoo(
     are re-counted from the rows, and every deterministic assertion (equals, contains,
     icontains, contains-any/-all, starts-with, regex, is-json and their not- forms) is
     re-run on the stored outputs, each with a negative control. Model-graded and code
-    assertions are listed as not re-run.
+    assertions are listed as not re-run. By default (--split) the file is kept under
+    inputs/transcripts/ and the totals are checked on a scores file without the
+    transcripts; --whole-log checks them on the file itself.
 
     \b
     Example:
@@ -134,12 +147,10 @@ def promptfoo(
 @import_group.command(name="lm-eval", epilog=IMPORT_EXIT_HELP)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_source_options("run", "lm-eval-STAMP, from the run's results_STAMP.json")
-@click.option(
-    "--split",
-    is_flag=True,
-    help="Put the samples files (documents, prompts, responses) under inputs/transcripts/ "
-    "and check the figures and counts on sample scores files without them, so `reprobundle "
-    "redact --withhold 'inputs/transcripts/**'` keeps them checkable.",
+@_layout_option(
+    "the samples files (documents, prompts, responses) under inputs/transcripts/ and the "
+    "figures and counts checked on sample scores files without them",
+    "the samples files under inputs/, the figures and counts checked on them",
 )
 def lm_eval(path: Path, output: Path | None, name: str | None, version: str, split: bool) -> None:
     """Import an lm-evaluation-harness run (its output folder or results_*.json).
@@ -149,7 +160,10 @@ def lm_eval(path: Path, output: Path | None, name: str | None, version: str, spl
     (doc, prompt, target, task) recomputed, and each figure whose aggregation is the
     mean (with its stderr) re-derived from the per-sample values, each with a negative
     control. Other aggregations, bootstrap stderrs, group figures and every figure of a
-    run without samples are listed as what the bundle cannot support.
+    run without samples are listed as what the bundle cannot support. By default
+    (--split) the samples files are kept under inputs/transcripts/ and the figures and
+    counts are checked on sample scores files without them; --whole-log checks them on
+    the samples files themselves.
 
     \b
     Example:

@@ -14,7 +14,7 @@ from bundler.cli._shared import (
     handle_errors,
     write_text,
 )
-from bundler.cli._verifying import Judging, verify_options
+from bundler.cli._verifying import Judging, disclose_option, verify_options
 from bundler.reports.formats import FORMATS
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -68,6 +68,7 @@ def output_format(output: str, fmt: str | None) -> str:
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but the output itself.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks for internal errors.")
+@disclose_option
 @verify_options(limits_first=True)
 @handle_errors
 def report(
@@ -77,6 +78,7 @@ def report(
     force: bool,
     quiet: bool,
     verbose: bool,
+    disclose: Path | None,
     judging: Judging,
 ) -> None:
     """Write the Markdown block for a report's appendix (or another format) for FILE.
@@ -85,7 +87,8 @@ def report(
     trust, code and case options), or a JSON report that `verify --json` wrote, which is
     rendered again without running anything. The block names the bundle, its identity,
     the command to verify it, every claim with its verdicts, and what the bundle cannot
-    support. The exit code is the verification's, as `verify` gives it.
+    support. The exit code is the verification's, as `verify` gives it. A redacted
+    bundle's withheld files may be given with --disclose DIR, as to `verify`.
 
     \b
     Example:
@@ -107,10 +110,18 @@ def report(
         check(output, "-o")
         if not force and (problem := replace_problem(output, REPORTS[fmt], "-o")):
             raise OutputError(problem)
-    if not _is_json(file):
+    is_report = _is_json(file)
+    if is_report and disclose is not None:
+        raise UsageError(
+            f"--disclose {disclose}: {file} is a stored report, not a bundle; nothing is "
+            "verified again, so no withheld file can be used: give the redacted bundle"
+        )
+    if not is_report:
         try:
             with ProgressDisplay(enabled=not quiet) as progress:
-                verification = verify(file, judging.options(file), progress=progress.cases)
+                verification = verify(
+                    file, judging.options(file), progress=progress.cases, disclose=disclose
+                )
             data = to_json(verification)
         except (BundleRejected, UsageError) as exc:
             echo_error(exc)  # as verify says it

@@ -17,7 +17,13 @@ from bundler.cli._shared import (
     is_terminal,
     write_text,
 )
-from bundler.cli._verifying import Judging, attestation_bytes, signing_key, verify_options
+from bundler.cli._verifying import (
+    Judging,
+    attestation_bytes,
+    disclose_option,
+    signing_key,
+    verify_options,
+)
 from bundler.container.download import TIMEOUT, default_cache
 
 if TYPE_CHECKING:
@@ -154,13 +160,7 @@ _PINNING = (
     is_flag=True,
     help="Show every case with its reasons (and tracebacks of bugs).",
 )
-@click.option(
-    "--disclose",
-    type=click.Path(path_type=Path),
-    metavar="DIR",
-    help="A redacted bundle's withheld files, by their bundle paths under DIR: each is "
-    "checked against its digest (a mismatch rejects) and every case runs.",
-)
+@disclose_option
 @verify_options(pinning=_PINNING)
 @handle_errors
 def verify(

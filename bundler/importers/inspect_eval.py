@@ -65,14 +65,15 @@ def import_inspect(
     dest: Path,
     name: str | None = None,
     version: str = "1.0.0",
-    split: bool = False,
+    split: bool = True,
     limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
-    """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split``: the
-    log goes under ``inputs/transcripts/`` and its scores, without transcripts, into a
-    scores file the figures are checked on (``checkers/inspect_log/scores.py``), so that
-    ``reprobundle redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable.
-    The log is read, and its checkers run, within ``limits`` (by default verify's)."""
+    """Write a bundle source for ``log_file`` into ``dest`` (new or empty). ``split`` (the
+    default; False: the whole-log layout, as before issue 45): the log goes under
+    ``inputs/transcripts/`` and its scores, without transcripts, into a scores file the
+    figures are checked on (``checkers/inspect_log/scores.py``), so that ``reprobundle
+    redact --withhold 'inputs/transcripts/**'`` keeps the figures checkable. The log is
+    read, and its checkers run, within ``limits`` (by default verify's)."""
     data = read_log_file(log_file, dest, limits)
     checks = Checks(budget=limits.budget)
     try:
@@ -107,11 +108,11 @@ def import_inspect(
     status_claim(plan)
     unfinished_finding(plan)
     figure_claims(plan)
-    if log.format == "eval":
-        again = bounded(lambda: superseded(data, limits), f"reading {log_file}", limits.budget)
-        rerun_finding(plan, again)
     if split:
         scores_claim(plan)
+    if log.format == "eval":  # (said in the limits of every claim made before it)
+        again = bounded(lambda: superseded(data, limits), f"reading {log_file}", limits.budget)
+        rerun_finding(plan, again)
     _scope(plan)
     document = _document(plan, log_file.name, name, version)
     files = {plan.log_path: plan.data, **plan.controls}

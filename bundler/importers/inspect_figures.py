@@ -70,7 +70,7 @@ def figure_claims(plan: Plan) -> None:
                 mine,
                 headline,
                 entries,
-                by_name.get(scorer, []),
+                named + made_by,  # (as for the whole log: the score "p0" made by "pattern")
             )
             continue
         rescore = _rescore_case(plan, scorer, method, options, own)
@@ -387,8 +387,10 @@ def scores_claim(plan: Plan) -> None:
             "log's.",
             "cases": [case, control],
             "limits": [
+                *run_limits(plan.full),
+                revision_limit(plan.full),
                 "Reads the transcripts: a bundle that withholds them cannot check this claim; "
-                "its figures are then checked on the scores file as it stands."
+                "its figures are then checked on the scores file as it stands.",
             ],
         }
     )

@@ -154,15 +154,15 @@ def import_lm_eval(
     dest: Path,
     name: str | None = None,
     version: str = "1.0.0",
-    split: bool = False,
+    split: bool = True,
     limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
     """Write a bundle source for the lm-eval run at ``path`` into ``dest`` (new or empty).
-    ``split``: each samples file goes under ``inputs/transcripts/`` and its per-sample
-    values, without documents, prompts or responses, into a sample scores file the figures
-    and counts are checked on (``checkers/lm_eval/scores.py``). Each file is read, and
-    each check run, within ``limits`` (by default verify's caps on one input and a case's
-    time and memory)."""
+    ``split`` (the default; False: the whole-log layout, as before issue 45): each samples
+    file goes under ``inputs/transcripts/`` and its per-sample values, without documents,
+    prompts or responses, into a sample scores file the figures and counts are checked on
+    (``checkers/lm_eval/scores.py``). Each file is read, and each check run, within
+    ``limits`` (by default verify's caps on one input and a case's time and memory)."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder; import never overwrites")
     results_file = _results_file(path)
@@ -375,9 +375,10 @@ def _split_task(plan: _Plan, task: Task, samples_path: str) -> None:
             "and counts checked on it are the samples'.",
             "cases": [case, *([control] if control else [])],
             "limits": [
+                *_limit_note(task),
                 "Reads the samples file with its transcripts: a bundle that withholds it "
                 "cannot check this claim; the figures and counts are then checked on the "
-                "scores file as it stands."
+                "scores file as it stands.",
             ],
         }
     )

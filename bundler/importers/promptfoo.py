@@ -48,14 +48,15 @@ def import_promptfoo(
     dest: Path,
     name: str | None = None,
     version: str = "1.0.0",
-    split: bool = False,
+    split: bool = True,
     limits: ImportLimits = AT_VERIFY,
 ) -> Imported:
-    """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``:
-    the file goes under ``inputs/transcripts/`` and its counts, without prompts, outputs or
-    variables, into a scores file the pass rate is checked on
-    (``checkers/promptfoo/scores.py``), so the transcripts can be withheld. The file is
-    read, and its checks run, within ``limits`` (by default verify's)."""
+    """Write a bundle source for ``results_file`` into ``dest`` (new or empty). ``split``
+    (the default; False: the whole-log layout, as before issue 45): the file goes under
+    ``inputs/transcripts/`` and its counts, without prompts, outputs or variables, into a
+    scores file the pass rate is checked on (``checkers/promptfoo/scores.py``), so the
+    transcripts can be withheld. The file is read, and its checks run, within ``limits``
+    (by default verify's)."""
     data = read_log_file(results_file, dest, limits)
     return _import(results_file, data, dest, name, version, split, limits)
 

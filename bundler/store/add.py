@@ -143,17 +143,20 @@ def _refusal(exc: BundleRejected, file: Path, staged: Staged) -> ArchiveRefused:
 
 
 def _store(context: Context, checked: _Checked, report: AddReport) -> None:
-    """Store a checked bundle: new, already there (or rotted there: repaired), or
-    refused because its NAME@VERSION is stored with other bytes."""
+    """Store a checked bundle: new (or another copy of a stored identity: its full bundle
+    or a redacted copy), already there (or rotted there: repaired), or refused because
+    its NAME@VERSION is stored with other bytes (``_conflict``)."""
     manifest = checked.extracted.manifest
     digest = checked.staged.digest
     refusal: Problem | None = None
     with context.transaction("add the bundle to the archive"):
-        existing = index.digest_of(context.conn, manifest.name, manifest.version)
-        if existing is None:
-            _insert(context, checked, report)
-        elif existing != digest:
-            refusal = _refuse_reused(context, checked, existing)
+        held = index.copies_of(context.conn, manifest.name, manifest.version)
+        same = [r for r in held if r.digest == digest]
+        other = _conflict(held, checked)
+        if not same and other is not None:
+            refusal = _refuse_reused(context, checked, other)
+        elif not same:
+            _insert(context, checked, report)  # new, or another copy of a held identity
         elif context.store.check(digest) is not None:
             context.store.commit(checked.staged)  # the stored copy rotted: put back good bytes
             context.append("repair", {"digest": digest, "file": str(checked.file)})
@@ -173,10 +176,25 @@ def _store(context: Context, checked: _Checked, report: AddReport) -> None:
         raise ArchiveRefused("a bundle was refused", [refusal])
 
 
-def _refuse_reused(context: Context, checked: _Checked, stored: str) -> Problem:
+def _conflict(held: list[BundleRow], checked: _Checked) -> BundleRow | None:
+    """The stored copy of NAME@VERSION that forbids storing ``checked`` beside it (None:
+    none does). A redacted copy and its full bundle share the identity and are stored
+    side by side, and so are several redactions; a copy with another identity, or a second
+    full copy in other bytes (signed apart, compressed another way), is refused."""
+    digest, identity = checked.staged.digest, checked.extracted.identity
+    full = checked.extracted.withheld is None
+    for row in held:
+        if row.digest == digest:
+            return None
+        if row.identity != identity or (full and row.withheld is None):
+            return row
+    return None
+
+
+def _refuse_reused(context: Context, checked: _Checked, stored_row: BundleRow) -> Problem:
     """Log the refusal of a NAME@VERSION already stored with other bytes."""
     name, version = checked.extracted.manifest.name, checked.extracted.manifest.version
-    digest = checked.staged.digest
+    digest, stored = checked.staged.digest, stored_row.digest
     context.append(
         "refuse",
         {
@@ -189,11 +207,21 @@ def _refuse_reused(context: Context, checked: _Checked, stored: str) -> Problem:
             "codes": ["add.version_reused"],
         },
     )
+    if stored_row.identity != checked.extracted.identity:
+        why = (
+            f"another manifest (identity {stored_row.identity}, this file's "
+            f"{checked.extracted.identity}): it is not a copy of the stored bundle"
+        )
+    else:
+        why = "the same identity, in full: signed or compressed another way"
+    why = (
+        f"{name}@{version} is already stored with other bytes (digest {stored}, this file "
+        f"{digest}; {why})"
+    )
     return Problem(
         str(checked.file),
         "add.version_reused",
-        f"{name}@{version} is already stored with other bytes (digest {stored}, this file "
-        f"{digest}); a published version never changes: give the new bundle a new version",
+        f"{why}; a published version never changes: give the new bundle a new version",
     )
 
 
@@ -214,6 +242,7 @@ def _insert(context: Context, checked: _Checked, report: AddReport) -> None:
         TOOL,
         "unverified",
         None,
+        None if checked.extracted.withheld is None else len(checked.extracted.withheld.files),
     )
     context.store.commit(staged)
     index.insert_bundle(context.conn, row, checked.extracted.manifest_bytes)
@@ -234,6 +263,7 @@ def _insert(context: Context, checked: _Checked, report: AddReport) -> None:
             "warnings": [w.code for w in warnings],
             "title": row.title,
             "claims": [{"id": c.id, "statement": c.statement} for c in manifest.claims],
+            "withheld": row.withheld or 0,  # the files a redacted copy withholds; 0: full
         },
         row.added_at,
     )

@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 from bundler.errors import Problem, UsageError
 from bundler.signatures.trust import Policy, TrustedKey
 from bundler.store import add as adding
-from bundler.store import audit, checkpoint, index, query, rebuild, signers, statements, trust
+from bundler.store import (
+    audit,
+    checkpoint,
+    copies,
+    index,
+    query,
+    rebuild,
+    signers,
+    statements,
+    trust,
+)
 from bundler.store import export as exporting
 from bundler.store import verify as verifying
 from bundler.store.add import AddReport
@@ -164,9 +174,7 @@ class Archive:
                 with archive.context.writing("upgrade the archive index"):
                     index.migrate(
                         conn,
-                        record=lambda old, new: archive.context.append(
-                            "migrate", {"from": old, "to": new}
-                        ),
+                        record=lambda old, new: copies.after_migration(archive.context, old, new),
                     )
             if check_checkpoint:
                 audit.check_last_checkpoint(conn)

@@ -10,18 +10,26 @@ from typing import BinaryIO
 from bundler.errors import Problem
 from bundler.format.hashing import CHUNK
 from bundler.output import staged as staged_output
-from bundler.store import query
+from bundler.store import index, query
 from bundler.store.context import Context
+from bundler.store.copies import chosen
 from bundler.store.errors import ArchiveError, ArchiveTampered, os_failure
 from bundler.store.index import BundleRow
 from bundler.store.objects import Unreadable
 from bundler.store.reconcile import logged_bundle
 
 
-def export(context: Context, selector: str, out: Path) -> BundleRow:
+def export(context: Context, selector: str, out: Path, copy: str | None = None) -> BundleRow:
     """Copy a stored bundle to ``out`` atomically, checking its row against the log
-    first and its digest on the way."""
-    bundle = logged_bundle(context.conn, query.resolve_one(context.conn, selector))
+    first and its digest on the way. ``copy`` (``full`` or ``redacted``) picks that copy
+    of the identity the selector names; by default the full one when held, or the copy
+    a file digest names."""
+    digest = query.resolve_one(context.conn, selector)
+    if copy is not None:
+        named = query.bundle(context.conn, digest)
+        held = index.copies_of(context.conn, named.name, named.version)
+        digest = chosen([r for r in held if r.identity == named.identity], copy, selector).digest
+    bundle = logged_bundle(context.conn, digest)
     out = Path(out).absolute()
     if out.is_dir():
         raise ArchiveError(f"{out} is a folder; -o takes the path of the file to write")
@@ -50,7 +58,7 @@ def export(context: Context, selector: str, out: Path) -> BundleRow:
     except OSError as exc:
         raise os_failure(exc, "write the exported bundle", out) from None
     with context.transaction("record the export"):
-        context.append("export", {"digest": bundle.digest, "to": str(out)})
+        context.append("export", {"digest": bundle.digest, "to": str(out), "copy": bundle.copy})
     return bundle
 
 

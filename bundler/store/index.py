@@ -5,14 +5,14 @@ WAL mode lets readers run beside one writer; every change (a bundle row, a
 verification, and the audit record describing it) is one ``BEGIN IMMEDIATE``
 transaction, so concurrent writers queue instead of interleaving, and a crash leaves
 either all of it or none. The schema version lives in ``PRAGMA user_version``;
-``MIGRATIONS[n]`` takes an index from version ``n`` to ``n + 1``.
+``MIGRATIONS[n]`` (``schema``) takes an index from version ``n`` to ``n + 1``.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,98 +21,10 @@ from typing import Any
 from bundler.store import logkeys, versions
 from bundler.store.auditlog import Row
 from bundler.store.errors import ArchiveError, db_failure
+from bundler.store.schema import MIGRATIONS as MIGRATIONS
+from bundler.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 60_000
-
-# Each migration is a list of statements run in one transaction. Never edit a
-# released migration: add a new one.
-MIGRATIONS: Sequence[Sequence[str]] = (
-    # 0 -> 1: the tables
-    (
-        """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-        """CREATE TABLE bundles (
-            digest TEXT PRIMARY KEY,
-            identity TEXT NOT NULL,
-            name TEXT NOT NULL,
-            version TEXT NOT NULL,
-            title TEXT NOT NULL,
-            signer TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            added_at TEXT NOT NULL,
-            added_by TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            manifest BLOB NOT NULL,
-            last_verification INTEGER,
-            last_result TEXT NOT NULL DEFAULT 'unverified',
-            UNIQUE (name, version)
-        )""",
-        """CREATE TABLE claims (
-            digest TEXT NOT NULL REFERENCES bundles (digest),
-            claim_id TEXT NOT NULL,
-            statement TEXT NOT NULL,
-            PRIMARY KEY (digest, claim_id)
-        )""",
-        """CREATE TABLE verifications (
-            id INTEGER PRIMARY KEY,
-            digest TEXT NOT NULL REFERENCES bundles (digest),
-            at TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            result TEXT NOT NULL,
-            exit_code INTEGER NOT NULL,
-            environment TEXT NOT NULL,
-            detail TEXT NOT NULL
-        )""",
-        """CREATE TABLE claim_results (
-            verification INTEGER NOT NULL REFERENCES verifications (id),
-            claim_id TEXT NOT NULL,
-            status TEXT NOT NULL,
-            why TEXT NOT NULL,
-            PRIMARY KEY (verification, claim_id)
-        )""",
-        """CREATE TABLE audit_log (
-            seq INTEGER PRIMARY KEY,
-            record BLOB NOT NULL,
-            hash TEXT NOT NULL
-        )""",
-    ),
-    # 1 -> 2: indexes for the queries list/show/verify make, so they stay fast at 100k bundles
-    (
-        "CREATE INDEX bundles_by_identity ON bundles (identity)",
-        "CREATE INDEX bundles_by_signer ON bundles (signer, name)",
-        "CREATE INDEX bundles_by_result ON bundles (last_result, name)",
-        "CREATE INDEX bundles_by_added ON bundles (added_at)",
-        "CREATE INDEX verifications_by_bundle ON verifications (digest, id)",
-        "CREATE INDEX claim_results_by_status ON claim_results (status, verification)",
-    ),
-    # 2 -> 3: every key that signed a bundle, with the trusted key's name when the archive
-    # trusted it at the latest check (list --signer NAME|KEYID)
-    (
-        """CREATE TABLE bundle_signers (
-            digest TEXT NOT NULL REFERENCES bundles (digest),
-            keyid TEXT NOT NULL,
-            trusted_name TEXT,
-            PRIMARY KEY (digest, keyid)
-        )""",
-        "CREATE INDEX bundle_signers_by_keyid ON bundle_signers (keyid)",
-        "CREATE INDEX bundle_signers_by_name ON bundle_signers (trusted_name)",
-    ),
-    # 3 -> 4 (issue 47): each version's order as text (``versions.order``), indexed with its
-    # name, so that an add finds the highest stored version of a name by one lookup; the
-    # log's records by event, digest and name (``logkeys``), so that add and show read the
-    # records they check, not the whole log
-    (
-        "ALTER TABLE bundles ADD COLUMN version_order TEXT",
-        "UPDATE bundles SET version_order = reprobundle_version_order(version)",
-        "CREATE INDEX bundles_by_version_order ON bundles (name, version_order)",
-        """CREATE TABLE log_keys (
-            key TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (key, seq)
-        ) WITHOUT ROWID""",
-        "CREATE INDEX log_keys_by_seq ON log_keys (seq)",
-        "INSERT OR IGNORE INTO log_keys (key, seq) SELECT k.value, a.seq "
-        "FROM audit_log a, json_each(reprobundle_log_keys(a.record)) k",
-    ),
-)
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -226,19 +138,33 @@ def migrate(
     archive logs it there, so a migration is never left unlogged)."""
     if schema_version(conn) == upto:
         return upto, upto  # the common case: no write lock taken
-    with transaction(conn):
-        found = schema_version(conn)
-        if found > SCHEMA_VERSION:
-            raise ArchiveError(
-                f"the archive index has schema version {found}, this reprobundle knows up to "
-                f"{SCHEMA_VERSION}; use a newer reprobundle"
-            )
-        for number in range(found, upto):
-            for statement in MIGRATIONS[number]:
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number + 1}")
-        if record is not None and upto > found:
-            record(found, upto)
+    # a migration may rebuild a table others refer to (SQLite's way to change a
+    # constraint): foreign keys are off while it runs (the pragma is a no-op inside a
+    # transaction) and checked, all of them, before it commits
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        with transaction(conn):
+            found = schema_version(conn)
+            if found > SCHEMA_VERSION:
+                raise ArchiveError(
+                    f"the archive index has schema version {found}, this reprobundle knows "
+                    f"up to {SCHEMA_VERSION}; use a newer reprobundle"
+                )
+            for number in range(found, upto):
+                for statement in MIGRATIONS[number]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise ArchiveError(
+                    f"the archive index cannot be migrated: {len(broken)} row(s) refer to "
+                    f"rows it does not hold (first: table {broken[0][0]}, row {broken[0][1]}); "
+                    "'reprobundle archive rebuild' rebuilds it from the log"
+                )
+            if record is not None and upto > found:
+                record(found, upto)
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
     return found, max(found, upto)
 
 
@@ -293,9 +219,20 @@ class BundleRow:
     tool: str
     last_result: str
     last_verification: int | None
+    withheld: int | None = None  # a redacted copy: how many files it withholds
+
+    @property
+    def copy(self) -> str:
+        """Which copy of its identity this row is: ``full`` or ``redacted``."""
+        return "full" if self.withheld is None else "redacted"
+
+    @property
+    def copy_text(self) -> str:
+        """``full``, or ``redacted: N files withheld``."""
+        return "full" if self.withheld is None else f"redacted: {self.withheld} files withheld"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "copy": self.copy}
 
 
 @dataclass(frozen=True)
@@ -317,7 +254,7 @@ class VerificationRow:
 
 _BUNDLE_COLUMNS = (
     "digest, identity, name, version, title, signer, size, added_at, added_by, tool, "
-    "last_result, last_verification"
+    "last_result, last_verification, withheld"
 )
 
 
@@ -391,11 +328,21 @@ def bundle(conn: sqlite3.Connection, digest: str) -> BundleRow | None:
     return None if row is None else BundleRow(*row)
 
 
-def digest_of(conn: sqlite3.Connection, name: str, version: str) -> str | None:
-    row = conn.execute(
-        "SELECT digest FROM bundles WHERE name = ? AND version = ?", (name, version)
-    ).fetchone()
-    return None if row is None else str(row[0])
+def copies_of(conn: sqlite3.Connection, name: str, version: str) -> list[BundleRow]:
+    """Every stored copy of NAME@VERSION: the full one first, then the redacted ones in
+    the order added (they share one identity: ``add`` refuses another)."""
+    return [
+        BundleRow(*r)
+        for r in conn.execute(
+            f"SELECT {_BUNDLE_COLUMNS} FROM bundles WHERE name = ? AND version = ? "
+            "ORDER BY withheld IS NOT NULL, added_at, digest",
+            (name, version),
+        )
+    ]
+
+
+def set_withheld(conn: sqlite3.Connection, digest: str, withheld: int | None) -> None:
+    conn.execute("UPDATE bundles SET withheld = ? WHERE digest = ?", (withheld, digest))
 
 
 def highest_version(conn: sqlite3.Connection, name: str) -> str | None:
@@ -420,8 +367,21 @@ def misordered(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 
 
 def digests(conn: sqlite3.Connection) -> list[str]:
-    """Every stored bundle's digest, by name."""
+    """Every stored bundle's digest (each copy of each identity), by name."""
     return [str(d) for (d,) in conn.execute("SELECT digest FROM bundles ORDER BY name")]
+
+
+def entry_digests(conn: sqlite3.Connection) -> list[str]:
+    """One digest per stored identity, by name: its full copy when held, else its
+    redacted copy added first."""
+    return [
+        str(d)
+        for (d,) in conn.execute(
+            "SELECT digest FROM bundles b WHERE digest = (SELECT c.digest FROM bundles c "
+            "WHERE c.identity = b.identity "
+            "ORDER BY c.withheld IS NOT NULL, c.added_at, c.digest LIMIT 1) ORDER BY name"
+        )
+    ]
 
 
 def digests_with_prefix(conn: sqlite3.Connection, prefix: str) -> set[str]:
@@ -484,7 +444,7 @@ def find_bundles(
 def insert_bundle(conn: sqlite3.Connection, row: BundleRow, manifest: bytes) -> None:
     conn.execute(
         f"INSERT INTO bundles ({_BUNDLE_COLUMNS}, manifest, version_order) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (*row.__dict__.values(), manifest, versions.order(row.version)),
     )
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bundler.store import index, signers, versions
+from bundler.store.copies import describe, preferred
 from bundler.store.errors import ArchiveError
 from bundler.store.index import BundleRow, VerificationRow
 
@@ -22,10 +23,21 @@ class Shown:
     history: list[VerificationRow]  # oldest first
     # the advisories on the checker versions its passing cases use (today's list)
     advisories: list[dict[str, Any]] = field(default_factory=list)
+    copies: list[BundleRow] = field(default_factory=list)  # of its identity, full first
+
+    @property
+    def copies_text(self) -> str:
+        """Which copies of its identity are held: full, redacted, or both."""
+        return describe(self.copies or [self.bundle])
 
     def to_dict(self) -> dict[str, object]:
         return {
             "bundle": self.bundle.to_dict(),
+            "copies": [
+                {"digest": c.digest, "copy": c.copy, "withheld": c.withheld, "size": c.size}
+                for c in self.copies
+            ],
+            "copies_held": self.copies_text,
             "claims": self.claims,
             "history": [v.to_dict() for v in self.history],
             "advisories": self.advisories,
@@ -71,7 +83,7 @@ def resolve(conn: sqlite3.Connection, selector: str) -> list[str]:
         if found:
             return found
     name, _, version = selector.partition("@")
-    digests = [b.digest for b in list_bundles(conn, name=name, version=version or None)]
+    digests = _entries(list_bundles(conn, name=name, version=version or None))
     if not digests:
         short = (
             f"; a digest or identity prefix needs at least {MIN_PREFIX} hex digits"
@@ -86,10 +98,25 @@ def resolve(conn: sqlite3.Connection, selector: str) -> list[str]:
     return digests
 
 
+def _entries(rows: list[BundleRow]) -> list[str]:
+    """One digest per identity among ``rows``, in their order: the copy that stands for it
+    (``copies.preferred``: the full one when held)."""
+    by_identity: dict[str, list[BundleRow]] = {}
+    for row in rows:
+        by_identity.setdefault(row.identity, []).append(row)
+    return [preferred(held).digest for held in by_identity.values()]
+
+
 def _by_prefix(conn: sqlite3.Connection, selector: str, text: str) -> list[str]:
     """The one bundle a hex prefix names, or none (then it may still be a name); refuses
-    an ambiguous prefix, and a whole digest or a ``sha256:`` one that names nothing."""
+    an ambiguous prefix, and a whole digest or a ``sha256:`` one that names nothing. A
+    prefix of a file digest names that copy; of an identity, the copy that stands for it."""
     found = sorted(index.digests_with_prefix(conn, text))
+    rows = [r for r in (index.bundle(conn, d) for d in found) if r is not None]
+    identities = {r.identity for r in rows}
+    if len(found) > 1 and len(identities) == 1 and not any(r.digest.startswith(text) for r in rows):
+        held = index.copies_of(conn, rows[0].name, rows[0].version)
+        found = _entries([r for r in held if r.identity in identities])
     if len(found) > 1:
         raise ArchiveError(
             f"{text} is the beginning of the digest or identity of more than one bundle "
@@ -113,7 +140,7 @@ def select(conn: sqlite3.Connection, selectors: Sequence[str], all_bundles: bool
     if all_bundles == bool(selectors):
         raise ArchiveError("give bundles to verify (digest, NAME@VERSION, NAME) or --all")
     if all_bundles:
-        return index.digests(conn)
+        return index.entry_digests(conn)  # the copy that stands for each identity
     return list(dict.fromkeys(d for s in selectors for d in resolve(conn, s)))
 
 
@@ -125,7 +152,14 @@ def show(conn: sqlite3.Connection, selector: str) -> Shown:
     history = index.history(conn, digest)
     row = logged_bundle(conn, digest, history)
     claims = [{"id": i, "statement": s} for i, s in index.claims_of(conn, row.digest)]
-    return Shown(row, claims, history, advisories_of_manifest(index.manifest_of(conn, digest)))
+    held = index.copies_of(conn, row.name, row.version)
+    return Shown(
+        row,
+        claims,
+        history,
+        advisories_of_manifest(index.manifest_of(conn, digest)),
+        [r for r in held if r.identity == row.identity],
+    )
 
 
 def advisories_of_manifest(data: bytes | None) -> list[dict[str, Any]]:

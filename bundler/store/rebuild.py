@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from bundler.errors import BundleRejected, Problem
 from bundler.store import auditlog, index, reconcile, signers
 from bundler.store.context import Context, now
+from bundler.store.copies import withheld_of_object
 from bundler.store.errors import ArchiveError, ArchiveTampered
 from bundler.store.index import BundleRow
 from bundler.store.objects import Unreadable, open_object
@@ -166,10 +167,26 @@ def _bundle(
         facts.tool,
         facts.last_result,
         facts.last_verification,
+        _withheld(facts, old, stored),
     )
     index.insert_bundle(conn, row, manifest)
     index.insert_claims(conn, facts.digest, facts.claims or claims)
     return True
+
+
+def _withheld(
+    facts: reconcile.BundleFacts, old: sqlite3.Connection | None, stored: Callable[[str], Path]
+) -> int | None:
+    """Which copy a bundle is (files withheld; None: full): as the log says; for an add the
+    log does not say it of (an older record whose object a migration could not read),
+    from its stored object, else from the old row of the same identity, else full."""
+    if facts.copy_logged:
+        return facts.withheld
+    try:
+        return withheld_of_object(stored(facts.digest), facts.size)
+    except BundleRejected:
+        row = _old(old, lambda c: index.bundle(c, facts.digest))
+        return row.withheld if row is not None and row.identity == facts.identity else None
 
 
 def _signing_keys(

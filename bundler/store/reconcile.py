@@ -50,6 +50,8 @@ class BundleFacts:
     exact: bool  # format 2: times match exactly
     last_result: str = "unverified"
     last_verification: int | None = None
+    withheld: int | None = None  # a redacted copy's files withheld (None: the full copy)
+    copy_logged: bool = False  # False: the log does not say which copy (an add before 5)
 
 
 @dataclass
@@ -137,6 +139,12 @@ class Replay:
                 else None,
                 exact=exact,
             )
+            withheld = data.get("withheld")
+            if isinstance(withheld, int) and not isinstance(withheld, bool):
+                added = state.bundles[str(data.get("digest"))]
+                added.withheld, added.copy_logged = withheld or None, True
+        elif event == "migrate":
+            _copies_found(state, data)
         elif event == "verify" and isinstance(data.get("verification"), int):
             digest = str(data.get("digest"))
             outcome = data.get("outcome") if isinstance(data.get("outcome"), dict) else None
@@ -165,6 +173,25 @@ class Replay:
                     bundle.keys = _keys(data.get("keys"))
         elif event == "checkpoint":
             state.last_checkpoint = (int(data.get("size", 0)), str(data.get("head")))
+
+
+def _copies_found(state: Derived, data: Mapping[str, Any]) -> None:
+    """A migration to schema 5 read which stored bundles were redacted copies (the adds
+    before it did not say): every bundle added before it is then known, but those whose
+    objects could not be read."""
+    before, after = data.get("from"), data.get("to")
+    if not (isinstance(before, int) and isinstance(after, int) and before < 5 <= after):
+        return
+    found_in: Any = data.get("redacted")
+    redacted: Mapping[str, Any] = found_in if isinstance(found_in, dict) else {}
+    listed: Any = data.get("unread")
+    unread = {str(d) for d in listed} if isinstance(listed, list) else set()
+    for digest, facts in state.bundles.items():
+        if facts.copy_logged or digest in unread:
+            continue
+        found = redacted.get(digest)
+        facts.withheld = found if isinstance(found, int) and found > 0 else None
+        facts.copy_logged = True
 
 
 def logged_bundle(
@@ -218,6 +245,8 @@ def logged_bundle(
             if column != "size" or facts.size is not None:
                 diff.column(where, column, getattr(row, column), getattr(facts, column))
         diff.column(where, "last_verification", row.last_verification, facts.last_verification)
+        if facts.copy_logged:
+            diff.column(where, "withheld", row.withheld, facts.withheld)
     for verification in history:
         logged = state.verifications.get(verification.id)
         at = f"verification {verification.id}"
@@ -333,6 +362,8 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
             diff.column(where, column, getattr(row, column), getattr(facts, column))
         if facts.size is not None:
             diff.column(where, "size", row.size, facts.size)
+        if facts.copy_logged:
+            diff.column(where, "withheld", row.withheld, facts.withheld)
         if facts.exact or not _same_second(str(row.added_at), facts.added_at):
             diff.column(where, "added_at", row.added_at, facts.added_at)
         observed = hashlib.sha256(manifest).hexdigest()

@@ -71,6 +71,7 @@ class Batch(Sequence[Reverification]):
                 {
                     "bundle": self.name(o),
                     "digest": o.digest,
+                    "copy": self.bundles[o.digest].copy_text,
                     "result": o.result,
                     "exit_code": o.exit_code,
                     "claims": o.claims,
@@ -191,6 +192,7 @@ def record(context: Context, outcome: Reverification) -> Reverification:
         index.set_last_result(conn, outcome.digest, outcome.result, vid)
         data: dict[str, Any] = {
             "digest": outcome.digest,
+            "copy": query.bundle(conn, outcome.digest).copy,  # which copy was verified
             "verification": vid,
             "result": outcome.result,
             "claims": {c["id"]: c["status"] for c in outcome.claims},

@@ -98,17 +98,23 @@ def importer_cases() -> list[Any]:
     return cases
 
 
+# both layouts (issue 45 item 5): split, the default, and the whole log
+LAYOUTS = pytest.mark.parametrize("split", [True, False], ids=["split", "whole-log"])
+
+
+@LAYOUTS
 @pytest.mark.parametrize(("importer", "log"), importer_cases())
 def test_every_importer_writes_the_newest_versions(
-    importer: Callable[[Path, Path], Any], log: Path, tmp_path: Path
+    importer: Callable[..., Any], log: Path, tmp_path: Path, split: bool
 ) -> None:
-    importer(log, tmp_path / "source")
+    importer(log, tmp_path / "source", split=split)
     assert not_newest(tmp_path / "source") == []
 
 
+@LAYOUTS
 @pytest.mark.parametrize("name", INSPECT)
 def test_inspect_import_writes_the_newest_versions(
-    inspect_logs: Path, tmp_path: Path, name: str
+    inspect_logs: Path, tmp_path: Path, name: str, split: bool
 ) -> None:
-    import_inspect(inspect_logs / name, tmp_path / "source")
+    import_inspect(inspect_logs / name, tmp_path / "source", split=split)
     assert not_newest(tmp_path / "source") == []

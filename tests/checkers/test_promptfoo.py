@@ -36,6 +36,7 @@ from bundler.run.runner import run_checker, vacuity
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo.assertions import rerun_problem
 from tests.checkers.checker_calls import on_counterexample
+from tests.importers.layouts import LAYOUTS, flag, folder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo"
 RESULTS = DATA / "results.json"
@@ -150,10 +151,17 @@ def test_counterexample_makes_the_checker_fail_for_a_reason_of_its_own(
     assert set(verdict.codes) <= set(found.reasons) and not set(verdict.codes) & set(COMMON_ERRORS)
 
 
-def test_import_then_build_supports_both_claims(tmp_path: Path) -> None:
-    imported = import_promptfoo(RESULTS, tmp_path / "source")
-    assert imported.claims == ["pass-rate", "assertions"] and imported.notes == []
-    assert (tmp_path / "source" / "inputs" / "results.json").read_bytes() == RESULTS.read_bytes()
+# the claim the split layout adds (issue 45 item 5): the scores file is the results file's
+SPLIT_CLAIMS = ["scores-match-results"]
+
+
+@LAYOUTS
+def test_import_then_build_supports_both_claims(tmp_path: Path, split: bool) -> None:
+    imported = import_promptfoo(RESULTS, tmp_path / "source", split=split)
+    assert imported.notes == []
+    assert imported.claims == ["pass-rate", "assertions", *(SPLIT_CLAIMS if split else [])]
+    kept = tmp_path / "source" / folder(split) / "results.json"
+    assert kept.read_bytes() == RESULTS.read_bytes()
     result = build(tmp_path / "source", tmp_path / "pf.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
     claims = {c.claim.id: c.claim for c in result.home.claims}
@@ -162,12 +170,13 @@ def test_import_then_build_supports_both_claims(tmp_path: Path) -> None:
     assert any("javascript x1" in limit for limit in claims["assertions"].limits)
 
 
-def test_the_scope_quotes_the_provider_name(tmp_path: Path) -> None:
+@LAYOUTS
+def test_the_scope_quotes_the_provider_name(tmp_path: Path, split: bool) -> None:
     """Friction 14 of issue 43: "That the provider(s) flaky give these outputs again" read
     the provider's name ``flaky`` as a word of the sentence."""
     import yaml
 
-    import_promptfoo(RESULTS, tmp_path / "source")
+    import_promptfoo(RESULTS, tmp_path / "source", split=split)
     source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text("utf-8"))
     scope = source["scope"]["cannot_support"]
     assert "That the provider 'flaky' gives these outputs again: the bundle re-checks" in (
@@ -175,11 +184,14 @@ def test_the_scope_quotes_the_provider_name(tmp_path: Path) -> None:
     )
 
 
-def test_stated_totals_that_disagree_with_the_rows_contradict_the_claim(tmp_path: Path) -> None:
+@LAYOUTS
+def test_stated_totals_that_disagree_with_the_rows_contradict_the_claim(
+    tmp_path: Path, split: bool
+) -> None:
     document = json.loads(RESULTS.read_text())
     document["results"]["stats"]["successes"] = 4  # the rows give 3
     (tmp_path / "edited.json").write_text(json.dumps(document))
-    imported = import_promptfoo(tmp_path / "edited.json", tmp_path / "source")
+    imported = import_promptfoo(tmp_path / "edited.json", tmp_path / "source", split=split)
     assert any(n.startswith("totals:") for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "pf.bundle.tar.gz", 1700000000)
@@ -188,12 +200,15 @@ def test_stated_totals_that_disagree_with_the_rows_contradict_the_claim(tmp_path
     assert ("claim assertions", "claim.contradicted") not in bad
 
 
-def test_cli_import_promptfoo(tmp_path: Path) -> None:
-    done = CliRunner().invoke(
-        main, ["import", "promptfoo", str(RESULTS), "-o", str(tmp_path / "s")]
-    )
+@pytest.mark.parametrize("split", [True, False, None], ids=["split", "whole-log", "default"])
+def test_cli_import_promptfoo(tmp_path: Path, split: bool | None) -> None:
+    args = ["import", "promptfoo", str(RESULTS), "-o", str(tmp_path / "s")]
+    done = CliRunner().invoke(main, args if split is None else [*args, flag(split)])
     assert done.exit_code == 0, done.output
-    assert "2 claims (pass-rate, assertions)" in done.output
+    if split is False:
+        assert "2 claims (pass-rate, assertions)" in done.output
+    else:  # split is the default
+        assert "3 claims (pass-rate, assertions, scores-match-results)" in done.output
     (tmp_path / "bad.json").write_text('{"results": {"version": 2, "results": []}}')
     bad = CliRunner().invoke(
         main, ["import", "promptfoo", str(tmp_path / "bad.json"), "-o", str(tmp_path / "t")]
@@ -518,18 +533,24 @@ def test_import_names_every_assertion_not_rerun_and_reruns_levenshtein(tmp_path:
     assert "model-graded" not in cannot
 
 
-def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path) -> None:
+@LAYOUTS
+def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path, split: bool) -> None:
     import yaml
 
-    import_promptfoo(V0123, tmp_path / "s")
+    import_promptfoo(V0123, tmp_path / "s", split=split)
     cases = yaml.safe_load((tmp_path / "s" / "bundle.yaml").read_text())["cases"]
     reasons = {c["id"]: c.get("expect_reasons") for c in cases if c["expect"] == "fail"}
     assert reasons == {
         "totals-control-successes": ["promptfoo.stats.successes"],
         "totals-control-prompt-tokens": ["promptfoo.stats.prompt_tokens"],
         "assertions-control": ["promptfoo.assert_mismatch"],
+        **({"scores-match-results-control": ["promptfoo.scores_not_the_results"]} if split else {}),
     }
-    assert {c["checker"] for c in cases} == {"promptfoo-stats@2", "promptfoo-assert@3"}
+    assert {c["checker"] for c in cases} == {
+        "promptfoo-stats@3" if split else "promptfoo-stats@2",
+        "promptfoo-assert@3",
+        *(["promptfoo-scores@1"] if split else []),
+    }
 
 
 def test_a_boolean_count_true_of_1_tests_passed_is_refused_at_import(tmp_path: Path) -> None:
@@ -581,9 +602,13 @@ def test_a_file_that_needs_more_memory_than_a_case_may_take_is_refused(tmp_path:
     assert not (tmp_path / "s" / "bundle.yaml").exists()
 
 
-def test_controls_are_copies_of_the_file_with_one_figure_changed(tmp_path: Path) -> None:
-    import_promptfoo(V0121, tmp_path / "s")
-    original = real()
+@LAYOUTS
+def test_controls_are_copies_of_the_file_with_one_figure_changed(
+    tmp_path: Path, split: bool
+) -> None:
+    import_promptfoo(V0121, tmp_path / "s", split=split)
+    scores = tmp_path / "s" / "inputs" / "scores" / "results.scores.json"
+    original = json.loads(scores.read_text()) if split else real()
     control = json.loads((tmp_path / "s/inputs/controls/successes-plus-one.json").read_text())
     expected = copy.deepcopy(original)
     expected["results"]["stats"]["successes"] += 1

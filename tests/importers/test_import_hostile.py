@@ -23,6 +23,7 @@ from bundler.importers import ImportLimits, untrusted, write_source
 from bundler.importers.inspect_eval import import_inspect
 from bundler.run.inputs import LoadLimits
 from bundler.run.limits import CaseBudget
+from tests.importers.layouts import LAYOUTS, inspect_version
 
 ZSTD = 93
 
@@ -155,11 +156,12 @@ def refused(
     return message
 
 
-def test_the_small_hand_made_logs_import_when_nothing_is_wrong(tmp_path: Path) -> None:
+@LAYOUTS
+def test_the_small_hand_made_logs_import_when_nothing_is_wrong(tmp_path: Path, split: bool) -> None:
     """The baseline of every attack below: the same files, unchanged, import."""
     (tmp_path / "ok.eval").write_bytes(zip_bytes(eval_members()))
-    assert import_inspect(tmp_path / "ok.eval", tmp_path / "a").claims
-    assert import_inspect(json_log(tmp_path / "ok.json"), tmp_path / "b").claims
+    assert import_inspect(tmp_path / "ok.eval", tmp_path / "a", split=split).claims
+    assert import_inspect(json_log(tmp_path / "ok.json"), tmp_path / "b", split=split).claims
 
 
 def test_zstd_member_that_expands_without_bound_is_refused_at_its_declared_size(
@@ -216,8 +218,9 @@ def test_member_listed_twice_in_the_directory_is_refused(tmp_path: Path) -> None
     refused(tmp_path / "twice.eval", tmp_path, "listed twice")
 
 
+@LAYOUTS
 def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     """What Inspect's eval-retry writes (issue 41, item 9): the same sample name twice,
     each its own bytes; Inspect reads the last directory entry, and so does import (the
@@ -233,7 +236,7 @@ def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
         ).encode(),
     )
     (tmp_path / "rerun.eval").write_bytes(zip_bytes([head, wrong, right]))
-    done = import_inspect(tmp_path / "rerun.eval", tmp_path / "out")
+    done = import_inspect(tmp_path / "rerun.eval", tmp_path / "out", split=split)
     said = " ".join(done.notes)
     assert "contradicted" not in said  # the figure is the last entry's
     assert "Retried run: the .eval zip holds 1 superseded sample entries" in said
@@ -244,7 +247,10 @@ def test_a_sample_written_twice_is_read_as_inspect_reads_it_the_last_entry(
     assert "finding-retried-run" in done.claims
 
 
-def test_the_entry_that_wins_is_the_directorys_last_not_the_files_last(tmp_path: Path) -> None:
+@LAYOUTS
+def test_the_entry_that_wins_is_the_directorys_last_not_the_files_last(
+    tmp_path: Path, split: bool
+) -> None:
     """zipfile (and so Inspect) keeps the last directory entry of a name, wherever its
     bytes lie: the wrong answer, later in the file but earlier in the directory, is the
     superseded one."""
@@ -252,7 +258,7 @@ def test_the_entry_that_wins_is_the_directorys_last_not_the_files_last(tmp_path:
     wrong = Member(right.name, json.dumps(sample(output={"completion": "5"})).encode())
     directory = [(0, {}), (2, {}), (1, {})]  # bytes: head, right, wrong
     (tmp_path / "order.eval").write_bytes(zip_bytes([head, right, wrong], directory))
-    done = import_inspect(tmp_path / "order.eval", tmp_path / "out")
+    done = import_inspect(tmp_path / "order.eval", tmp_path / "out", split=split)
     assert "contradicted" not in " ".join(done.notes)
     assert "samples/s1_epoch_1.json (no error)" in " ".join(done.notes)
 
@@ -345,8 +351,9 @@ def test_log_larger_than_verify_reads_is_refused_unread(tmp_path: Path) -> None:
     refused(log, tmp_path, "more than 1000 bytes", limits=ImportLimits(load=LoadLimits(bytes=1000)))
 
 
+@LAYOUTS
 def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: bool
 ) -> None:
     # issue 42, item 4: (a+)+$ kept import busy until the case time limit stopped it; it
     # is inside the subset RE2 reads as Python does, so it is re-scored, never backtracked
@@ -365,7 +372,9 @@ def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
         output={"completion": "a" * 40 + "b"}, scores={"pattern": {"value": "I", "answer": None}}
     )
     head["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.0
-    done = import_inspect(json_log(tmp_path / "redos.json", head, evil), tmp_path / "out")
+    done = import_inspect(
+        json_log(tmp_path / "redos.json", head, evil), tmp_path / "out", split=split
+    )
     assert not any("ran longer than" in n for n in done.notes), done.notes
     written = (done.source / "bundle.yaml").read_text()
     assert "checker: inspect-rescore@" in written  # re-scored, with its control
@@ -393,11 +402,14 @@ def test_lone_surrogate_in_a_task_name_is_refused_by_the_shared_bundle_yaml_writ
     assert not (tmp_path / "out").exists()  # refused before anything is written
 
 
-def test_boolean_counts_are_not_counts(tmp_path: Path) -> None:
+@LAYOUTS
+def test_boolean_counts_are_not_counts(tmp_path: Path, split: bool) -> None:
     head = header()
     head["results"].update(total_samples=True, completed_samples=True)
     head["results"]["scores"][0]["scored_samples"] = True
-    imported = import_inspect(json_log(tmp_path / "bools.json", head), tmp_path / "out")
+    imported = import_inspect(
+        json_log(tmp_path / "bools.json", head), tmp_path / "out", split=split
+    )
     text = (tmp_path / "out" / "bundle.yaml").read_text()
     assert "sample-counts" not in imported.claims
     import yaml
@@ -408,11 +420,14 @@ def test_boolean_counts_are_not_counts(tmp_path: Path) -> None:
         assert "scored_samples" not in case.get("params", {}), case
 
 
-def test_boolean_plan_sizes_are_not_counts(tmp_path: Path) -> None:
+@LAYOUTS
+def test_boolean_plan_sizes_are_not_counts(tmp_path: Path, split: bool) -> None:
     head = header(status="error", results=None)
     head["eval"]["dataset"] = {"samples": True}
     head["eval"]["config"] = {"epochs": True}
-    imported = import_inspect(json_log(tmp_path / "bools.json", head), tmp_path / "out")
+    imported = import_inspect(
+        json_log(tmp_path / "bools.json", head), tmp_path / "out", split=split
+    )
     assert "planned" not in (tmp_path / "out" / "bundle.yaml").read_text()
     assert imported.claims
 
@@ -457,15 +472,16 @@ def test_cli_import_of_a_hostile_log_exits_2_with_a_message_and_writes_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # -o never even made
 
 
+@LAYOUTS
 def test_counts_with_no_control_that_fails_are_stated_under_scope_not_claimed(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     """A log of one record: removing it leaves nothing to count (the check cannot decide,
     it does not fail), so the counts check has no control and no claim may rest on it."""
     from bundler.authoring.build import build
 
     log = json_log(tmp_path / "one-record.json", header(), sample())
-    done = import_inspect(log, tmp_path / "source")
+    done = import_inspect(log, tmp_path / "source", split=split)
     assert "sample-counts" not in done.claims
     text = (tmp_path / "source" / "bundle.yaml").read_text()
     assert "no claim rests on them" in text
@@ -473,8 +489,9 @@ def test_counts_with_no_control_that_fails_are_stated_under_scope_not_claimed(
     assert result.home.status == "supported"
 
 
+@LAYOUTS
 def test_counts_whose_completed_count_no_removed_record_moves_still_have_a_control(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     """Only a completed count in the header, and the last record errored: removing it
     leaves the completed count as it was, but the records the log holds are claimed too
@@ -487,11 +504,11 @@ def test_counts_whose_completed_count_no_removed_record_moves_still_have_a_contr
     head["eval"]["dataset"]["samples"] = 2
     errored = sample(id="s2", scores={}, error={"message": "planted"})
     log = json_log(tmp_path / "completed-only.json", head, sample(), errored)
-    done = import_inspect(log, tmp_path / "source")
+    done = import_inspect(log, tmp_path / "source", split=split)
     assert "sample-counts" in done.claims
     source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
     control = next(c for c in source["cases"] if c["id"] == "counts-control")
-    assert control["checker"] == "inspect-counts@3"
+    assert control["checker"] == inspect_version("inspect-counts@3", split)
     assert control["expect_reasons"] == ["inspect.claimed_mismatch", "inspect.planned_not_run"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
@@ -506,7 +523,10 @@ def test_checks_past_a_whole_verification_time_refuse_the_import() -> None:
         untrusted.Checks(seconds=0).run(found, {"log": b"{}"}, {"claimed": {"total_samples": 1}})
 
 
-def test_eval_members_are_each_held_to_the_value_cap_not_all_together(tmp_path: Path) -> None:
+@LAYOUTS
+def test_eval_members_are_each_held_to_the_value_cap_not_all_together(
+    tmp_path: Path, split: bool
+) -> None:
     """A real 10,000-sample .eval holds millions of values across its members, each a
     small JSON document: each member is one JSON input to the cap, as verify would read it."""
     head = header()
@@ -518,7 +538,8 @@ def test_eval_members_are_each_held_to_the_value_cap_not_all_together(tmp_path: 
         members.append(Member(f"samples/s{i}_epoch_1.json", json.dumps(content).encode()))
     (tmp_path / "wide.eval").write_bytes(zip_bytes(members))
     small = ImportLimits(load=LoadLimits(values=1000))
-    assert import_inspect(tmp_path / "wide.eval", tmp_path / "out", limits=small).claims
+    imported = import_inspect(tmp_path / "wide.eval", tmp_path / "out", split=split, limits=small)
+    assert imported.claims
 
 
 def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused(
@@ -530,9 +551,10 @@ def test_a_zip_listing_more_members_than_verify_reads_from_an_archive_is_refused
     refused(tmp_path / "many.eval", tmp_path, "lists 4 members, more than the 3", limits=few)
 
 
+@LAYOUTS
 @pytest.mark.parametrize("bad", [{"a": 1}, ["s1"]])
 def test_a_plan_whose_sample_ids_are_not_ids_imports_without_a_counts_claim(
-    tmp_path: Path, bad: Any
+    tmp_path: Path, bad: Any, split: bool
 ) -> None:
     """An unhashable sample id in the plan of an unfinished run used to be a traceback
     (the never-run samples were looked up in a set); now the counts are not checked, and
@@ -541,15 +563,18 @@ def test_a_plan_whose_sample_ids_are_not_ids_imports_without_a_counts_claim(
 
     head = header(status="cancelled")
     head["eval"]["dataset"] = {"samples": 2, "sample_ids": ["s1", bad]}
-    done = import_inspect(json_log(tmp_path / "ids.json", head, sample()), tmp_path / "source")
+    done = import_inspect(
+        json_log(tmp_path / "ids.json", head, sample()), tmp_path / "source", split=split
+    )
     assert "sample-counts" not in done.claims
     assert any("sample_ids[1]" in n and "no sample counts are checked" in n for n in done.notes)
     built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert built.home.status == "supported"
 
 
+@LAYOUTS
 def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: bool
 ) -> None:
     # issue 42, item 4: a back-reference is outside the subset RE2 reads as Python does;
     # the import neither runs it on Python's backtracking engine nor claims its scores
@@ -566,7 +591,9 @@ def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
     head["results"]["scores"][0].update(name="pattern", scorer="pattern")
     head["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.0
     kept = sample(output={"completion": "ab"}, scores={"pattern": {"value": "I", "answer": None}})
-    done = import_inspect(json_log(tmp_path / "backref.json", head, kept), tmp_path / "out")
+    done = import_inspect(
+        json_log(tmp_path / "backref.json", head, kept), tmp_path / "out", split=split
+    )
     document = yaml.safe_load((done.source / "bundle.yaml").read_text())
     assert not any(c["checker"].startswith("inspect-rescore@") for c in document["cases"])
     cannot = "\n".join(document["scope"]["cannot_support"])
@@ -574,7 +601,10 @@ def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
     assert "escape" in cannot  # why: the construct outside the subset is named
 
 
-def test_a_score_named_apart_from_its_scorer_is_rescored_at_import(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_score_named_apart_from_its_scorer_is_rescored_at_import(
+    tmp_path: Path, split: bool
+) -> None:
     # the score "p0" made by the scorer "pattern": the copy of the log a case runs on at
     # import kept only specs named "p0", so the scorer looked unrecorded and was not re-scored
     head = header()
@@ -583,7 +613,9 @@ def test_a_score_named_apart_from_its_scorer_is_rescored_at_import(tmp_path: Pat
     ]
     head["results"]["scores"][0].update(name="p0", scorer="pattern")
     kept = sample(output={"completion": "aa"}, target="aa", scores={"p0": {"value": "C"}})
-    done = import_inspect(json_log(tmp_path / "named.json", head, kept), tmp_path / "out")
+    done = import_inspect(
+        json_log(tmp_path / "named.json", head, kept), tmp_path / "out", split=split
+    )
     document = yaml.safe_load((done.source / "bundle.yaml").read_text())
     rescored = [c["id"] for c in document["cases"] if c["checker"] == "inspect-rescore@3"]
     assert rescored == ["rescore-p0", "rescore-p0-control"]

@@ -19,6 +19,7 @@ from bundler.errors import BuildRefused, BundleRejected, SourceError
 from bundler.importers.inspect_eval import import_inspect
 from bundler.run.verify import verify
 from tests.helpers import read_entries, write_entries
+from tests.importers.layouts import LAYOUTS, flag, folder, inspect_version, read_log
 from tests.inspect_support import WRONG, inspect_logs, paths_of
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
@@ -29,16 +30,27 @@ def source_of(path: Path) -> dict[str, Any]:
     return document
 
 
-@pytest.fixture(scope="module")
-def mixed_bundle(inspect_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+# the claims the split layout adds: each deterministic scorer's re-scoring its own claim
+# (it reads the transcripts), and that the scores file is the log's
+SPLIT_CLAIMS = 5
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["split", "whole-log"])
+def mixed_bundle(
+    inspect_logs: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("mixed")
-    imported = import_inspect(inspect_logs / "mixed.eval", root / "source")
+    imported = import_inspect(inspect_logs / "mixed.eval", root / "source", split=request.param)
     result = build(root / "source", root / "mixed.bundle.tar.gz", 1700000000)
     return root / "source", (imported, result)
 
 
+def is_split(source: Path) -> bool:
+    return (source / "inputs" / "transcripts").is_dir()
+
+
 def test_import_then_build_supports_every_claim(mixed_bundle: tuple[Path, Any]) -> None:
-    _, (imported, result) = mixed_bundle
+    source, (imported, result) = mixed_bundle
     assert result.home.status == "supported"
     claims = {c.claim.id for c in result.home.claims}
     assert {
@@ -49,14 +61,15 @@ def test_import_then_build_supports_every_claim(mixed_bundle: tuple[Path, Any]) 
         "exact-max",
         "model-graded-qa-mean",
     } <= set(claims)
-    assert len(claims) == 2 + 5 * 3  # counts, finding, 5 scorers x 3 reducers
+    split = SPLIT_CLAIMS if is_split(source) else 0
+    assert len(claims) == 2 + 5 * 3 + split  # counts, finding, 5 scorers x 3 reducers
     assert imported.notes == []
     assert all(r.outcome == "reproduced" for r in result.home.cases)
 
 
 def test_the_log_is_kept_unchanged(inspect_logs: Path, mixed_bundle: tuple[Path, Any]) -> None:
     source, _ = mixed_bundle
-    assert (source / "inputs" / "mixed.eval").read_bytes() == (
+    assert (source / folder(is_split(source)) / "mixed.eval").read_bytes() == (
         inspect_logs / "mixed.eval"
     ).read_bytes()
 
@@ -106,7 +119,7 @@ def test_every_passing_case_has_a_control_with_its_checker_and_params(
     controls = {
         (c["checker"], json.dumps(c["params"], sort_keys=True))
         for c in cases
-        if c["expect"] == "fail" and c["inputs"]["log"].startswith("inputs/controls/")
+        if c["expect"] == "fail" and "/controls/" in read_log(c["inputs"])
     }
     for case in cases:
         if case["expect"] == "pass":
@@ -118,22 +131,29 @@ def test_every_passing_case_has_a_control_with_its_checker_and_params(
         for case in passing:
             assert f"{case['id']}-control" in claim["cases"], (claim["id"], case["id"])
     for control in (source / "inputs" / "controls").iterdir():  # small: only what is checked
-        assert "events" not in json.loads(control.read_text())["samples"][0]
+        if control.suffix == ".json":
+            assert "events" not in json.loads(control.read_text())["samples"][0]
 
 
-def test_json_log_gives_the_same_claims(inspect_logs: Path, tmp_path: Path) -> None:
-    imported = import_inspect(inspect_logs / "mixed.json", tmp_path / "source")
+@LAYOUTS
+def test_json_log_gives_the_same_claims(inspect_logs: Path, tmp_path: Path, split: bool) -> None:
+    imported = import_inspect(inspect_logs / "mixed.json", tmp_path / "source", split=split)
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
-    assert len(imported.claims) == 17
+    assert len(imported.claims) == 17 + (SPLIT_CLAIMS if split else 0)
 
 
-def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path) -> None:
-    imported = import_inspect(inspect_logs / "all-errored.eval", tmp_path / "source")
-    assert imported.claims == ["sample-counts", "finding-errors-under-success"]
+@LAYOUTS
+def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path, split: bool) -> None:
+    imported = import_inspect(inspect_logs / "all-errored.eval", tmp_path / "source", split=split)
+    assert imported.claims == [
+        "sample-counts",
+        "finding-errors-under-success",
+        *(["scores-match-log"] if split else []),
+    ]
     document = source_of(tmp_path / "source")
     finding = next(c for c in document["cases"] if c["id"] == "finding-errors-under-success")
-    assert finding["checker"] == "inspect-status@2"
+    assert finding["checker"] == inspect_version("inspect-status@2", split)
     assert finding["expect_reasons"] == ["inspect.no_results", "inspect.records_errored"]
     statement = document["claims"][1]["statement"]
     assert "12 of 12 sample records errored and states no results at all" in statement
@@ -141,8 +161,9 @@ def test_log_where_every_sample_errored(inspect_logs: Path, tmp_path: Path) -> N
     assert result.home.status == "supported"
 
 
+@LAYOUTS
 def test_header_figure_that_disagrees_with_its_samples_contradicts_that_claim(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     log = json.loads((inspect_logs / "mixed.json").read_text())
     entry = next(
@@ -150,7 +171,7 @@ def test_header_figure_that_disagrees_with_its_samples_contradicts_that_claim(
     )
     entry["metrics"]["accuracy"]["value"] = 0.75  # the samples give 0.5
     (tmp_path / "edited.json").write_text(json.dumps(log))
-    imported = import_inspect(tmp_path / "edited.json", tmp_path / "source")
+    imported = import_inspect(tmp_path / "edited.json", tmp_path / "source", split=split)
     assert any("match / mean / accuracy" in n and "contradicted" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
@@ -164,9 +185,10 @@ def test_header_figure_that_disagrees_with_its_samples_contradicts_that_claim(
 def test_one_changed_byte_in_a_sample_rejects_the_bundle(
     mixed_bundle: tuple[Path, Any], tmp_path: Path
 ) -> None:
-    _, (_, result) = mixed_bundle
+    source, (_, result) = mixed_bundle
+    where = f"{folder(is_split(source))}/mixed.eval"
     entries = read_entries(result.path)
-    log = next(e for e in entries if e.name.endswith("inputs/mixed.eval"))
+    log = next(e for e in entries if e.name.endswith(where))
     with zipfile.ZipFile(io.BytesIO(log.data)) as archive:
         info = next(i for i in archive.infolist() if i.filename.startswith("samples/"))
     data = bytearray(log.data)
@@ -178,19 +200,20 @@ def test_one_changed_byte_in_a_sample_rejects_the_bundle(
     with pytest.raises(BundleRejected) as rejected:
         verify(bundle, workdir=tmp_path / "work")
     assert [(p.where.split("/", 1)[1], p.code) for p in rejected.value.problems] == [
-        ("inputs/mixed.eval", "file.hash")
+        (where, "file.hash")
     ]
 
 
-def test_cli_import_then_build(inspect_logs: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("split", [True, False, None], ids=["split", "whole-log", "default"])
+def test_cli_import_then_build(inspect_logs: Path, tmp_path: Path, split: bool | None) -> None:
     runner = CliRunner()
-    done = runner.invoke(
-        main, ["import", "inspect", str(inspect_logs / "mixed.eval"), "-o", str(tmp_path / "src")]
-    )
+    args = ["import", "inspect", str(inspect_logs / "mixed.eval"), "-o", str(tmp_path / "src")]
+    done = runner.invoke(main, args if split is None else [*args, flag(split)])
     assert done.exit_code == 0, done.output
-    assert (
-        "17 claims" in done.output and f"next: reprobundle build {tmp_path / 'src'}" in done.output
-    )
+    claims = 17 if split is False else 17 + SPLIT_CLAIMS  # split is the default
+    assert f"{claims} claims" in done.output
+    assert f"next: reprobundle build {tmp_path / 'src'}" in done.output
+    assert (tmp_path / "src" / folder(split is not False) / "mixed.eval").is_file()
     again = runner.invoke(
         main, ["import", "inspect", str(inspect_logs / "mixed.eval"), "-o", str(tmp_path / "src")]
     )
@@ -272,21 +295,24 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
     mixed_bundle: tuple[Path, Any],
 ) -> None:
     source, _ = mixed_bundle
+    split = is_split(source)
     cases = source_of(source)["cases"]
     assert {c["checker"] for c in cases} == {
-        "inspect-counts@3",
-        "inspect-metric@2",
+        inspect_version("inspect-counts@3", split),
+        inspect_version("inspect-metric@2", split),
         "inspect-rescore@3",
-        "inspect-status@2",
+        inspect_version("inspect-status@2", split),
+        *(["inspect-scores@1"] if split else []),
     }
     reasons = {
         (c["checker"], tuple(c["expect_reasons"]))
         for c in cases
-        if c["inputs"]["log"].startswith("inputs/controls/")
+        if "/controls/" in read_log(c["inputs"])
     }
     assert reasons == {
+        *([("inspect-scores@1", ("inspect.scores_not_the_logs",))] if split else []),
         (
-            "inspect-counts@3",
+            inspect_version("inspect-counts@3", split),
             # the records, the header's completed count, a planned record without one
             (
                 "inspect.claimed_mismatch",
@@ -294,7 +320,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
                 "inspect.planned_not_run",
             ),
         ),
-        ("inspect-metric@2", ("inspect.header_metric_mismatch",)),
+        (inspect_version("inspect-metric@2", split), ("inspect.header_metric_mismatch",)),
         ("inspect-rescore@3", ("inspect.score_mismatch",)),
     }
     figure = next(c for c in cases if c["id"] == "match-mean-accuracy")
@@ -344,25 +370,30 @@ def _clean_log(path: Path) -> Path:
     return path
 
 
-def test_a_clean_run_is_claimed_with_a_control_that_has_an_errored_record(tmp_path: Path) -> None:
-    imported = import_inspect(_clean_log(tmp_path / "clean.json"), tmp_path / "source")
+@LAYOUTS
+def test_a_clean_run_is_claimed_with_a_control_that_has_an_errored_record(
+    tmp_path: Path, split: bool
+) -> None:
+    imported = import_inspect(_clean_log(tmp_path / "clean.json"), tmp_path / "source", split=split)
     assert imported.notes == []
     assert "status" in imported.claims and not any("finding" in c for c in imported.claims)
     cases = {c["id"]: c for c in source_of(tmp_path / "source")["cases"]}
-    assert cases["status"]["checker"] == "inspect-status@2" and cases["status"]["expect"] == "pass"
+    assert cases["status"]["checker"] == inspect_version("inspect-status@2", split)
+    assert cases["status"]["expect"] == "pass"
     assert cases["status-control"]["expect_reasons"] == ["inspect.records_errored"]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
     assert all(r.outcome == "reproduced" for r in result.home.cases)
 
 
+@LAYOUTS
 def test_a_header_count_that_disagrees_with_its_records_contradicts_the_counts_claim(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     log = json.loads(_clean_log(tmp_path / "clean.json").read_text())
     log["results"]["total_samples"] = log["results"]["completed_samples"] = 1000
     (tmp_path / "forged.json").write_text(json.dumps(log))
-    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source")
+    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source", split=split)
     assert any(n.startswith("counts:") and "contradicted" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)

@@ -24,6 +24,7 @@ from bundler.run.runner import run_checker
 from bundler.run.verify import verify
 from checkers.inspect_log import rules
 from checkers.inspect_log.log import InspectLog, read_log
+from tests.importers.layouts import LAYOUTS, inspect_version
 from tests.inspect_support import inspect_logs, truth
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
@@ -41,8 +42,10 @@ RUNS = [
 EVERY_LOG = ["mixed.eval", "mixed.json", "all-errored.eval", *RUNS]
 
 
-def imported(logs: Path, name: str, root: Path) -> tuple[dict[str, Any], InspectLog]:
-    import_inspect(logs / name, root / "source")
+def imported(
+    logs: Path, name: str, root: Path, split: bool = True
+) -> tuple[dict[str, Any], InspectLog]:
+    import_inspect(logs / name, root / "source", split=split)
     document: dict[str, Any] = yaml.safe_load((root / "source" / "bundle.yaml").read_text())
     return document, read_log((logs / name).read_bytes())
 
@@ -52,11 +55,12 @@ def claim(document: dict[str, Any], claim_id: str) -> dict[str, Any]:
     return found
 
 
+@LAYOUTS
 @pytest.mark.parametrize("name", RUNS)
 def test_every_unfinished_or_partial_run_imports_builds_and_verifies_with_no_advisory_accepted(
-    inspect_logs: Path, tmp_path: Path, name: str
+    inspect_logs: Path, tmp_path: Path, name: str, split: bool
 ) -> None:
-    import_inspect(inspect_logs / name, tmp_path / "source")
+    import_inspect(inspect_logs / name, tmp_path / "source", split=split)
     # no advisory accepted: every case names a version no advisory covers (an unfinished
     # run's counts used to be checked by the advised inspect-counts@1, and build refused it)
     document = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
@@ -68,10 +72,11 @@ def test_every_unfinished_or_partial_run_imports_builds_and_verifies_with_no_adv
     assert verified.accepted_advisories == ()
 
 
+@LAYOUTS
 def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, log = imported(inspect_logs, "failed.json", tmp_path)
+    document, log = imported(inspect_logs, "failed.json", tmp_path, split)
     assert log.status == "error" and log.results is None
     finding = claim(document, "finding-unfinished-run")
     statement = finding["statement"]
@@ -87,7 +92,7 @@ def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
     assert counts["statement"].startswith("The run planned 6 sample records (6 samples x 1")
     assert "2 completed, 2 errored, 2 never ran (s5, s6 in epoch 1)" in (counts["statement"])
     (case,) = [cases[c] for c in counts["cases"] if cases[c]["expect"] == "pass"]
-    assert case["checker"] == "inspect-counts@3"
+    assert case["checker"] == inspect_version("inspect-counts@3", split)
     assert case["params"]["claimed"] == {
         "total_samples": 6,
         "records": 4,
@@ -98,10 +103,11 @@ def test_failed_run_states_what_ran_what_did_not_and_why_as_a_finding(
     }
 
 
+@LAYOUTS
 def test_cancelled_run_keeps_its_figures_over_what_completed_and_says_the_rest(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, log = imported(inspect_logs, "cancelled.eval", tmp_path)
+    document, log = imported(inspect_logs, "cancelled.eval", tmp_path, split)
     assert log.status == "cancelled"
     statement = claim(document, "finding-unfinished-run")["statement"]
     assert "status is cancelled" in statement and "CancelledError" in statement
@@ -110,32 +116,38 @@ def test_cancelled_run_keeps_its_figures_over_what_completed_and_says_the_rest(
     assert any("That the run finished" in s for s in document["scope"]["cannot_support"])
 
 
-def test_limited_run_says_so_in_every_claim(inspect_logs: Path, tmp_path: Path) -> None:
-    document, _ = imported(inspect_logs, "limit.json", tmp_path)
+@LAYOUTS
+def test_limited_run_says_so_in_every_claim(
+    inspect_logs: Path, tmp_path: Path, split: bool
+) -> None:
+    document, _ = imported(inspect_logs, "limit.json", tmp_path, split)
     for found in document["claims"]:
         assert any("--limit 3" in limit for limit in found["limits"]), found["id"]
 
 
+@LAYOUTS
 def test_retried_run_says_the_last_attempt_is_what_counts(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, _ = imported(inspect_logs, "retried.json", tmp_path)
+    document, _ = imported(inspect_logs, "retried.json", tmp_path, split)
     for found in document["claims"]:
         assert any("retried up to 2 times" in limit for limit in found["limits"]), found["id"]
 
 
+@LAYOUTS
 def test_score_on_error_run_is_not_said_to_leave_its_errors_out_of_the_figures(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, log = imported(inspect_logs, "score-on-error.json", tmp_path)
+    document, log = imported(inspect_logs, "score-on-error.json", tmp_path, split)
     assert log.errored and all(r.scores for r in log.errored)
     finding = claim(document, "finding-errors-under-success")["statement"]
     assert "left out" not in finding
     assert "were scored (its config has score_on_error) and count in the figures" in finding
 
 
+@LAYOUTS
 def test_a_figure_no_changed_sample_can_move_is_stated_under_scope_not_claimed(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """at_least_3 over 2 epochs is 0 whatever the scores: no control can fail its check,
     so a claim resting on it could never be supported (build used to refuse it)."""
@@ -152,7 +164,7 @@ def test_a_figure_no_changed_sample_can_move_is_stated_under_scope_not_claimed(
         }
     )
     (tmp_path / "at-least-3.json").write_text(json.dumps(document))
-    done = import_inspect(tmp_path / "at-least-3.json", tmp_path / "source")
+    done = import_inspect(tmp_path / "at-least-3.json", tmp_path / "source", split=split)
     assert "match-at-least-3" not in done.claims
     source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
     assert any(
@@ -327,11 +339,12 @@ def _check_figure_claim(found: dict[str, Any], cases: dict[str, Any], log: Inspe
     return 1 + len(params)
 
 
+@LAYOUTS
 @pytest.mark.parametrize("name", EVERY_LOG)
 def test_every_generated_sentence_is_true_of_the_log_it_describes(
-    inspect_logs: Path, tmp_path: Path, name: str
+    inspect_logs: Path, tmp_path: Path, name: str, split: bool
 ) -> None:
-    document, log = imported(inspect_logs, name, tmp_path)
+    document, log = imported(inspect_logs, name, tmp_path, split)
     _every_sentence_true(document, log)
 
 
@@ -347,13 +360,14 @@ def _every_sentence_true(document: dict[str, Any], log: InspectLog) -> None:
     assert facts >= len(document["claims"])  # every claim states something checked here
 
 
+@LAYOUTS
 def test_a_log_written_by_another_inspect_version_is_said_to_be_rescored_with_other_rules(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     document = json.loads((inspect_logs / "mixed.json").read_text())
     document["eval"]["packages"]["inspect_ai"] = "0.3.100"
     (tmp_path / "older.json").write_text(json.dumps(document))
-    import_inspect(tmp_path / "older.json", tmp_path / "source")
+    import_inspect(tmp_path / "older.json", tmp_path / "source", split=split)
     source = yaml.safe_load((tmp_path / "source" / "bundle.yaml").read_text())
     said = [
         limit for c in source["claims"] for limit in c["limits"] if "re-implementation" in limit
@@ -365,18 +379,20 @@ def test_a_log_written_by_another_inspect_version_is_said_to_be_rescored_with_ot
     )
 
 
+@LAYOUTS
 def test_a_cancelled_run_that_wrote_no_sample_is_refused_saying_so(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     document = json.loads((inspect_logs / "failed.json").read_text())
     document.update(status="cancelled", samples=[])
     (tmp_path / "nothing.json").write_text(json.dumps(document))
     with pytest.raises(SourceError, match="did not finish: status cancelled, and no sample"):
-        import_inspect(tmp_path / "nothing.json", tmp_path / "source")
+        import_inspect(tmp_path / "nothing.json", tmp_path / "source", split=split)
 
 
+@LAYOUTS
 def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     document = json.loads((inspect_logs / "mixed.json").read_text())
     unerrored = next(
@@ -384,7 +400,7 @@ def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
     )
     del unerrored["scores"]["match"]
     (tmp_path / "missing.json").write_text(json.dumps(document))
-    source, _ = imported(tmp_path, "missing.json", tmp_path)
+    source, _ = imported(tmp_path, "missing.json", tmp_path, split)
     limits = " ".join(claim(source, "match-mean")["limits"])
     assert "2 of 12 epoch records have no match score (1 of them errored)" in limits
 
@@ -392,8 +408,9 @@ def test_a_record_without_a_score_that_did_not_error_is_not_called_errored(
 # -- a real eval-retry log (issue 41, item 9) ----------------------------------------------
 
 
+@LAYOUTS
 def test_real_eval_retry_log_with_a_sample_written_twice_imports_builds_and_verifies(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """inspect-ai 0.3.285's eval_retry() writes samples/s3_epoch_1.json (and s4's) twice
     in the zip: import refused it ("listed twice in the zip's directory")."""
@@ -401,7 +418,7 @@ def test_real_eval_retry_log_with_a_sample_written_twice_imports_builds_and_veri
 
     names = [i.filename for i in zipfile.ZipFile(inspect_logs / "retried.eval").infolist()]
     assert names.count("samples/s3_epoch_1.json") == 2
-    done = import_inspect(inspect_logs / "retried.eval", tmp_path / "source")
+    done = import_inspect(inspect_logs / "retried.eval", tmp_path / "source", split=split)
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
     assert result.home.status == "supported"
     (tmp_path / "work").mkdir()
@@ -410,10 +427,11 @@ def test_real_eval_retry_log_with_a_sample_written_twice_imports_builds_and_veri
     assert done.claims  # the figures, counts and status
 
 
+@LAYOUTS
 def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, log = imported(inspect_logs, "retried.eval", tmp_path)
+    document, log = imported(inspect_logs, "retried.eval", tmp_path, split)
     ours = [
         {"id": r.sample_id, "epoch": r.epoch, "error": r.error is not None} for r in log.records
     ]
@@ -429,7 +447,7 @@ def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
     figures = {
         (c["params"]["scorer"], c["params"]["metric"]): c["params"]["claimed"]
         for c in document["cases"]
-        if c["checker"] == "inspect-metric@2" and c["expect"] == "pass"
+        if c["checker"] == inspect_version("inspect-metric@2", split) and c["expect"] == "pass"
     }
     assert figures[("match", "accuracy")] == 0.5  # what Inspect wrote: 20 of 40 right
     for (scorer, metric), claimed in figures.items():
@@ -437,10 +455,11 @@ def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
         assert entry is not None and claimed == entry["metrics"][metric]["value"]
 
 
+@LAYOUTS
 def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
-    document, _ = imported(inspect_logs, "retried.eval", tmp_path)
+    document, _ = imported(inspect_logs, "retried.eval", tmp_path, split)
     for found in document["claims"]:
         if found["id"] == "finding-retried-run":
             continue  # the retry is its statement
@@ -457,20 +476,21 @@ def test_real_eval_retry_is_stated_with_each_superseded_attempt_named(
     assert "Inspect reads 40 sample records, the last entry of each name" in finding["statement"]
     cases = {c["id"]: c for c in document["cases"]}
     assert cases["finding-retried-run"]["params"] == {"claimed": {"records": 42}}
-    assert cases["finding-retried-run"]["checker"] == "inspect-counts@3"
+    assert cases["finding-retried-run"]["checker"] == inspect_version("inspect-counts@3", split)
     assert cases["finding-retried-run"]["kind"] == "finding"
 
 
 # -- unfinished runs described truly (issue 41, item 8) -------------------------------------
 
 
+@LAYOUTS
 def test_cancelled_run_of_2_samples_x_3_epochs_is_not_described_as_the_full_grid(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """The real run was interrupted in its fifth attempt: s1 in epochs 1-3 (the third
     cancelled), s2 in epochs 1-2. It used to read "5 sample records (2 samples x 3
     epochs)", six records' worth."""
-    document, log = imported(inspect_logs, "cancelled-epochs.eval", tmp_path)
+    document, log = imported(inspect_logs, "cancelled-epochs.eval", tmp_path, split)
     assert log.status == "cancelled" and len(log.records) == 5
     counts = claim(document, "sample-counts")["statement"]
     assert "5 sample records (2 samples: s1 in epochs 1-3; s2 in epochs 1-2)" in counts
@@ -483,8 +503,9 @@ def test_cancelled_run_of_2_samples_x_3_epochs_is_not_described_as_the_full_grid
     assert "1 never ran (s2 in epoch 3)" in finding
 
 
+@LAYOUTS
 def test_a_log_holding_one_sample_record_three_times_counts_duplicates_and_what_never_ran(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """A run of s1-s3 whose log holds s1's record three times: it used to read "total 3,
     completed 3 ... of the 3 it planned", with no word that s2 and s3 never ran."""
@@ -493,7 +514,7 @@ def test_a_log_holding_one_sample_record_three_times_counts_duplicates_and_what_
     document["samples"] = [first, first, first]
     document["eval"]["dataset"].update(samples=3, sample_ids=["s1", "s2", "s3"])
     (tmp_path / "thrice.json").write_text(json.dumps(document))
-    source, log = imported(tmp_path, "thrice.json", tmp_path)
+    source, log = imported(tmp_path, "thrice.json", tmp_path, split)
     held = "3 sample records (1 samples: s1 in epoch 1; 2 of them duplicates of a record "
     counts = claim(source, "sample-counts")["statement"]
     assert held in counts and "so 1 distinct" in counts
@@ -529,8 +550,9 @@ def test_every_real_log_passes_inspect_counts_v3_with_inspects_own_counts(
     assert (counts["not_run"] > 0) == (log.status != "success")
 
 
+@LAYOUTS
 def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """The real failed run (s1-s2 completed, s3-s4 errored, s5-s6 never ran) with a header
     saying all 6 completed: the importer's old check (inspect-counts@1 on the records'
@@ -547,7 +569,7 @@ def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
     assert verdict.codes == ("inspect.header_count_mismatch",)
     assert verdict.reasons[0].details == {"figure": "completed_samples", "header": 6, "samples": 2}
     (tmp_path / "forged.json").write_bytes(forged)
-    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source")
+    imported = import_inspect(tmp_path / "forged.json", tmp_path / "source", split=split)
     assert any(n.startswith("counts:") and "contradicted" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", 1700000000)
@@ -556,8 +578,9 @@ def test_a_forged_header_on_a_real_failed_run_contradicts_its_counts_claim(
     }
 
 
+@LAYOUTS
 def test_a_log_left_started_imports_builds_and_verifies_with_no_advisory_accepted(
-    inspect_logs: Path, tmp_path: Path
+    inspect_logs: Path, tmp_path: Path, split: bool
 ) -> None:
     """The real failed run's log as Inspect leaves it while running (status started, no
     results, no error): its counts claim says what the plan chose and what never ran."""
@@ -565,7 +588,7 @@ def test_a_log_left_started_imports_builds_and_verifies_with_no_advisory_accepte
     document["status"] = "started"
     document.pop("error", None)
     (tmp_path / "started.json").write_text(json.dumps(document))
-    source, log = imported(tmp_path, "started.json", tmp_path)
+    source, log = imported(tmp_path, "started.json", tmp_path, split)
     counts = claim(source, "sample-counts")
     assert "2 never ran (s5, s6 in epoch 1)" in counts["statement"]
     assert not [c["id"] for c in source["cases"] if of_checker(c["checker"])]

@@ -25,6 +25,8 @@ from bundler.importers.lm_eval import import_lm_eval
 from bundler.run.inputs import LoadLimits
 from bundler.run.limits import CaseBudget
 from bundler.run.verify import verify
+from tests.importers.layouts import LAYOUTS, flag
+from tests.importers.layouts import folder as log_folder
 from tests.inspect_support import WRONG, paths_of
 
 DATA = Path(__file__).parents[1] / "data" / "lm_eval"
@@ -59,28 +61,50 @@ def edit_lines(path: Path, change: Any) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
 
 
-@pytest.fixture(scope="module")
-def full_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Any]:
+# the split layout's versions of the whole layout's, and the checker it adds
+SPLIT_VERSIONS = {"lm-eval-counts@2": "lm-eval-counts@3", "lm-eval-metric@2": "lm-eval-metric@3"}
+
+
+def version(key: str, split: bool) -> str:
+    return SPLIT_VERSIONS.get(key, key) if split else key
+
+
+def split_claims(tasks: tuple[str, ...], split: bool) -> list[str]:
+    """The claim the split layout adds per task with samples: its scores are the samples'."""
+    return [f"{t}-scores-match-samples" for t in tasks] if split else []
+
+
+def is_split(source: Path) -> bool:
+    return (source / "inputs" / "transcripts").is_dir()
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["split", "whole-log"])
+def full_bundle(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> tuple[Path, Any, Any]:
     root = tmp_path_factory.mktemp("full")
-    imported = import_lm_eval(DATA / "full", root / "source")
+    imported = import_lm_eval(DATA / "full", root / "source", split=request.param)
     result = build(root / "source", root / "full.bundle.tar.gz", EPOCH)
     return root / "source", imported, result
 
 
 def test_full_run_imports_builds_and_verifies(full_bundle: tuple[Path, Any, Any]) -> None:
-    _, imported, result = full_bundle
+    source, imported, result = full_bundle
     assert imported.notes == []
     home = result.home
     assert home.status == "supported"
     assert {c.claim.id for c in home.claims} == {
         f"{t}-{w}" for t in ("tiny-mc", "tiny-gen") for w in ("counts", "hashes", "figures")
-    }
+    } | set(split_claims(("tiny-mc", "tiny-gen"), is_split(source)))
     assert all(r.outcome == "reproduced" for r in home.cases)
 
 
+@LAYOUTS
 @pytest.mark.parametrize("run", ["full", "limit", "nosamples", "unicode"])
-def test_each_real_run_verifies_from_its_built_bundle(run: str, tmp_path: Path) -> None:
-    import_lm_eval(DATA / run, tmp_path / "source")
+def test_each_real_run_verifies_from_its_built_bundle(
+    run: str, tmp_path: Path, split: bool
+) -> None:
+    import_lm_eval(DATA / run, tmp_path / "source", split=split)
     built = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     (tmp_path / "work").mkdir()
     verification = verify(built.path, workdir=tmp_path / "work")
@@ -96,7 +120,7 @@ def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) ->
             "claimed"
         ]
         for c in source_of(source)["cases"]
-        if c["checker"] == "lm-eval-metric@2" and c["expect"] == "pass"
+        if c["checker"] == version("lm-eval-metric@2", is_split(source)) and c["expect"] == "pass"
     }
     assert figures == {
         ("tiny_mc", "acc,none"): stated["tiny_mc"]["acc,none"],
@@ -112,7 +136,8 @@ def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) ->
 def test_the_run_files_are_copied_unchanged(full_bundle: tuple[Path, Any, Any]) -> None:
     source, _, _ = full_bundle
     for original in results_of("full").parent.iterdir():
-        assert (source / "inputs" / original.name).read_bytes() == original.read_bytes()
+        where = log_folder(is_split(source)) if original.name.startswith("samples_") else "inputs"
+        assert (source / where / original.name).read_bytes() == original.read_bytes()
 
 
 def test_every_passing_case_has_a_control_with_its_checker_and_params(
@@ -125,7 +150,7 @@ def test_every_passing_case_has_a_control_with_its_checker_and_params(
             c["expect"] == "fail"
             and c["checker"] == case["checker"]
             and c["params"] == case["params"]
-            and c["inputs"]["samples"].startswith("inputs/controls/")
+            and any("/controls/" in path for path in c["inputs"].values())
             for c in cases
         ), case["id"]
 
@@ -140,8 +165,9 @@ def test_bootstrap_stderr_and_other_aggregations_are_listed_as_cannot_support(
     assert "That dummy gives these outputs again" in cannot
 
 
-def test_a_limit_run_says_so_in_every_claims_limits(tmp_path: Path) -> None:
-    imported = import_lm_eval(results_of("limit"), tmp_path / "source")
+@LAYOUTS
+def test_a_limit_run_says_so_in_every_claims_limits(tmp_path: Path, split: bool) -> None:
+    imported = import_lm_eval(results_of("limit"), tmp_path / "source", split=split)
     assert imported.notes == []
     document = source_of(tmp_path / "source")
     for claim in document["claims"]:
@@ -152,8 +178,11 @@ def test_a_limit_run_says_so_in_every_claims_limits(tmp_path: Path) -> None:
     assert result.home.status == "supported"
 
 
-def test_a_run_without_samples_lists_its_figures_as_cannot_support(tmp_path: Path) -> None:
-    imported = import_lm_eval(DATA / "nosamples", tmp_path / "source")
+@LAYOUTS
+def test_a_run_without_samples_lists_its_figures_as_cannot_support(
+    tmp_path: Path, split: bool
+) -> None:
+    imported = import_lm_eval(DATA / "nosamples", tmp_path / "source", split=split)
     assert imported.claims == ["tiny-mc-counts", "tiny-gen-counts"]
     document = source_of(tmp_path / "source")
     cannot = "\n".join(document["scope"]["cannot_support"])
@@ -164,15 +193,16 @@ def test_a_run_without_samples_lists_its_figures_as_cannot_support(tmp_path: Pat
     assert result.home.status == "supported"
 
 
+@LAYOUTS
 def test_header_accuracy_disagreeing_with_samples_contradicts_that_claim(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     results = json.loads(results_file.read_text("utf-8"))
     results["results"]["tiny_mc"]["acc,none"] = 0.5  # the samples give 2/7
     results_file.write_text(json.dumps(results, indent=2, ensure_ascii=False), "utf-8")
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert any("tiny-mc-acc-none" in n and "tiny_mc acc,none" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
@@ -181,10 +211,13 @@ def test_header_accuracy_disagreeing_with_samples_contradicts_that_claim(
     assert not (tmp_path / "b.bundle.tar.gz").exists()
 
 
-def test_a_forged_doc_fails_its_hash_and_contradicts_the_hashes_claim(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_forged_doc_fails_its_hash_and_contradicts_the_hashes_claim(
+    tmp_path: Path, split: bool
+) -> None:
     folder = copy_run("full", tmp_path)
     edit_lines(only(folder, "samples_tiny_gen_*.jsonl"), lambda r: r[1]["doc"].update(answer="x"))
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert any("tiny-gen-hashes" in n and "doc_hash" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
@@ -192,21 +225,24 @@ def test_a_forged_doc_fails_its_hash_and_contradicts_the_hashes_claim(tmp_path: 
     assert contradicted == {"claim tiny-gen-hashes"}
 
 
-def test_a_forged_task_hash_contradicts_the_hashes_claim(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_forged_task_hash_contradicts_the_hashes_claim(tmp_path: Path, split: bool) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     results = json.loads(results_file.read_text("utf-8"))
     results["task_hashes"]["tiny_mc"] = "0" * 64
     results_file.write_text(json.dumps(results), "utf-8")
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert any("tiny-mc-hashes" in n and "task_hashes" in n for n in imported.notes)
 
 
-def test_cli_import_then_build(tmp_path: Path) -> None:
+@pytest.mark.parametrize("split", [True, False, None], ids=["split", "whole-log", "default"])
+def test_cli_import_then_build(tmp_path: Path, split: bool | None) -> None:
     cli = CliRunner()
-    done = cli.invoke(main, ["import", "lm-eval", str(DATA / "full"), "-o", str(tmp_path / "s")])
+    args = ["import", "lm-eval", str(DATA / "full"), "-o", str(tmp_path / "s")]
+    done = cli.invoke(main, args if split is None else [*args, flag(split)])
     assert done.exit_code == 0, done.output
-    assert "16 cases, 6 claims" in done.output
+    assert ("20 cases, 8 claims" if split is not False else "16 cases, 6 claims") in done.output
     built = cli.invoke(main, ["build", str(tmp_path / "s"), "-o", str(tmp_path / "b.tar.gz")])
     assert built.exit_code == 0, built.output
     again = cli.invoke(main, ["import", "lm-eval", str(DATA / "full"), "-o", str(tmp_path / "s")])
@@ -341,54 +377,60 @@ def test_a_folder_with_two_runs_asks_for_one(tmp_path: Path) -> None:
     refused_by_cli(folder, tmp_path, "exactly one lm-eval results_*.json")
 
 
-def test_a_folder_with_no_run_is_refused(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_folder_with_no_run_is_refused(tmp_path: Path, split: bool) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match="found 0"):
-        import_lm_eval(tmp_path / "empty", tmp_path / "out")
+        import_lm_eval(tmp_path / "empty", tmp_path / "out", split=split)
 
 
-def test_a_nan_headline_is_listed_not_checked(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_nan_headline_is_listed_not_checked(tmp_path: Path, split: bool) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     text = results_file.read_text("utf-8").replace(
         '"acc,none": 0.2857142857142857', '"acc,none": NaN'
     )
     results_file.write_text(text, "utf-8")
-    import_lm_eval(folder, tmp_path / "source")
+    import_lm_eval(folder, tmp_path / "source", split=split)
     cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
     assert "tiny_mc acc,none = nan: not a finite number" in cannot
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     assert result.home.status == "supported"
 
 
-def test_a_bool_metric_value_is_listed_not_averaged(tmp_path: Path) -> None:
+@LAYOUTS
+def test_a_bool_metric_value_is_listed_not_averaged(tmp_path: Path, split: bool) -> None:
     folder = copy_run("full", tmp_path)
     edit_lines(only(folder, "samples_tiny_mc_*.jsonl"), lambda r: r[0].update(acc=True))
-    import_lm_eval(folder, tmp_path / "source")
+    import_lm_eval(folder, tmp_path / "source", split=split)
     cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
     assert "tiny_mc acc,none" in cannot and "a boolean is not one" in cannot
 
 
-def test_source_error_names_the_file(tmp_path: Path) -> None:
+@LAYOUTS
+def test_source_error_names_the_file(tmp_path: Path, split: bool) -> None:
     path = write_results(tmp_path, '{"results": {"t": {}}, "n-samples": {"t": 3}}')
     with pytest.raises(SourceError, match="results_2026-01-01"):
-        import_lm_eval(path, tmp_path / "out")
+        import_lm_eval(path, tmp_path / "out", split=split)
 
 
-def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path) -> None:
+@LAYOUTS
+def test_group_figures_are_listed_not_taken_for_a_task(tmp_path: Path, split: bool) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     results = json.loads(results_file.read_text("utf-8"))
     results["results"]["tiny_all"] = {"name": "tiny_all", "acc,none": 0.3, " ": " "}
     results["group_subtasks"] = {"tiny_all": ["tiny_mc", "tiny_gen"]}
     results_file.write_text(json.dumps(results), "utf-8")
-    imported = import_lm_eval(folder, tmp_path / "source")
-    assert imported.notes == [] and len(imported.claims) == 6
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
+    assert imported.notes == [] and len(imported.claims) == (8 if split else 6)
     cannot = "\n".join(source_of(tmp_path / "source")["scope"]["cannot_support"])
     assert "The figures of group tiny_all (acc,none = 0.3): aggregated over its subtasks" in cannot
 
 
-def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
+@LAYOUTS
+def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path, split: bool) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
     results = json.loads(results_file.read_text("utf-8"))
@@ -397,7 +439,7 @@ def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
     results_file.write_text(json.dumps(results), "utf-8")
     samples = only(folder, "samples_tiny_mc_*.jsonl")
     shutil.copy(samples, folder / samples.name.replace("tiny_mc", "tiny-mc"))
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert [c for c in imported.claims if c.endswith("counts")] == [
         "tiny-mc-counts",
         "tiny-gen-counts",
@@ -409,14 +451,20 @@ def test_two_task_names_with_one_slug_keep_apart(tmp_path: Path) -> None:
     assert result.home.status == "supported"
 
 
-def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path) -> None:
+@LAYOUTS
+def test_unescaped_line_separators_in_docs_are_no_line_breaks(tmp_path: Path, split: bool) -> None:
     """lm-eval writes samples with ensure_ascii=False: a doc's U+2028, U+2029 or U+0085
     stays as it is inside its line, where Python's splitlines would break the line."""
     samples = only(results_of("unicode").parent, "samples_tiny_text_*.jsonl")
     assert "\u2028" in samples.read_text("utf-8") and "\x85" in samples.read_text("utf-8")
-    imported = import_lm_eval(DATA / "unicode", tmp_path / "source")
+    imported = import_lm_eval(DATA / "unicode", tmp_path / "source", split=split)
     assert imported.notes == []
-    assert imported.claims == ["tiny-text-counts", "tiny-text-hashes", "tiny-text-figures"]
+    assert imported.claims == [
+        "tiny-text-counts",
+        "tiny-text-hashes",
+        "tiny-text-figures",
+        *split_claims(("tiny-text",), split),
+    ]
     result = build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
     assert result.home.status == "supported"
 
@@ -434,8 +482,9 @@ def mutants(document: Any) -> Any:
         yield path, mutant
 
 
+@LAYOUTS
 def test_a_results_field_of_the_wrong_type_is_refused_or_listed_never_a_traceback(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     folder = copy_run("full", tmp_path)
     results_file = only(folder, "results_*.json")
@@ -447,7 +496,7 @@ def test_a_results_field_of_the_wrong_type_is_refused_or_listed_never_a_tracebac
     for i, (path, mutant) in enumerate(mutants(original)):
         results_file.write_text(json.dumps(mutant), "utf-8")
         try:
-            import_lm_eval(folder, tmp_path / f"s{i}")
+            import_lm_eval(folder, tmp_path / f"s{i}", split=split)
             outcomes["imported"] += 1
         except SourceError as exc:
             assert str(results_file) in str(exc), (path, exc)
@@ -455,8 +504,9 @@ def test_a_results_field_of_the_wrong_type_is_refused_or_listed_never_a_tracebac
     assert outcomes["refused"] > 5 and outcomes["imported"] > 5, outcomes
 
 
+@LAYOUTS
 def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     folder = copy_run("full", tmp_path)
     samples = only(folder, "samples_tiny_gen_*.jsonl")
@@ -465,7 +515,7 @@ def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback
     for i, (path, mutant) in enumerate(mutants(records[0])):
         samples.write_text("".join(json.dumps(r) + "\n" for r in [mutant, *records[1:]]))
         try:
-            imported = import_lm_eval(folder, tmp_path / f"s{i}")
+            imported = import_lm_eval(folder, tmp_path / f"s{i}", split=split)
             outcomes["imported"] += 1
             if path[0] in ("doc", "doc_hash", "target"):  # a note, or the claim left out
                 assert imported.notes or "tiny-gen-hashes" not in imported.claims, path
@@ -475,13 +525,16 @@ def test_a_samples_field_of_the_wrong_type_is_refused_or_noted_never_a_traceback
     assert outcomes["refused"] >= 2 and outcomes["imported"] > 5, outcomes
 
 
+@LAYOUTS
 @pytest.mark.parametrize("run", ["full", "limit", "unicode"])
-def test_every_generated_sentence_is_true_of_the_run_it_describes(run: str, tmp_path: Path) -> None:
+def test_every_generated_sentence_is_true_of_the_run_it_describes(
+    run: str, tmp_path: Path, split: bool
+) -> None:
     """Each claim's numbers read back from lm-eval's own files, independently of the
     importer: figures and stderrs as stated, denominators and counts as stored."""
     results_file = results_of(run)
     results = json.loads(results_file.read_text("utf-8"))
-    import_lm_eval(results_file, tmp_path / "source")
+    import_lm_eval(results_file, tmp_path / "source", split=split)
     claims = {c["id"]: c for c in source_of(tmp_path / "source")["claims"]}
     limit = results["config"]["limit"]
     for task, counts in results["n-samples"].items():
@@ -520,12 +573,19 @@ def test_import_writes_the_lm_eval_versions_without_advisories(
     full_bundle: tuple[Path, Any, Any],
 ) -> None:
     source, _, _ = full_bundle
+    split = is_split(source)
     used = {c["checker"] for c in source_of(source)["cases"]}
-    assert used == {"lm-eval-counts@2", "lm-eval-hashes@1", "lm-eval-metric@2"}
+    assert used == {
+        version("lm-eval-counts@2", split),
+        "lm-eval-hashes@1",
+        version("lm-eval-metric@2", split),
+        *(["lm-eval-scores@1"] if split else []),
+    }
 
 
+@LAYOUTS
 def test_a_real_run_with_wrong_answers_values_deleted_contradicts_its_figures(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     """The acc of tiny_mc's wrong answers deleted, the header restated over the rest: @1
     averaged the rest and supported it."""
@@ -545,7 +605,7 @@ def test_a_real_run_with_wrong_answers_values_deleted_contradicts_its_figures(
     results["results"]["tiny_mc"]["acc,none"] = sum(kept) / len(kept)
     results["results"]["tiny_mc"]["acc_stderr,none"] = "N/A"
     results_file.write_text(json.dumps(results), "utf-8")
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert any("tiny-mc-acc-none" in n and "hold no acc" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)
@@ -553,8 +613,9 @@ def test_a_real_run_with_wrong_answers_values_deleted_contradicts_its_figures(
     assert contradicted == {"claim tiny-mc-figures"}
 
 
+@LAYOUTS
 def test_a_real_limit_run_whose_records_are_other_documents_contradicts_its_counts(
-    tmp_path: Path,
+    tmp_path: Path, split: bool
 ) -> None:
     """--limit 3 takes documents 0-2; the records renumbered 4-6 (the hashes still hold)."""
     folder = copy_run("limit", tmp_path)
@@ -562,7 +623,7 @@ def test_a_real_limit_run_whose_records_are_other_documents_contradicts_its_coun
         only(folder, "samples_tiny_mc_*.jsonl"),
         lambda records: [r.update(doc_id=r["doc_id"] + 4) for r in records],
     )
-    imported = import_lm_eval(folder, tmp_path / "source")
+    imported = import_lm_eval(folder, tmp_path / "source", split=split)
     assert any("tiny-mc-counts" in n and "lm-eval takes the first 3" in n for n in imported.notes)
     with pytest.raises(BuildRefused) as refused:
         build(tmp_path / "source", tmp_path / "b.bundle.tar.gz", EPOCH)

@@ -72,17 +72,21 @@ def list_bundles(
         return
     click.echo(
         f"{'NAME@VERSION':28} {'IDENTITY':12} {'DIGEST':12} {'SIZE':>9}  {'ADDED':19} "
-        f"{'LAST RESULT':13} SIGNER"
+        f"{'LAST RESULT':13} {'COPY':9} SIGNER"
     )
     for r in rows:
+        copy = r.copy if r.withheld is None else f"{r.copy}:{r.withheld}"
         click.echo(
             f"{r.name + '@' + r.version:28} {r.identity[:12]:12} {r.digest[:12]:12} "
-            f"{r.size:>9}  {r.added_at[:19]:19} {r.last_result:13} {r.signer}"
+            f"{r.size:>9}  {r.added_at[:19]:19} {r.last_result:13} {copy:9} {r.signer}"
         )
     click.echo(
         "IDENTITY is the manifest's SHA-256 (what a report's appendix prints), DIGEST the "
-        "file's; either, or a unique prefix of 8+ hex digits, names a bundle"
+        "file's; either, or a unique prefix of 8+ hex digits, names a bundle (an identity: "
+        "its full copy when held)"
     )
+    if any(r.withheld is not None for r in rows):
+        click.echo("COPY redacted:N is a redacted copy withholding N files (reprobundle redact)")
     click.echo(f"{len(rows)} bundle(s)")
 
 
@@ -129,6 +133,11 @@ def show(root: Path | None, /, bundle: str, json_target: str | None) -> None:
     click.echo(f"Bundle    {t(b.name)}@{t(b.version)}: {t(b.title)}")
     click.echo(f"Identity  sha256:{b.identity} (the manifest's SHA-256, as reports print it)")
     click.echo(f"Digest    sha256:{b.digest} (the file's SHA-256, {b.size} bytes)")
+    click.echo(f"Copy      {b.copy_text}")
+    click.echo(f"Held      {shown.copies_text}")
+    if len(shown.copies) > 1:
+        for c in shown.copies:
+            click.echo(f"  {c.copy_text}: sha256:{c.digest} ({c.size} bytes)")
     click.echo(f"Signer    {b.signer}")
     click.echo(f"Added     {b.added_at} by {b.added_by} with {b.tool}")
     click.echo("Claims")
@@ -206,10 +215,19 @@ def _statements(kept: list[Any]) -> None:
     help="The file to write.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing file that is not a bundle.")
+@click.option(
+    "--copy",
+    type=click.Choice(["full", "redacted"]),
+    help="Which copy of the bundle's identity to write (default: the full one when held, "
+    "else the redacted one; a file digest names its own copy).",
+)
 @click.pass_obj
 @handle_errors
-def export(root: Path | None, /, bundle: str, out: Path, force: bool) -> None:
+def export(root: Path | None, /, bundle: str, out: Path, force: bool, copy: str | None) -> None:
     """Write the stored BUNDLE (digest or NAME@VERSION) to a file, checking its digest.
+
+    An identity may be held as its full bundle, a redacted copy (`reprobundle redact`),
+    or both; --copy picks one.
 
     \b
     Example:
@@ -219,5 +237,5 @@ def export(root: Path | None, /, bundle: str, out: Path, force: bool) -> None:
 
     check_output(out, BUNDLE, "-o", force)
     with opened(root) as store:
-        row = store.export(bundle, out)
-    click.echo(f"exported {row.name}@{row.version} (sha256:{row.digest}) to {out}")
+        row = store.export(bundle, out, copy)
+    click.echo(f"exported {row.name}@{row.version} ({row.copy_text}; sha256:{row.digest}) to {out}")

@@ -123,6 +123,7 @@ def result_lines(outcome: Reverification, bundle: BundleRow) -> list[str]:
     signed = outcome.signed
     lines = [
         f"{outcome.result:13} {bundle.name}@{bundle.version}  {bundle.digest[:12]}"
+        + f"  {bundle.copy} copy"
         + (f"  {signed.text}" if signed else "")
     ]
     lines += [f"    {c['status']:13} {c['id']}: {c['why']}" for c in outcome.claims]
