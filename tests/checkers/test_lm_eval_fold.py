@@ -31,7 +31,7 @@ from bundler.run.inputs import parse_input
 from bundler.run.runner import run_checker
 from checkers.api import MAX_TOLERANCE, CheckerInputError, Reason, Verdict
 from checkers.arithmetic import left_sum
-from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE
+from checkers.lm_eval.checks import RESULTS_ROLE, SAMPLES_ROLE, numbered, results_with
 from checkers.lm_eval.run import (
     Record,
     is_count,
@@ -115,8 +115,8 @@ def every_version(run: Mapping[str, Any], metric: str, filter_name: str, task: s
     n_samples = results.get("n-samples", {}).get(task, {"original": 1, "effective": 1})
     honest = dict(n_samples) if isinstance(n_samples, dict) else {"original": 1, "effective": 1}
     off = {k: v + 1 if is_count(v) else 1 for k, v in honest.items()}
-    for claimed in (honest, off):
-        params = {"task": task, "claimed": claimed}
+    for counts in (honest, off):
+        params = {"task": task, "claimed": counts}
         without = {"results": results}
         for version, inputs in ((1, run), (1, without), (2, run), (2, without)):
             statuses[judged(f"lm-eval-counts@{version}", inputs, params)] += 1
@@ -260,12 +260,13 @@ def test_every_version_decides_a_forged_run_as_before_the_fold(run: dict[str, An
 def test_forged_runs_reach_every_reason_of_every_version() -> None:
     # the inputs compared are not all passes: each reason of each version is met
     seen: Counter[str] = Counter()
-    for values, ids, limit, original, stated in [
+    runs: list[tuple[list[float | None], list[int] | None, int | None, int | None, Any]] = [
         ([1.0] * 86 + [0.0] * 14, None, None, None, 0.9),
         ([1.0] * 63 + [0.0] * 7 + [None] * 30, None, None, None, None),
         ([1.0] * 9 + [0.0], list(range(990, 1000)), 10, 1000, None),
         ([1.0, 0.0, 1.0], [0, 0, 1], None, 5, None),
-    ]:
+    ]
+    for values, ids, limit, original, stated in runs:
         run = forged_run(values, doc_ids=ids, stated=stated, original=original, limit=limit)
         seen += every_version(run, "acc", "none", TASK)
         run["results"]["results"][TASK]["acc_stderr,none"] = 0.5
@@ -277,7 +278,40 @@ def test_forged_runs_reach_every_reason_of_every_version() -> None:
             assert seen[f"{key} {code}"], (key, code)
 
 
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("claimed", [0.0, 0.25, 0.5, 0.9, 1.0, 7.0])
+def test_the_metric_counterexamples_are_those_before_the_fold(version: int, claimed: float) -> None:
+    found = checkers.get(f"lm-eval-metric@{version}")
+    assert found is not None and found.counterexample is not None
+    given = {"task": "t", "metric": "acc", "filter": "f", "claimed": claimed}
+    params = found.bind(given).params
+    before = {1: _old_metric_counterexample, 2: _old_metric_counterexample_v2}[min(version, 2)]
+    expected = before(params)
+    assert expected is not None
+    if version == 3:
+        expected = {"results": expected["results"], "sample_scores": project(expected["samples"])}
+    made = found.counterexample(params)
+    assert made is not None and repr(made) == repr(expected)
+    assert run_checker(found, made, given).status == "fail"
+
+
 # ---- frozen: the six functions before the fold (commit c2648ab); never edit below ----
+
+
+def _old_metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    task, metric, filter_name, claimed, _ = _old_metric_params(params)
+    value = 0.0 if claimed >= 0.5 else 1.0
+    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
+    record = {"doc_id": 0, "filter": filter_name, metric: value}
+    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
+
+
+def _old_metric_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    task, metric, filter_name, claimed, _, _ = _old_claim_params(params)
+    value = 0.0 if claimed >= 0.5 else 1.0
+    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
+    record = {"doc_id": 0, "filter": filter_name, "metrics": [metric], metric: value}
+    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
 
 
 def _invalid(message: str) -> CheckerInputError:
