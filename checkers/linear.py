@@ -252,10 +252,7 @@ class _Parser(Scanner[_Piece]):
         raise self.refuse(f"the escape \\{char or '(end)'}")
 
     def character_class(self) -> str:
-        self.i += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.i += 1
+        negated = self.open_class()
         members: list[str] = []
         first = True
         while first or self.peek() != "]":

@@ -102,6 +102,14 @@ class Scanner(Generic[P]):
             text += "?"
         return text
 
+    def open_class(self) -> bool:
+        """Moves past a class's ``[`` and a ``^`` after it; whether the ``^`` negates it."""
+        self.i += 1
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        return negated
+
     # what each language says for itself
 
     def atom(self) -> P:

@@ -205,10 +205,7 @@ class _Parser(Scanner[_Piece]):
         raise self.refuse(f"the escape \\{char or '(end)'}")
 
     def character_class(self) -> _Piece:
-        self.i += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.i += 1
+        negated = self.open_class()
         members: list[str] = []
         first = True
         while self.peek() != "]":
