@@ -201,18 +201,13 @@ def test_cli_import_promptfoo(tmp_path: Path) -> None:
 
 def test_a_field_of_the_wrong_type_is_refused_or_ignored_never_a_traceback(tmp_path: Path) -> None:
     from bundler.errors import SourceError
-    from tests.inspect_support import WRONG, paths_of
+    from tests.inspect_support import paths_of, with_wrong_type
 
     original = json.loads(RESULTS.read_text())
     paths = [p for p in paths_of(original) if p[0] in ("results", "metadata", "config")][:120]
     refused = 0
     for i, path in enumerate(paths):
-        mutant = json.loads(json.dumps(original))
-        node = mutant
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = WRONG.get(type(node[path[-1]]), {"x": 1})
-        (tmp_path / f"m{i}.json").write_text(json.dumps(mutant))
+        (tmp_path / f"m{i}.json").write_text(json.dumps(with_wrong_type(original, path)))
         try:
             import_promptfoo(tmp_path / f"m{i}.json", tmp_path / f"s{i}")
         except SourceError:
