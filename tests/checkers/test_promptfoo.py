@@ -34,6 +34,7 @@ from bundler.run.runner import run_checker, vacuity
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo.assertions import rerun_problem
 from tests.checkers.checker_calls import on_counterexample
+from tests.helpers import refuse_backtracking
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo"
 RESULTS = DATA / "results.json"
@@ -788,10 +789,7 @@ def test_lookahead_regex_is_not_rerun_under_promptfoo_assert_v3(
 
     assert run_at2("promptfoo-assert@2", _lookahead_rows()).details["rerun"] == 2
 
-    def backtracking(*_args: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(jsregex, "test", backtracking)
+    refuse_backtracking(monkeypatch, jsregex, "test")
     verdict = run_at2("promptfoo-assert@3", _lookahead_rows())
     assert verdict.status == "pass" and verdict.details["rerun"] == 1
     assert verdict.details["not_rerun"] == {"regex": 1}
@@ -836,10 +834,7 @@ def test_import_lists_a_lookahead_regex_as_not_rerun(
 ) -> None:
     from checkers.promptfoo import jsregex
 
-    def backtracking(*_args: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(jsregex, "test", backtracking)
+    refuse_backtracking(monkeypatch, jsregex, "test")
     (tmp_path / "r.json").write_text(json.dumps(_lookahead_rows()))
     import_promptfoo(tmp_path / "r.json", tmp_path / "s")
     cannot = " ".join(claims_of(tmp_path / "s")["scope"]["cannot_support"])

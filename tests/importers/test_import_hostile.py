@@ -22,6 +22,7 @@ from bundler.importers import untrusted, write_source
 from bundler.importers.inspect_eval import import_inspect
 from bundler.run import inputs, limits
 from bundler.run.inputs import LoadLimits
+from tests.helpers import refuse_backtracking
 
 ZSTD = 93
 
@@ -346,10 +347,7 @@ def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
     # is inside the subset RE2 reads as Python does, so it is re-scored, never backtracked
     from checkers.inspect_log import rules
 
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     head = header()
     head["eval"]["scorers"] = [
         {"name": "pattern", "options": {"pattern": "(a+)+$", "ignore_case": False}, "metrics": []}
@@ -555,10 +553,7 @@ def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
     # the import neither runs it on Python's backtracking engine nor claims its scores
     from checkers.inspect_log import rules
 
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     head = header()
     head["eval"]["scorers"] = [
         {"name": "pattern", "options": {"pattern": r"(a)\1", "ignore_case": False}, "metrics": []}
