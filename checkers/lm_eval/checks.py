@@ -113,6 +113,15 @@ def metric_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, floa
     return (*figure_params(params), tolerance_param(params))
 
 
+# the reasons of ``figure_reasons``
+FIGURE_REASONS = {
+    "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
+    "stored per-sample values",
+    "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
+    "values give",
+}
+
+
 class Rederived(NamedTuple):
     """A task's figure as the results state it and as its stored values give it."""
 
@@ -230,10 +239,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     ],
     reasons={
-        "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
-        "stored per-sample values",
-        "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
-        "values give",
+        **FIGURE_REASONS,
         "lmeval.claim_mismatch": "the claimed figure is not the one the results file states",
     },
     counterexample=_metric_counterexample,

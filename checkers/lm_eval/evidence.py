@@ -30,6 +30,7 @@ from typing import Any
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
 from ..arithmetic import left_sum
 from .checks import (
+    FIGURE_REASONS,
     FILTER,
     METRIC,
     RESULTS_ROLE,
@@ -111,10 +112,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     ],
     reasons={
-        "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
-        "stored per-sample values",
-        "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
-        "values give",
+        **FIGURE_REASONS,
         "lmeval.claim_mismatch": "the claimed figure, at the decimals it is stated with, is not "
         "the re-derived one",
         "lmeval.value_missing": "a record of the filter has no value of the metric where "
