@@ -250,7 +250,7 @@ def forged_runs(draw: st.DrawFn) -> dict[str, Any]:
     return {"results": results, "samples": samples}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(run=forged_runs())
 def test_every_version_decides_a_forged_run_as_before_the_fold(run: dict[str, Any]) -> None:
     every_version(copy.deepcopy(run), "acc", "none", TASK)
