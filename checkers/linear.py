@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .api import CheckerInputError, pattern_not_rerun
+from .regexscan import Piece, Scanner, Uncompilable, re2_compile
 
 MAX_COUNT = 1000  # RE2's largest repeat count
 MAX_PATTERN = 10_000  # longest pattern compiled
 
-_META = frozenset("\\^$.|?*+()[]{}")
 _CONTROL = {"t": "\\t", "n": "\\n", "r": "\\r", "f": "\\f", "v": "\\v"}
 _SETS = {"d": "0-9", "w": "0-9A-Za-z_", "s": "\\t\\n\\v\\f\\r\\x1c-\\x1f "}
 
@@ -136,63 +136,40 @@ class Linear:
             raise NotInSubset("the text holds a character that is not valid Unicode") from None
 
 
-class _Parser:
+@dataclass(frozen=True)
+class _Piece(Piece):
+    empty: bool  # can match the empty text
+
+
+class _Parser(Scanner[_Piece]):
+    refusal = NotInSubset
+
     def __init__(self, pattern: str) -> None:
-        self.s = pattern
-        self.i = 0
+        super().__init__(pattern)
         self.classes = False
         self.dollar = False
 
-    def peek(self, k: int = 0) -> str:
-        j = self.i + k
-        return self.s[j] if j < len(self.s) else ""
+    def either(self, alternatives: list[_Piece]) -> _Piece:
+        text = "|".join(a.text for a in alternatives)
+        return _Piece(text, True, any(a.empty for a in alternatives))
 
-    def refuse(self, what: str) -> NotInSubset:
-        return NotInSubset(f"{what} (at {self.i})")
+    def sequence(self, parts: list[_Piece]) -> _Piece:
+        return _Piece("".join(p.text for p in parts), True, all(p.empty for p in parts))
 
-    def disjunction(self) -> tuple[str, bool]:
-        """The RE2 text, and whether it can match the empty text."""
-        parts = [self.alternative()]
-        while self.peek() == "|":
-            self.i += 1
-            parts.append(self.alternative())
-        return "|".join(p for p, _ in parts), any(empty for _, empty in parts)
-
-    def alternative(self) -> tuple[str, bool]:
-        out = []
-        while self.peek() not in ("", "|", ")"):
-            out.append(self.term())
-        return "".join(p for p, _ in out), all(empty for _, empty in out)
-
-    def term(self) -> tuple[str, bool]:
-        atom, quantifiable, empty = self.atom()
-        quantifier = self.quantifier()
-        if quantifier is None:
-            return atom, empty
-        if not quantifiable:
-            raise self.refuse("a quantifier on an assertion")
-        if empty:
-            raise self.refuse(
+    def refuse_repeat(self, atom: _Piece, quantifier: str) -> str:
+        if atom.empty:
+            return (
                 "a quantifier on a group that can match the empty text (Python and RE2 "
                 "repeat it differently)"
             )
-        if self.peek() in ("*", "+", "?", "{"):
-            raise self.refuse("a quantifier after a quantifier (possessive or repeated)")
-        return f"(?:{atom}){quantifier}", quantifier[0] in "*?" or quantifier.startswith("{0")
+        return ""
 
-    def quantifier(self) -> str | None:
-        char = self.peek()
-        if char in ("*", "+", "?"):
-            self.i += 1
-            text = char
-        elif char == "{":
-            text = self.braces()
-        else:
-            return None
-        if self.peek() == "?":
-            self.i += 1
-            text += "?"
-        return text
+    def repeated_quantifier(self) -> str:
+        return "a quantifier after a quantifier (possessive or repeated)"
+
+    def quantified(self, atom: _Piece, quantifier: str) -> _Piece:
+        empty = quantifier[0] in "*?" or quantifier.startswith("{0")
+        return _Piece(f"(?:{atom.text}){quantifier}", True, empty)
 
     def braces(self) -> str:
         end = self.s.find("}", self.i)
@@ -207,36 +184,31 @@ class _Parser:
         self.i = end + 1
         return "{" + low + comma + high + "}"
 
-    def atom(self) -> tuple[str, bool, bool]:
-        """The RE2 text, whether it may be quantified, whether it can match nothing."""
+    def atom(self) -> _Piece:
         char = self.peek()
         if char == "^":
             self.i += 1
-            return "^", False, True
+            return _Piece("^", False, True)
         if char == "$":
             self.i += 1
             self.dollar = True
-            return "\\z", False, True
+            return _Piece("\\z", False, True)
         if char == ".":
             self.i += 1
-            return "[^\\n]", True, False
+            return _Piece("[^\\n]", True, False)
         if char == "(":
-            return self.group_atom()
+            return self.group()
         if char == "[":
-            return self.character_class(), True, False
+            return _Piece(self.character_class(), True, False)
         if char == "\\":
             text, quantifiable = self.escape()
-            return text, quantifiable, not quantifiable
+            return _Piece(text, quantifiable, not quantifiable)
         if char in ("*", "+", "?"):
             raise self.refuse(f"a quantifier {char!r} on nothing")
         if char in ("{", "}", "]", ")"):
             raise self.refuse(f"a lone {char!r}")
         self.i += 1
-        return self.literal(char), True, False
-
-    def group_atom(self) -> tuple[str, bool, bool]:
-        text, empty = self.group()
-        return text, True, empty
+        return _Piece(self.literal(char), True, False)
 
     def literal(self, char: str) -> str:
         if not char.isascii():
@@ -245,7 +217,7 @@ class _Parser:
             return char
         return f"\\x{ord(char):02x}"
 
-    def group(self) -> tuple[str, bool]:
+    def group(self) -> _Piece:
         self.i += 1
         capturing = True
         if self.peek() == "?":
@@ -256,11 +228,12 @@ class _Parser:
                 )
             self.i += 2
             capturing = False
-        inner, empty = self.disjunction()
+        inner = self.disjunction()
         if self.peek() != ")":
             raise self.refuse("an unclosed group")
         self.i += 1
-        return (f"({inner})" if capturing else f"(?:{inner})"), empty
+        text = f"({inner.text})" if capturing else f"(?:{inner.text})"
+        return _Piece(text, True, inner.empty)
 
     def escape(self) -> tuple[str, bool]:
         char = self.peek(1)
@@ -279,10 +252,7 @@ class _Parser:
         raise self.refuse(f"the escape \\{char or '(end)'}")
 
     def character_class(self) -> str:
-        self.i += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.i += 1
+        negated = self.open_class()
         members: list[str] = []
         first = True
         while first or self.peek() != "]":
@@ -338,19 +308,14 @@ def compile(pattern: str, ignore_case: bool = False) -> Linear:
     if len(pattern) > MAX_PATTERN:
         raise NotInSubset(f"a pattern longer than {MAX_PATTERN} characters")
     parser = _Parser(pattern)
-    body, empty = parser.disjunction()
-    if parser.peek() != "":
-        raise parser.refuse(f"an unmatched {parser.peek()!r}")
-    import re2  # google-re2: only where a pattern is run
-
-    options = re2.Options()
-    options.case_sensitive = not ignore_case
-    options.max_mem = 64 << 20
+    body = parser.whole()
     try:
-        compiled = re2.compile(body, options)
-    except re2.error as exc:  # the translation is ours: never expected
+        compiled = re2_compile(body.text, ignore_case)
+    except Uncompilable as exc:  # the translation is ours: never expected
         raise NotInSubset(f"a translation RE2 cannot compile ({exc})") from None
-    return Linear(pattern, body, parser.classes or ignore_case, parser.dollar, compiled, empty)
+    return Linear(
+        pattern, body.text, parser.classes or ignore_case, parser.dollar, compiled, body.empty
+    )
 
 
 def search(pattern: str, text: str, ignore_case: bool = False) -> Any:

@@ -160,3 +160,16 @@ def key_files(folder: Path, *names: str) -> dict[str, Path]:
         (folder / f"{name}.pub").write_text(public_of(key).pem())
         out[name] = folder / name
     return out
+
+
+def refuse_backtracking(
+    monkeypatch: Any, target: object, name: str = "search"
+) -> Callable[..., Any]:
+    """``target.name`` replaced, for the test, by a function that fails it: a pattern
+    must never reach Python's backtracking engine there. Returns the replacement."""
+
+    def backtracking(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Python's backtracking engine was used")
+
+    monkeypatch.setattr(target, name, backtracking)
+    return backtracking

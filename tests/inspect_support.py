@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,20 @@ def truth(logs: Path, name: str) -> list[dict[str, Any]]:
 
 # A value of another type, for each type found in a log: a mutant field must be refused.
 WRONG: dict[type, Any] = {dict: ["x"], list: {"x": 1}, str: 7, int: "7", float: "0.5", bool: "yes"}
+
+
+def with_wrong_type(
+    document: Any, path: tuple[Any, ...], wrong: Callable[[Any], Any] | None = None
+) -> Any:
+    """A copy of ``document`` whose field at ``path`` holds a value of another type:
+    ``WRONG``'s for its type, or ``wrong(old value)``."""
+    copy = json.loads(json.dumps(document))
+    node = copy
+    for key in path[:-1]:
+        node = node[key]
+    old = node[path[-1]]
+    node[path[-1]] = wrong(old) if wrong is not None else WRONG.get(type(old), {"x": 1})
+    return copy
 
 
 def paths_of(value: Any, at: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[Any, ...]]:

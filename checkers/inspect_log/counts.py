@@ -99,6 +99,17 @@ def inspect_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     return Verdict.passed(f"the samples give {shown}, as claimed", **observed)
 
 
+def with_records(inputs: Mapping[str, Any]) -> InspectLog:
+    """The log, which must hold sample records: one written without them has nothing to
+    count (``input.invalid``)."""
+    log = load(inputs)
+    if not log.records:
+        raise CheckerInputError(
+            "input.invalid", "the log holds no sample records (written without samples?)"
+        )
+    return log
+
+
 COUNTS_V2 = ("total_samples", "completed_samples", "errored_samples")
 
 
@@ -152,11 +163,7 @@ def inspect_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     (`input.invalid`).
     """
     claimed = _claimed_counts_v2(params)
-    log = load(inputs)
-    if not log.records:
-        raise CheckerInputError(
-            "input.invalid", "the log holds no sample records (written without samples?)"
-        )
+    log = with_records(inputs)
     stated = header_counts(log)
     observed = {k: v for k, v in counts(log).items() if k in COUNTS_V2}
     details = {"header": stated, "samples": observed}
@@ -312,11 +319,7 @@ def inspect_counts_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     (`input.invalid`).
     """
     claimed = {} if params["claimed"] is None else _claimed_counts(params, COUNTS_V3)
-    log = load(inputs)
-    if not log.records:
-        raise CheckerInputError(
-            "input.invalid", "the log holds no sample records (written without samples?)"
-        )
+    log = with_records(inputs)
     found = records_against_plan(log)
     results = log.results or {}
     stated_total = header_count(results, "total_samples", "results")

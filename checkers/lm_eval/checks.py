@@ -7,13 +7,19 @@ with the records whoever wrote the bundle: a figure, a count or a hash the heade
 that the records do not give fails with a reason naming it. They re-check arithmetic,
 counts and hashes on stored data; they never re-run the model, and take each per-sample
 value as stored.
+
+The counting every version of lm-eval-metric and lm-eval-counts does alike is here once
+(``rederive`` and ``figure_reasons``, ``count`` and ``filter_counts``), what a version
+decides otherwise a parameter of it (the precision a stated figure is held to, whether a
+filter's documents must be the ones lm-eval takes): ``evidence.py`` (@2) calls them,
+and ``scores.py`` (@3) calls @2.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..api import (
     MAX_TOLERANCE,
@@ -29,6 +35,9 @@ from ..api import (
 from ..arithmetic import left_sum
 from .run import (
     HASHES,
+    Record,
+    Tally,
+    Task,
     each_record,
     is_count,
     is_number,
@@ -39,8 +48,8 @@ from .run import (
     read_task,
     recomputed_hashes,
     stated_task_hash,
+    tally,
     task_hash,
-    values,
 )
 
 # lm-eval writes NaN where a figure is undefined (read, and refused where a verdict reads a
@@ -59,6 +68,8 @@ SAMPLES_ROLE = Role(
     reading=Reading(json_constants=True, lines_at_newline=True),
 )
 TASK = Param("task", "the task's name, as the results file's `results` names it", (str,))
+METRIC = Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,))
+FILTER = Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,))
 
 
 def text_param(params: Mapping[str, Any], name: str) -> str:
@@ -68,7 +79,7 @@ def text_param(params: Mapping[str, Any], name: str) -> str:
     return str(value)
 
 
-def _tolerance(params: Mapping[str, Any]) -> float:
+def tolerance_param(params: Mapping[str, Any]) -> float:
     tolerance = params["tolerance"]
     if not is_number(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
         raise CheckerInputError(
@@ -76,10 +87,6 @@ def _tolerance(params: Mapping[str, Any]) -> float:
             f"tolerance {tolerance!r} must be at least 0 and below {MAX_TOLERANCE}",
         )
     return float(tolerance)
-
-
-def _records(inputs: Mapping[str, Any]) -> list[Any]:
-    return read_records(samples_of(inputs))
 
 
 def samples_of(inputs: Mapping[str, Any]) -> Any:
@@ -93,12 +100,91 @@ def samples_of(inputs: Mapping[str, Any]) -> Any:
 # -- lm-eval-metric@1 --------------------------------------------------------------------
 
 
-def metric_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, float]:
+def figure_params(params: Mapping[str, Any]) -> tuple[str, str, str, float]:
+    """The task, metric, filter and claimed figure every lm-eval-metric version takes."""
     task, metric, filter_name = (text_param(params, n) for n in ("task", "metric", "filter"))
     claimed = params["claimed"]
     if not is_number(claimed):
         raise CheckerInputError("params.invalid", f"claimed {claimed!r} is not a finite number")
-    return task, metric, filter_name, float(claimed), _tolerance(params)
+    return task, metric, filter_name, float(claimed)
+
+
+def metric_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, float]:
+    return (*figure_params(params), tolerance_param(params))
+
+
+# the reasons of ``figure_reasons``
+FIGURE_REASONS = {
+    "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
+    "stored per-sample values",
+    "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
+    "values give",
+}
+
+
+class Rederived(NamedTuple):
+    """A task's figure as the results state it and as its stored values give it."""
+
+    figure: str  # "TASK METRIC,FILTER", as messages name it
+    stated: float
+    tally: Tally
+    recomputed: float
+    stderr: float | None  # None for one value
+    stated_stderr: Any
+
+
+def rederive(inputs: Mapping[str, Any], name: str, metric: str, filter_name: str) -> Rederived:
+    """The figure "METRIC,FILTER" of task ``name`` re-derived as lm-eval 0.4.13 derives a
+    `mean` aggregation from the samples file's records (``run.tally``); a figure not
+    averaged, stated as no number, or with no value stored is ``input.invalid``."""
+    task = read_task(inputs["results"], name)
+    figure = f"{name} {metric},{filter_name}"
+    aggregation = task.aggregation(metric)
+    if aggregation != "mean":
+        raise CheckerInputError(
+            "input.invalid",
+            f"{figure}: aggregation {aggregation or 'not named'}, not mean; not re-derived",
+        )
+    stated = task.figure(metric, filter_name)
+    if not is_number(stated):
+        raise CheckerInputError(
+            "input.invalid", f"{figure}: the results state {stated!r}, not a finite number"
+        )
+    counted = tally(read_records(samples_of(inputs)), metric, filter_name)
+    items = counted.values
+    if not items:
+        raise CheckerInputError("input.invalid", f"{figure}: no stored record has a value")
+    stderr = mean_stderr(items) if len(items) > 1 else None
+    return Rederived(figure, stated, counted, mean(items), stderr, task.stderr(metric, filter_name))
+
+
+def figure_reasons(derived: Rederived, within: float) -> list[Reason]:
+    """The figure and the stderr the results state against the re-derived ones: a reason
+    for each that is off by more than ``within`` (a stated "N/A" stderr is accepted)."""
+    figure, stated, recomputed = derived.figure, derived.stated, derived.recomputed
+    stderr, stated_stderr = derived.stderr, derived.stated_stderr
+    reasons = []
+    if abs(stated - recomputed) > within:
+        reasons.append(
+            Reason(
+                "lmeval.figure_mismatch",
+                f"{figure}: the results state {stated!r}, the {len(derived.tally.values)} "
+                f"stored values give {recomputed!r}",
+                {"figure": figure, "stated": stated, "recomputed": recomputed},
+            )
+        )
+    if stated_stderr != "N/A" and (
+        not is_number(stated_stderr) or stderr is None or abs(stated_stderr - stderr) > within
+    ):
+        reasons.append(
+            Reason(
+                "lmeval.stderr_mismatch",
+                f"{figure}: the results state stderr {stated_stderr!r}, the stored values give "
+                f"{stderr if stderr is not None else 'none (one value)'}",
+                {"figure": figure, "stated": stated_stderr, "recomputed": stderr},
+            )
+        )
+    return reasons
 
 
 def results_with(task: str, figures: Mapping[str, Any], n: int, limit: Any = None) -> Any:
@@ -114,14 +200,23 @@ def numbered(records: list[dict[str, Any]]) -> list[tuple[int, Any]]:
     return [(i + 1, r) for i, r in enumerate(records)]
 
 
+def one_value_away(
+    task: str, metric: str, filter_name: str, claimed: float, listed: bool
+) -> Mapping[str, Any]:
+    """A header stating ``claimed`` over one record whose value is 0 or 1, at least 0.5
+    away; with ``listed``, the record's ``metrics`` list names the metric."""
+    value = 0.0 if claimed >= 0.5 else 1.0
+    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
+    named = {"metrics": [metric]} if listed else {}
+    record = {"doc_id": 0, "filter": filter_name, **named, metric: value}
+    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
+
+
 def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A header stating the claimed figure over one record whose value is 0 or 1, at
     least 0.5 away (more than any accepted tolerance)."""
     task, metric, filter_name, claimed, _ = metric_params(params)
-    value = 0.0 if claimed >= 0.5 else 1.0
-    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
-    record = {"doc_id": 0, "filter": filter_name, metric: value}
-    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
+    return one_value_away(task, metric, filter_name, claimed, listed=False)
 
 
 @checker(
@@ -130,8 +225,8 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     roles=[RESULTS_ROLE, SAMPLES_ROLE],
     params=[
         TASK,
-        Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,)),
-        Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,)),
+        METRIC,
+        FILTER,
         Param("claimed", "the figure the results file states (a finite number)", (float, int)),
         Param(
             "tolerance",
@@ -144,10 +239,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     ],
     reasons={
-        "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
-        "stored per-sample values",
-        "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
-        "values give",
+        **FIGURE_REASONS,
         "lmeval.claim_mismatch": "the claimed figure is not the one the results file states",
     },
     counterexample=_metric_counterexample,
@@ -168,56 +260,24 @@ def lm_eval_metric(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     nor re-run the model.
     """
     name, metric, filter_name, claimed, tolerance = metric_params(params)
-    task = read_task(inputs["results"], name)
-    figure = f"{name} {metric},{filter_name}"
-    aggregation = task.aggregation(metric)
-    if aggregation != "mean":
-        raise CheckerInputError(
-            "input.invalid",
-            f"{figure}: aggregation {aggregation or 'not named'}, not mean; not re-derived",
-        )
-    stated = task.figure(metric, filter_name)
-    if not is_number(stated):
-        raise CheckerInputError(
-            "input.invalid", f"{figure}: the results state {stated!r}, not a finite number"
-        )
-    items = values(_records(inputs), metric, filter_name)
-    if not items:
-        raise CheckerInputError("input.invalid", f"{figure}: no stored record has a value")
-    recomputed = mean(items)
-    stated_stderr = task.stderr(metric, filter_name)
-    stderr = mean_stderr(items) if len(items) > 1 else None
+    derived = rederive(inputs, name, metric, filter_name)
+    figure, stated, recomputed, items = (
+        derived.figure,
+        derived.stated,
+        derived.recomputed,
+        derived.tally.values,
+    )
     details = {
         "figure": f"{metric},{filter_name}",
         "stated": stated,
         "recomputed": recomputed,
         "values": len(items),
         "sum": left_sum(items),
-        "stated_stderr": stated_stderr,
-        "recomputed_stderr": stderr,
+        "stated_stderr": derived.stated_stderr,
+        "recomputed_stderr": derived.stderr,
         "claimed": claimed,
     }
-    reasons = []
-    if abs(stated - recomputed) > tolerance:
-        reasons.append(
-            Reason(
-                "lmeval.figure_mismatch",
-                f"{figure}: the results state {stated!r}, the {len(items)} stored values give "
-                f"{recomputed!r}",
-                {"figure": figure, "stated": stated, "recomputed": recomputed},
-            )
-        )
-    if stated_stderr != "N/A" and (
-        not is_number(stated_stderr) or stderr is None or abs(stated_stderr - stderr) > tolerance
-    ):
-        reasons.append(
-            Reason(
-                "lmeval.stderr_mismatch",
-                f"{figure}: the results state stderr {stated_stderr!r}, the stored values give "
-                f"{stderr if stderr is not None else 'none (one value)'}",
-                {"figure": figure, "stated": stated_stderr, "recomputed": stderr},
-            )
-        )
+    reasons = figure_reasons(derived, tolerance)
     if abs(claimed - stated) > tolerance:
         reasons.append(
             Reason(
@@ -293,6 +353,31 @@ def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     `effective` records, no document twice. A pass re-counts stored data; it says
     nothing about the documents that were not evaluated.
     """
+    counted = count(inputs, params, taken=False)
+    name, task = counted.name, counted.task
+    if counted.reasons:
+        return Verdict.failed(f"{name}'s counts do not agree", counted.reasons, **counted.details)
+    return Verdict.passed(
+        f"{name}: {task.effective} of {task.original} documents evaluated (limit "
+        f"{task.limit!r}), as stated"
+        + (", each stored once per filter" if "samples" in inputs else ""),
+        **counted.details,
+    )
+
+
+class Counted(NamedTuple):
+    """A task's counts checked: the reasons found, and the details of the verdict."""
+
+    name: str
+    task: Task
+    reasons: list[Reason]
+    details: dict[str, Any]
+
+
+def count(inputs: Mapping[str, Any], params: Mapping[str, Any], taken: bool) -> Counted:
+    """The counts of lm-eval-counts: `n-samples` against the claim and the limit, and
+    with the samples file each filter's records (``filter_counts``); ``taken`` (from
+    @2): also that they are the documents lm-eval takes."""
     name = text_param(params, "task")
     claimed = claimed_counts(params)
     task = read_task(inputs["results"], name)
@@ -319,47 +404,93 @@ def lm_eval_counts(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     details: dict[str, Any] = {**stated, "limit": task.limit, "allowed_by_limit": allowed}
     if "samples" in inputs:
         records = read_records(inputs["samples"])
-        per_filter: dict[str, Counter[int]] = {}
-        for record in records:
-            per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
-        details["records_per_filter"] = {f: left_sum(c.values()) for f, c in per_filter.items()}
-        for filter_name, docs in per_filter.items():
-            held = left_sum(docs.values())
-            if held != task.effective:
-                reasons.append(
-                    Reason(
-                        "lmeval.count_mismatch",
-                        f"{name} filter {filter_name!r}: {held} records stored, the results "
-                        f"state effective {task.effective}",
-                        {"count": "effective", "filter": filter_name, "stored": held},
-                    )
-                )
-            twice = sorted(d for d, n in docs.items() if n > 1)
-            if twice:
-                reasons.append(
-                    Reason(
-                        "lmeval.duplicate_doc",
-                        f"{name} filter {filter_name!r}: doc_id(s) {twice[:5]} stored more "
-                        "than once",
-                        {"filter": filter_name, "doc_ids": twice[:50]},
-                    )
-                )
-        if not per_filter and task.effective:
+        reasons += filter_counts(name, task.effective, records, details, taken)
+    return Counted(name, task, reasons, details)
+
+
+SHOWN = 5  # lines or doc_ids named in a message
+
+
+def spans(doc_ids: list[int]) -> str:
+    """Sorted doc_ids as runs: ``0-9, 12``."""
+    parts: list[str] = []
+    start = previous = None
+    for doc_id in [*doc_ids, None]:
+        if doc_id is not None and previous is not None and doc_id == previous + 1:
+            previous = doc_id
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = doc_id
+    shown = parts[:SHOWN]
+    return ", ".join(shown) + (
+        f" and {len(parts) - SHOWN} more run(s)" if len(parts) > SHOWN else ""
+    )
+
+
+def filter_counts(
+    name: str, effective: int, records: list[Record], details: dict[str, Any], taken: bool
+) -> list[Reason]:
+    """Each filter's records: exactly ``effective`` of them, no document twice, and with
+    ``taken`` the documents lm-eval takes (doc_id 0 to effective - 1); adds
+    ``records_per_filter`` to ``details``."""
+    per_filter: dict[str, Counter[int]] = {}
+    for record in records:
+        per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
+    details["records_per_filter"] = {f: left_sum(c.values()) for f, c in per_filter.items()}
+    reasons = []
+    for filter_name, docs in per_filter.items():
+        held = left_sum(docs.values())
+        if held != effective:
             reasons.append(
                 Reason(
                     "lmeval.count_mismatch",
-                    f"{name}: no record stored, the results state effective {task.effective}",
-                    {"count": "effective", "stored": 0},
+                    f"{name} filter {filter_name!r}: {held} records stored, the results "
+                    f"state effective {effective}",
+                    {"count": "effective", "filter": filter_name, "stored": held},
                 )
             )
-    if reasons:
-        return Verdict.failed(f"{name}'s counts do not agree", reasons, **details)
-    return Verdict.passed(
-        f"{name}: {task.effective} of {task.original} documents evaluated (limit "
-        f"{task.limit!r}), as stated"
-        + (", each stored once per filter" if "samples" in inputs else ""),
-        **details,
-    )
+        twice = sorted(d for d, n in docs.items() if n > 1)
+        if twice:
+            reasons.append(
+                Reason(
+                    "lmeval.duplicate_doc",
+                    f"{name} filter {filter_name!r}: doc_id(s) {twice[:SHOWN]} stored more than "
+                    "once",
+                    {"filter": filter_name, "doc_ids": twice[:50]},
+                )
+            )
+        if taken:
+            reasons += _not_taken(name, effective, filter_name, docs)
+    if not per_filter and effective:
+        reasons.append(
+            Reason(
+                "lmeval.count_mismatch",
+                f"{name}: no record stored, the results state effective {effective}",
+                {"count": "effective", "stored": 0},
+            )
+        )
+    return reasons
+
+
+def _not_taken(name: str, effective: int, filter_name: str, docs: Counter[int]) -> list[Reason]:
+    """A filter's documents against the first ``effective`` ones, which lm-eval takes."""
+    taken = set(range(effective))
+    foreign = sorted(set(docs) - taken)
+    absent = sorted(taken - set(docs))
+    if not foreign and not absent:
+        return []
+    held_text = spans(sorted(docs)) or "none"
+    return [
+        Reason(
+            "lmeval.doc_set_mismatch",
+            f"{name} filter {filter_name!r}: the records hold doc_id {held_text}; "
+            f"lm-eval takes the first {effective} documents, doc_id "
+            f"{spans(sorted(taken)) or 'none'} ({len(foreign)} stored that it does not "
+            f"take, {len(absent)} it takes not stored)",
+            {"filter": filter_name, "not_taken": foreign[:50], "not_stored": absent[:50]},
+        )
+    ]
 
 
 # -- lm-eval-hashes@1 --------------------------------------------------------------------

@@ -24,38 +24,39 @@ a run are exactly 0 to effective - 1.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
 from ..arithmetic import left_sum
 from .checks import (
-    COUNTS,
+    FIGURE_REASONS,
+    FILTER,
+    METRIC,
     RESULTS_ROLE,
     SAMPLES_ROLE,
+    SHOWN,
     TASK,
-    claimed_counts,
+    count,
+    figure_params,
+    figure_reasons,
     lm_eval_counts,
-    numbered,
-    results_with,
-    samples_of,
-    text_param,
+    one_value_away,
+    rederive,
+    spans,
+    tolerance_param,
 )
-from .run import Record, is_count, is_number, limited, mean, mean_stderr, read_records, read_task
+from .run import is_count
 
 # lm-eval writes a figure at full precision (``json.dumps`` of the float): the stated and
 # the re-derived figure differ by the summation's rounding at most
 FLOAT_NOISE = 1e-9
 MAX_DECIMALS = 12
-SHOWN = 5  # lines or doc_ids named in a message
 
 
 def _claim_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, int | None, float]:
-    task, metric, filter_name = (text_param(params, n) for n in ("task", "metric", "filter"))
-    claimed, decimals, tolerance = params["claimed"], params["decimals"], params["tolerance"]
-    if not is_number(claimed):
-        raise CheckerInputError("params.invalid", f"claimed {claimed!r} is not a finite number")
+    task, metric, filter_name, claimed = figure_params(params)
+    decimals = params["decimals"]
     if decimals is not None and (not is_count(decimals) or not 0 <= decimals <= MAX_DECIMALS):
         raise CheckerInputError(
             "params.invalid", f"decimals {decimals!r} must be a whole number, 0 to {MAX_DECIMALS}"
@@ -66,11 +67,7 @@ def _claim_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, int 
             f"claimed {claimed!r} has more than the {decimals} decimals it is said to be "
             "stated with",
         )
-    if not is_number(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
-        raise CheckerInputError(
-            "params.invalid", f"tolerance {tolerance!r} must be at least 0 and below 0.05"
-        )
-    return task, metric, filter_name, float(claimed), decimals, float(tolerance)
+    return task, metric, filter_name, claimed, decimals, tolerance_param(params)
 
 
 def _half_unit(decimals: int | None) -> float:
@@ -78,44 +75,12 @@ def _half_unit(decimals: int | None) -> float:
     return 0.0 if decimals is None else 0.5 * 10.0**-decimals
 
 
-def _counted(records: list[Record], metric: str, filter_name: str) -> tuple[list[float], Any]:
-    """The values lm-eval averages, the records the task's rule leaves out (their
-    ``metrics`` list omits the metric) and those without a value lm-eval would have
-    stored (their list names it, or they carry none)."""
-    found: list[float] = []
-    omitted: list[int] = []
-    missing: list[Record] = []
-    for record in records:
-        if record.filter != filter_name:
-            continue
-        if metric in record.raw:
-            value = record.raw[metric]
-            if not is_number(value):
-                raise CheckerInputError(
-                    "input.invalid",
-                    f"{record.label}: {metric} {value!r} is not a finite number (a boolean is "
-                    "not one); the figure is not re-derived",
-                )
-            found.append(value)
-            continue
-        named = record.raw.get("metrics")
-        listed = isinstance(named, list) and all(isinstance(n, str) for n in named)
-        if listed and metric not in (named or ()):
-            omitted.append(record.line)
-            continue
-        missing.append(record)
-    return found, (omitted, missing)
-
-
 def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A header stating the claimed figure over one record whose value is 0 or 1, at
     least 0.5 away: the header's figure is compared at float precision whatever the
     claim's decimals or interval."""
     task, metric, filter_name, claimed, _, _ = _claim_params(params)
-    value = 0.0 if claimed >= 0.5 else 1.0
-    figures = {f"{metric},{filter_name}": claimed, f"{metric}_stderr,{filter_name}": "N/A"}
-    record = {"doc_id": 0, "filter": filter_name, "metrics": [metric], metric: value}
-    return {"results": results_with(task, figures, 1), "samples": numbered([record])}
+    return one_value_away(task, metric, filter_name, claimed, listed=True)
 
 
 @checker(
@@ -124,8 +89,8 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
     roles=[RESULTS_ROLE, SAMPLES_ROLE],
     params=[
         TASK,
-        Param("metric", 'the metric\'s name (`acc` of `"acc,none"`)', (str,)),
-        Param("filter", 'the filter\'s name (`none` of `"acc,none"`)', (str,)),
+        METRIC,
+        FILTER,
         Param("claimed", "the figure the claim states (a finite number)", (float, int)),
         Param(
             "decimals",
@@ -147,10 +112,7 @@ def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | Non
         ),
     ],
     reasons={
-        "lmeval.figure_mismatch": "the figure the results file states is not the mean of the "
-        "stored per-sample values",
-        "lmeval.stderr_mismatch": "the stderr the results file states is not the one the stored "
-        "values give",
+        **FIGURE_REASONS,
         "lmeval.claim_mismatch": "the claimed figure, at the decimals it is stated with, is not "
         "the re-derived one",
         "lmeval.value_missing": "a record of the filter has no value of the metric where "
@@ -179,25 +141,14 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     values; it does not re-score a sample nor re-run the model.
     """
     name, metric, filter_name, claimed, decimals, tolerance = _claim_params(params)
-    task = read_task(inputs["results"], name)
-    figure = f"{name} {metric},{filter_name}"
-    aggregation = task.aggregation(metric)
-    if aggregation != "mean":
-        raise CheckerInputError(
-            "input.invalid",
-            f"{figure}: aggregation {aggregation or 'not named'}, not mean; not re-derived",
-        )
-    stated = task.figure(metric, filter_name)
-    if not is_number(stated):
-        raise CheckerInputError(
-            "input.invalid", f"{figure}: the results state {stated!r}, not a finite number"
-        )
-    items, (omitted, missing) = _counted(read_records(samples_of(inputs)), metric, filter_name)
-    if not items:
-        raise CheckerInputError("input.invalid", f"{figure}: no stored record has a value")
-    recomputed = mean(items)
-    stderr = mean_stderr(items) if len(items) > 1 else None
-    stated_stderr = task.stderr(metric, filter_name)
+    derived = rederive(inputs, name, metric, filter_name)
+    figure, stated, recomputed, stderr = (
+        derived.figure,
+        derived.stated,
+        derived.recomputed,
+        derived.stderr,
+    )
+    items, omitted, missing = derived.tally
     records = len(items) + len(omitted) + len(missing)
     # an interval wider than the stderr is a reason, and is not used: at most the stderr
     allowed = max(_half_unit(decimals), min(tolerance, stderr or 0.0))
@@ -219,7 +170,7 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         "omitted_by_task": len(omitted),
         "missing": len(missing),
         "sum": left_sum(items),
-        "stated_stderr": stated_stderr,
+        "stated_stderr": derived.stated_stderr,
         "recomputed_stderr": stderr,
     }
     reasons = []
@@ -234,26 +185,7 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
                 {"figure": figure, "missing": len(missing), "lines": [r.line for r in missing]},
             )
         )
-    if abs(stated - recomputed) > FLOAT_NOISE:
-        reasons.append(
-            Reason(
-                "lmeval.figure_mismatch",
-                f"{figure}: the results state {stated!r}, the {len(items)} stored values give "
-                f"{recomputed!r}",
-                {"figure": figure, "stated": stated, "recomputed": recomputed},
-            )
-        )
-    if stated_stderr != "N/A" and (
-        not is_number(stated_stderr) or stderr is None or abs(stated_stderr - stderr) > FLOAT_NOISE
-    ):
-        reasons.append(
-            Reason(
-                "lmeval.stderr_mismatch",
-                f"{figure}: the results state stderr {stated_stderr!r}, the stored values give "
-                f"{stderr if stderr is not None else 'none (one value)'}",
-                {"figure": figure, "stated": stated_stderr, "recomputed": stderr},
-            )
-        )
+    reasons += figure_reasons(derived, FLOAT_NOISE)
     if tolerance and (stderr is None or tolerance > stderr + FLOAT_NOISE):
         reasons.append(
             Reason(
@@ -287,23 +219,6 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 # -- lm-eval-counts@2 --------------------------------------------------------------------
 
 
-def _spans(doc_ids: list[int]) -> str:
-    """Sorted doc_ids as runs: ``0-9, 12``."""
-    parts: list[str] = []
-    start = previous = None
-    for doc_id in [*doc_ids, None]:
-        if doc_id is not None and previous is not None and doc_id == previous + 1:
-            previous = doc_id
-            continue
-        if start is not None:
-            parts.append(str(start) if start == previous else f"{start}-{previous}")
-        start = previous = doc_id
-    shown = parts[:SHOWN]
-    return ", ".join(shown) + (
-        f" and {len(parts) - SHOWN} more run(s)" if len(parts) > SHOWN else ""
-    )
-
-
 assert lm_eval_counts.counterexample is not None  # (declared: @checker requires one)
 
 
@@ -335,101 +250,17 @@ def lm_eval_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     it says nothing about the documents that were not evaluated, and without the samples
     file nothing about which documents were.
     """
-    name = text_param(params, "task")
-    claimed = claimed_counts(params)
-    task = read_task(inputs["results"], name)
-    stated = {"original": task.original, "effective": task.effective}
-    allowed = limited(task.original, task.limit)
-    reasons = [
-        Reason(
-            "lmeval.count_mismatch",
-            f"{name} n-samples {key}: claimed {claimed[key]}, the results state {stated[key]}",
-            {"count": key, "claimed": claimed[key], "stated": stated[key]},
-        )
-        for key in COUNTS
-        if claimed[key] != stated[key]
-    ]
-    if task.effective != allowed:
-        reasons.append(
-            Reason(
-                "lmeval.limit_mismatch",
-                f"{name}: effective {task.effective}, but limit {task.limit!r} of "
-                f"{task.original} documents evaluates {allowed}",
-                {"effective": task.effective, "limit": task.limit, "allowed": allowed},
-            )
-        )
-    details: dict[str, Any] = {**stated, "limit": task.limit, "allowed_by_limit": allowed}
-    if "samples" in inputs:
-        reasons += _documents(name, task.effective, read_records(inputs["samples"]), details)
-    if reasons:
-        return Verdict.failed(f"{name}'s counts do not agree", reasons, **details)
+    counted = count(inputs, params, taken=True)
+    name, task = counted.name, counted.task
+    if counted.reasons:
+        return Verdict.failed(f"{name}'s counts do not agree", counted.reasons, **counted.details)
     which = (
-        f", each stored once per filter: doc_id {_spans(list(range(task.effective)))}"
+        f", each stored once per filter: doc_id {spans(list(range(task.effective)))}"
         if "samples" in inputs and task.effective
         else ("" if "samples" in inputs else "; which documents is not checked (no samples file)")
     )
     return Verdict.passed(
         f"{name}: {task.effective} of {task.original} documents evaluated (limit "
         f"{task.limit!r}), as stated{which}",
-        **details,
+        **counted.details,
     )
-
-
-def _documents(
-    name: str, effective: int, records: list[Record], details: dict[str, Any]
-) -> list[Reason]:
-    """Each filter's records against the documents lm-eval takes."""
-    per_filter: dict[str, Counter[int]] = {}
-    for record in records:
-        per_filter.setdefault(record.filter, Counter())[record.doc_id] += 1
-    details["records_per_filter"] = {f: left_sum(c.values()) for f, c in per_filter.items()}
-    reasons = []
-    taken = set(range(effective))
-    for filter_name, docs in per_filter.items():
-        held = left_sum(docs.values())
-        if held != effective:
-            reasons.append(
-                Reason(
-                    "lmeval.count_mismatch",
-                    f"{name} filter {filter_name!r}: {held} records stored, the results "
-                    f"state effective {effective}",
-                    {"count": "effective", "filter": filter_name, "stored": held},
-                )
-            )
-        twice = sorted(d for d, n in docs.items() if n > 1)
-        if twice:
-            reasons.append(
-                Reason(
-                    "lmeval.duplicate_doc",
-                    f"{name} filter {filter_name!r}: doc_id(s) {twice[:SHOWN]} stored more than "
-                    "once",
-                    {"filter": filter_name, "doc_ids": twice[:50]},
-                )
-            )
-        foreign = sorted(set(docs) - taken)
-        absent = sorted(taken - set(docs))
-        if foreign or absent:
-            held_text = _spans(sorted(docs)) or "none"
-            reasons.append(
-                Reason(
-                    "lmeval.doc_set_mismatch",
-                    f"{name} filter {filter_name!r}: the records hold doc_id {held_text}; "
-                    f"lm-eval takes the first {effective} documents, doc_id "
-                    f"{_spans(sorted(taken)) or 'none'} ({len(foreign)} stored that it does not "
-                    f"take, {len(absent)} it takes not stored)",
-                    {
-                        "filter": filter_name,
-                        "not_taken": foreign[:50],
-                        "not_stored": absent[:50],
-                    },
-                )
-            )
-    if not per_filter and effective:
-        reasons.append(
-            Reason(
-                "lmeval.count_mismatch",
-                f"{name}: no record stored, the results state effective {effective}",
-                {"count": "effective", "stored": 0},
-            )
-        )
-    return reasons

@@ -200,20 +200,42 @@ def each_record(samples: Any) -> Iterator[Record]:
         yield Record(line, doc_id, filter_name, value)
 
 
-def values(records: Iterable[Record], metric: str, filter_name: str) -> list[float]:
-    """The stored per-sample values of ``metric`` under ``filter_name``, in file order."""
-    found = []
+class Tally(NamedTuple):
+    """A filter's records as lm-eval averages one metric over them."""
+
+    values: list[float]  # the values it averages, in file order
+    omitted: list[int]  # lines of records the task's rule leaves out (``metrics`` omits it)
+    missing: list[Record]  # records without a value lm-eval would have stored
+
+
+def tally(records: Iterable[Record], metric: str, filter_name: str) -> Tally:
+    """The records of ``filter_name`` sorted by lm-eval's rule for ``metric``: a record
+    holding the value is averaged (a value that is not a finite number is
+    ``input.invalid``); one without it is left out where its ``metrics`` list (the keys
+    the task's ``process_results`` gave) omits the metric, and is missing otherwise (its
+    list names the metric, or it has none)."""
+    found: list[float] = []
+    omitted: list[int] = []
+    missing: list[Record] = []
     for record in records:
-        if record.filter != filter_name or metric not in record.raw:
+        if record.filter != filter_name:
             continue
-        value = record.raw[metric]
-        if not is_number(value):
-            raise _invalid(
-                f"{record.label}: {metric} {value!r} is not a finite number (a boolean is "
-                "not one); the figure is not re-derived"
-            )
-        found.append(value)
-    return found
+        if metric in record.raw:
+            value = record.raw[metric]
+            if not is_number(value):
+                raise _invalid(
+                    f"{record.label}: {metric} {value!r} is not a finite number (a boolean is "
+                    "not one); the figure is not re-derived"
+                )
+            found.append(value)
+            continue
+        named = record.raw.get("metrics")
+        listed = isinstance(named, list) and all(isinstance(n, str) for n in named)
+        if listed and metric not in (named or ()):
+            omitted.append(record.line)
+            continue
+        missing.append(record)
+    return Tally(found, omitted, missing)
 
 
 def mean(items: list[float]) -> float:

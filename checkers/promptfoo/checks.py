@@ -142,16 +142,21 @@ def promptfoo_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Ver
     )
 
 
-def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """One row stored as passing ``contains "qqq"`` on the output "zzz". Never None."""
+def _stored_passes(count: int) -> Mapping[str, Any]:
+    """A results file of one row whose output "zzz" is stored as passing ``contains
+    "qqq"`` ``count`` times: a pass a re-run contradicts."""
+    component = {"pass": True, "assertion": {"type": "contains", "value": "qqq"}}
     row = {
         "success": True,
         "response": {"output": "zzz"},
-        "gradingResult": {
-            "componentResults": [{"pass": True, "assertion": {"type": "contains", "value": "qqq"}}]
-        },
+        "gradingResult": {"componentResults": [component] * count},
     }
     return {"results": json.dumps({"results": {"version": 3, "results": [row]}}).encode()}
+
+
+def _assert_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """One row stored as passing ``contains "qqq"`` on the output "zzz". Never None."""
+    return _stored_passes(1)
 
 
 @checker(
@@ -442,13 +447,7 @@ def _min_rerun(params: Mapping[str, Any]) -> int:
 
 def _assert_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``min_rerun`` stored passes of `contains "qqq"` on the output "zzz"."""
-    component = {"pass": True, "assertion": {"type": "contains", "value": "qqq"}}
-    row = {
-        "success": True,
-        "response": {"output": "zzz"},
-        "gradingResult": {"componentResults": [component] * _min_rerun(params)},
-    }
-    return {"results": json.dumps({"results": {"version": 3, "results": [row]}}).encode()}
+    return _stored_passes(_min_rerun(params))
 
 
 @checker(

@@ -38,6 +38,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..regexscan import Piece, Scanner, Uncompilable, re2_compile
+
 MAX_COUNT = 1000  # largest {n,m} count accepted
 MAX_PATTERN = 10_000  # longest pattern (in UTF-16 units) translated
 
@@ -80,70 +82,39 @@ def _unit(char: str) -> str:
     return f"\\u{ord(char):04x}"
 
 
-@dataclass
-class _Piece:
-    text: str  # the Python pattern
+@dataclass(frozen=True)
+class _Piece(Piece):
     simple: bool  # matches exactly one unit, or a group of such with no quantifier or |
-    quantifiable: bool  # an atom (not an assertion)
 
 
-class _Parser:
+class _Parser(Scanner[_Piece]):
+    refusal = NotInSubset
+
     def __init__(self, pattern: str) -> None:
-        self.s = units(pattern)
-        self.i = 0
+        super().__init__(units(pattern))
 
-    def peek(self, k: int = 0) -> str:
-        j = self.i + k
-        return self.s[j] if j < len(self.s) else ""
-
-    def refuse(self, what: str) -> NotInSubset:
-        return NotInSubset(f"{what} (at {self.i})")
-
-    def disjunction(self) -> _Piece:
-        alternatives = [self.alternative()]
-        while self.peek() == "|":
-            self.i += 1
-            alternatives.append(self.alternative())
+    def either(self, alternatives: list[_Piece]) -> _Piece:
         if len(alternatives) == 1:
             return alternatives[0]
-        return _Piece("|".join(a.text for a in alternatives), False, True)
+        return _Piece("|".join(a.text for a in alternatives), True, False)
 
-    def alternative(self) -> _Piece:
-        parts: list[_Piece] = []
-        while self.peek() not in ("", "|", ")"):
-            parts.append(self.term())
+    def sequence(self, parts: list[_Piece]) -> _Piece:
         text = "".join(p.text for p in parts)
-        return _Piece(text, bool(parts) and all(p.simple for p in parts), True)
+        return _Piece(text, True, bool(parts) and all(p.simple for p in parts))
 
-    def term(self) -> _Piece:
-        atom = self.atom()
-        quantifier = self.quantifier()
-        if quantifier is None:
-            return atom
-        if not atom.quantifiable:
-            raise self.refuse("a quantifier on an assertion")
+    def refuse_repeat(self, atom: _Piece, quantifier: str) -> str:
         if not atom.simple and quantifier not in ("?", "??"):
-            raise self.refuse(
+            return (
                 "a quantified group holding a quantifier, '|' or an assertion (may "
                 "backtrack without bound; empty repeats differ between the engines)"
             )
-        if self.peek() in ("*", "+", "?", "{"):
-            raise self.refuse(f"a quantifier after a quantifier ({self.peek()!r})")
-        return _Piece(f"(?:{atom.text}){quantifier}", False, True)
+        return ""
 
-    def quantifier(self) -> str | None:
-        char = self.peek()
-        if char in ("*", "+", "?"):
-            self.i += 1
-            text = char
-        elif char == "{":
-            text = self.braces()
-        else:
-            return None
-        if self.peek() == "?":
-            self.i += 1
-            text += "?"
-        return text
+    def repeated_quantifier(self) -> str:
+        return f"a quantifier after a quantifier ({self.peek()!r})"
+
+    def quantified(self, atom: _Piece, quantifier: str) -> _Piece:
+        return _Piece(f"(?:{atom.text}){quantifier}", True, False)
 
     def braces(self) -> str:
         match = _QUANTIFIER.match(self.s, self.i)
@@ -199,7 +170,7 @@ class _Parser:
         self.i += 1
         if kind in ("=", "!"):
             return _Piece(f"(?{kind}{inner.text})", False, False)
-        return _Piece(f"(?:{inner.text})", inner.simple, True)
+        return _Piece(f"(?:{inner.text})", True, inner.simple)
 
     def escape(self) -> _Piece:
         char = self.peek(1)
@@ -234,10 +205,7 @@ class _Parser:
         raise self.refuse(f"the escape \\{char or '(end)'}")
 
     def character_class(self) -> _Piece:
-        self.i += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.i += 1
+        negated = self.open_class()
         members: list[str] = []
         first = True
         while self.peek() != "]":
@@ -296,9 +264,7 @@ def translate(pattern: str) -> re.Pattern[str]:
     parser = _Parser(pattern)
     if len(parser.s) > MAX_PATTERN:
         raise NotInSubset(f"a pattern longer than {MAX_PATTERN} units")
-    piece = parser.disjunction()
-    if parser.peek() != "":
-        raise parser.refuse(f"an unmatched {parser.peek()!r}")
+    piece = parser.whole()
     try:
         return re.compile(piece.text)
     except re.error as exc:  # the translation is ours: never expected
@@ -322,13 +288,9 @@ def _for_re2(pattern: str) -> Any:
     if any(0xD800 <= u <= 0xDFFF for u in units_used):
         return None
     text = _PYTHON_ONLY.sub(lambda m: f"\\x{{{m.group(1)}}}" if m.group(1) else "\\z", python)
-    import re2  # google-re2
-
-    options = re2.Options()
-    options.max_mem = 64 << 20
     try:
-        return re2.compile(text, options)
-    except re2.error:
+        return re2_compile(text)
+    except Uncompilable:
         return None
 
 

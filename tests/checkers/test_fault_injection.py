@@ -86,6 +86,12 @@ def report(fault: str = "none", failed: Mapping[str, str] | None = None, **overr
         if status != "passed":
             record["traceback"] = f"AssertionError in {name}"
         records.append(record)
+    return complete_report(fault, records, **overrides)
+
+
+def complete_report(fault: str, records: list[dict[str, Any]], /, **top: Any) -> dict[str, Any]:
+    """A runner report of a complete run of ``records`` (10 planned, 10 executed, none
+    blocked), ``top`` over its fields."""
     value: dict[str, Any] = {
         "fault": fault,
         "planned": 10,
@@ -94,7 +100,7 @@ def report(fault: str = "none", failed: Mapping[str, str] | None = None, **overr
         "blocked": False,
         "records": records,
     }
-    value.update(overrides)
+    value.update(top)
     return value
 
 
@@ -741,16 +747,7 @@ def report_at2(fault: str = "none", failed: Mapping[str, Any] | None = None, **t
             records.append({"test": name, "status": "failed", "traceback": failed[name]})
         else:
             records.append({"test": name, "status": "passed", "traceback": None})
-    value: dict[str, Any] = {
-        "fault": fault,
-        "planned": 10,
-        "executed": 10,
-        "complete": True,
-        "blocked": False,
-        "records": records,
-    }
-    value.update(top)
-    return value
+    return complete_report(fault, records, **top)
 
 
 # --------------------------------------------------------------------------- what is read

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from checkers import linear
 from checkers.inspect_log import rules
+from tests.helpers import refuse_backtracking
 
 
 def test_nested_quantifier_with_dollar_is_routed_to_re2() -> None:
@@ -26,10 +27,7 @@ def test_nested_quantifier_with_dollar_is_routed_to_re2() -> None:
 def test_inspect_pattern_scorer_runs_a_nested_quantifier_through_re2(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     options = {"pattern": "(a+)+$", "ignore_case": True, "match_all": False}
     assert rules.rescore("pattern", options, "a" * 100_000 + "b", ("a",)) == "I"
 
@@ -200,10 +198,7 @@ def _rescore(version: int, data: bytes, **params: object) -> Any:
 def test_out_of_subset_pattern_is_not_rerun_under_rescore_v3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     verdict = _rescore(3, _pattern_log(r"(a)\1", "aa", "C"))
     assert verdict.status == "error"
     assert verdict.codes == ("pattern.not_rerun",)

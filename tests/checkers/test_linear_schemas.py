@@ -16,6 +16,7 @@ from bundler.run.runner import run_checker
 from checkers import linear
 from checkers.api import Verdict
 from tests.checkers.test_linear_patterns import patterns
+from tests.helpers import refuse_backtracking
 
 
 def calls(version: int, schema: dict[str, Any], arguments: Any) -> Verdict:
@@ -29,10 +30,7 @@ def calls(version: int, schema: dict[str, Any], arguments: Any) -> Verdict:
 def _no_backtracking(monkeypatch: pytest.MonkeyPatch) -> None:
     from jsonschema import _keywords, _utils
 
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(_keywords.re, "search", backtracking)
+    backtracking = refuse_backtracking(monkeypatch, _keywords.re)
     assert _utils.re.search is backtracking  # the same module
 
 

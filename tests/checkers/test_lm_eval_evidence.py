@@ -4,21 +4,13 @@ supports, hand-written in lm-eval 0.4.13's shapes, each failed by @2 and still p
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 import pytest
 
-import checkers
-from bundler.run.runner import run_checker
 from checkers.api import Verdict
-
-TASK = "t"
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+from tests.checkers.test_lm_eval import TASK, check, sha
 
 
 def record(doc_id: int, acc: float | None) -> dict[str, Any]:
@@ -73,12 +65,6 @@ def forged_run(
         "task_hashes": {TASK: task_hash},
     }
     return {"results": results, "samples": [(i + 1, r) for i, r in enumerate(records)]}
-
-
-def check(key: str, inputs: dict[str, Any], **params: Any) -> Verdict:
-    found = checkers.get(key)
-    assert found is not None
-    return run_checker(found, inputs, {"task": TASK, **params})
 
 
 def metric(version: int, inputs: dict[str, Any], **params: Any) -> Verdict:

@@ -36,6 +36,7 @@ from bundler.run.runner import run_checker, vacuity
 from checkers.api import COMMON_ERRORS, Verdict
 from checkers.promptfoo.assertions import rerun_problem
 from tests.checkers.checker_calls import on_counterexample
+from tests.helpers import refuse_backtracking
 from tests.importers.layouts import LAYOUTS, flag, folder
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "promptfoo"
@@ -218,18 +219,13 @@ def test_cli_import_promptfoo(tmp_path: Path, split: bool | None) -> None:
 
 def test_a_field_of_the_wrong_type_is_refused_or_ignored_never_a_traceback(tmp_path: Path) -> None:
     from bundler.errors import SourceError
-    from tests.inspect_support import WRONG, paths_of
+    from tests.inspect_support import paths_of, with_wrong_type
 
     original = json.loads(RESULTS.read_text())
     paths = [p for p in paths_of(original) if p[0] in ("results", "metadata", "config")][:120]
     refused = 0
     for i, path in enumerate(paths):
-        mutant = json.loads(json.dumps(original))
-        node = mutant
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = WRONG.get(type(node[path[-1]]), {"x": 1})
-        (tmp_path / f"m{i}.json").write_text(json.dumps(mutant))
+        (tmp_path / f"m{i}.json").write_text(json.dumps(with_wrong_type(original, path)))
         try:
             import_promptfoo(tmp_path / f"m{i}.json", tmp_path / f"s{i}")
         except SourceError:
@@ -816,10 +812,7 @@ def test_lookahead_regex_is_not_rerun_under_promptfoo_assert_v3(
 
     assert run_at2("promptfoo-assert@2", _lookahead_rows()).details["rerun"] == 2
 
-    def backtracking(*_args: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(jsregex, "test", backtracking)
+    refuse_backtracking(monkeypatch, jsregex, "test")
     verdict = run_at2("promptfoo-assert@3", _lookahead_rows())
     assert verdict.status == "pass" and verdict.details["rerun"] == 1
     assert verdict.details["not_rerun"] == {"regex": 1}
@@ -864,10 +857,7 @@ def test_import_lists_a_lookahead_regex_as_not_rerun(
 ) -> None:
     from checkers.promptfoo import jsregex
 
-    def backtracking(*_args: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(jsregex, "test", backtracking)
+    refuse_backtracking(monkeypatch, jsregex, "test")
     (tmp_path / "r.json").write_text(json.dumps(_lookahead_rows()))
     import_promptfoo(tmp_path / "r.json", tmp_path / "s")
     cannot = " ".join(claims_of(tmp_path / "s")["scope"]["cannot_support"])

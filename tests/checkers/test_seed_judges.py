@@ -28,6 +28,7 @@ from bundler.format.manifest import Case
 from bundler.run.runner import run_case
 from checkers.api import Verdict
 from tests.checkers.checker_calls import run
+from tests.checkers.test_fault_injection import complete_report
 
 # --------------------------------------------------------------------------- seed 001: reports
 
@@ -79,16 +80,7 @@ def replay(fault: str, failed: int, **top: Any) -> dict[str, Any]:
         }
         for i in range(10)
     ]
-    value: dict[str, Any] = {
-        "fault": fault,
-        "planned": 10,
-        "executed": 10,
-        "complete": True,
-        "blocked": False,
-        "records": records,
-    }
-    value.update(top)
-    return value
+    return complete_report(fault, records, **top)
 
 
 def without(value: dict[str, Any], field: str) -> dict[str, Any]:

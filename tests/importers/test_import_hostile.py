@@ -23,6 +23,7 @@ from bundler.importers import ImportLimits, untrusted, write_source
 from bundler.importers.inspect_eval import import_inspect
 from bundler.run.inputs import LoadLimits
 from bundler.run.limits import CaseBudget
+from tests.helpers import refuse_backtracking
 from tests.importers.layouts import LAYOUTS, inspect_version
 
 ZSTD = 93
@@ -359,10 +360,7 @@ def test_scorer_pattern_that_backtracks_for_ever_is_run_by_a_linear_engine(
     # is inside the subset RE2 reads as Python does, so it is re-scored, never backtracked
     from checkers.inspect_log import rules
 
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     head = header()
     head["eval"]["scorers"] = [
         {"name": "pattern", "options": {"pattern": "(a+)+$", "ignore_case": False}, "metrics": []}
@@ -580,10 +578,7 @@ def test_out_of_subset_pattern_scorer_is_listed_as_not_rerun_never_run_on_re(
     # the import neither runs it on Python's backtracking engine nor claims its scores
     from checkers.inspect_log import rules
 
-    def backtracking(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("Python's backtracking engine was used")
-
-    monkeypatch.setattr(rules.re, "search", backtracking)
+    refuse_backtracking(monkeypatch, rules.re)
     head = header()
     head["eval"]["scorers"] = [
         {"name": "pattern", "options": {"pattern": r"(a)\1", "ignore_case": False}, "metrics": []}

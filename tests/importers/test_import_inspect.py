@@ -20,7 +20,7 @@ from bundler.importers.inspect_eval import import_inspect
 from bundler.run.verify import verify
 from tests.helpers import read_entries, write_entries
 from tests.importers.layouts import LAYOUTS, flag, folder, inspect_version, read_log
-from tests.inspect_support import WRONG, inspect_logs, paths_of
+from tests.inspect_support import inspect_logs, paths_of, with_wrong_type
 
 __all__ = ["inspect_logs"]  # the fixture, used by name
 
@@ -248,12 +248,7 @@ def test_a_header_field_of_the_wrong_type_is_refused_by_name_never_a_traceback(
     assert len(header_paths) > 40
     refused = 0
     for i, path in enumerate(header_paths):
-        mutant = json.loads(json.dumps(original))
-        node = mutant
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = WRONG.get(type(node[path[-1]]), {"x": 1})
-        (tmp_path / f"m{i}.json").write_text(json.dumps(mutant))
+        (tmp_path / f"m{i}.json").write_text(json.dumps(with_wrong_type(original, path)))
         try:
             import_inspect(tmp_path / f"m{i}.json", tmp_path / f"s{i}")
         except SourceError as exc:

@@ -27,7 +27,7 @@ from bundler.run.limits import CaseBudget
 from bundler.run.verify import verify
 from tests.importers.layouts import LAYOUTS, flag
 from tests.importers.layouts import folder as log_folder
-from tests.inspect_support import WRONG, paths_of
+from tests.inspect_support import WRONG, paths_of, with_wrong_type
 
 DATA = Path(__file__).parents[1] / "data" / "lm_eval"
 EPOCH = 1700000000
@@ -473,13 +473,11 @@ def mutants(document: Any) -> Any:
     """The document with one field (4 deep at most) given a value of another type, or
     True where a number was: one per field."""
     for path in paths_of(document):
-        mutant = json.loads(json.dumps(document))
-        node = mutant
-        for key in path[:-1]:
-            node = node[key]
-        old = node[path[-1]]
-        node[path[-1]] = True if isinstance(old, int | float) else WRONG.get(type(old), {"x": 1})
-        yield path, mutant
+        yield path, with_wrong_type(document, path, _true_for_a_number)
+
+
+def _true_for_a_number(old: Any) -> Any:
+    return True if isinstance(old, int | float) else WRONG.get(type(old), {"x": 1})
 
 
 @LAYOUTS
