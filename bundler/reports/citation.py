@@ -33,7 +33,9 @@ def verify_line(
     name) pinned by the file's SHA-256 (``--sha256``, for a link) or by the bundle's
     identity (``--expect-manifest-sha256``); ``--allow-code`` for a bundle whose own
     checker code runs only when allowed."""
-    words = ["reprobundle", "verify", target]
+    # a file name that starts with "-" would be read as an option (``--trust=k.bundle...``
+    # turns the pasted line into another command): the same file, as ./NAME
+    words = ["reprobundle", "verify", f"./{target}" if target.startswith("-") else target]
     if allow_code:
         words.append("--allow-code")
     for accepted in accept_advisories:  # the verdict a report shows needs them

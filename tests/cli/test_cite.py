@@ -160,3 +160,21 @@ def test_the_html_verify_it_line_is_the_cite_line(built: Path) -> None:
     identity = report["bundle"]["identity"]
     html = render_report("html", report, expect_identity=True)
     assert command(verify_line(built.name, identity=identity)) in html
+
+
+@pytest.mark.parametrize("name", ["--trust=k.bundle.tar.gz", "-v.bundle.tar.gz"])
+def test_a_bundle_file_name_cannot_become_an_option_of_the_verify_line(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    bundle = tmp_path / name
+    bundle.write_bytes(built.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = cite("--", name)
+    assert result.exit_code == 0, result.output
+    (line,) = [
+        x[len("Verify:") :].strip() for x in result.stdout.splitlines() if x.startswith("Verify:")
+    ]
+    words = shlex.split(line)
+    assert words[:2] == ["reprobundle", "verify"] and not words[2].startswith("-")
+    pasted = CliRunner().invoke(main, [*words[1:], "-q"])  # the line as a reviewer pastes it
+    assert pasted.exit_code == 0, pasted.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,20 @@ def test_a_cached_file_swapped_after_its_check_is_not_what_verify_reads(
     result = run(cache, url, "--sha256", pin)
     assert result.exit_code == 0, result.output
     assert "from the cache (offline)" in result.stderr
+
+
+def test_the_pin_line_printed_for_a_link_is_one_shell_word_per_argument(
+    built: Path, tmp_path: Path
+) -> None:
+    # a link may hold ; $( ) that a shell runs when the reviewer pastes the line
+    name = "b;$(reboot).bundle.tar.gz"
+    with serving(built.read_bytes(), name) as served:
+        url = served.url()
+        result = run(tmp_path, url, "--trust-on-first-use")
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("pin it next time: ")]
+    # read as a shell reads it: ; ( ) end a word unless quoted
+    lexer = shlex.shlex(line[len("pin it next time: ") :], posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    assert words[:3] == ["reprobundle", "verify", url] and words[3] == "--sha256"
