@@ -232,7 +232,11 @@ def remember_identity(cache: Path, identity: str, sha256: str) -> None:
     if not (_HEX.fullmatch(identity) and _HEX.fullmatch(sha256)):
         return
     data = (sha256 + "\n").encode("ascii")
-    _store(cache, ("identities",), identity, lambda fd: os.write(fd, data) and None)
+
+    def write(fd: int) -> None:
+        os.write(fd, data)  # (65 bytes: one write)
+
+    _store(cache, ("identities",), identity, write)
 
 
 def _by_identity(cache: Path, identity: str, private: Path) -> Path | None:
