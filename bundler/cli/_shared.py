@@ -177,16 +177,27 @@ def runner_log() -> Any:
         yield
         return
     saved = sys.stdout, sys.stderr
-    out, err = _RunnerLog(sys.stdout, runner), _RunnerLog(sys.stderr, runner)
+    out, err = (s if _is_file(s) else _RunnerLog(s, runner) for s in saved)
     sys.stdout, sys.stderr = out, err
     try:
         yield
     finally:
-        with contextlib.suppress(OSError, ValueError):
-            out.finish()
-        with contextlib.suppress(OSError, ValueError):
-            err.finish()
+        for stream in (out, err):
+            if isinstance(stream, _RunnerLog):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.finish()
         sys.stdout, sys.stderr = saved
+
+
+def _is_file(stream: Any) -> bool:
+    """Whether ``stream`` is a regular file (``> summary.md``): the runner never reads it
+    as its log, and a report written there stays byte for byte what the command wrote."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
 
 
 def log_lines(text: str) -> str:

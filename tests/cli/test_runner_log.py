@@ -97,3 +97,25 @@ def test_long_lines_go_out_in_bounded_pieces() -> None:
     out = log.feed("a" * 10_000)
     assert len(log.pending) <= 100 and out.startswith("a" * 9_000)
     assert github_line(github_line("##[x")) == github_line("##[x")
+
+
+def test_a_report_redirected_to_a_file_stays_as_written(
+    hostile_bundle: Path, tmp_path: Path
+) -> None:
+    # `report -f markdown > summary.md` in a workflow: the runner never reads the file
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    target = tmp_path / "out.txt"
+    with target.open("wb") as out:
+        subprocess.run(
+            [sys.executable, "-m", "bundler", "inspect", str(hostile_bundle)],
+            stdout=out,
+            env=env,
+            check=True,
+        )
+    text = target.read_text()
+    assert "##[error]every claim supported" in text
+    assert "\n  ::error title=reprobundle::every claim supported\n" in text
