@@ -51,6 +51,7 @@ MODULE_OF = {
     "promptfoo-stats@1": "checkers.promptfoo.checks",
     "promptfoo-stats@2": "checkers.promptfoo.checks",
     "promptfoo-stats@3": "checkers.promptfoo.scores",
+    "promptfoo-stats@4": "checkers.promptfoo.checks",
     "review-matches-submission@1": "checkers.config_change.review",
     "review-matches-submission@2": "checkers.config_change.review",
     "state-unchanged@1": "checkers.config_change.state",

@@ -527,7 +527,7 @@ def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path) -> None:
         "totals-control-prompt-tokens": ["promptfoo.stats.prompt_tokens"],
         "assertions-control": ["promptfoo.assert_mismatch"],
     }
-    assert {c["checker"] for c in cases} == {"promptfoo-stats@2", "promptfoo-assert@3"}
+    assert {c["checker"] for c in cases} == {"promptfoo-stats@4", "promptfoo-assert@3"}
 
 
 def test_a_boolean_count_true_of_1_tests_passed_is_refused_at_import(tmp_path: Path) -> None:
@@ -647,8 +647,8 @@ def test_a_hand_written_bundle_on_forged_stats_is_supported_by_v1_and_refused_wi
     accepted = build(old, tmp_path / "old.tar.gz", 1700000000, accept_advisories=["RB-2026-0004"])
     assert accepted.home.status == "supported"
     new = hand_written(tmp_path, "promptfoo-stats@2", "promptfoo.stats.successes")
-    with pytest.raises(BuildRefused) as refused:
-        build(new, tmp_path / "new.tar.gz", 1700000000)
+    with pytest.raises(BuildRefused) as refused:  # (@2 has RB-2026-0044, not about stats)
+        build(new, tmp_path / "new.tar.gz", 1700000000, accept_advisories=["RB-2026-0044"])
     assert ("claim rate", "claim.contradicted") in {
         (p.where, p.code) for p in refused.value.problems
     }
