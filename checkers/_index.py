@@ -22,6 +22,7 @@ MODULE_OF = {
     "inspect-metric@1": "checkers.inspect_log.metric",
     "inspect-metric@2": "checkers.inspect_log.metric",
     "inspect-metric@3": "checkers.inspect_log.scores",
+    "inspect-metric@4": "checkers.inspect_log.metric",
     "inspect-rescore@1": "checkers.inspect_log.rescore",
     "inspect-rescore@2": "checkers.inspect_log.rescore",
     "inspect-rescore@3": "checkers.inspect_log.rescore",

@@ -275,7 +275,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
     cases = source_of(source)["cases"]
     assert {c["checker"] for c in cases} == {
         "inspect-counts@3",
-        "inspect-metric@2",
+        "inspect-metric@4",
         "inspect-rescore@3",
         "inspect-status@2",
     }
@@ -294,7 +294,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
                 "inspect.planned_not_run",
             ),
         ),
-        ("inspect-metric@2", ("inspect.header_metric_mismatch",)),
+        ("inspect-metric@4", ("inspect.header_metric_mismatch",)),
         ("inspect-rescore@3", ("inspect.score_mismatch",)),
     }
     figure = next(c for c in cases if c["id"] == "match-mean-accuracy")
