@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
+from ..arithmetic import left_sum
 from .inputs import LOG_ROLE, load, synthetic_header
 from .log import InspectLog, Record, Score, to_json_log
 from .rules import (
@@ -390,7 +391,7 @@ def repeated_records(log: InspectLog) -> tuple[int, list[str]]:
     for record in log.records:
         where.setdefault((str(record.sample_id), record.epoch), []).append(record.where)
     twice = [(pair, at) for pair, at in where.items() if len(at) > 1]
-    extra = sum(len(at) - 1 for _, at in twice)
+    extra = left_sum(len(at) - 1 for _, at in twice)
     named = [
         f"{sample!r} epoch {epoch} ({len(at)} records: {', '.join(at[:SHOWN_REPEATS])}"
         + (", ...)" if len(at) > SHOWN_REPEATS else ")")
