@@ -314,13 +314,13 @@ def repeated_results(data: bytes) -> tuple[int, list[str]]:
         for key in ("testIdx", "promptIdx"):
             value = row.get(key) if isinstance(row, dict) else None
             problem = count_problem(value)
-            if problem:
+            if problem or not isinstance(value, int):
                 raise CheckerInputError(
                     "input.invalid",
                     f"results[{i}].{key} {problem}: promptfoo writes it on every result, and "
                     "without it a result written twice cannot be told from two tests",
                 )
-            pair.append(int(value))
+            pair.append(value)
         where.setdefault((pair[0], pair[1]), []).append(i)
     twice = [(pair, rows_at) for pair, rows_at in where.items() if len(rows_at) > 1]
     extra = left_sum(len(rows_at) - 1 for _, rows_at in twice)
