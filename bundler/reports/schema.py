@@ -129,10 +129,12 @@ def known_today(report: dict[str, Any]) -> dict[str, Any]:
     from bundler.format.advisories import of_checker
     from bundler.format.claims import AdvisoryUse, advised_why, advisory_dicts
 
-    by_id = {case["id"]: case for case in report["cases"]}
+    if report.get("result") in ("rejected", "error"):
+        return report  # nothing was judged: no claim to withhold
+    by_id = {case["id"]: case for case in report.get("cases") or ()}
     accepted_here = set(report.get("accepted_advisories") or ())
     changed = []
-    for claim in report["claims"]:
+    for claim in report.get("claims") or ():  # (a rejection holds none)
         if claim["status"] != "supported":
             continue
         accepted = accepted_here & {
@@ -141,7 +143,7 @@ def known_today(report: dict[str, Any]) -> dict[str, Any]:
         found: dict[tuple[str, str], list[str]] = {}
         advisories = {}
         for case_id in claim["cases"]:
-            case = by_id[case_id]
+            case = by_id.get(case_id, {})
             if case.get("expect") != "pass" and case.get("kind") != "finding":
                 continue  # a planted control supports nothing by itself
             for advisory in of_checker(str(case.get("checker", ""))):
@@ -162,7 +164,7 @@ def known_today(report: dict[str, Any]) -> dict[str, Any]:
         changed.append(f"{claim['id']} ({', '.join(sorted({u.advisory.id for u in uses}))})")
     if not changed:
         return report
-    statuses = {claim["status"] for claim in report["claims"]}
+    statuses = {claim["status"] for claim in report.get("claims") or ()}
     report["result"] = "contradicted" if "contradicted" in statuses else "inconclusive"
     report["exit_code"] = EXIT_CODES[report["result"]]
     report["warnings"] = [

@@ -60,3 +60,11 @@ def test_a_supported_claim_on_an_advised_version_without_its_acceptance_is_not_s
     result = CliRunner().invoke(main, ["report", str(stored), "-f", "markdown"])
     assert result.exit_code == 4, result.output
     assert "every claim supported" not in result.stdout and ID in result.stdout
+
+
+def test_a_rejection_report_reads_as_it_is(tmp_path: Path) -> None:
+    from bundler.errors import BundleRejected
+    from bundler.reports.document import rejection_json
+
+    rejected = rejection_json(BundleRejected("the bundle is not a bundle"), 3)
+    assert read_report(json.dumps(rejected).encode(), "r.json")["result"] == "rejected"
