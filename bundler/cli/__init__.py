@@ -8,6 +8,7 @@ as an internal error (exit 5), with a traceback only under ``--verbose``.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -50,6 +51,14 @@ class _Commands(click.Group):
         command = getattr(importlib.import_module(f"{__name__}.{module}"), name)
         assert isinstance(command, click.Command)
         return command
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Every command, click's own messages included, prints through the CI runner's
+        escaping when it runs in one (``bundler.cli._shared.runner_log``)."""
+        from bundler.cli._shared import runner_log
+
+        with runner_log():
+            return super().main(*args, **kwargs)
 
 
 @click.group(

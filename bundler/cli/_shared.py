@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -112,6 +113,91 @@ def echo_error(exc: BundlerError) -> None:
     """Print a refusal as every command prints it: ``reprobundle:``, the headline and a
     line per problem, escaped for the log it goes to."""
     click.echo(log_lines(f"reprobundle: {exc.diagnostics()}"), err=True)
+
+
+class _RunnerLog(io.TextIOBase):
+    """A text stream whose every line is escaped for a CI runner's log on its way to
+    ``stream`` (``bundler.reports.cilog.LineFilter``); bytes written to ``buffer`` (a
+    bundle sent to stdout) pass as they are."""
+
+    def __init__(self, stream: Any, runner: str) -> None:
+        from bundler.reports.cilog import LineFilter
+
+        self.stream = stream
+        self.filter = LineFilter(runner)
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.stream, "encoding", None) or "utf-8")
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.stream, "errors", None)
+
+    @property
+    def buffer(self) -> Any:
+        return self.stream.buffer
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return is_terminal(self.stream)
+
+    def fileno(self) -> int:
+        return int(self.stream.fileno())
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        out = self.filter.feed(text)
+        if out:
+            self.stream.write(out)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def finish(self) -> None:
+        rest = self.filter.finish()
+        if rest:
+            self.stream.write(rest)
+        self.stream.flush()
+
+
+@contextlib.contextmanager
+def runner_log() -> Any:
+    """While a command runs in a CI runner (``GITHUB_ACTIONS``, ``GITLAB_CI``), every line
+    it prints on stdout and stderr, whoever prints it, is escaped for that runner's log:
+    no bundle text, file name or message can become a workflow command or a log marker."""
+    from bundler.reports.cilog import runner_of
+
+    runner = runner_of(os.environ)
+    if runner == "plain":
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    out, err = (s if _is_file(s) else _RunnerLog(s, runner) for s in saved)
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    finally:
+        for stream in (out, err):
+            if isinstance(stream, _RunnerLog):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.finish()
+        sys.stdout, sys.stderr = saved
+
+
+def _is_file(stream: Any) -> bool:
+    """Whether ``stream`` is a regular file (``> summary.md``): the runner never reads it
+    as its log, and a report written there stays byte for byte what the command wrote."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
 
 
 def log_lines(text: str) -> str:

@@ -77,6 +77,7 @@ def cite(
         url=url,
         signers=found.signers if trusted else None,
         unchecked_signatures=len(found.unknown_keyids),
+        not_counted=found.notes if trusted else (),
         authors=authors,
         allow_code=bool(checked.manifest.code),
     )

@@ -90,7 +90,8 @@ def after_download(fetched: Fetched, identity: str, no_cache: bool) -> None:
             remember_identity(default_cache(), identity, fetched.sha256)
     source = "from the cache (offline)" if fetched.from_cache else "downloaded"
     click.echo(f"{fetched.url}: {source}, SHA-256 {fetched.sha256}", err=True)
-    click.echo(
-        f"pin it next time: reprobundle verify {fetched.url} --sha256 {fetched.sha256}",
-        err=True,
-    )
+    from bundler.reports.citation import verify_line
+
+    # (quoted as `cite` quotes it: a link may hold ; $( ) ' that a shell would run)
+    pin = verify_line(fetched.url, sha256=fetched.sha256)
+    click.echo(f"pin it next time: {pin}", err=True)

@@ -13,7 +13,10 @@ body shorter than its declared length is refused.
 Files are kept in the platform's cache folder by their SHA-256 (``bundles/HEX/NAME``), so
 a pinned bundle verified once verifies again offline; an identity pin finds its file
 through ``identities/HEX``, written once a verification of that file did not reject it.
-A cached file is hashed again before use: one that rotted is dropped and fetched again.
+A cached file is copied to a private folder before use, hashed as it is copied (what
+verify reads is what was checked, whatever another writer of the cache swaps in later):
+one that rotted is dropped and fetched again. Nothing is written into the cache through a
+link planted there.
 
 urllib3 does the HTTP: no dependency of its own, explicit connect and read timeouts,
 redirects left to this module (so each target is checked before it is contacted), and a
@@ -26,8 +29,9 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -125,20 +129,101 @@ def _file_name(url: str) -> str:
 
 
 # -- the cache --------------------------------------------------------------------------
+#
+# The cache is a folder other programs can write (another user of a shared CI cache):
+# nothing read from it is judged until copied to a private folder, hashed as it is copied
+# (the bytes verify reads are the bytes checked against the pin, whatever is swapped in
+# the cache afterwards), and nothing is written into it through a link planted there
+# (each folder under the cache is opened without following links, each file created new).
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 
 
-def _cached(cache: Path, sha256: str) -> Path | None:
-    """The cached file with this digest, hashed again; a rotted one is removed."""
-    folder = cache / "bundles" / sha256
-    if not folder.is_dir():
+def _copy_hashed(source: Path, target: Path) -> str | None:
+    """Copy the regular file ``source`` (not a link) to the new file ``target``, and the
+    SHA-256 of the bytes copied; None when ``source`` is not a regular file."""
+    try:
+        fd = os.open(source, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
         return None
-    for entry in sorted(folder.iterdir()):
-        if entry.is_file() and not entry.is_symlink() and not entry.name.startswith("."):
-            if _sha256_of(entry) == sha256:
-                return entry
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            return None
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(out, "wb") as copy:
+            while chunk := stream.read(CHUNK):
+                digest.update(chunk)
+                copy.write(chunk)
+    return digest.hexdigest()
+
+
+def _cached(cache: Path, sha256: str, private: Path) -> Path | None:
+    """A private copy of the cached file with this digest (checked as it was copied); a
+    rotted one is removed from the cache."""
+    folder = cache / "bundles" / sha256
+    try:
+        entries = sorted(folder.iterdir()) if folder.is_dir() else []
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        copy = private / entry.name
+        got = _copy_hashed(entry, copy)
+        if got == sha256:
+            return copy
+        with contextlib.suppress(OSError):
+            copy.unlink()
+        if got is not None:
             with contextlib.suppress(OSError):
                 entry.unlink()
     return None
+
+
+def _store(cache: Path, parts: tuple[str, ...], name: str, write: Callable[[int], None]) -> None:
+    """Write a new file ``cache/PARTS.../name`` by ``write(fd)``, opening each folder
+    under ``cache`` without following a link and renaming a new file onto ``name``: a
+    link planted in the cache makes this raise ``OSError`` (the caller keeps no copy)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    fds = [os.open(cache, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))]
+    try:
+        for part in parts:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fds[-1])
+            fds.append(os.open(part, _FOLDER, dir_fd=fds[-1]))
+        partial = f".{name}.{os.urandom(6).hex()}.partial"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+        fd = os.open(partial, flags, 0o644, dir_fd=fds[-1])
+        try:
+            try:
+                write(fd)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(partial, name, src_dir_fd=fds[-1], dst_dir_fd=fds[-1])
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial, dir_fd=fds[-1])
+            raise
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _keep(cache: Path, sha256: str, path: Path) -> None:
+    """Keep a checked download in the cache, by its digest (best effort)."""
+
+    def write(fd: int) -> None:
+        with path.open("rb") as stream:
+            while chunk := stream.read(CHUNK):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+
+    with contextlib.suppress(OSError):
+        _store(cache, ("bundles", sha256), path.name, write)
 
 
 def remember_identity(cache: Path, identity: str, sha256: str) -> None:
@@ -146,23 +231,20 @@ def remember_identity(cache: Path, identity: str, sha256: str) -> None:
     verification that did not reject it), so an identity pin finds it offline."""
     if not (_HEX.fullmatch(identity) and _HEX.fullmatch(sha256)):
         return
-    import tempfile
+    data = (sha256 + "\n").encode("ascii")
 
-    from bundler.atomic import publish
+    def write(fd: int) -> None:
+        os.write(fd, data)  # (65 bytes: one write)
 
-    folder = cache / "identities"
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkstemp(dir=folder, prefix=f".{identity}.", suffix=".partial")[1])
-    tmp.write_text(sha256 + "\n", "ascii")
-    publish(tmp, folder / identity)
+    _store(cache, ("identities",), identity, write)
 
 
-def _by_identity(cache: Path, identity: str) -> Path | None:
+def _by_identity(cache: Path, identity: str, private: Path) -> Path | None:
     try:
         text = (cache / "identities" / identity).read_text("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return _cached(cache, text) if _HEX.fullmatch(text) else None
+    return _cached(cache, text, private) if _HEX.fullmatch(text) else None
 
 
 def _sha256_of(path: Path) -> str:
@@ -186,46 +268,36 @@ def fetched(
     cache: Path | None,
     timeout: float = TIMEOUT,
 ) -> Iterator[Fetched]:
-    """The bytes of ``url`` in a local file whose SHA-256 is ``sha256`` (when given) or
-    whatever the link served (trust on first use), from ``cache`` when it holds them
-    (``identity``: the manifest pin, looked up there too). Without a cache the file is a
-    temporary one, removed on the way out. Raises ``UsageError`` for a link that is not
+    """The bytes of ``url`` in a private local file, removed on the way out, whose SHA-256
+    is ``sha256`` (when given) or whatever the link served (trust on first use): copied
+    from ``cache`` when it holds them (``identity``: the manifest pin, looked up there
+    too), else downloaded and kept there. Raises ``UsageError`` for a link that is not
     fetched at all and ``BundleRejected`` for everything a server may do wrong."""
     import tempfile
 
-    from bundler.atomic import publish
-
     check_url(url)
-    if cache is not None:
-        hit = (
-            _cached(cache, sha256)
-            if sha256
-            else _by_identity(cache, identity)
-            if identity
-            else None
-        )
-        if hit is not None:
-            yield Fetched(hit, _sha256_of(hit) if sha256 is None else sha256, True, url)
-            return
-    with contextlib.ExitStack() as stack:
-        if cache is None:  # a temporary folder, removed on the way out
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reprobundle-")))
-        else:
-            folder = cache / "bundles"
-            folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=folder, prefix=".download.", suffix=".partial")
-        tmp = Path(name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                got = _download(url, out, max_bytes, timeout)
-            if sha256 is not None and got != sha256:
-                raise _rejected(url, "bundle.sha256", digest_mismatch(got, sha256))
-            target = folder / got / _file_name(url)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            publish(tmp, target)
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+    with tempfile.TemporaryDirectory(prefix="reprobundle-") as name:
+        private = Path(name)
+        if cache is not None:
+            hit = (
+                _cached(cache, sha256, private)
+                if sha256
+                else _by_identity(cache, identity, private)
+                if identity
+                else None
+            )
+            if hit is not None:
+                yield Fetched(hit, _sha256_of(hit) if sha256 is None else sha256, True, url)
+                return
+        tmp = private / ".download.partial"
+        with tmp.open("xb") as out:
+            got = _download(url, out, max_bytes, timeout)
+        if sha256 is not None and got != sha256:
+            raise _rejected(url, "bundle.sha256", digest_mismatch(got, sha256))
+        target = private / _file_name(url)
+        os.replace(tmp, target)
+        if cache is not None:
+            _keep(cache, got, target)
         yield Fetched(target, got, False, url)
 
 

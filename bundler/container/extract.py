@@ -114,9 +114,10 @@ def extract(
                 kind = "JSON, not a bundle"
                 import shlex
 
+                name = f"./{bundle.name}" if bundle.name.startswith("-") else bundle.name
                 hint = (
                     "; if it is a report `verify --json` wrote, render it with "
-                    f"`reprobundle report {shlex.quote(bundle.name)}`"
+                    f"`reprobundle report {shlex.quote(name)}`"
                 )
             raise Stop(
                 "archive.not_compressed_tar",

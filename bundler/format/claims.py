@@ -76,11 +76,17 @@ class AdvisoryUse(NamedTuple):
 
 
 def advisories_of(cases: Sequence[Case], accepted: Collection[str] = ()) -> tuple[AdvisoryUse, ...]:
-    """The advisories on the checker versions of ``cases`` that expect to pass."""
+    """The advisories on the checker versions of ``cases`` that say something about the
+    subject (``claims_something``): those expected to pass, and findings. A finding rests
+    on its checker's ``fail`` as a passing case rests on its ``pass``, and an advised
+    version can be wrong either way (``inspect-counts@2`` fails every unfinished run);
+    only a planted control is left out, since it shows that a check can fail and
+    supports nothing by itself."""
     found: dict[tuple[str, str], list[str]] = {}
     by_key: dict[tuple[str, str], Advisory] = {}
     for case in cases:
-        if case.is_negative_control or case.checker.startswith(BUNDLED_PREFIX):
+        planted = case.is_negative_control and not case.is_finding
+        if planted or case.checker.startswith(BUNDLED_PREFIX):
             continue
         for advisory in of_checker(case.checker):
             found.setdefault((advisory.id, case.checker), []).append(case.id)

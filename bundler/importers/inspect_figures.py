@@ -1,5 +1,5 @@
 """An Inspect log's figures, re-derived at import: per scorer, a case per metric of each
-reducer (``inspect-metric@2``), a re-scoring case for a deterministic scorer
+reducer (``inspect-metric@4``), a re-scoring case for a deterministic scorer
 (``inspect-rescore@3``), a negative control for each (one sample's stored score changed,
 in a copy holding only that scorer), and a claim per reducer whose limits state the
 denominator both ways."""
@@ -75,7 +75,7 @@ def figure_claims(plan: Plan) -> None:
             continue
         rescore = _rescore_case(plan, scorer, method, options, own)
         needs: list[Need] = [
-            (case_id, "inspect-metric@2", params, "inspect.header_metric_mismatch")
+            (case_id, "inspect-metric@4", params, "inspect.header_metric_mismatch")
             for cases in figure_cases.values()
             for case_id, params in cases
         ]
@@ -127,7 +127,7 @@ def _figure_cases(
             }
             case_id, message = plan.expected_pass(
                 f"{slug(scorer)}-{slug(reducer or 'none')}-{slug(metric_name)}",
-                plan.key("inspect-metric@2"),
+                plan.key("inspect-metric@4"),
                 params,
                 f"the figure {what} = {value!r} follows from the samples",
                 own,
@@ -297,7 +297,7 @@ def _split_scorer(
     its own on the whole log (its control under the transcripts), so withholding the
     transcripts withholds only that claim."""
     assert plan.full is not None
-    metric = plan.key("inspect-metric@2")
+    metric = plan.key("inspect-metric@4")
     needs: list[Need] = [
         (case_id, metric, params, "inspect.header_metric_mismatch")
         for cases in figure_cases.values()

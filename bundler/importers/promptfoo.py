@@ -34,7 +34,7 @@ from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tok
 from checkers.promptfoo.scores import project, scores_bytes
 
 CONTROLS = "inputs/controls"
-STATS = "promptfoo-stats@2"
+STATS = "promptfoo-stats@4"
 ASSERT = "promptfoo-assert@3"
 # the split layout (``import promptfoo --split``, issue 45)
 TRANSCRIPTS = "inputs/transcripts"

@@ -33,7 +33,9 @@ def verify_line(
     name) pinned by the file's SHA-256 (``--sha256``, for a link) or by the bundle's
     identity (``--expect-manifest-sha256``); ``--allow-code`` for a bundle whose own
     checker code runs only when allowed."""
-    words = ["reprobundle", "verify", target]
+    # a file name that starts with "-" would be read as an option (``--trust=k.bundle...``
+    # turns the pasted line into another command): the same file, as ./NAME
+    words = ["reprobundle", "verify", f"./{target}" if target.startswith("-") else target]
     if allow_code:
         words.append("--allow-code")
     for accepted in accept_advisories:  # the verdict a report shows needs them
@@ -57,7 +59,10 @@ class Citation:
     url: str | None = None
     # the names of the trusted keys that signed; None when no key was given to check with
     signers: tuple[str, ...] | None = None
-    unchecked_signatures: int = 0  # signatures by keys nobody named
+    unchecked_signatures: int = 0  # signatures by keys nobody named, or that do not count
+    # why each named key that signed does not count now (revoked, expired, not yet valid,
+    # may not sign bundles): the trust rule's words (``trust.standing``)
+    not_counted: tuple[str, ...] = ()
     authors: tuple[str, ...] = ()
     allow_code: bool = False  # the bundle's own checker code runs only when allowed
 
@@ -75,10 +80,13 @@ class Citation:
                 return "unsigned"
             return f"not checked: {unchecked} signature(s), no key given to check them (--trust)"
         names = ", ".join(one_line(s) for s in self.signers) or "no key you named"
-        extra = (
-            f"; {unchecked} other signature(s) by keys not named (not checked)" if unchecked else ""
+        refused = "".join(
+            f"; a signature by a key you named does not count: {one_line(why)}"
+            for why in self.not_counted
         )
-        return f"{names}{extra}"
+        others = unchecked - len(self.not_counted)
+        extra = f"; {others} other signature(s) by keys not named (not checked)" if others else ""
+        return f"{names}{refused}{extra}"
 
 
 def render(citation: Citation, fmt: str) -> str:

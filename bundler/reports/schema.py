@@ -117,9 +117,69 @@ def contradictions(report: dict[str, Any]) -> list[Problem]:
     return problems
 
 
+def known_today(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as the advisory rule judges it today (``bundler.format.claims``): a
+    supported claim resting (a passing case or a finding) on a checker version with a
+    shipped advisory that the report does not record as accepted is shown inconclusive,
+    its ``why`` the advisory's sentence with what the report said, the advisory listed
+    (not accepted), the result and exit code following, and a warning saying so. A report
+    written before the advisory was published, and one whose acceptance was edited out,
+    never render as support the rule withholds; nothing changes for any other report."""
+    from bundler.codes import EXIT_CODES
+    from bundler.format.advisories import of_checker
+    from bundler.format.claims import AdvisoryUse, advised_why, advisory_dicts
+
+    if report.get("result") in ("rejected", "error"):
+        return report  # nothing was judged: no claim to withhold
+    by_id = {case["id"]: case for case in report.get("cases") or ()}
+    accepted_here = set(report.get("accepted_advisories") or ())
+    changed = []
+    for claim in report.get("claims") or ():  # (a rejection holds none)
+        if claim["status"] != "supported":
+            continue
+        accepted = accepted_here & {
+            a.get("id") for a in claim.get("advisories") or () if a.get("accepted") is True
+        }
+        found: dict[tuple[str, str], list[str]] = {}
+        advisories = {}
+        for case_id in claim["cases"]:
+            case = by_id.get(case_id, {})
+            if case.get("expect") != "pass" and case.get("kind") != "finding":
+                continue  # a planted control supports nothing by itself
+            for advisory in of_checker(str(case.get("checker", ""))):
+                if advisory.id not in accepted:
+                    found.setdefault((advisory.id, case["checker"]), []).append(case_id)
+                    advisories[advisory.id] = advisory
+        if not found:
+            continue
+        uses = [
+            AdvisoryUse(advisories[ident], checker, tuple(cases), False)
+            for (ident, checker), cases in sorted(found.items())
+        ]
+        claim["status"] = "inconclusive"
+        claim["why"] = f"{advised_why(uses)} (the report said: supported, {claim['why']})"
+        claim["advisories"] = [
+            a for a in claim.get("advisories") or () if a.get("id") in accepted
+        ] + advisory_dicts(uses)
+        changed.append(f"{claim['id']} ({', '.join(sorted({u.advisory.id for u in uses}))})")
+    if not changed:
+        return report
+    statuses = {claim["status"] for claim in report.get("claims") or ()}
+    report["result"] = "contradicted" if "contradicted" in statuses else "inconclusive"
+    report["exit_code"] = EXIT_CODES[report["result"]]
+    report["warnings"] = [
+        *report.get("warnings", []),
+        f"this report says supported for claim(s) {', '.join(changed)} resting on checker "
+        "versions with advisories it records no acceptance of (written before the advisory, "
+        "or its record removed): shown inconclusive, as verify judges them today",
+    ]
+    return report
+
+
 def read_report(data: bytes, where: str) -> dict[str, Any]:
-    """Parse and check a JSON report. Raises ``BundleRejected`` (exit 3, as ``verify``
-    rejects a file that is not a bundle) naming every problem."""
+    """Parse and check a JSON report, judged by today's advisories (``known_today``).
+    Raises ``BundleRejected`` (exit 3, as ``verify`` rejects a file that is not a bundle)
+    naming every problem."""
     try:
         report = strictjson.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -140,4 +200,4 @@ def read_report(data: bytes, where: str) -> dict[str, Any]:
             problems[:20],
         )
     assert isinstance(report, dict)
-    return report
+    return known_today(report)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
+from ..arithmetic import left_sum
 from .inputs import LOG_ROLE, load, synthetic_header
 from .log import InspectLog, Record, Score, to_json_log
 from .rules import (
@@ -375,4 +376,66 @@ def inspect_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         f"header states; with errors counted as failures it is "
         f"{counted['value']:.6g}",
         **details,
+    )
+
+
+SHOWN_REPEATS = 5  # repeated (sample, epoch) pairs named in a message
+
+
+def repeated_records(log: InspectLog) -> tuple[int, list[str]]:
+    """How many records repeat a (sample, epoch) already recorded, and the first pairs
+    that do, each with where its records are. Inspect runs each sample once per epoch and
+    writes one record for it (a retried sample's entry, written again in the ``.eval``
+    zip, is read once: the last, as Inspect reads it)."""
+    where: dict[tuple[str, int], list[str]] = {}
+    for record in log.records:
+        where.setdefault((str(record.sample_id), record.epoch), []).append(record.where)
+    twice = [(pair, at) for pair, at in where.items() if len(at) > 1]
+    extra = left_sum(len(at) - 1 for _, at in twice)
+    named = [
+        f"{sample!r} epoch {epoch} ({len(at)} records: {', '.join(at[:SHOWN_REPEATS])}"
+        + (", ...)" if len(at) > SHOWN_REPEATS else ")")
+        for (sample, epoch), at in twice[:SHOWN_REPEATS]
+    ]
+    return extra, named
+
+
+@checker(
+    "inspect-metric",
+    4,
+    roles=[LOG_ROLE],
+    params=list(inspect_metric_v2.params),
+    reasons={
+        **inspect_metric_v2.reasons,
+        "inspect.record_repeated": "the log records one sample in one epoch more than once "
+        "(Inspect writes one record for each)",
+    },
+    counterexample=_metric_counterexample_v2,
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
+)
+def inspect_metric_v4(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A figure the header states equals the one recomputed from samples, each recorded once.
+
+    As inspect-metric@2 (the same params, figures and reasons), and each (sample, epoch)
+    is recorded once: Inspect runs each sample once per epoch and writes one record for
+    it (a retried sample's `.eval` entry, written again by `eval_retry`, is read once,
+    the last, as Inspect reads it). A (sample, epoch) recorded more than once fails
+    (`inspect.record_repeated`, naming the pairs and records) whatever the header says:
+    @2 averaged a record written seven times as seven epochs, so a header edited to
+    match (accuracy 0.625 for a run whose records give 0.5) passed.
+    """
+    verdict = inspect_metric_v2.function(inputs, params)
+    extra, named = repeated_records(load(inputs))
+    if not extra:
+        return verdict
+    repeated = Reason(
+        "inspect.record_repeated",
+        f"{extra} record(s) repeat a sample and epoch already recorded: {'; '.join(named)}",
+        {"repeated_records": extra},
+    )
+    details = {**verdict.details, "repeated_records": extra}
+    if verdict.status == "fail":
+        return Verdict.failed(verdict.message, [repeated, *verdict.reasons], **details)
+    return Verdict.failed(
+        "the log records a sample and epoch more than once", [repeated], **details
     )

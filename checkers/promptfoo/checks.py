@@ -1,4 +1,4 @@
-"""promptfoo-stats@1/@2 and promptfoo-assert@1/@2/@3: counts and assertions re-checked.
+"""promptfoo-stats@1/@2/@4 and promptfoo-assert@1/@2/@3: counts and assertions re-checked.
 
 Version 1 trusts its params: ``promptfoo-stats@1`` compares the rows with the ``claimed``
 param only (never the file's own ``stats``) and takes any tolerance; ``promptfoo-assert@1``
@@ -46,6 +46,7 @@ from .results import (
     prompt_counts,
     read_results,
     read_rows,
+    repeated_results,
     tokens_v2,
 )
 
@@ -402,6 +403,76 @@ def promptfoo_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> 
         + " follow from the rows",
         **details,
     )
+
+
+def _stats_counterexample_v4(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """@2's counterexample, its row numbered as promptfoo numbers every row."""
+    _claimed_v2(params)
+    row = {"success": True, "failureReason": 0, "response": {"output": "x"}}
+    row |= {"testIdx": 0, "promptIdx": 0}
+    stats = {"successes": 0, "failures": 1, "errors": 0}
+    document = {"results": {"version": 3, "results": [row], "stats": stats}}
+    return {"results": json.dumps(document).encode()}
+
+
+_STATS_REASONS_V4 = {
+    **_STATS_REASONS,
+    "promptfoo.result_repeated": "the rows hold one test's result for one prompt more than "
+    "once (promptfoo writes each testIdx and promptIdx pair once)",
+}
+
+
+@checker(
+    "promptfoo-stats",
+    4,
+    roles=[RESULTS_ROLE],
+    params=[
+        Param(
+            "claimed",
+            "optional totals claimed besides the file's: tests, successes, failures, errors "
+            "-> integer >= 0, pass_rate -> 0..1 (successes / tests: errors count in the "
+            "denominator); each must agree with the rows (and so with the stats)",
+            (dict,),
+            {},
+        ),
+        Param(
+            "tolerance",
+            f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE_V2}",
+            (float, int),
+            1e-9,
+            at_least=0,
+            at_most=MAX_TOLERANCE_V2,
+        ),
+    ],
+    reasons=_STATS_REASONS_V4,
+    counterexample=_stats_counterexample_v4,
+    example_params=[{}, {"claimed": {"tests": 4, "pass_rate": 0.5}, "tolerance": 0.005}],
+)
+def promptfoo_stats_v4(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """promptfoo's stats, prompt counts and claimed totals follow from rows, each result once.
+
+    As promptfoo-stats@2 (the same params, figures and reasons), and each row is one
+    result: promptfoo's evaluator gives every test case, var combination and repeat its
+    own `testIdx` and every prompt its `promptIdx`, and writes one result per pair (its
+    `--resume` finds completed work by the pair). A pair written more than once fails
+    (`promptfoo.result_repeated`, naming the pairs and rows), whatever the stats say:
+    @2 counted the same passing row written six times, under stats edited to match, as
+    six passing tests. A row without integer `testIdx` and `promptIdx` is `input.invalid`.
+    Cannot decide, as @2: whether the rows are the run's.
+    """
+    verdict = promptfoo_stats_v2.function(inputs, params)
+    extra, named = repeated_results(inputs["results"])
+    if not extra:
+        return verdict
+    repeated = Reason(
+        "promptfoo.result_repeated",
+        f"{extra} row(s) repeat a result already written: {'; '.join(named)}; promptfoo "
+        "writes each test's result for each prompt once",
+    )
+    details = {**verdict.details, "repeated_rows": extra}
+    if verdict.status == "fail":
+        return Verdict.failed(verdict.message, [repeated, *verdict.reasons], **details)
+    return Verdict.failed("the rows hold a result more than once", [repeated], **details)
 
 
 def _differs(code: str, figure: str, stated: Any, observed: Any) -> Reason:

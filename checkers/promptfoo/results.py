@@ -293,3 +293,41 @@ def tokens_v2(rows: tuple[RowV2, ...]) -> dict[str, int]:
         name: left_sum(r.tokens.get(name, 0) for r in rows if r.tokens is not None)
         for name in TOKEN_FIGURES.values()
     }
+
+
+# -- version 4: each result once -------------------------------------------------------------
+
+SHOWN_REPEATS = 5  # (testIdx, promptIdx) pairs named in a message
+
+
+def repeated_results(data: bytes) -> tuple[int, list[str]]:
+    """How many rows repeat a result, and the first pairs that do (``testIdx 4, promptIdx
+    0 at results[4], results[5], ...``). promptfoo's evaluator gives every test case, var
+    combination and repeat its own ``testIdx`` and every prompt its ``promptIdx``, and
+    writes one result per pair (its ``--resume`` finds completed work by that pair): a row
+    written twice is not a second test. A row without integer ``testIdx`` and
+    ``promptIdx`` is ``input.invalid`` (the rows cannot be told apart)."""
+    rows = _document(data)["results"]["results"]
+    where: dict[tuple[int, int], list[int]] = {}
+    for i, row in enumerate(rows):
+        pair = []
+        for key in ("testIdx", "promptIdx"):
+            value = row.get(key) if isinstance(row, dict) else None
+            problem = count_problem(value)
+            if problem or not isinstance(value, int):
+                raise CheckerInputError(
+                    "input.invalid",
+                    f"results[{i}].{key} {problem}: promptfoo writes it on every result, and "
+                    "without it a result written twice cannot be told from two tests",
+                )
+            pair.append(value)
+        where.setdefault((pair[0], pair[1]), []).append(i)
+    twice = [(pair, rows_at) for pair, rows_at in where.items() if len(rows_at) > 1]
+    extra = left_sum(len(rows_at) - 1 for _, rows_at in twice)
+    named = [
+        f"testIdx {t}, promptIdx {p} at "
+        + ", ".join(f"results[{i}]" for i in rows_at[:SHOWN_REPEATS])
+        + (f" and {len(rows_at) - SHOWN_REPEATS} more" if len(rows_at) > SHOWN_REPEATS else "")
+        for (t, p), rows_at in twice[:SHOWN_REPEATS]
+    ]
+    return extra, named

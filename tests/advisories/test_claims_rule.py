@@ -83,3 +83,17 @@ def test_an_unknown_id_is_refused_and_none_parses_nothing() -> None:
     assert accepted_advisories([ID, ID]) == (ID,)
     with pytest.raises(UsageError, match="RB-2026-0999: no such advisory"):
         accepted_advisories(["RB-2026-0999"])
+
+
+def test_a_finding_on_an_advised_version_never_counts_as_support() -> None:
+    # a finding rests on its checker's fail as a passing case on its pass: an advised
+    # version can fail what the fixed one would not (inspect-counts@2 fails every
+    # unfinished run), so "the output is wrong" is as forgeable as "it is right"
+    finding = Case(
+        "f", ADVISED, {"trace": "t.jsonl"}, {}, "fail", ("trace.write_attempt",), "finding"
+    )
+    claim = Claim("c", "the agent attempted a write", ("f",), ())
+    judged = judge_claim(claim, {"f": result(finding, WRITE)})
+    assert judged.status == "inconclusive" and ID in judged.why
+    assert [(u.checker, u.cases) for u in judged.advisories] == [(ADVISED, ("f",))]
+    assert judge_claim(claim, {"f": result(finding, WRITE)}, accepted=[ID]).status == "supported"

@@ -543,7 +543,7 @@ def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path, split: b
         **({"scores-match-results-control": ["promptfoo.scores_not_the_results"]} if split else {}),
     }
     assert {c["checker"] for c in cases} == {
-        "promptfoo-stats@3" if split else "promptfoo-stats@2",
+        "promptfoo-stats@3" if split else "promptfoo-stats@4",
         "promptfoo-assert@3",
         *(["promptfoo-scores@1"] if split else []),
     }
@@ -666,8 +666,8 @@ def test_a_hand_written_bundle_on_forged_stats_is_supported_by_v1_and_refused_wi
     accepted = build(old, tmp_path / "old.tar.gz", 1700000000, accept_advisories=["RB-2026-0004"])
     assert accepted.home.status == "supported"
     new = hand_written(tmp_path, "promptfoo-stats@2", "promptfoo.stats.successes")
-    with pytest.raises(BuildRefused) as refused:
-        build(new, tmp_path / "new.tar.gz", 1700000000)
+    with pytest.raises(BuildRefused) as refused:  # (@2 has RB-2026-0044, not about stats)
+        build(new, tmp_path / "new.tar.gz", 1700000000, accept_advisories=["RB-2026-0044"])
     assert ("claim rate", "claim.contradicted") in {
         (p.where, p.code) for p in refused.value.problems
     }

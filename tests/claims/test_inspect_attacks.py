@@ -232,8 +232,9 @@ def test_an_honest_hand_written_bundle_is_supported_under_the_newest_versions(
 ) -> None:
     figure = {"scorer": "match", "reducer": "", "metric": "accuracy", "claimed": 0.5}
     cases = [
-        case("figure", "inspect-metric@2", "clean.json", figure, None),
-        case("figure-control", "inspect-metric@2", "forged.json", figure, None),
+        # inspect-metric@2 has an advisory (RB-2026-0045): the honest bundle is on @4
+        case("figure", "inspect-metric@4", "clean.json", figure, None),
+        case("figure-control", "inspect-metric@4", "forged.json", figure, None),
         # inspect-counts@2 has an advisory (RB-2026-0043): the honest bundle is on @3
         case("counts", "inspect-counts@3", "clean.json", {}, None),
         case("counts-control", "inspect-counts@3", "forged.json", {}, None),

@@ -75,6 +75,32 @@ def test_signers_are_named_only_when_checked(signed: tuple[Path, dict[str, Path]
     assert "no key you named" in other.stdout and "not checked" in other.stdout
 
 
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ("valid_until = 2020-01-01T00:00:00Z", "expired"),
+        ("valid_from = 2999-01-01T00:00:00Z", "not yet valid"),
+    ],
+)
+def test_a_named_key_outside_its_trust_window_is_not_called_unnamed(
+    signed: tuple[Path, dict[str, Path]], tmp_path: Path, entry: str, why: str
+) -> None:
+    # the trust rule's words, as verify says them: not "a key you did not name"
+    bundle, keys = signed
+    public = Path(f"{keys['alice']}.pub").read_text().strip()
+    store = tmp_path / "trust.toml"
+    store.write_text(f'[[key]]\nname = "alice"\npublic_key = """{public}"""\n{entry}\n')
+    result = cite(bundle, "--trust-store", store)
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("Signed:")]
+    assert why in line and "alice" in line and "not named" not in line
+    # (a revoked key's signature rejects the bundle, as verify does: not cited)
+    revoked = store.read_text().replace(entry, "revoked = true")
+    store.write_text(revoked)
+    refused = cite(bundle, "--trust-store", store)
+    assert refused.exit_code == 3 and "revoked" in refused.output and refused.stdout == ""
+
+
 def test_a_rejected_bundle_is_not_cited(built: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.bundle.tar.gz"
     data = bytearray(built.read_bytes())
@@ -134,3 +160,21 @@ def test_the_html_verify_it_line_is_the_cite_line(built: Path) -> None:
     identity = report["bundle"]["identity"]
     html = render_report("html", report, expect_identity=True)
     assert command(verify_line(built.name, identity=identity)) in html
+
+
+@pytest.mark.parametrize("name", ["--trust=k.bundle.tar.gz", "-v.bundle.tar.gz"])
+def test_a_bundle_file_name_cannot_become_an_option_of_the_verify_line(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    bundle = tmp_path / name
+    bundle.write_bytes(built.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = cite("--", name)
+    assert result.exit_code == 0, result.output
+    (line,) = [
+        x[len("Verify:") :].strip() for x in result.stdout.splitlines() if x.startswith("Verify:")
+    ]
+    words = shlex.split(line)
+    assert words[:2] == ["reprobundle", "verify"] and not words[2].startswith("-")
+    pasted = CliRunner().invoke(main, [*words[1:], "-q"])  # the line as a reviewer pastes it
+    assert pasted.exit_code == 0, pasted.output

@@ -294,7 +294,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
     cases = source_of(source)["cases"]
     assert {c["checker"] for c in cases} == {
         inspect_version("inspect-counts@3", split),
-        inspect_version("inspect-metric@2", split),
+        inspect_version("inspect-metric@4", split),
         "inspect-rescore@3",
         inspect_version("inspect-status@2", split),
         *(["inspect-scores@1"] if split else []),
@@ -315,7 +315,7 @@ def test_imported_cases_use_the_newest_checkers_and_controls_fail_for_the_header
                 "inspect.planned_not_run",
             ),
         ),
-        (inspect_version("inspect-metric@2", split), ("inspect.header_metric_mismatch",)),
+        (inspect_version("inspect-metric@4", split), ("inspect.header_metric_mismatch",)),
         ("inspect-rescore@3", ("inspect.score_mismatch",)),
     }
     figure = next(c for c in cases if c["id"] == "match-mean-accuracy")

@@ -447,7 +447,7 @@ def test_real_eval_retry_log_is_read_as_inspect_reads_it_with_inspects_figures(
     figures = {
         (c["params"]["scorer"], c["params"]["metric"]): c["params"]["claimed"]
         for c in document["cases"]
-        if c["checker"] == inspect_version("inspect-metric@2", split) and c["expect"] == "pass"
+        if c["checker"] == inspect_version("inspect-metric@4", split) and c["expect"] == "pass"
     }
     assert figures[("match", "accuracy")] == 0.5  # what Inspect wrote: 20 of 40 right
     for (scorer, metric), claimed in figures.items():

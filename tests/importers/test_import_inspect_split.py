@@ -41,7 +41,7 @@ def test_the_full_split_bundle_supports_every_claim(split: dict[str, Any]) -> No
     ]
     keys = {c.checker for c in verification.extracted.manifest.cases}
     assert {"inspect-metric@3", "inspect-scores@1", "inspect-rescore@3"} <= keys
-    assert "inspect-metric@2" not in keys
+    assert "inspect-metric@4" not in keys
 
 
 def test_the_scores_file_holds_no_transcript(split: dict[str, Any]) -> None:

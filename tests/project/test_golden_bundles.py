@@ -98,11 +98,12 @@ def with_advisories(expected: dict[str, Any], actual: dict[str, Any]) -> dict[st
 
 
 def advised(expected: dict[str, Any]) -> set[str]:
-    """The advisories on the checker versions of a frozen report's passing cases."""
+    """The advisories on the checker versions of a frozen report's passing cases and
+    findings (what a claim rests on; planted controls are left out)."""
     return {
         a.id
         for case in expected["report"].get("cases", [])
-        if case["expect"] == "pass"
+        if case["expect"] == "pass" or case.get("kind") == "finding"
         for a in of_checker(case["checker"])
     }
 
