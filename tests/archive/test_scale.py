@@ -330,3 +330,52 @@ def test_a_record_after_the_checkpoint_that_no_longer_links_is_refused_at_open(
     code, _, err = cli(root, "list")
     assert code == 3
     assert f"record {size + 1}, the record of issuing the checkpoint, does not link" in err
+
+
+def one_name_work(
+    root: Path, monkeypatch: pytest.MonkeyPatch, out: Path
+) -> tuple[int, int, int, int, int]:
+    """Of the last version of quickstart: SQLite work of show (with its statements), of
+    export, and records each decodes; and log verify's SQLite work per record."""
+    with Archive.open(root) as archive:
+        name = archive.list_bundles(name="quickstart")[-1]
+        selector = f"{name.name}@{name.version}"
+
+        def show() -> None:
+            shown = archive.show(selector)
+            archive.statements(shown.bundle.name, shown.bundle.digest)
+
+        seen = decoded_records(monkeypatch)
+        showing = sqlite_steps(archive, show)
+        shown = len(seen)
+        seen.clear()
+        exporting = sqlite_steps(archive, lambda: archive.export(selector, out))
+        exported = len(seen)
+        monkeypatch.undo()
+        size = archive.context.head()[0]
+        walking = sqlite_steps(archive, archive.verify_log)
+    return showing, shown, exporting, exported, walking // size
+
+
+def test_show_export_and_log_verify_work_the_same_however_many_versions_of_one_name(
+    root: Path, quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the one-name run of bench/archive_scale.py showed wall-time slopes of 1.8-2x for
+    # these from 100 to 10,000 versions on a loaded machine; their work does not grow
+    # (this held before the slopes were measured too: the slopes were the machine's load)
+    def add_versions(first: int, last: int) -> None:
+        with Archive.open(root) as archive:
+            archive.add(
+                [
+                    rebadge(quickstart_bundle, tmp_path / f"v{n}.tar.gz", version=f"1.{n}.0")
+                    for n in range(first, last)
+                ]
+            )
+
+    add_versions(0, 3)
+    small = one_name_work(root, monkeypatch, tmp_path / "small.tar.gz")
+    add_versions(3, 60)
+    large = one_name_work(root, monkeypatch, tmp_path / "large.tar.gz")
+    assert large[1] == small[1] and large[3] == small[3], (small, large)  # records decoded
+    for step in (0, 2, 4):  # show, export, log verify per record
+        assert large[step] < small[step] * 1.5 + 20, (step, small, large)
