@@ -96,7 +96,9 @@ def check_last_checkpoint(conn: sqlite3.Connection) -> None:
         why = f"record {size} should hash to {pinned}, observed {observed or 'no such record'}"
     else:
         following = index.record_at(conn, size + 1)
-        value, _ = auditlog.decode(auditlog.Row(size + 1, following or b"", ""))
+        value = (
+            None if following is None else auditlog.decode(auditlog.Row(size + 1, following, ""))[0]
+        )
         if following is None:
             why = (
                 f"record {size + 1}, the record of issuing the checkpoint, is missing "
