@@ -281,6 +281,8 @@ def main() -> int:
     if args.quick:
         args.sizes, args.rounds = [100, 1000], min(args.rounds, 2)
     steps = [*args.steps, *(["dask"] if args.dask else [])]
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rb-archive-scale-", dir=args.work))
     options = {"jobs": args.jobs, "rounds": args.rounds, "tail": args.tail, "log_records": 0}
     print(f"load average at the start: {os.getloadavg()}", file=sys.stderr, flush=True)
