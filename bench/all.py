@@ -59,7 +59,12 @@ SCRIPTS = [
     ("inspect_import_bench.py", "issue 33 item 5: import of an Inspect log", [], ["--quick"]),
     ("install_bench.py", "issue 47 item 2: pip install into a clean venv", [], []),
     ("diff_bench.py", "issue 47 item 3: diff of large manifests", [], ["--mib", "2"]),
-    ("archive_scale.py", "issue 47 item 4: the archive at scale", [], ["--quick"]),
+    (
+        "archive_scale.py",
+        "issue 47 item 4: the archive at scale",
+        ["--sizes", "100", "10000", "--rounds", "1", "--log-records", "1000000", "--dask"],
+        ["--quick"],
+    ),
 ]
 
 
@@ -142,15 +147,23 @@ def run_script(
         file=sys.stderr,
         flush=True,
     )
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # its progress (stderr) is passed on as it comes, indented; its tables come on stdout
+    with tempfile.TemporaryFile("w+") as stdout:
+        child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True)
+        said = ["(no message)"]
+        for line in child.stderr or ():
+            print(f"    {line.rstrip()}", file=sys.stderr, flush=True)
+            said = [line.strip()]
+        code = child.wait()
+        stdout.seek(0)
+        output = stdout.read()
     shutil.rmtree(folder, ignore_errors=True)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return [], [f"- `bench/{script}` failed (exit {done.returncode}): {last}"]
+    if code != 0:
+        return [], [f"- `bench/{script}` failed (exit {code}): {said[-1]}"]
     merged: list[list[str]] = []
     shown: list[str] = []
-    for lines in tables(done.stdout):
-        if [c.lower() for c in cells(lines[0])] == COLUMNS and len(lines) > 1:
+    for lines in tables(output):
+        if [c.lower() for c in cells(lines[0])] == [c.lower() for c in COLUMNS] and len(lines) > 1:
             merged += [cells(line) for line in lines[2:]]
         else:
             shown += ["", f"`bench/{script}`:", "", *lines]
@@ -183,6 +196,7 @@ def main() -> int:
     work: Path = args.work.absolute()
     work.mkdir(parents=True, exist_ok=True)
     header = machine(work)
+    header.append(f"- load average at the start: {os.getloadavg()}")
     print("\n".join(header), file=sys.stderr, flush=True)  # at once: the run is long
     bench.TARGETS_ONLY[0] = True
     rows = target_rows(
@@ -201,6 +215,9 @@ def main() -> int:
     print(
         f"\n## reprobundle benchmark ({'quick' if args.quick else 'the issue sizes'}, "
         f"median of {runs} run(s))\n"
+    )
+    header.append(
+        f"- load average at the end: {os.getloadavg()} (over the cores: wall times inflated)"
     )
     print("\n".join(header) + "\n")
     print(markdown(rows))

@@ -74,6 +74,7 @@ class Row:
     yardstick: str = ""  # the row an issue target compares this one with, if any
     versus: float = 0.0  # the median of the per-round ratios to the yardstick
     target: float = 0.0  # the largest ratio to the yardstick the issue allows
+    cpu_seconds: float = 0.0  # the median of user + system time (GNU time), children included
 
     @property
     def met(self) -> bool:
@@ -127,10 +128,11 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
     """Median wall seconds and peak RSS (MiB) of each task over ``runs`` rounds.
 
     The tasks take turns (one run of each per round), so a slow spell of the machine hits
-    them alike instead of one tool's every run. RSS comes from GNU time (``%M``, the
+    them alike instead of one tool's every run. RSS and CPU time come from GNU time (``%M``, the
     largest process of the tree): measured from this process it would include the memory
     of this benchmark at the moment of the fork."""
     times: dict[str, list[float]] = {task.label: [] for task in tasks}
+    cpus: dict[str, list[float]] = {task.label: [] for task in tasks}
     peaks: dict[str, list[float]] = {task.label: [] for task in tasks}
     rss_file = Path(ENV["TMPDIR"]) / "rss.txt"
     for _ in range(runs):
@@ -139,7 +141,7 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
                 task.prepare()
             start = time.perf_counter()
             done = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *task.command],
+                ["/usr/bin/time", "-f", "%U %S %M", "-o", str(rss_file), *task.command],
                 env=task.env or ENV,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -150,7 +152,9 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
                 raise SystemExit(
                     f"failed: {' '.join(task.command)}\n{done.stderr.decode(errors='replace')}"
                 )
-            peaks[task.label].append(int(rss_file.read_text().split()[-1]) / 1024)
+            user, system, rss = rss_file.read_text().split()[-3:]
+            peaks[task.label].append(int(rss) / 1024)
+            cpus[task.label].append(float(user) + float(system))
 
     def ratio(label: str, base: str) -> float:
         pairs = zip(times[label], times[base], strict=True)
@@ -166,6 +170,7 @@ def measure(group: str, tasks: list[Task], runs: int) -> list[Row]:
             task.yardstick if task.target else "",
             ratio(task.label, task.yardstick) if task.target else 0.0,
             task.target,
+            statistics.median(cpus[task.label]),
         )
         for task in tasks
     ]
@@ -426,7 +431,7 @@ def read_manifest(bundle: Path) -> bytes:
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| data set: task | tool | median s | peak RSS MiB | ratio to first row of group "
+        "| data set: task | tool | median s (CPU s) | peak RSS MiB | ratio to first row of group "
         "| ratio to the target's yardstick | target |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -437,7 +442,8 @@ def table(rows: list[Row]) -> str:
             else " | "
         )
         lines.append(
-            f"| {row.group} | {row.label} | {row.seconds:.2f} | {row.rss_mib:.0f} | "
+            f"| {row.group} | {row.label} | {row.seconds:.2f} ({row.cpu_seconds:.2f}) "
+            f"| {row.rss_mib:.0f} | "
             f"{row.ratio:.2f}x | {aim} |"
         )
     return "\n".join(lines)

@@ -8,8 +8,11 @@ by default: 2.5 MiB, and 15.6 MiB, the largest under the manifest limit of 16 Mi
 case's params holding one long list, the new bundle's in reverse order (every item moved),
 and a bundle description of the largest size allowed, every line changed. ``inspect`` of
 the new bundle (reading and checking the manifest, comparing nothing) is each group's
-first row: a diff reads two, so twice that is its floor. Wall time and peak RSS as
-``bench.py`` measures them (``/usr/bin/time``); ``--before`` runs an older copy of the
+first row: a diff reads two, so twice that is its floor. Wall time, CPU time (user +
+system) and peak RSS as ``bench.py`` measures them (``/usr/bin/time``), and the load
+average at the end of the group (on a shared machine the wall time is CPU time times the
+others' share: the CPU time is what a quiet machine's wall time approaches); ``--before``
+runs an older copy of the
 code beside. Prints the rows of each group, then the target rows in ``all.py``'s columns
 (issue 47: 16 MiB manifests in under 10 s and 300 MiB; the yardstick is two ``inspect``
 runs).
@@ -109,9 +112,11 @@ SECONDS, RSS_MIB = 10.0, 300.0  # issue 47: a diff of 16 MiB manifests
 def target_row(group: str, inspect: Row, diff: Row) -> str:
     """The diff's row in ``all.py``'s columns: its time against reading both bundles."""
     ok = diff.seconds < SECONDS and diff.rss_mib < RSS_MIB
+    load = os.getloadavg()[0]
     return (
-        f"| {group} | {diff.seconds:.2f} s | 2 x `reprobundle inspect`: "
-        f"{2 * inspect.seconds:.2f} s | {diff.seconds / (2 * inspect.seconds):.2f}x "
+        f"| {group} | {diff.seconds:.2f} s ({diff.cpu_seconds:.2f} s CPU, load {load:.1f}) "
+        f"| 2 x `reprobundle inspect`: {2 * inspect.seconds:.2f} s "
+        f"({2 * inspect.cpu_seconds:.2f} s CPU) | {diff.seconds / (2 * inspect.seconds):.2f}x "
         f"| < {SECONDS:g} s, < {RSS_MIB:g} MiB | {'yes' if ok else 'no'} | {diff.rss_mib:.0f} MiB |"
     )
 

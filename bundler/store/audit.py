@@ -79,27 +79,43 @@ def last_checkpoint(conn: sqlite3.Connection) -> tuple[int, str] | None:
 
 
 def check_last_checkpoint(conn: sqlite3.Connection) -> None:
-    """The quick check every command makes: the log still holds the record the last
-    issued checkpoint pinned, with the same hash."""
+    """The quick check every command makes when it opens the archive, in two lookups however
+    long the log (issue 47: no open reads the whole log): the log still holds the record the
+    last issued checkpoint pinned, with the same hash, and the record after it (the record of
+    issuing that checkpoint) still links to it, so the log was neither rewritten up to the
+    checkpoint nor cut back to it. A record removed or edited before the checkpoint, the
+    pinned one untouched, leaves a gap or a broken link that only a walk of the chain finds:
+    ``archive log verify`` (and ``archive verify``, which walks it before it runs)."""
     last = last_checkpoint(conn)
     if last is None:
         return
     size, pinned = last
     record = index.record_at(conn, size)
     observed = auditlog.record_hash(record) if record is not None else None
-    if record is None or observed != pinned or index.records_upto(conn, size) != size:
-        raise ArchiveTampered(
-            "the audit log no longer matches the last checkpoint this archive issued; "
-            "run 'reprobundle archive log verify' with a checkpoint kept elsewhere",
-            [
-                Problem(
-                    "last checkpoint",
-                    "log.checkpoint_mismatch",
-                    f"record {size} should hash to {pinned}, observed "
-                    f"{observed or 'no such record'}",
-                )
-            ],
+    if record is None or observed != pinned:
+        why = f"record {size} should hash to {pinned}, observed {observed or 'no such record'}"
+    else:
+        following = index.record_at(conn, size + 1)
+        value = (
+            None if following is None else auditlog.decode(auditlog.Row(size + 1, following, ""))[0]
         )
+        if following is None:
+            why = (
+                f"record {size + 1}, the record of issuing the checkpoint, is missing "
+                "(records were removed from the end)"
+            )
+        elif value is None or value["prev"] != pinned:
+            why = (
+                f"record {size + 1}, the record of issuing the checkpoint, does not link to "
+                f"record {size} (hash {pinned})"
+            )
+        else:
+            return
+    raise ArchiveTampered(
+        "the audit log no longer matches the last checkpoint this archive issued; "
+        "run 'reprobundle archive log verify' with a checkpoint kept elsewhere",
+        [Problem("last checkpoint", "log.checkpoint_mismatch", why)],
+    )
 
 
 def issue(context: Context) -> checkpoint.Checkpoint:

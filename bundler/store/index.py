@@ -303,11 +303,6 @@ def record_at(conn: sqlite3.Connection, seq: int) -> bytes | None:
     return None if row is None else bytes(row[0])
 
 
-def records_upto(conn: sqlite3.Connection, seq: int) -> int:
-    """How many records have a ``seq`` of at most ``seq``."""
-    return int(conn.execute("SELECT count(*) FROM audit_log WHERE seq <= ?", (seq,)).fetchone()[0])
-
-
 def insert_records(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
     """Records into the log, and their keys into its lookup table (``logkeys``)."""
     rows = list(rows)
