@@ -17,6 +17,13 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const isTable = (v) => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 const one = (code, message) => new Rejected(message, [new Problem(WHERE, code, message)]);
 
+// A value as a message shows it (TOML integers are BigInts, which JSON cannot write).
+function shown(value) {
+  if (value === undefined) return "missing";
+  if (typeof value === "bigint") return String(value);
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
 function dotted(path) {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : out ? `.${part}` : part;
@@ -46,7 +53,7 @@ export function parseManifest(bytes) {
   const format = doc.format;
   const match = typeof format === "string" ? FORMAT_RE.exec(format) : null;
   if (match === null) {
-    throw one("manifest.format", `format is ${JSON.stringify(format ?? null)}; expected 'reprobundle/<major>[.<minor>]'`);
+    throw one("manifest.format", `format is ${shown(format)}; expected 'reprobundle/<major>[.<minor>]'`);
   }
   if (BigInt(match[1]) !== 1n) {
     throw one("manifest.unsupported_major", `format = '${format}': this verifier reads reprobundle/1 only`);

@@ -87,8 +87,15 @@ function gunzip(data, bound) {
       pos++;
     }
   }
-  if (flags & 2) pos += 2;
   if (pos > data.length) throw truncated();
+  if (flags & 2) {
+    // FHCRC: the low 16 bits of the CRC-32 of the header's bytes before it
+    if (pos + 2 > data.length) throw truncated();
+    if ((zlib.crc32(data.subarray(0, pos)) & 0xffff) !== data.readUInt16LE(pos)) {
+      throw corrupt("the CRC-16 of the gzip header is wrong");
+    }
+    pos += 2;
+  }
   let result;
   try {
     // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
