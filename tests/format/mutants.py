@@ -114,7 +114,12 @@ def name_of(m: bytes) -> bytes:
 
 
 def data_of(m: bytes) -> bytes:
-    size = int(m[124:136].split(b"\0")[0].strip() or b"0", 8)
+    """The data of a member (a member whose size field a mutation broke: all after the
+    header)."""
+    try:
+        size = int(m[124:136].split(b"\0")[0].strip() or b"0", 8)
+    except ValueError:
+        size = len(m) - BLOCK
     return m[BLOCK : BLOCK + size]
 
 
@@ -643,12 +648,20 @@ WITHHELD_BYTES: list[Callable[[bytes], bytes]] = [
 
 
 def withheld_file(data: bytes, rng: random.Random) -> tuple[bytes, str]:
-    if rng.random() < 0.6:
+    try:
+        doc = json.loads(data)
+        edit = rng.random() < 0.6 and isinstance(doc, dict) and doc.get("files")
+        edit = edit and isinstance(doc["files"], list) and isinstance(doc["files"][0], dict)
+    except (ValueError, UnicodeDecodeError):
+        edit = False
+    if edit:
         i = rng.randrange(len(WITHHELD_EDITS))
-        doc = WITHHELD_EDITS[i](json.loads(data))
-        return json.dumps(doc).encode(), f"withheld.edit{i}"
+        return json.dumps(WITHHELD_EDITS[i](doc)).encode(), f"withheld.edit{i}"
     i = rng.randrange(len(WITHHELD_BYTES))
-    return WITHHELD_BYTES[i](data), f"withheld.bytes{i}"
+    try:
+        return WITHHELD_BYTES[i](data), f"withheld.bytes{i}"
+    except UnicodeDecodeError:
+        return data, "withheld.none"
 
 
 # -- containers ------------------------------------------------------------------------------
@@ -798,7 +811,10 @@ def mutant(seed: int | str, i: int, bases_: list[Base]) -> Mutant:
         raw = bytearray(raw)
         kinds.append(tar_bytes(raw, rng))
         raw = bytes(raw)
-    if rng.random() < 0.5:
+    if rng.random() < 0.6:  # most mutants in a plain container, so that the tar is read
+        gzipped = rng.random() < 0.5
+        data, kind = (g.gz(raw), "gzip") if gzipped else (g.zst_compressed(raw), "zstd")
+    elif rng.random() < 0.5:
         data, kind = gzip_container(raw, rng)
     else:
         data, kind = zstd_container(raw, rng)
