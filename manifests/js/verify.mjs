@@ -15,20 +15,22 @@
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Rejected, UsageError } from "./lib/problems.mjs";
+import { constants as bufferConstants } from "node:buffer";
+import { Rejected, reject, UsageError } from "./lib/problems.mjs";
 import { readBundle } from "./lib/read.mjs";
 import { describe, readTrustedKey } from "./lib/signatures.mjs";
 
 const USAGE =
   "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]... [--identity sha256:HEX] " +
   "[--max-members N] [--max-file-bytes N] [--max-total-bytes N] [--max-manifest-bytes N] " +
-  "[--max-archive-bytes N] [--json]";
+  "[--max-archive-bytes N] [--max-ratio N] [--json]";
 const LIMIT_FLAGS = {
   "--max-members": "members",
   "--max-file-bytes": "file_bytes",
   "--max-total-bytes": "total_bytes",
   "--max-manifest-bytes": "manifest_bytes",
   "--max-archive-bytes": "archive_bytes",
+  "--max-ratio": "ratio",
 };
 const NOT_RERUN =
   "checkers were not re-run: this verifier checks integrity and signatures only " +
@@ -61,11 +63,15 @@ function parseArguments(argv) {
   return options;
 }
 
-// At most ``limit + 1`` bytes of a regular file (a larger one is refused by its limit).
+// At most ``limit + 1`` bytes of a regular file: a file larger than ``limit`` is not read
+// (its first ``limit + 1`` bytes are enough to refuse it by its limit), so that no more
+// than the limit is ever allocated.
 function readBounded(path, limit) {
   const fd = openSync(path, "r");
   try {
-    if (!fstatSync(fd).isFile()) throw new UsageError(`${path} is not a regular file`);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new UsageError(`${path} is not a regular file`);
+    if (stat.size > limit) return null;
     const chunks = [];
     let left = limit + 1;
     for (;;) {
@@ -85,6 +91,17 @@ function readBounded(path, limit) {
 // A detached signature file, named as its problems will name it.
 function detachedSignatures(paths, folder = ".") {
   return paths.map((path) => [`${path} (detached)`, readBounded(resolve(folder, path), 1 << 20)]);
+}
+
+// The most compressed bytes read: the reviewer's limit, and never more than one Buffer holds
+// (this verifier holds the bundle in memory: FORMAT.md lets a verifier's limits be lower).
+function archiveLimit(limits) {
+  return Math.min(limits.archive_bytes ?? 16 * 2 ** 30, bufferConstants.MAX_LENGTH - 1);
+}
+
+function tooLarge(limit) {
+  const error = reject("limit.archive_size", "(archive)", `the file is larger than ${limit} bytes (raise with --max-archive-bytes; this verifier holds at most ${bufferConstants.MAX_LENGTH - 1})`);
+  return { result: "reject", exit: 3, codes: ["limit.archive_size"], error };
 }
 
 // One verification: { result, exit, codes, problems } or { result: "accept", found }.
@@ -155,7 +172,7 @@ function main(argv) {
       throw new UsageError(`cannot read a signature file: ${error.message}`);
     }
     try {
-      data = readBounded(options.bundle, options.limits.archive_bytes ?? 16 * 2 ** 30);
+      data = readBounded(options.bundle, archiveLimit(options.limits));
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read ${options.bundle}: ${error.message}`);
@@ -165,7 +182,10 @@ function main(argv) {
     process.stderr.write(`verify.mjs: ${error.message}\n${USAGE}\n`);
     return 2;
   }
-  const verdict = judge(data, options.bundle.split("/").pop(), trusted, options);
+  const verdict =
+    data === null
+      ? tooLarge(archiveLimit(options.limits))
+      : judge(data, options.bundle.split("/").pop(), trusted, options);
   if (verdict.result === "reject") {
     const { error, codes } = verdict;
     if (options.json) {

@@ -591,7 +591,8 @@ def signature_file(data: bytes, rng: random.Random) -> tuple[bytes, str]:
             doc = json.loads(data)
         except ValueError:
             doc = None
-        if isinstance(doc, dict) and all(k in doc for k in ("sig", "public_key", "keyid")):
+        fields = ("sig", "public_key", "keyid", "format", "payload_type")
+        if isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in fields):
             i = rng.randrange(len(SIG_EDITS))
             return (json.dumps(SIG_EDITS[i](doc), indent=2) + "\n").encode(), f"sig.edit{i}"
     i = rng.randrange(len(SIG_BYTES))

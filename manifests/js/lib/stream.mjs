@@ -29,12 +29,15 @@ export function codecOf(data) {
 export function decompress(data, name, limits) {
   const total = limits.total_bytes + 2 ** 20;
   const byRatio = Math.max(limits.ratio_floor, limits.ratio * Math.max(data.length, 1));
+  // and never more than one Buffer holds (the tar is held whole): a lower limit of this
+  // verifier's, reported as the total's
+  const held = bufferConstants.MAX_LENGTH - 1;
   const bound = {
-    most: Math.min(total, byRatio),
+    most: Math.min(total, byRatio, held),
     passed: () =>
-      byRatio < total
+      byRatio < Math.min(total, held)
         ? reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?); raise with --max-ratio`)
-        : tooLarge(total),
+        : tooLarge(Math.min(total, held)),
   };
   return decompressBounded(data, name, bound);
 }
@@ -99,7 +102,7 @@ function gunzip(data, bound) {
   let result;
   try {
     // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
-    const most = Math.min(bound.most + 1, bufferConstants.MAX_LENGTH);
+    const most = bound.most + 1;
     result = zlib.inflateRawSync(data.subarray(pos), { info: true, maxOutputLength: most });
   } catch (error) {
     if (error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE") throw bound.passed();

@@ -1,0 +1,44 @@
+"""The JavaScript verifier holds a bundle in memory: its limits are enforced before it
+allocates (FORMAT.md, "Limits"; a verifier's own limits may be lower than the defaults)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.format.test_conformance import SUITE, run_js
+
+pytestmark = pytest.mark.long
+BOMB = SUITE / "vectors" / "reject-compression-bomb.bundle.tar.zst"
+
+
+def test_a_file_larger_than_a_buffer_is_refused_by_its_size_unread(tmp_path: Path) -> None:
+    """A 5 GiB file (sparse: no disk used) is more than one Node Buffer holds: refused by
+    the archive limit from its size, never read into memory."""
+    huge = tmp_path / "huge.bundle.tar.zst"
+    with huge.open("wb") as out:
+        out.write(BOMB.read_bytes())
+        out.truncate(5 << 30)
+    result = run_js(huge, "--json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["codes"] == ["limit.archive_size"]
+    assert "holds at most" in verdict["problems"][0]["message"]
+
+
+def test_a_file_over_the_archive_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    result = run_js(BOMB, "--max-archive-bytes", "100", "--json")
+    assert result.returncode == 3
+    assert json.loads(result.stdout)["codes"] == ["limit.archive_size"]
+
+
+def test_the_ratio_limit_is_the_reviewers_to_raise() -> None:
+    """``--max-ratio`` (FORMAT.md's table names it): the bomb vector of 100 MiB of zeros
+    is refused at 200:1 and read when the reviewer allows more."""
+    refused = run_js(BOMB, "--json")
+    assert json.loads(refused.stdout)["codes"] == ["limit.ratio"]
+    allowed = run_js(BOMB, "--max-ratio", "1000000", "--json")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert json.loads(allowed.stdout)["result"] == "accept"
