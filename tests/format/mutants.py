@@ -594,7 +594,11 @@ def signature_file(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         fields = ("sig", "public_key", "keyid", "format", "payload_type")
         if isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in fields):
             i = rng.randrange(len(SIG_EDITS))
-            return (json.dumps(SIG_EDITS[i](doc), indent=2) + "\n").encode(), f"sig.edit{i}"
+            try:
+                edited = SIG_EDITS[i](doc)
+            except ValueError:  # (a sig an earlier mutation left not base64)
+                return data, "sig.none"
+            return (json.dumps(edited, indent=2) + "\n").encode(), f"sig.edit{i}"
     i = rng.randrange(len(SIG_BYTES))
     try:
         return SIG_BYTES[i](data), f"sig.bytes{i}"
