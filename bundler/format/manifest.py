@@ -23,6 +23,7 @@ from bundler.errors import BundleRejected, Problem, did_you_mean
 from bundler.format.hashing import sha256_bytes
 from bundler.format.paths import fold, folders_of, path_problem
 from bundler.format.schemafast import Check, compile_schema
+from bundler.format.toml10 import feature_of_1_1
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a manifest that fails
     from jsonschema import Draft202012Validator, ValidationError
@@ -365,6 +366,9 @@ def parse(data: bytes) -> Manifest:
         raise reject("manifest.toml", f"is not valid TOML: {exc}") from None
     except RecursionError:
         raise reject("manifest.too_deep", "is nested too deeply to read") from None
+    newer = feature_of_1_1(text)
+    if newer is not None:
+        raise reject("manifest.toml", f"is not valid TOML 1.0: {newer}")
 
     fmt = doc.get("format")
     match = _FORMAT_RE.match(fmt) if isinstance(fmt, str) else None

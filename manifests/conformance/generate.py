@@ -1875,6 +1875,45 @@ def _found_by_differential_fuzzing() -> None:
         "case is I, but folding is not upper then lower case)",
         with_manifest(manifest(files=files_toml(dotless)), dotless),
     )
+    for name, description, old, new in (
+        (
+            "reject-toml-inline-table-trailing-comma",
+            "an inline table with a trailing comma (TOML 1.1, not 1.0)",
+            b"[cases.params]\n",
+            b"params = {a = 1,}\n",
+        ),
+        (
+            "reject-toml-inline-table-newline",
+            "an inline table over two lines (TOML 1.1, not 1.0)",
+            b"[cases.params]\n",
+            b"params = {a = 1,\nb = 2}\n",
+        ),
+        (
+            "reject-toml-escape-e",
+            "the escape \\e in a string (TOML 1.1, not 1.0)",
+            b'title = "A conformance vector"',
+            b'title = "A conformance vector\\e"',
+        ),
+        (
+            "reject-toml-time-without-seconds",
+            "a time without seconds (TOML 1.1, not 1.0)",
+            b"[environment.libraries]\n",
+            b"[environment.libraries]\nwhen = 07:32\n",
+        ),
+        (
+            "reject-toml-date-that-does-not-exist",
+            "February 30th: not a date, so not TOML (a real date would be manifest.type)",
+            b"[environment.libraries]\n",
+            b"[environment.libraries]\nwhen = 1979-02-30\n",
+        ),
+    ):
+        simple(
+            name,
+            "manifest.toml",
+            description,
+            with_manifest(MANIFEST.replace(old, new, 1)),
+            ["manifest.toml"],
+        )
     sharp = {**FILES, "inputs/\u1e9e.txt": b"x", "inputs/ss.txt": b"y"}
     simple(
         "reject-path-capital-sharp-s-folded",

@@ -50,6 +50,8 @@ export function parseManifest(bytes) {
     }
     throw one("manifest.toml", `is not valid TOML: ${error.message.split("\n")[0]}`);
   }
+  const why = notToml10(text);
+  if (why) throw one("manifest.toml", `is not valid TOML 1.0: ${why}`);
   const format = doc.format;
   const match = typeof format === "string" ? FORMAT_RE.exec(format) : null;
   if (match === null) {
@@ -75,6 +77,62 @@ export function parseManifest(bytes) {
   problems = consistencyProblems(doc);
   if (problems.length) throw new Rejected("the manifest is not consistent", problems);
   return { doc, format, warnings, top: `${doc.bundle.name}-${doc.bundle.version}` };
+}
+
+// What smol-toml reads but TOML 1.0 does not have (it reads TOML 1.1), in a document it
+// parsed: an inline table over
+// several lines or with a trailing comma, the escapes \e and \xHH, a time without seconds;
+// and a date that does not exist (February 30th, the year 0). A message, or null. Strings
+// and comments are skipped as TOML writes them; a document that does not parse is left to
+// the parser.
+export function notToml10(text) {
+  const stack = [];
+  let last = "";
+  let outside = "";
+  for (let i = 0; i < text.length; ) {
+    const c = text[i];
+    if (c === "#") {
+      while (i < text.length && text[i] !== "\n") i++;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+      i += quote.length;
+      for (;;) {
+        if (i >= text.length || (quote.length === 1 && text[i] === "\n")) return null;
+        if (c === '"' && text[i] === "\\") {
+          if (text[i + 1] === "e" || text[i + 1] === "x") return `the escape \\${text[i + 1]} is TOML 1.1`;
+          i += 2;
+          continue;
+        }
+        if (text.startsWith(quote, i)) {
+          i += quote.length;
+          for (let extra = 0; quote.length === 3 && extra < 2 && text[i] === c; extra++) i++;
+          break;
+        }
+        i++;
+      }
+      last = c;
+      outside += " S ";
+      continue;
+    }
+    if (c === "\n" && stack.at(-1) === "{") return "an inline table over several lines is TOML 1.1";
+    if (c === "{" || c === "[") stack.push(c);
+    else if (c === "}" || c === "]") {
+      if (c === "}" && last === ",") return "a trailing comma in an inline table is TOML 1.1";
+      stack.pop();
+    }
+    if (!" \t\r\n".includes(c)) last = c;
+    outside += c;
+    i++;
+  }
+  if (/(?<![0-9:+\-])[0-9]{2}:[0-9]{2}(?![0-9]|:[0-9])/.test(outside)) return "a time without seconds is TOML 1.1";
+  for (const [, y, m, d] of outside.matchAll(/(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])/g)) {
+    const [year, month, day] = [Number(y), Number(m), Number(d)];
+    const days = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > days) return `${y}-${m}-${d} is not a date`;
+  }
+  return null;
 }
 
 // Depth, NaN and infinities, and values of a type the format does not have (dates).
