@@ -366,9 +366,9 @@ def parse(data: bytes) -> Manifest:
         raise reject("manifest.toml", f"is not valid TOML: {exc}") from None
     except RecursionError:
         raise reject("manifest.too_deep", "is nested too deeply to read") from None
-    newer = feature_of_1_1(text)
-    if newer is not None:
-        raise reject("manifest.toml", f"is not valid TOML 1.0: {newer}")
+    of_1_1 = feature_of_1_1(text)
+    if of_1_1 is not None:
+        raise reject("manifest.toml", f"is not valid TOML 1.0: {of_1_1}")
 
     fmt = doc.get("format")
     match = _FORMAT_RE.match(fmt) if isinstance(fmt, str) else None
