@@ -63,15 +63,15 @@ function parseArguments(argv) {
   return options;
 }
 
-// At most ``limit + 1`` bytes of a regular file: a file larger than ``limit`` is not read
-// (its first ``limit + 1`` bytes are enough to refuse it by its limit), so that no more
-// than the limit is ever allocated.
-function readBounded(path, limit) {
+// At most ``limit + 1`` bytes of a regular file (a larger one is refused by its limit).
+// ``unreadOver``: a file larger than ``limit`` is not read at all (null), so that no more
+// than the limit is ever allocated for a bundle.
+function readBounded(path, limit, unreadOver = false) {
   const fd = openSync(path, "r");
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new UsageError(`${path} is not a regular file`);
-    if (stat.size > limit) return null;
+    if (unreadOver && stat.size > limit) return null;
     const chunks = [];
     let left = limit + 1;
     for (;;) {
@@ -172,7 +172,7 @@ function main(argv) {
       throw new UsageError(`cannot read a signature file: ${error.message}`);
     }
     try {
-      data = readBounded(options.bundle, archiveLimit(options.limits));
+      data = readBounded(options.bundle, archiveLimit(options.limits), true);
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read ${options.bundle}: ${error.message}`);
