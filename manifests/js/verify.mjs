@@ -6,7 +6,8 @@
 //   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]...
 //        [--identity sha256:HEX]
 //        [--max-members N] [--max-file-bytes N] [--max-total-bytes N]
-//        [--max-manifest-bytes N] [--max-archive-bytes N] [--json]
+//        [--max-manifest-bytes N] [--max-archive-bytes N] [--max-ratio N]
+//        [--allow-unsigned] [--require-signature] [--json]
 //   node manifests/js/verify.mjs --conformance manifests/conformance/vectors.json
 //
 // Exit codes: 0 intact, 3 rejected, 2 usage error. With --conformance: every vector of the
@@ -23,7 +24,7 @@ import { describe, readTrustedKey } from "./lib/signatures.mjs";
 const USAGE =
   "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]... [--identity sha256:HEX] " +
   "[--max-members N] [--max-file-bytes N] [--max-total-bytes N] [--max-manifest-bytes N] " +
-  "[--max-archive-bytes N] [--max-ratio N] [--json]";
+  "[--max-archive-bytes N] [--max-ratio N] [--allow-unsigned] [--require-signature] [--json]";
 const LIMIT_FLAGS = {
   "--max-members": "members",
   "--max-file-bytes": "file_bytes",
@@ -37,7 +38,16 @@ const NOT_RERUN =
   "(`reprobundle verify` re-runs the cases and judges the claims)";
 
 function parseArguments(argv) {
-  const options = { bundle: null, trust: [], signatures: [], identity: null, limits: {}, json: false };
+  const options = {
+    bundle: null,
+    trust: [],
+    signatures: [],
+    identity: null,
+    limits: {},
+    json: false,
+    allowUnsigned: false,
+    requireSignature: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -45,6 +55,8 @@ function parseArguments(argv) {
       return argv[++i];
     };
     if (arg === "--json") options.json = true;
+    else if (arg === "--allow-unsigned") options.allowUnsigned = true;
+    else if (arg === "--require-signature") options.requireSignature = true;
     else if (arg === "--trust") options.trust.push(value());
     else if (arg === "--signature") options.signatures.push(value());
     else if (arg === "--identity" || arg === "--expect-manifest-sha256") {
@@ -60,6 +72,12 @@ function parseArguments(argv) {
     else throw new UsageError(`one bundle at a time, observed ${arg}`);
   }
   if (options.bundle === null) throw new UsageError("no bundle given");
+  if (options.requireSignature && !options.trust.length) {
+    throw new UsageError("--require-signature needs --trust KEYFILE");
+  }
+  if (options.requireSignature && options.allowUnsigned) {
+    throw new UsageError("--require-signature and --allow-unsigned contradict each other");
+  }
   return options;
 }
 
@@ -112,6 +130,7 @@ function judge(data, name, trusted, options) {
       identity: options.identity,
       limits: options.limits,
       detached: options.detached ?? [],
+      allowUnsigned: options.allowUnsigned ?? false,
     });
     return { result: "accept", exit: 0, codes: [], found };
   } catch (error) {

@@ -71,7 +71,7 @@ export function readBundle(data, name, options) {
       );
     }
     const found = new Map([...signatures, ...(options.detached ?? [])]);
-    signatureCheck = judgeSignatures(manifestBytes, found, options.trusted);
+    signatureCheck = judgeSignatures(manifestBytes, found, options.trusted, options.allowUnsigned);
   };
 
   const clash = (key, memberName, file) => {

@@ -165,7 +165,9 @@ function verifies(signature, manifestBytes) {
 
 // Judge the signature files (name -> bytes) over the manifest bytes against the trusted
 // keys: { state, signers, unknownKeyids } or a rejection.
-export function judgeSignatures(manifestBytes, files, trusted) {
+// ``allowUnsigned``: the trusted keys only name the signers (a bundle none of them signed
+// is accepted and reported as it is).
+export function judgeSignatures(manifestBytes, files, trusted, allowUnsigned = false) {
   const parsed = [];
   let problems = [];
   for (const [where, bytes] of [...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -200,7 +202,7 @@ export function judgeSignatures(manifestBytes, files, trusted) {
     else unknownKeyids.push(signature.keyid);
   }
   const state = signers.length ? "trusted" : parsed.length ? "unknown-key" : "unsigned";
-  if (trusted.length && state !== "trusted") {
+  if (trusted.length && !allowUnsigned && state !== "trusted") {
     const message = `the bundle is ${describe({ state, signers, unknownKeyids })}; ${trusted.length} trusted key(s) given`;
     throw new Rejected("a signature by a trusted key is required", [new Problem("signatures/", "signature.required", message)]);
   }

@@ -1,5 +1,6 @@
-"""The JavaScript verifier holds a bundle in memory: its limits are enforced before it
-allocates (FORMAT.md, "Limits"; a verifier's own limits may be lower than the defaults)."""
+"""The JavaScript verifier's options as FORMAT.md names them: limits enforced before it
+allocates (it holds a bundle in memory; a verifier's own limits may be lower than the
+defaults), and the reviewer's trust (``--allow-unsigned``, ``--require-signature``)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,24 @@ def test_the_ratio_limit_is_the_reviewers_to_raise() -> None:
     allowed = run_js(BOMB, "--max-ratio", "1000000", "--json")
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert json.loads(allowed.stdout)["result"] == "accept"
+
+
+INTACT = SUITE / "vectors" / "accept-intact-gzip.bundle.tar.gz"
+ALICE = SUITE / "keys" / "alice.pub"
+
+
+def test_allow_unsigned_makes_trusted_keys_name_the_signers_only() -> None:
+    """FORMAT.md, "Signatures", trust: naming trusted keys requires one of them to sign,
+    unless the reviewer allows unsigned bundles (as the Python verifier's option does)."""
+    required = run_js(INTACT, "--trust", ALICE, "--json")
+    assert required.returncode == 3
+    assert json.loads(required.stdout)["codes"] == ["signature.required"]
+    allowed = run_js(INTACT, "--trust", ALICE, "--allow-unsigned", "--json")
+    assert allowed.returncode == 0, allowed.stdout
+    assert json.loads(allowed.stdout)["signatures"]["state"] == "unsigned"
+
+
+def test_require_signature_needs_a_trusted_key() -> None:
+    result = run_js(INTACT, "--require-signature")
+    assert result.returncode == 2
+    assert "needs --trust" in result.stderr
