@@ -59,3 +59,29 @@ def test_only_a_damaged_stream_may_name_another_code() -> None:
     assert not mutants.allowed(intact, stream, tar)
     assert not mutants.allowed(damaged, stream, ("accept", []))
     assert not mutants.allowed(damaged, ("reject", ["file.hash"]), tar)
+
+
+@pytest.mark.parametrize("zeros_first", [True, False])
+def test_the_ratio_is_judged_as_the_file_is_read(tmp_path: Path, zeros_first: bool) -> None:
+    """FORMAT.md, "Limits": the ratio of the bytes decompressed so far to the compressed
+    bytes read so far (4 bytes, then 1 MiB at a time), not to the whole file. 3 MiB of
+    zeros before 6 MiB of noise pass 2:1 within the first MiB read; after it, never (the
+    JavaScript verifier once compared with the whole file and accepted both)."""
+    import random
+
+    from manifests.conformance import generate as g
+
+    noise = random.Random(46).randbytes(6 << 20)
+    zeros = "inputs/0zeros.bin" if zeros_first else "inputs/zzeros.bin"
+    files = {**g.FILES, zeros: bytes(3 << 20), "inputs/noise.bin": noise}
+    raw = g.plain_bundle(manifest_bytes=g.manifest(files=g.files_toml(files)), files=files)
+    made = [
+        mutants.Mutant(
+            f"ratio-{codec}", data, [codec], {"limits": {"ratio": 2, "ratio_floor": 1 << 20}}
+        )
+        for codec, data in (("gzip", g.gz(raw)), ("zstd", g.zst_compressed(raw)))
+    ]
+    differ, js = mutants.compare(made, tmp_path, node())
+    assert not differ, "\n".join(map(str, differ))
+    expected = ("reject", ["limit.ratio"]) if zeros_first else ("accept", [])
+    assert all(verdict == expected for verdict in js.values())

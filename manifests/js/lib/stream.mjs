@@ -39,7 +39,48 @@ export function decompress(data, name, limits) {
         ? reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?); raise with --max-ratio`)
         : tooLarge(Math.min(total, held)),
   };
-  return decompressBounded(data, name, bound);
+  const found = decompressBounded(data, name, bound);
+  if (ratioPassedOnTheWay(data, found.codec, found.plain.length, limits, bound)) throw bound.passed();
+  return found;
+}
+
+// The ratio is a reader's as it goes (FORMAT.md, "Limits"): the bytes decompressed so far
+// against the compressed bytes read so far, the file being read 4 bytes (its magic) and
+// then 1 MiB at a time. Here the file was decompressed whole; what each of its prefixes
+// 4 + k MiB decompresses to is counted (only while the ratio could be passed at all, and
+// never more than the ratio allows).
+const STEP = 2 ** 20;
+
+function ratioPassedOnTheWay(data, codec, total, limits, bound) {
+  if (total <= limits.ratio_floor) return false;
+  for (let read = 4 + STEP; read < data.length && limits.ratio * read < total; read += STEP) {
+    const most = Math.max(limits.ratio_floor, limits.ratio * read);
+    if (producedBeyond(data.subarray(0, read), codec, most, bound)) return true;
+  }
+  return false;
+}
+
+// Whether the first bytes of a stream decompress to more than ``most`` bytes.
+function producedBeyond(prefix, codec, most, bound) {
+  if (codec === "gzip") {
+    try {
+      const options = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: most + 1 };
+      return zlib.inflateRawSync(prefix.subarray(bound.bodyStart), options).length > most;
+    } catch (error) {
+      return error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE";
+    }
+  }
+  let size = 0;
+  const stream = new ZstdStream((piece) => {
+    size += piece.length;
+    if (size > most) throw new RangeError("passed");
+  });
+  try {
+    for (let at = 0; at < prefix.length; at += 1 << 16) stream.push(prefix.subarray(at, Math.min(at + (1 << 16), prefix.length)), false);
+  } catch (error) {
+    return error instanceof RangeError && error.message === "passed";
+  }
+  return false;
 }
 
 function decompressBounded(data, name, bound) {
@@ -99,6 +140,7 @@ function gunzip(data, bound) {
     }
     pos += 2;
   }
+  bound.bodyStart = pos;
   let result;
   try {
     // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
