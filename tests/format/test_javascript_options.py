@@ -64,3 +64,30 @@ def test_require_signature_needs_a_trusted_key() -> None:
     result = run_js(INTACT, "--require-signature")
     assert result.returncode == 2
     assert "needs --trust" in result.stderr
+
+
+def test_gzip_is_checked_on_a_node_20_without_zlib_crc32(tmp_path: Path) -> None:
+    """Node 20 before 20.15 has no ``zlib.crc32``: the verifier's own CRC-32 checks the
+    gzip stream then (FORMAT.md says Node 20 or later), a wrong one still refused."""
+    import subprocess
+
+    from tests.format.test_conformance import JS, NODE
+
+    run_js(INTACT)  # (skips, or fails under CI, without node)
+    assert NODE is not None
+    preload = tmp_path / "no-crc32.mjs"
+    preload.write_text('import zlib from "node:zlib";\ndelete zlib.crc32;\n', "utf-8")
+    damaged = bytearray(INTACT.read_bytes())
+    damaged[-8] ^= 1  # the CRC-32 in the trailer
+    (tmp_path / "damaged.bundle.tar.gz").write_bytes(bytes(damaged))
+    verdicts = []
+    for bundle in (INTACT, tmp_path / "damaged.bundle.tar.gz"):
+        done = subprocess.run(
+            [NODE, "--import", preload.as_uri(), str(JS / "verify.mjs"), str(bundle), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        verdicts.append((done.returncode, json.loads(done.stdout)["codes"]))
+    assert verdicts == [(0, []), (3, ["archive.corrupt"])]
