@@ -1,5 +1,9 @@
 """TOML 1.0, not 1.1: what a manifest may be written in (FORMAT.md, "The manifest").
 
+TOML 1.0's integers are 64-bit: one that is not "must" be an error, but tomli reads any
+(and raises a bare ValueError past Python's 4,300 digits): ``integer_beyond_64_bits``
+names one, looked for only where the text holds a long enough run of digits.
+
 tomli reads TOML 1.1 from its version 2.3 (an inline table over several lines or with a
 trailing comma, the escapes ``\\e`` and ``\\xHH``, a time without seconds), so what the
 verifier accepted depended on the tomli installed. A manifest is TOML 1.0, which every
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["feature_of_1_1"]
+__all__ = ["feature_of_1_1", "integer_beyond_64_bits"]
 
 _TIME_WITHOUT_SECONDS = re.compile(r"(?<![0-9:+\-])[0-9]{2}:[0-9]{2}(?![0-9]|:[0-9])")
 _MAY_HOLD = re.compile(r"\\[ex]|,\s*}|\{[^}\n]*\n|" + _TIME_WITHOUT_SECONDS.pattern)
@@ -69,4 +73,26 @@ def feature_of_1_1(text: str) -> str | None:
         i += 1
     if _TIME_WITHOUT_SECONDS.search("".join(outside)):
         return "a time without seconds is TOML 1.1"
+    return None
+
+
+# a literal of an integer outside 64 bits has at least 19 decimal digits (16 hex, 21 octal,
+# 63 binary); underscores only make it longer
+_LONG_NUMBER = re.compile(r"[0-9_]{19}|0x[0-9A-Fa-f_]{16}|0o[0-7_]{21}|0b[01_]{63}")
+_LOW, _HIGH = -(1 << 63), (1 << 63) - 1
+
+
+def integer_beyond_64_bits(text: str, doc: object) -> str | None:
+    """An integer of ``doc`` (parsed from ``text``) outside 64 bits, named; or None."""
+    if _LONG_NUMBER.search(text) is None:
+        return None
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and not _LOW <= item <= _HIGH:
+            return f"the integer {str(item)[:24]}... does not fit in 64 bits"
     return None

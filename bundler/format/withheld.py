@@ -147,7 +147,7 @@ def parse(data: bytes, manifest: Manifest, read_by_cases: Collection[str], where
         if not isinstance(path, str) or not isinstance(reason, str):
             bad(f"{at}: path and reason must be strings")
             continue
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 1 << 63:
             bad(f"{at}: size must be a whole number of bytes")
             continue
         if not isinstance(sha256, str) or not _SHA256.match(sha256):

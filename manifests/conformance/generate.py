@@ -1740,6 +1740,18 @@ def _redacted(good: dict[str, str]) -> None:
             ["withheld.format"],
         ),
         (
+            "reject-withheld-size-beyond-64-bits",
+            "a size of 2**63: not a size",
+            withheld_json([{**entry, "size": 1 << 63}]),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-size-of-5000-digits",
+            "a size of 5000 digits: not a size",
+            withheld_json().replace(b'"size": 29', b'"size": ' + b"9" * 5000),
+            ["withheld.format"],
+        ),
+        (
             "reject-withheld-digest",
             "an entry whose digest is not the manifest's",
             withheld_json([{**entry, "sha256": sha(b"other")}]),
@@ -1899,6 +1911,18 @@ def _found_by_differential_fuzzing() -> None:
             "a time without seconds (TOML 1.1, not 1.0)",
             b"[environment.libraries]\n",
             b"[environment.libraries]\nwhen = 07:32\n",
+        ),
+        (
+            "reject-toml-integer-beyond-64-bits",
+            "2**63 as source_date_epoch: TOML 1.0's integers are 64-bit",
+            b"source_date_epoch = 0",
+            b"source_date_epoch = 9223372036854775808",
+        ),
+        (
+            "reject-toml-integer-of-5000-digits",
+            "an integer of 5000 digits (past Python's 4300-digit conversion limit too)",
+            b"source_date_epoch = 0",
+            b"source_date_epoch = " + b"1" * 5000,
         ),
         (
             "reject-toml-date-that-does-not-exist",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import tomli
 
-from bundler.format.toml10 import feature_of_1_1
+from bundler.format.toml10 import feature_of_1_1, integer_beyond_64_bits
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,21 @@ def test_a_toml_1_1_feature_is_named(text: str, feature: str) -> None:
 def test_toml_1_0_is_not_refused(text: str) -> None:
     tomli.loads(text)
     assert feature_of_1_1(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "beyond"),
+    [
+        ("x = 9223372036854775807", False),
+        ("x = -9223372036854775808", False),
+        ("x = 9223372036854775808", True),
+        ("x = -9223372036854775809", True),
+        ("x = 0xFFFF_FFFF_FFFF_FFFF", True),
+        ("x = 0x7FFF_FFFF_FFFF_FFFF", False),
+        ('x = "99999999999999999999999"', False),
+        ("x = [[{a = 99999999999999999999999}]]", True),
+    ],
+)
+def test_an_integer_beyond_64_bits_is_named(text: str, beyond: bool) -> None:
+    found = integer_beyond_64_bits(text, tomli.loads(text))
+    assert (found is not None) == beyond

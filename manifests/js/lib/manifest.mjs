@@ -50,7 +50,7 @@ export function parseManifest(bytes) {
     }
     throw one("manifest.toml", `is not valid TOML: ${error.message.split("\n")[0]}`);
   }
-  const why = notToml10(text);
+  const why = notToml10(text) ?? integerBeyond64Bits(doc);
   if (why) throw one("manifest.toml", `is not valid TOML 1.0: ${why}`);
   const format = doc.format;
   const match = typeof format === "string" ? FORMAT_RE.exec(format) : null;
@@ -131,6 +131,21 @@ export function notToml10(text) {
     const [year, month, day] = [Number(y), Number(m), Number(d)];
     const days = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
     if (year < 1 || month < 1 || month > 12 || day < 1 || day > days) return `${y}-${m}-${d} is not a date`;
+  }
+  return null;
+}
+
+// TOML 1.0's integers are 64-bit: one that is not is an error (smol-toml reads any as a
+// BigInt). A message, or null.
+function integerBeyond64Bits(doc) {
+  const stack = [doc];
+  while (stack.length) {
+    const item = stack.pop();
+    if (Array.isArray(item)) stack.push(...item);
+    else if (isTable(item)) stack.push(...Object.values(item));
+    else if (typeof item === "bigint" && (item < -(2n ** 63n) || item >= 2n ** 63n)) {
+      return `the integer ${String(item).slice(0, 24)}... does not fit in 64 bits`;
+    }
   }
   return null;
 }

@@ -76,7 +76,7 @@ export function parseWithheld(bytes, doc, where) {
     }
     const [path, size, sha256, reason] = ["path", "size", "sha256", "reason"].map((k) => entry.get(k));
     if (typeof path !== "string" || typeof reason !== "string") return bad(`${at}: path and reason must be strings`);
-    if (typeof size !== "bigint" || size < 0n) return bad(`${at}: size must be a whole number of bytes`);
+    if (typeof size !== "bigint" || size < 0n || size >= 2n ** 63n) return bad(`${at}: size must be a whole number of bytes`);
     if (typeof sha256 !== "string" || !SHA256.test(sha256)) return bad(`${at}: sha256 must be 64 lower-case hex digits`);
     if (BLANK.test(reason) || [...reason].length > MAX_REASON) {
       return bad(`${at}: reason must be non-empty, at most ${MAX_REASON} characters`);
