@@ -457,6 +457,8 @@ TOML_EDITS = [
     (b"source_date_epoch = 0", b"source_date_epoch = true"),
     (b"source_date_epoch = 0", b"source_date_epoch = 1_0"),
     (b"source_date_epoch = 0", b"source_date_epoch = 9223372036854775808"),
+    (b"source_date_epoch = 0", b"source_date_epoch = " + b"1" * 5000),
+    (b"size = 29", b"size = -9223372036854775809"),
     (b"size = 29", b"size = 29.0"),
     (b"size = 29", b"size = 2.9e1"),
     (b"size = 29", b"size = +29"),
@@ -673,6 +675,8 @@ WITHHELD_BYTES: list[Callable[[bytes], bytes]] = [
     lambda b: b.replace(b'"size": 29', b'"size": 29.5'),
     lambda b: b.replace(b'"size": 29', b'"size": NaN'),
     lambda b: b.replace(b'"size": 29', b'"size": [[[[[29]]]]]'),
+    lambda b: b.replace(b'"size": 29', b'"size": ' + b"9" * 5000),
+    lambda b: b.replace(b'"size": 29', b'"size": 9223372036854775808'),
     lambda b: b[:-3],
 ]
 
