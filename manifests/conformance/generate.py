@@ -1846,6 +1846,20 @@ def _found_by_differential_fuzzing() -> None:
         head + (crc ^ 0x0101).to_bytes(2, "little") + body,
         ["archive.corrupt"],
     )
+    import zstandard
+
+    frame = bytearray(zstandard.ZstdCompressor(level=3, write_checksum=False).compress(raw))
+    assert frame[4] == 0x60  # a single segment, a 2-byte content size (less 256), no checksum
+    frame[5:7] = (len(raw) - 256 - BLOCK).to_bytes(2, "little")
+    simple(
+        "reject-zstd-content-size-smaller",
+        "archive.compression",
+        "a zstd frame (no checksum) whose content size says 512 bytes fewer than it holds: "
+        "a decoder that sizes its output by it must not drop the rest",
+        bytes(frame),
+        ["archive.corrupt"],
+        suffix=".bundle.tar.zst",
+    )
     simple(
         "reject-limit-before-signatures",
         "limits",

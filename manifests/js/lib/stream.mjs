@@ -55,7 +55,8 @@ function ratioPassedOnTheWay(data, codec, total, limits, bound) {
   if (total <= limits.ratio_floor) return false;
   for (let read = 4 + STEP; read < data.length && limits.ratio * read < total; read += STEP) {
     const most = Math.max(limits.ratio_floor, limits.ratio * read);
-    if (producedBeyond(data.subarray(0, read), codec, most, bound)) return true;
+    const prefix = codec === "gzip" ? data.subarray(0, read) : bound.zstdFrame.subarray(0, Math.max(read - bound.zstdShift, 0));
+    if (producedBeyond(prefix, codec, most, bound)) return true;
   }
   return false;
 }
@@ -213,6 +214,7 @@ function unzstd(data, bound) {
     if (fcsSize === 2) contentSize += 256;
   }
   pos += fcsSize;
+  const blocksStart = pos;
   if (window === null) window = contentSize;
   if (window > ZSTD_MAX_WINDOW) {
     throw corrupt(`the zstd frame asks for a window of ${window} bytes (at most ${ZSTD_MAX_WINDOW})`);
@@ -254,8 +256,14 @@ function unzstd(data, bound) {
     if (size > bound.most) throw bound.passed();
     pieces.push(piece);
   });
+  // fzstd sizes its output by the frame content size and drops what does not fit: it is
+  // given the frame without one (a window descriptor in its place), so that content longer
+  // than declared is decoded, counted and refused below
+  const frame = fcsSize ? withoutContentSize(data, descriptor, singleSegment ? window : null, blocksStart, pos) : data.subarray(0, pos);
+  bound.zstdFrame = frame; // (for the ratio of its prefixes: the file's offset less shift)
+  bound.zstdShift = pos - frame.length;
   try {
-    for (let at = 0; at < pos; at += 1 << 16) stream.push(data.subarray(at, Math.min(at + (1 << 16), pos)), at + (1 << 16) >= pos);
+    for (let at = 0; at < frame.length; at += 1 << 16) stream.push(frame.subarray(at, Math.min(at + (1 << 16), frame.length)), at + (1 << 16) >= frame.length);
   } catch (error) {
     if (error instanceof Rejected) throw error;
     throw corrupt(`the zstd stream is corrupt: ${error.message}`);
@@ -271,6 +279,19 @@ function unzstd(data, bound) {
     }
   }
   return plain;
+}
+
+// The frame with its content size taken out of the header: the descriptor's content-size
+// and single-segment bits cleared, and a window descriptor (the frame's own, or for a
+// single segment the smallest power of two at least the content size, 1 KiB or more).
+function withoutContentSize(data, descriptor, segmentWindow, blocksStart, end) {
+  let windowDescriptor = data[5];
+  if (segmentWindow !== null) {
+    let exponent = 0;
+    while (2 ** (10 + exponent) < segmentWindow) exponent++;
+    windowDescriptor = exponent << 3;
+  }
+  return Buffer.concat([data.subarray(0, 4), Buffer.from([descriptor & 0x1f, windowDescriptor]), data.subarray(blocksStart, end)]);
 }
 
 // XXH64 (seed 0), the hash of a zstd frame's content checksum.
