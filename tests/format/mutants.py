@@ -739,8 +739,17 @@ def zstd_container(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
     import zstandard
 
     op = rng.choice(
-        ("level", "no-checksum", "no-size", "raw", "rle", "frames", "skippable", "dict-id")
+        ("level", "no-checksum", "no-size", "raw", "rle", "frames", "skippable", "dict-id", "size")
     )
+    if op == "size":  # the frame content size off by a little (single segment: the window too)
+        checksum = rng.random() < 0.5
+        data = bytearray(zstandard.ZstdCompressor(level=3, write_checksum=checksum).compress(raw))
+        width = {0: 1 if data[4] & 0x20 else 0, 1: 2, 2: 4, 3: 8}[data[4] >> 6]
+        at = 5 if data[4] & 0x20 else 6
+        if width:
+            value = int.from_bytes(data[at : at + width], "little") + rng.choice((-512, -1, 1, 512))
+            data[at : at + width] = max(value, 0).to_bytes(8, "little")[:width]
+        return bytes(data), "zstd.size"
     if op == "level":
         return g.zst_compressed(raw), "zstd.level"
     if op == "no-checksum":
