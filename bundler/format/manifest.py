@@ -23,6 +23,7 @@ from bundler.errors import BundleRejected, Problem, did_you_mean
 from bundler.format.hashing import sha256_bytes
 from bundler.format.paths import fold, folders_of, path_problem
 from bundler.format.schemafast import Check, compile_schema
+from bundler.format.toml10 import feature_of_1_1, integer_beyond_64_bits
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a manifest that fails
     from jsonschema import Draft202012Validator, ValidationError
@@ -361,10 +362,13 @@ def parse(data: bytes) -> Manifest:
         raise reject("manifest.encoding", f"is not UTF-8 (byte {exc.start})") from None
     try:
         doc = tomli.loads(text)
-    except tomli.TOMLDecodeError as exc:
+    except ValueError as exc:  # a TOMLDecodeError, or an integer of over 4,300 digits
         raise reject("manifest.toml", f"is not valid TOML: {exc}") from None
     except RecursionError:
         raise reject("manifest.too_deep", "is nested too deeply to read") from None
+    not_1_0 = feature_of_1_1(text) or integer_beyond_64_bits(text, doc)
+    if not_1_0 is not None:
+        raise reject("manifest.toml", f"is not valid TOML 1.0: {not_1_0}")
 
     fmt = doc.get("format")
     match = _FORMAT_RE.match(fmt) if isinstance(fmt, str) else None

@@ -93,7 +93,11 @@ def parse(data: bytes, manifest: Manifest, read_by_cases: Collection[str], where
     problem otherwise. ``read_by_cases``: the files some case reads (only those may be
     withheld); ``where``: the member's name, for messages."""
     try:
-        raw = strictjson.loads(data, max_depth=4)
+        # UTF-8 and nothing else (``json.loads`` of bytes would also read UTF-16 and a
+        # byte-order mark, which no record is written with)
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise ValueError("it starts with a byte-order mark")
+        raw = strictjson.loads(data.decode("utf-8"), max_depth=4)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RecordError(
             [Problem(where, "withheld.format", f"is not valid JSON: {exc}")]
@@ -143,7 +147,7 @@ def parse(data: bytes, manifest: Manifest, read_by_cases: Collection[str], where
         if not isinstance(path, str) or not isinstance(reason, str):
             bad(f"{at}: path and reason must be strings")
             continue
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 1 << 63:
             bad(f"{at}: size must be a whole number of bytes")
             continue
         if not isinstance(sha256, str) or not _SHA256.match(sha256):

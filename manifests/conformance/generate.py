@@ -22,6 +22,7 @@ import json
 import shutil
 import sys
 import unicodedata
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1458,6 +1459,8 @@ def _all() -> None:
         trust=["alice"],
     )
     _folding_and_edges(good)
+    _redacted(good)
+    _found_by_differential_fuzzing()
 
 
 def _folding_and_edges(good: dict[str, str]) -> None:
@@ -1638,6 +1641,324 @@ def _folding_and_edges(good: dict[str, str]) -> None:
             )
         ),
         ["signature.format"],
+    )
+
+
+# -- redacted bundles (FORMAT.md, "Redacted bundles") ---------------------------------------
+
+WITHHELD_ENTRY = {"path": "inputs/a.json", "reason": "customer data", "sha256": sha(A_JSON)}
+
+
+def withheld_json(entries: list[dict[str, Any]] | None = None, fmt: str = "") -> bytes:
+    if entries is None:
+        entries = [{**WITHHELD_ENTRY, "size": len(A_JSON)}]
+    doc = {"format": fmt or "reprobundle-withheld/1", "files": entries}
+    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def redacted(
+    record: bytes | None = None,
+    *,
+    signatures: list[tuple[str, bytes]] = (),  # type: ignore[assignment]
+    keep: tuple[str, ...] = (),
+    record_last: bool = False,
+) -> bytes:
+    """The tar of the conformance bundle with inputs/a.json withheld: the manifest, the
+    signatures, the record, then the payload left (``keep``: withheld files left in)."""
+    members = bundle_members(signatures=signatures)
+    head, payload = members[: 1 + len(signatures)], members[1 + len(signatures) :]
+    payload = [
+        m
+        for m, path in zip(payload, sorted(FILES), strict=True)
+        if path != "inputs/a.json" or path in keep
+    ]
+    record_member = member(f"{TOP}/withheld.json", withheld_json() if record is None else record)
+    if record_last:
+        return tar(*head, *payload, record_member)
+    return tar(*head, record_member, *payload)
+
+
+def _redacted(good: dict[str, str]) -> None:
+    """The withheld record: read strictly, bound by the manifest; the first problem's code."""
+    sig = (signature(ALICE)[0], signature_json(good))
+    simple(
+        "accept-redacted",
+        "withheld.record",
+        "inputs/a.json withheld, named with the manifest's digest and size and a reason",
+        gz(redacted()),
+    )
+    simple(
+        "accept-redacted-signed-trusted",
+        "withheld.record",
+        "a redacted bundle keeps its signature (the manifest is unchanged), alice trusted",
+        zst_compressed(redacted(signatures=[sig])),
+        trust=["alice"],
+        suffix=".bundle.tar.zst",
+    )
+    entry = {**WITHHELD_ENTRY, "size": len(A_JSON)}
+    for name, description, record, codes in (
+        (
+            "reject-withheld-bom",
+            "a record that starts with a UTF-8 byte-order mark",
+            b"\xef\xbb\xbf" + withheld_json(),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-utf16",
+            "a record in UTF-16 (JSON readers that guess encodings read it)",
+            withheld_json().decode().encode("utf-16"),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-duplicate-key",
+            "a record that gives a key twice",
+            withheld_json().replace(b'"format"', b'"format": "x", "format"', 1),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-extra-key",
+            "an entry with a key the format does not have",
+            withheld_json([{**entry, "note": "x"}]),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-other-major",
+            "a record of format reprobundle-withheld/2",
+            withheld_json(fmt="reprobundle-withheld/2"),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-size-float",
+            "a size written as a float (29.0)",
+            withheld_json().replace(b'"size": 29', b'"size": 29.0'),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-reason-blank",
+            "a reason of white space only (U+0085 and U+001C are white space)",
+            withheld_json([{**entry, "reason": " \u0085\u001c\t"}]),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-size-beyond-64-bits",
+            "a size of 2**63: not a size",
+            withheld_json([{**entry, "size": 1 << 63}]),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-size-of-5000-digits",
+            "a size of 5000 digits: not a size",
+            withheld_json().replace(b'"size": 29', b'"size": ' + b"9" * 5000),
+            ["withheld.format"],
+        ),
+        (
+            "reject-withheld-digest",
+            "an entry whose digest is not the manifest's",
+            withheld_json([{**entry, "sha256": sha(b"other")}]),
+            ["withheld.digest"],
+        ),
+        (
+            "reject-withheld-unlisted",
+            "an entry naming a path the manifest does not list",
+            withheld_json([{**entry, "path": "inputs/A.json"}]),
+            ["withheld.unlisted"],
+        ),
+        (
+            "reject-withheld-unread",
+            "withholding a file no case reads",
+            withheld_json([{**entry, "path": "inputs/b.txt", "sha256": sha(B_TXT), "size": 19}]),
+            ["withheld.unread"],
+        ),
+        (
+            "reject-withheld-reserved",
+            "withholding the manifest",
+            withheld_json([{**entry, "path": "manifest.toml"}]),
+            ["withheld.reserved"],
+        ),
+        (
+            "reject-withheld-twice",
+            "one file withheld twice",
+            withheld_json([entry, entry]),
+            ["withheld.duplicate"],
+        ),
+        (
+            "reject-withheld-first-problem-code",
+            "two problems: the code of the first (a digest, then an unread file)",
+            withheld_json(
+                [
+                    {**entry, "size": 30},
+                    {**entry, "path": "inputs/b.txt", "sha256": sha(B_TXT), "size": 19},
+                ]
+            ),
+            ["withheld.digest"],
+        ),
+    ):
+        simple(name, "withheld.record", description, gz(redacted(record)), codes)
+    simple(
+        "reject-withheld-present",
+        "withheld.record",
+        "a file the record withholds is in the archive too",
+        gz(redacted(keep=("inputs/a.json",))),
+        ["withheld.present"],
+    )
+    simple(
+        "reject-withheld-after-payload",
+        "withheld.record",
+        "the record after the first payload member",
+        gz(redacted(record_last=True)),
+        ["archive.layout"],
+    )
+    simple(
+        "reject-withheld-missing-without-record",
+        "withheld.record",
+        "a listed file absent with no record naming it: tampering, as before",
+        gz(tar(*[m for m in bundle_members() if b"inputs/a.json" not in m[:100]])),
+        ["file.missing"],
+    )
+    bad = (sig[0], signature_json({**good, "sig": signature_doc(BOB, MANIFEST)["sig"]}))
+    simple(
+        "reject-withheld-before-signatures",
+        "withheld.record",
+        "a bad record and a bad signature: the record is read before the signatures are "
+        "judged, so only its problem is reported",
+        gz(redacted(withheld_json([{**entry, "size": 1}]), signatures=[bad])),
+        ["withheld.digest"],
+    )
+
+
+def _found_by_differential_fuzzing() -> None:
+    """Classes of bundles on which the two verifiers once disagreed (tests/format/mutants.py):
+    each rule, kept or broken."""
+    raw = plain_bundle()
+    body = gz(raw)[10:]
+    head = bytes([0x1F, 0x8B, 8, 0x02, 0, 0, 0, 0, 0, 3])
+    crc = zlib.crc32(head) & 0xFFFF
+    simple(
+        "accept-gzip-header-crc",
+        "archive.compression",
+        "a gzip header with FHCRC and its right CRC-16",
+        head + crc.to_bytes(2, "little") + body,
+    )
+    simple(
+        "reject-gzip-header-crc-wrong",
+        "archive.compression",
+        "a gzip header with FHCRC and a wrong CRC-16",
+        head + (crc ^ 0x0101).to_bytes(2, "little") + body,
+        ["archive.corrupt"],
+    )
+    import zstandard
+
+    frame = bytearray(zstandard.ZstdCompressor(level=3, write_checksum=False).compress(raw))
+    assert frame[4] == 0x60  # a single segment, a 2-byte content size (less 256), no checksum
+    frame[5:7] = (len(raw) - 256 - BLOCK).to_bytes(2, "little")
+    simple(
+        "reject-zstd-content-size-smaller",
+        "archive.compression",
+        "a zstd frame (no checksum) whose content size says 512 bytes fewer than it holds: "
+        "a decoder that sizes its output by it must not drop the rest",
+        bytes(frame),
+        ["archive.corrupt"],
+        suffix=".bundle.tar.zst",
+    )
+    simple(
+        "reject-limit-before-signatures",
+        "limits",
+        "the first payload member passes a limit while a trusted key signed nothing: the "
+        "limit is judged on its header before the signatures",
+        gz(plain_bundle()),
+        ["limit.file_size"],
+        trust=["alice"],
+        limits={"file_bytes": 28},
+    )
+    m = bundle_members()
+    simple(
+        "reject-pax-path-with-nul",
+        "tar.pax",
+        "a pax path record whose value holds a NUL after a listed name: read whole, the "
+        "name breaks the path rules",
+        gz(tar(m[0], m[1], pax(pax_record("path", f"{TOP}/inputs/b.txt".encode() + b"\0x")), m[2])),
+        ["file.missing", "member.name"],
+    )
+    simple(
+        "reject-pax-size-with-nul",
+        "tar.pax",
+        "a pax size record whose value holds a NUL after its digits",
+        gz(tar(m[0], m[1], pax(pax_record("size", b"19\0")), m[2])),
+        ["archive.corrupt"],
+    )
+    simple(
+        "reject-format-not-a-string",
+        "manifest.format",
+        "format = 1 (an integer)",
+        with_manifest(MANIFEST.replace(b'format = "reprobundle/1"', b"format = 1")),
+        ["manifest.format"],
+    )
+    dotless = {**FILES, "inputs/\u0131.txt": b"x", "inputs/i.txt": b"y"}
+    simple(
+        "accept-path-dotless-i-not-folded",
+        "manifest.paths",
+        "inputs/\u0131.txt and inputs/i.txt: the dotless i has no case folding (its upper "
+        "case is I, but folding is not upper then lower case)",
+        with_manifest(manifest(files=files_toml(dotless)), dotless),
+    )
+    for name, description, old, new in (
+        (
+            "reject-toml-inline-table-trailing-comma",
+            "an inline table with a trailing comma (TOML 1.1, not 1.0)",
+            b"[cases.params]\n",
+            b"params = {a = 1,}\n",
+        ),
+        (
+            "reject-toml-inline-table-newline",
+            "an inline table over two lines (TOML 1.1, not 1.0)",
+            b"[cases.params]\n",
+            b"params = {a = 1,\nb = 2}\n",
+        ),
+        (
+            "reject-toml-escape-e",
+            "the escape \\e in a string (TOML 1.1, not 1.0)",
+            b'title = "A conformance vector"',
+            b'title = "A conformance vector\\e"',
+        ),
+        (
+            "reject-toml-time-without-seconds",
+            "a time without seconds (TOML 1.1, not 1.0)",
+            b"[environment.libraries]\n",
+            b"[environment.libraries]\nwhen = 07:32\n",
+        ),
+        (
+            "reject-toml-integer-beyond-64-bits",
+            "2**63 as source_date_epoch: TOML 1.0's integers are 64-bit",
+            b"source_date_epoch = 0",
+            b"source_date_epoch = 9223372036854775808",
+        ),
+        (
+            "reject-toml-integer-of-5000-digits",
+            "an integer of 5000 digits (past Python's 4300-digit conversion limit too)",
+            b"source_date_epoch = 0",
+            b"source_date_epoch = " + b"1" * 5000,
+        ),
+        (
+            "reject-toml-date-that-does-not-exist",
+            "February 30th: not a date, so not TOML (a real date would be manifest.type)",
+            b"[environment.libraries]\n",
+            b"[environment.libraries]\nwhen = 1979-02-30\n",
+        ),
+    ):
+        simple(
+            name,
+            "manifest.toml",
+            description,
+            with_manifest(MANIFEST.replace(old, new, 1)),
+            ["manifest.toml"],
+        )
+    sharp = {**FILES, "inputs/\u1e9e.txt": b"x", "inputs/ss.txt": b"y"}
+    simple(
+        "reject-path-capital-sharp-s-folded",
+        "manifest.paths",
+        "inputs/\u1e9e.txt and inputs/ss.txt: capital sharp s folds to ss",
+        with_manifest(manifest(files=files_toml(sharp)), sharp),
+        ["manifest.path.duplicate"],
     )
 
 

@@ -6,7 +6,8 @@
 //   node manifests/js/verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]...
 //        [--identity sha256:HEX]
 //        [--max-members N] [--max-file-bytes N] [--max-total-bytes N]
-//        [--max-manifest-bytes N] [--max-archive-bytes N] [--json]
+//        [--max-manifest-bytes N] [--max-archive-bytes N] [--max-ratio N]
+//        [--allow-unsigned] [--require-signature] [--json]
 //   node manifests/js/verify.mjs --conformance manifests/conformance/vectors.json
 //
 // Exit codes: 0 intact, 3 rejected, 2 usage error. With --conformance: every vector of the
@@ -15,27 +16,38 @@
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Rejected, UsageError } from "./lib/problems.mjs";
+import { constants as bufferConstants } from "node:buffer";
+import { Rejected, reject, UsageError } from "./lib/problems.mjs";
 import { readBundle } from "./lib/read.mjs";
 import { describe, readTrustedKey } from "./lib/signatures.mjs";
 
 const USAGE =
   "usage: node verify.mjs BUNDLE [--trust KEY.pub]... [--signature FILE.json]... [--identity sha256:HEX] " +
   "[--max-members N] [--max-file-bytes N] [--max-total-bytes N] [--max-manifest-bytes N] " +
-  "[--max-archive-bytes N] [--json]";
+  "[--max-archive-bytes N] [--max-ratio N] [--allow-unsigned] [--require-signature] [--json]";
 const LIMIT_FLAGS = {
   "--max-members": "members",
   "--max-file-bytes": "file_bytes",
   "--max-total-bytes": "total_bytes",
   "--max-manifest-bytes": "manifest_bytes",
   "--max-archive-bytes": "archive_bytes",
+  "--max-ratio": "ratio",
 };
 const NOT_RERUN =
   "checkers were not re-run: this verifier checks integrity and signatures only " +
   "(`reprobundle verify` re-runs the cases and judges the claims)";
 
 function parseArguments(argv) {
-  const options = { bundle: null, trust: [], signatures: [], identity: null, limits: {}, json: false };
+  const options = {
+    bundle: null,
+    trust: [],
+    signatures: [],
+    identity: null,
+    limits: {},
+    json: false,
+    allowUnsigned: false,
+    requireSignature: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -43,6 +55,8 @@ function parseArguments(argv) {
       return argv[++i];
     };
     if (arg === "--json") options.json = true;
+    else if (arg === "--allow-unsigned") options.allowUnsigned = true;
+    else if (arg === "--require-signature") options.requireSignature = true;
     else if (arg === "--trust") options.trust.push(value());
     else if (arg === "--signature") options.signatures.push(value());
     else if (arg === "--identity" || arg === "--expect-manifest-sha256") {
@@ -58,14 +72,24 @@ function parseArguments(argv) {
     else throw new UsageError(`one bundle at a time, observed ${arg}`);
   }
   if (options.bundle === null) throw new UsageError("no bundle given");
+  if (options.requireSignature && !options.trust.length) {
+    throw new UsageError("--require-signature needs --trust KEYFILE");
+  }
+  if (options.requireSignature && options.allowUnsigned) {
+    throw new UsageError("--require-signature and --allow-unsigned contradict each other");
+  }
   return options;
 }
 
 // At most ``limit + 1`` bytes of a regular file (a larger one is refused by its limit).
-function readBounded(path, limit) {
+// ``unreadOver``: a file larger than ``limit`` is not read at all (null), so that no more
+// than the limit is ever allocated for a bundle.
+function readBounded(path, limit, unreadOver = false) {
   const fd = openSync(path, "r");
   try {
-    if (!fstatSync(fd).isFile()) throw new UsageError(`${path} is not a regular file`);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new UsageError(`${path} is not a regular file`);
+    if (unreadOver && stat.size > limit) return null;
     const chunks = [];
     let left = limit + 1;
     for (;;) {
@@ -87,6 +111,17 @@ function detachedSignatures(paths, folder = ".") {
   return paths.map((path) => [`${path} (detached)`, readBounded(resolve(folder, path), 1 << 20)]);
 }
 
+// The most compressed bytes read: the reviewer's limit, and never more than one Buffer holds
+// (this verifier holds the bundle in memory: FORMAT.md lets a verifier's limits be lower).
+function archiveLimit(limits) {
+  return Math.min(limits.archive_bytes ?? 16 * 2 ** 30, bufferConstants.MAX_LENGTH - 1);
+}
+
+function tooLarge(limit) {
+  const error = reject("limit.archive_size", "(archive)", `the file is larger than ${limit} bytes (raise with --max-archive-bytes; this verifier holds at most ${bufferConstants.MAX_LENGTH - 1})`);
+  return { result: "reject", exit: 3, codes: ["limit.archive_size"], error };
+}
+
 // One verification: { result, exit, codes, problems } or { result: "accept", found }.
 function judge(data, name, trusted, options) {
   try {
@@ -95,6 +130,7 @@ function judge(data, name, trusted, options) {
       identity: options.identity,
       limits: options.limits,
       detached: options.detached ?? [],
+      allowUnsigned: options.allowUnsigned ?? false,
     });
     return { result: "accept", exit: 0, codes: [], found };
   } catch (error) {
@@ -115,7 +151,13 @@ function conformance(index) {
     const identity = options.identity ? options.identity.replace(/^sha256:/, "") : null;
     const data = readFileSync(join(folder, vector.file));
     const detached = detachedSignatures(options.signatures ?? [], folder);
-    const got = judge(data, vector.file.split("/").pop(), trusted, { identity, limits: options.limits ?? {}, detached });
+    let got;
+    try {
+      got = judge(data, vector.file.split("/").pop(), trusted, { identity, limits: options.limits ?? {}, detached });
+    } catch (error) {
+      // a defect of this verifier, never a verdict: reported as such, and it does not conform
+      got = { result: "crash", exit: 5, codes: [`${error.name}: ${error.message}`] };
+    }
     const expected = vector.expected;
     const same = got.result === expected.result && got.codes.join() === expected.codes.join();
     if (!same) differ++;
@@ -149,7 +191,7 @@ function main(argv) {
       throw new UsageError(`cannot read a signature file: ${error.message}`);
     }
     try {
-      data = readBounded(options.bundle, options.limits.archive_bytes ?? 16 * 2 ** 30);
+      data = readBounded(options.bundle, archiveLimit(options.limits), true);
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read ${options.bundle}: ${error.message}`);
@@ -159,7 +201,10 @@ function main(argv) {
     process.stderr.write(`verify.mjs: ${error.message}\n${USAGE}\n`);
     return 2;
   }
-  const verdict = judge(data, options.bundle.split("/").pop(), trusted, options);
+  const verdict =
+    data === null
+      ? tooLarge(archiveLimit(options.limits))
+      : judge(data, options.bundle.split("/").pop(), trusted, options);
   if (verdict.result === "reject") {
     const { error, codes } = verdict;
     if (options.json) {
@@ -184,6 +229,7 @@ function main(argv) {
       compression: found.codec,
       files: found.files,
       signatures: found.signatures,
+      withheld: found.withheld,
       warnings: found.warnings,
       checkers: "not re-run",
     };
@@ -192,6 +238,9 @@ function main(argv) {
     process.stdout.write(
       `intact: ${found.name} ${found.version}, identity sha256:${found.identity}\n` +
         `  ${found.files} file(s) checked against the manifest (${found.codec}); ${describe(found.signatures)}\n` +
+        (found.withheld.length
+          ? `  redacted: ${found.withheld.length} file(s) withheld, bound by the manifest's digests: ${found.withheld.join(", ")}\n`
+          : "") +
         found.warnings.map((w) => `  warning: ${w}\n`).join("") +
         `${NOT_RERUN}\n`,
     );

@@ -17,6 +17,13 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const isTable = (v) => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 const one = (code, message) => new Rejected(message, [new Problem(WHERE, code, message)]);
 
+// A value as a message shows it (TOML integers are BigInts, which JSON cannot write).
+function shown(value) {
+  if (value === undefined) return "missing";
+  if (typeof value === "bigint") return String(value);
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
 function dotted(path) {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : out ? `.${part}` : part;
@@ -43,10 +50,12 @@ export function parseManifest(bytes) {
     }
     throw one("manifest.toml", `is not valid TOML: ${error.message.split("\n")[0]}`);
   }
+  const why = notToml10(text) ?? integerBeyond64Bits(doc);
+  if (why) throw one("manifest.toml", `is not valid TOML 1.0: ${why}`);
   const format = doc.format;
   const match = typeof format === "string" ? FORMAT_RE.exec(format) : null;
   if (match === null) {
-    throw one("manifest.format", `format is ${JSON.stringify(format ?? null)}; expected 'reprobundle/<major>[.<minor>]'`);
+    throw one("manifest.format", `format is ${shown(format)}; expected 'reprobundle/<major>[.<minor>]'`);
   }
   if (BigInt(match[1]) !== 1n) {
     throw one("manifest.unsupported_major", `format = '${format}': this verifier reads reprobundle/1 only`);
@@ -68,6 +77,77 @@ export function parseManifest(bytes) {
   problems = consistencyProblems(doc);
   if (problems.length) throw new Rejected("the manifest is not consistent", problems);
   return { doc, format, warnings, top: `${doc.bundle.name}-${doc.bundle.version}` };
+}
+
+// What smol-toml reads but TOML 1.0 does not have (it reads TOML 1.1), in a document it
+// parsed: an inline table over
+// several lines or with a trailing comma, the escapes \e and \xHH, a time without seconds;
+// and a date that does not exist (February 30th, the year 0). A message, or null. Strings
+// and comments are skipped as TOML writes them; a document that does not parse is left to
+// the parser.
+export function notToml10(text) {
+  const stack = [];
+  let last = "";
+  let outside = "";
+  for (let i = 0; i < text.length; ) {
+    const c = text[i];
+    if (c === "#") {
+      while (i < text.length && text[i] !== "\n") i++;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+      i += quote.length;
+      for (;;) {
+        if (i >= text.length || (quote.length === 1 && text[i] === "\n")) return null;
+        if (c === '"' && text[i] === "\\") {
+          if (text[i + 1] === "e" || text[i + 1] === "x") return `the escape \\${text[i + 1]} is TOML 1.1`;
+          i += 2;
+          continue;
+        }
+        if (text.startsWith(quote, i)) {
+          i += quote.length;
+          for (let extra = 0; quote.length === 3 && extra < 2 && text[i] === c; extra++) i++;
+          break;
+        }
+        i++;
+      }
+      last = c;
+      outside += " S ";
+      continue;
+    }
+    if (c === "\n" && stack.at(-1) === "{") return "an inline table over several lines is TOML 1.1";
+    if (c === "{" || c === "[") stack.push(c);
+    else if (c === "}" || c === "]") {
+      if (c === "}" && last === ",") return "a trailing comma in an inline table is TOML 1.1";
+      stack.pop();
+    }
+    if (!" \t\r\n".includes(c)) last = c;
+    outside += c;
+    i++;
+  }
+  if (/(?<![0-9:+\-])[0-9]{2}:[0-9]{2}(?![0-9]|:[0-9])/.test(outside)) return "a time without seconds is TOML 1.1";
+  for (const [, y, m, d] of outside.matchAll(/(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])/g)) {
+    const [year, month, day] = [Number(y), Number(m), Number(d)];
+    const days = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > days) return `${y}-${m}-${d} is not a date`;
+  }
+  return null;
+}
+
+// TOML 1.0's integers are 64-bit: one that is not is an error (smol-toml reads any as a
+// BigInt). A message, or null.
+function integerBeyond64Bits(doc) {
+  const stack = [doc];
+  while (stack.length) {
+    const item = stack.pop();
+    if (Array.isArray(item)) stack.push(...item);
+    else if (isTable(item)) stack.push(...Object.values(item));
+    else if (typeof item === "bigint" && (item < -(2n ** 63n) || item >= 2n ** 63n)) {
+      return `the integer ${String(item).slice(0, 24)}... does not fit in 64 bits`;
+    }
+  }
+  return null;
 }
 
 // Depth, NaN and infinities, and values of a type the format does not have (dates).

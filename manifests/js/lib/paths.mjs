@@ -54,11 +54,18 @@ function hasLoneSurrogate(text) {
   return false;
 }
 
-// Full case folding, one code point at a time (upper case, then lower case: ß -> SS -> ss;
-// each code point alone, so no context rule such as Greek final sigma applies).
+// Full case folding (Unicode's CaseFolding.txt, statuses C and F), one code point at a
+// time: upper case, then lower case (ß -> SS -> ss; each code point alone, so no context
+// rule such as Greek final sigma applies), except where that is not the folding: the
+// dotless ı has no folding (its upper case I would make it i), and ẞ folds to ss (its
+// lower case is ß).
+const NOT_BY_CASES = new Map([
+  ["\u0131", "\u0131"],
+  ["\u1e9e", "ss"],
+]);
 function caseFold(text) {
   let out = "";
-  for (const char of text) out += char.toUpperCase().toLowerCase();
+  for (const char of text) out += NOT_BY_CASES.get(char) ?? char.toUpperCase().toLowerCase();
   return out;
 }
 

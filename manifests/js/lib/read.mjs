@@ -9,6 +9,7 @@ import { parseManifest } from "./manifest.mjs";
 import { fold, foldersOf, MAX_PATH_BYTES, pathProblem, utf8Length } from "./paths.mjs";
 import { Problem, Rejected, reject } from "./problems.mjs";
 import { judgeSignatures } from "./signatures.mjs";
+import { parseWithheld, RECORD_NAME } from "./withheld.mjs";
 
 export const DEFAULT_LIMITS = {
   archive_bytes: 16 * 2 ** 30,
@@ -58,6 +59,7 @@ export function readBundle(data, name, options) {
   let total = 0;
   let payloadStarted = false;
   let signatureCheck = null;
+  let withheld = null; // the paths a redacted bundle's record withholds
 
   const startPayload = () => {
     const identity = sha256(manifestBytes);
@@ -69,7 +71,7 @@ export function readBundle(data, name, options) {
       );
     }
     const found = new Map([...signatures, ...(options.detached ?? [])]);
-    signatureCheck = judgeSignatures(manifestBytes, found, options.trusted);
+    signatureCheck = judgeSignatures(manifestBytes, found, options.trusted, options.allowUnsigned);
   };
 
   const clash = (key, memberName, file) => {
@@ -160,21 +162,35 @@ export function readBundle(data, name, options) {
       signatures.set(rel, Buffer.from(m.data()));
       continue;
     }
-    if (!payloadStarted) {
-      payloadStarted = true;
-      startPayload();
+    if (rel === RECORD_NAME && want === undefined && isFile(m)) {
+      // the withheld record: once, after the manifest and the signatures, not payload
+      if (payloadStarted || withheld !== null) {
+        throw reject("archive.layout", m.name, `a withheld record after the payload began; ${RECORD_NAME} comes right after the manifest and the signatures`);
+      }
+      if (m.size > limits.manifest_bytes) {
+        throw reject("limit.manifest_size", m.name, `the withheld record is larger than ${limits.manifest_bytes} bytes`);
+      }
+      withheld = parseWithheld(m.data(), manifest.doc, m.name);
+      continue;
     }
+    // the first payload member: its header is judged (a limit it passes rejects first),
+    // then the pin and the signatures, before any of its bytes is read
+    const starts = !payloadStarted;
+    payloadStarted = true;
     if (want === undefined) {
       note(m.name, "member.unlisted", "is not listed in the manifest");
+      if (starts) startPayload();
       continue;
     }
     if (m.size !== want[1]) {
       note(m.name, "member.size", `observed ${m.size} bytes, the manifest says ${want[1]}`);
+      if (starts) startPayload();
       continue;
     }
     if (m.size > limits.file_bytes) throw reject("limit.file_size", m.name, `larger than ${limits.file_bytes} bytes`);
     total += m.size;
     if (total > limits.total_bytes) throw reject("limit.total_size", m.name, `the files add up to more than ${limits.total_bytes} bytes`);
+    if (starts) startPayload();
     hashed.set(rel, sha256(m.data()));
   }
   if (manifest === null) throw reject("archive.empty", "(archive)", "the archive holds no manifest");
@@ -183,8 +199,12 @@ export function readBundle(data, name, options) {
   const named = new Set(problems.map((p) => p.where));
   for (const [rel, [want]] of expected) {
     const got = hashed.get(rel);
-    if (got === want) continue;
     const where = `${top}/${rel}`;
+    if (withheld?.has(rel)) {
+      if (got !== undefined || named.has(where)) note(where, "withheld.present", `is in the archive but ${RECORD_NAME} says it is withheld`);
+      continue;
+    }
+    if (got === want) continue;
     if (got === undefined) {
       if (!named.has(where)) note(where, "file.missing", "is listed in the manifest but missing");
     } else {
@@ -207,6 +227,7 @@ export function readBundle(data, name, options) {
     bytes: total,
     warnings: manifest.warnings,
     signatures: signatureCheck,
+    withheld: withheld === null ? [] : [...withheld].sort(),
   };
 }
 

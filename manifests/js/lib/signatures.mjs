@@ -3,6 +3,7 @@
 // (node:crypto), then the reviewer's trust applied.
 
 import crypto from "node:crypto";
+import { strictJson } from "./json.mjs";
 import { Problem, Rejected, UsageError } from "./problems.mjs";
 
 export const PAYLOAD_TYPE = "application/vnd.reprobundle.manifest+toml; format=reprobundle/1";
@@ -31,98 +32,6 @@ export function pae(payloadType, payload) {
     Buffer.from(` ${payload.length} `),
     payload,
   ]);
-}
-
-// -- strict JSON: RFC 8259, no duplicate key, nothing after the value ----------------------
-
-function strictJson(text) {
-  let pos = 0;
-  const fail = (why) => {
-    throw new SyntaxError(`${why} at character ${pos}`);
-  };
-  const ws = () => {
-    while (pos < text.length && " \t\n\r".includes(text[pos])) pos++;
-  };
-  const value = () => {
-    ws();
-    const c = text[pos];
-    if (c === "{") {
-      pos++;
-      const out = new Map();
-      ws();
-      if (text[pos] === "}") {
-        pos++;
-        return out;
-      }
-      for (;;) {
-        ws();
-        if (text[pos] !== '"') fail("expected a key");
-        const key = string();
-        if (out.has(key)) fail(`duplicate key ${JSON.stringify(key)}`);
-        ws();
-        if (text[pos++] !== ":") fail("expected ':'");
-        out.set(key, value());
-        ws();
-        const next = text[pos++];
-        if (next === "}") return out;
-        if (next !== ",") fail("expected ',' or '}'");
-      }
-    }
-    if (c === "[") {
-      pos++;
-      const out = [];
-      ws();
-      if (text[pos] === "]") {
-        pos++;
-        return out;
-      }
-      for (;;) {
-        out.push(value());
-        ws();
-        const next = text[pos++];
-        if (next === "]") return out;
-        if (next !== ",") fail("expected ',' or ']'");
-      }
-    }
-    if (c === '"') return string();
-    for (const [word, result] of [["true", true], ["false", false], ["null", null]]) {
-      if (text.startsWith(word, pos)) {
-        pos += word.length;
-        return result;
-      }
-    }
-    const number = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(pos));
-    if (!number) fail("unexpected character");
-    pos += number[0].length;
-    const parsed = Number(number[0]);
-    if (!Number.isFinite(parsed)) fail("a number too large");
-    return parsed;
-  };
-  const string = () => {
-    pos++;
-    let out = "";
-    for (;;) {
-      if (pos >= text.length) fail("unterminated string");
-      const c = text[pos++];
-      if (c === '"') return out;
-      if (c < " ") fail("a control character in a string");
-      if (c !== "\\") {
-        out += c;
-        continue;
-      }
-      const e = text[pos++];
-      const simple = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }[e];
-      if (simple !== undefined) out += simple;
-      else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(pos, pos + 4))) {
-        out += String.fromCharCode(parseInt(text.slice(pos, pos + 4), 16));
-        pos += 4;
-      } else fail("an invalid escape");
-    }
-  };
-  const result = value();
-  ws();
-  if (pos !== text.length) fail("extra data after the value");
-  return result;
 }
 
 // -- keys ------------------------------------------------------------------------------------
@@ -256,7 +165,9 @@ function verifies(signature, manifestBytes) {
 
 // Judge the signature files (name -> bytes) over the manifest bytes against the trusted
 // keys: { state, signers, unknownKeyids } or a rejection.
-export function judgeSignatures(manifestBytes, files, trusted) {
+// ``allowUnsigned``: the trusted keys only name the signers (a bundle none of them signed
+// is accepted and reported as it is).
+export function judgeSignatures(manifestBytes, files, trusted, allowUnsigned = false) {
   const parsed = [];
   let problems = [];
   for (const [where, bytes] of [...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -291,7 +202,7 @@ export function judgeSignatures(manifestBytes, files, trusted) {
     else unknownKeyids.push(signature.keyid);
   }
   const state = signers.length ? "trusted" : parsed.length ? "unknown-key" : "unsigned";
-  if (trusted.length && state !== "trusted") {
+  if (trusted.length && !allowUnsigned && state !== "trusted") {
     const message = `the bundle is ${describe({ state, signers, unknownKeyids })}; ${trusted.length} trusted key(s) given`;
     throw new Rejected("a signature by a trusted key is required", [new Problem("signatures/", "signature.required", message)]);
   }

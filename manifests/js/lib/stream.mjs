@@ -29,14 +29,59 @@ export function codecOf(data) {
 export function decompress(data, name, limits) {
   const total = limits.total_bytes + 2 ** 20;
   const byRatio = Math.max(limits.ratio_floor, limits.ratio * Math.max(data.length, 1));
+  // and never more than one Buffer holds (the tar is held whole): a lower limit of this
+  // verifier's, reported as the total's
+  const held = bufferConstants.MAX_LENGTH - 1;
   const bound = {
-    most: Math.min(total, byRatio),
+    most: Math.min(total, byRatio, held),
     passed: () =>
-      byRatio < total
+      byRatio < Math.min(total, held)
         ? reject("limit.ratio", "(archive)", `decompresses more than ${limits.ratio}:1 (a compression bomb?); raise with --max-ratio`)
-        : tooLarge(total),
+        : tooLarge(Math.min(total, held)),
   };
-  return decompressBounded(data, name, bound);
+  const found = decompressBounded(data, name, bound);
+  if (ratioPassedOnTheWay(data, found.codec, found.plain.length, limits, bound)) throw bound.passed();
+  return found;
+}
+
+// The ratio is a reader's as it goes (FORMAT.md, "Limits"): the bytes decompressed so far
+// against the compressed bytes read so far, the file being read 4 bytes (its magic) and
+// then 1 MiB at a time. Here the file was decompressed whole; what each of its prefixes
+// 4 + k MiB decompresses to is counted (only while the ratio could be passed at all, and
+// never more than the ratio allows).
+const STEP = 2 ** 20;
+
+function ratioPassedOnTheWay(data, codec, total, limits, bound) {
+  if (total <= limits.ratio_floor) return false;
+  for (let read = 4 + STEP; read < data.length && limits.ratio * read < total; read += STEP) {
+    const most = Math.max(limits.ratio_floor, limits.ratio * read);
+    const prefix = codec === "gzip" ? data.subarray(0, read) : bound.zstdFrame.subarray(0, Math.max(read - bound.zstdShift, 0));
+    if (producedBeyond(prefix, codec, most, bound)) return true;
+  }
+  return false;
+}
+
+// Whether the first bytes of a stream decompress to more than ``most`` bytes.
+function producedBeyond(prefix, codec, most, bound) {
+  if (codec === "gzip") {
+    try {
+      const options = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: most + 1 };
+      return zlib.inflateRawSync(prefix.subarray(bound.bodyStart), options).length > most;
+    } catch (error) {
+      return error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE";
+    }
+  }
+  let size = 0;
+  const stream = new ZstdStream((piece) => {
+    size += piece.length;
+    if (size > most) throw new RangeError("passed");
+  });
+  try {
+    for (let at = 0; at < prefix.length; at += 1 << 16) stream.push(prefix.subarray(at, Math.min(at + (1 << 16), prefix.length)), false);
+  } catch (error) {
+    return error instanceof RangeError && error.message === "passed";
+  }
+  return false;
 }
 
 function decompressBounded(data, name, bound) {
@@ -67,6 +112,19 @@ function tooLarge(maxOutput) {
 
 // -- gzip (RFC 1952) ---------------------------------------------------------------------
 
+// CRC-32 (RFC 1952): Node's own from 20.15, else this table's (Node 20 before 20.15 has none).
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
+function crc32Here(bytes) {
+  let c = -1;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+const crc32 = zlib.crc32 ?? crc32Here;
+
 function gunzip(data, bound) {
   const truncated = () =>
     reject("archive.truncated", "(archive)", "the gzip stream ends early: the file is truncated");
@@ -87,12 +145,20 @@ function gunzip(data, bound) {
       pos++;
     }
   }
-  if (flags & 2) pos += 2;
   if (pos > data.length) throw truncated();
+  if (flags & 2) {
+    // FHCRC: the low 16 bits of the CRC-32 of the header's bytes before it
+    if (pos + 2 > data.length) throw truncated();
+    if ((crc32(data.subarray(0, pos)) & 0xffff) !== data.readUInt16LE(pos)) {
+      throw corrupt("the CRC-16 of the gzip header is wrong");
+    }
+    pos += 2;
+  }
+  bound.bodyStart = pos;
   let result;
   try {
     // (in memory: this verifier holds the tar stream whole, up to what a Buffer holds)
-    const most = Math.min(bound.most + 1, bufferConstants.MAX_LENGTH);
+    const most = bound.most + 1;
     result = zlib.inflateRawSync(data.subarray(pos), { info: true, maxOutputLength: most });
   } catch (error) {
     if (error instanceof RangeError || error.code === "ERR_BUFFER_TOO_LARGE") throw bound.passed();
@@ -105,7 +171,7 @@ function gunzip(data, bound) {
   if (end + 8 > data.length) throw truncated();
   const crc = data.readUInt32LE(end);
   const size = data.readUInt32LE(end + 4);
-  if (crc !== zlib.crc32(plain) >>> 0) throw corrupt("the CRC-32 of the data is wrong");
+  if (crc !== crc32(plain) >>> 0) throw corrupt("the CRC-32 of the data is wrong");
   if (size !== plain.length % 2 ** 32) throw corrupt("the length of the data is wrong");
   if (end + 8 !== data.length) {
     throw reject(
@@ -148,6 +214,7 @@ function unzstd(data, bound) {
     if (fcsSize === 2) contentSize += 256;
   }
   pos += fcsSize;
+  const blocksStart = pos;
   if (window === null) window = contentSize;
   if (window > ZSTD_MAX_WINDOW) {
     throw corrupt(`the zstd frame asks for a window of ${window} bytes (at most ${ZSTD_MAX_WINDOW})`);
@@ -189,8 +256,14 @@ function unzstd(data, bound) {
     if (size > bound.most) throw bound.passed();
     pieces.push(piece);
   });
+  // fzstd sizes its output by the frame content size and drops what does not fit: it is
+  // given the frame without one (a window descriptor in its place), so that content longer
+  // than declared is decoded, counted and refused below
+  const frame = fcsSize ? withoutContentSize(data, descriptor, singleSegment ? window : null, blocksStart, pos) : data.subarray(0, pos);
+  bound.zstdFrame = frame; // (for the ratio of its prefixes: the file's offset less shift)
+  bound.zstdShift = pos - frame.length;
   try {
-    for (let at = 0; at < pos; at += 1 << 16) stream.push(data.subarray(at, Math.min(at + (1 << 16), pos)), at + (1 << 16) >= pos);
+    for (let at = 0; at < frame.length; at += 1 << 16) stream.push(frame.subarray(at, Math.min(at + (1 << 16), frame.length)), at + (1 << 16) >= frame.length);
   } catch (error) {
     if (error instanceof Rejected) throw error;
     throw corrupt(`the zstd stream is corrupt: ${error.message}`);
@@ -206,6 +279,19 @@ function unzstd(data, bound) {
     }
   }
   return plain;
+}
+
+// The frame with its content size taken out of the header: the descriptor's content-size
+// and single-segment bits cleared, and a window descriptor (the frame's own, or for a
+// single segment the smallest power of two at least the content size, 1 KiB or more).
+function withoutContentSize(data, descriptor, segmentWindow, blocksStart, end) {
+  let windowDescriptor = data[5];
+  if (segmentWindow !== null) {
+    let exponent = 0;
+    while (2 ** (10 + exponent) < segmentWindow) exponent++;
+    windowDescriptor = exponent << 3;
+  }
+  return Buffer.concat([data.subarray(0, 4), Buffer.from([descriptor & 0x1f, windowDescriptor]), data.subarray(blocksStart, end)]);
 }
 
 // XXH64 (seed 0), the hash of a zstd frame's content checksum.

@@ -8,9 +8,10 @@ const MAX_HEADER_DATA = 1 << 20;
 const NO_DATA = new Set(["1", "2", "3", "4", "5", "6"]);
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-// Text of a NUL-terminated field: ``valid`` is false when its bytes are not UTF-8.
-function text(bytes) {
-  const end = bytes.indexOf(0);
+// Text of a NUL-terminated field (``toNul``), or of all the bytes: ``valid`` is false
+// when they are not UTF-8.
+function text(bytes, toNul = true) {
+  const end = toNul ? bytes.indexOf(0) : -1;
   const raw = end < 0 ? bytes : bytes.subarray(0, end);
   try {
     return { text: utf8.decode(raw), valid: true };
@@ -77,7 +78,9 @@ function paxRecords(data, where) {
     } catch {
       throw reject("archive.corrupt", where, "a pax header key is not UTF-8");
     }
-    const value = text(Buffer.concat([record.subarray(equals + 1, record.length - 1), Buffer.from([0])]));
+    // the value whole: a NUL in it is part of it (a path with one breaks the path rules),
+    // unlike a header field or a GNU long name, which end at their first NUL
+    const value = text(record.subarray(equals + 1, record.length - 1), false);
     records.set(key, value);
     pos = end;
   }
