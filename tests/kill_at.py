@@ -7,7 +7,10 @@ random moment, which on a fast machine may land only after the work is done.
 
 The signal is SIGKILL unless ``--signal`` names another (TERM, INT, HUP). With ``--group``
 it goes to the whole process group, as a terminal sends Ctrl-C (start the command in a
-session of its own, so that the group is only it and its children).
+session of its own, so that the group is only it and its children). A group killed so has
+no resource tracker left to remove its pools' named semaphores: if ``KILL_AT_SEMAPHORES``
+names a file, the names of those this process made are written there first, for the test
+to remove exactly them (never another process's).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def arm(
 
     def fire() -> None:
         if group:
+            _note_semaphores()
             os.killpg(os.getpgid(0), signum)
             return
         os.kill(os.getpid(), signum)
@@ -49,6 +53,20 @@ def arm(
         return result
 
     setattr(owner, attribute, wrapper)
+
+
+def _note_semaphores() -> None:
+    """Write the names of this process's multiprocessing semaphores where the test said."""
+    where = os.environ.get("KILL_AT_SEMAPHORES")
+    if not where:
+        return
+    import gc
+    from multiprocessing.synchronize import SemLock
+
+    handles = [getattr(o, "_semlock", None) for o in gc.get_objects() if isinstance(o, SemLock)]
+    names = [h.name for h in handles if getattr(h, "name", None)]
+    with open(where, "w") as out:
+        out.write("\n".join(names))
 
 
 def main() -> None:

@@ -137,22 +137,15 @@ def test_the_log_and_the_index_are_read_as_of_one_moment(
         assert len(archive.list_bundles()) == 2
 
 
-def _semaphores() -> set[Path]:
-    """multiprocessing's named semaphores (Linux) that exist now."""
-    return set(Path("/dev/shm").glob("sem.mp-*"))
-
-
-def _mapped_semaphores() -> set[Path]:
-    """multiprocessing's named semaphores (Linux) that live processes have open (mapped):
-    another program's (another test run's) must never be removed."""
-    mapped = set()
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            text = (proc / "maps").read_text()
-        except (OSError, ValueError, IndexError):
-            continue
-        mapped.update(Path(line.split()[-1]) for line in text.splitlines() if "/sem.mp-" in line)
-    return mapped
+def _remove_semaphores(listed: Path) -> None:
+    """Remove the named semaphores that the killed command listed as its own (Linux keeps
+    them in /dev/shm as ``sem.NAME``); a concurrent test's are never touched: the one who
+    made a semaphore maps it under a temporary name, so no listing of /dev/shm can tell
+    whose it is."""
+    if not listed.exists():
+        return
+    for name in listed.read_text().split():
+        Path("/dev/shm", "sem." + name.lstrip("/")).unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize(
@@ -206,18 +199,17 @@ def test_kill_9_during_verify_leaves_the_archive_consistent(
         archive.add(many[:6])
     args = archive_cmd(root, "verify", "--all", "--jobs", "2")[3:]
     point = "bundler.store.context:Context.append"
-    before = _semaphores()
+    listed = tmp_path / "semaphores"
     killed = subprocess.run(
         [sys.executable, "-m", "tests.kill_at", point, when, "3", "--group", "--", *args],
-        env=environment(),
+        env={**environment(), "KILL_AT_SEMAPHORES": str(listed)},
         cwd=REPO,
         capture_output=True,
         timeout=300,
         start_new_session=True,
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
-    for leftover in _semaphores() - before - _mapped_semaphores():
-        leftover.unlink(missing_ok=True)  # the killed pool's: new, and no live process has it
+    _remove_semaphores(listed)  # the killed pool's, by the names it gave
 
     def recorded(archive: Archive) -> int:
         rows = archive.conn.execute("SELECT count(*) FROM verifications").fetchone()[0]
