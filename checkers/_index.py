@@ -70,5 +70,5 @@ MODULE_OF = {
     "trial-stats@1": "checkers.fault_injection.trial_stats",
     "trial-stats@2": "checkers.fault_injection.trial_stats",
     "trial-stats@3": "checkers.fault_injection.trial_stats",
-    "trial-stats@4": "checkers.fault_injection.trial_stats",
+    "trial-stats@4": "checkers.fault_injection.trial_stats_v4",
 }

@@ -1,7 +1,7 @@
-"""trial-stats@1 to @4: claimed repeated-trial figures follow from the trials.
+"""trial-stats@1 to @3: claimed repeated-trial figures follow from the trials.
 
-@4 takes a claimed fraction at the decimals it is stated with, never within a tolerance
-(issue 41, item 7; advisories RB-2026-0048 to RB-2026-0050 on @1 to @3)."""
+``sample_verdict`` also gives @4's verdict, with @4's judge of the claimed figures
+(``trial_stats_v4``: a claimed fraction at the decimals it is stated with)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from ..api import (
     checker,
     first_failing,
 )
-from ..precision import FLOAT_NOISE, decimals_param, half_unit, precision_text, stated_decimals
 from . import tally
 from .report import LENIENT, SHOWN, few_names, shown_value
 from .trials import (
@@ -181,7 +180,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         stats = TrialStats(k=k, rule=rule, tasks=tuple(tallied[0]))
     figures = stats.figures()
     _check_denominator(figures, k, "trials")
-    reasons = _mismatches(claimed, figures, FIGURES, tolerance, fmt, _describe)
+    reasons = mismatches(claimed, figures, FIGURES, tolerance, fmt, _describe)
     configs = distinct_configs(trials) if tallied is None else tally.configs_v1(tallied[1])
     if len(configs) > 1:
         shown = "; ".join(f"{shown_value(c)} on lines {line_numbers(ls)}" for c, ls in configs)
@@ -241,7 +240,7 @@ def _check_denominator(figures: Mapping[str, Any], k: int, what: str) -> None:
         )
 
 
-def _mismatches(
+def mismatches(
     claimed: Mapping[str, Any],
     figures: Mapping[str, Any],
     kinds: Mapping[str, tuple[bool, str]],
@@ -449,15 +448,19 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     samples ran with more than one configuration. A pass re-counts the records; it does
     not re-run anything.
     """
-    return _sample_verdict(inputs, params)
+    return sample_verdict(inputs, params)
 
 
-def _sample_verdict(
-    inputs: Mapping[str, Any], params: Mapping[str, Any], *, v3: bool = False, v4: bool = False
+def sample_verdict(
+    inputs: Mapping[str, Any],
+    params: Mapping[str, Any],
+    *,
+    v3: bool = False,
+    judge: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Reason]] | None = None,
 ) -> Verdict:
     """trial-stats@2's verdict; ``v3``: @3's range for k and its reading of an empty
     ``fields.config`` (no configuration recorded, so none compared, and the verdict says so);
-    ``v4`` (with ``v3``): @4's claimed fractions at their stated ``decimals``, no tolerance."""
+    ``judge``: the claimed figures' reasons given the figures, in place of ``tolerance``."""
     k, claimed, rule = params["k"], params["claimed"], params["environment_failures"]
     if k < 1 or (v3 and k > MAX_K_V3):
         most = f" and <= {MAX_K_V3}" if v3 else ""
@@ -465,10 +468,7 @@ def _sample_verdict(
             "params.invalid", f"k: expected an integer >= 1{most}, observed {k}"
         )
     _check_rule(rule)
-    decimals = params["decimals"] if v4 else None
-    if v4:
-        slack = half_unit(decimals) + FLOAT_NOISE
-    else:
+    if judge is None:
         tolerance = params["tolerance"]
         if not math.isfinite(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
             raise CheckerInputError(
@@ -476,14 +476,9 @@ def _sample_verdict(
                 f"tolerance: expected 0 <= t < {MAX_TOLERANCE} (wider accepts claims the "
                 f"records do not support), observed {tolerance}",
             )
-        slack = tolerance + 1e-12
     if params["first_sample"] not in (0, 1):
         raise CheckerInputError("params.invalid", "first_sample: expected 0 or 1")
     _check_claimed(claimed, FIGURES_V2)
-    if v4:
-        for name, value in claimed.items():
-            if not FIGURES_V2[name][0]:
-                stated_decimals(decimals, float(value), f"claimed {name}")
     outcomes = mapping_param(params, "outcomes", DEFAULT_OUTCOMES)
     wrong = sorted(v for v in outcomes.values() if v not in OUTCOMES)
     if wrong:
@@ -506,21 +501,11 @@ def _sample_verdict(
     unrecorded = v3 and not fields["config"]
     figures = figures_of(tasks, k)
     _check_denominator(figures, k, "samples")
-    if v4:
-        at = precision_text(decimals)
-        reasons = _mismatches(
-            claimed,
-            figures,
-            FIGURES_V2,
-            slack,
-            lambda name, v: f"{v!r}" if FIGURES_V2[name][0] else f"{v!r} ({at})",
-            _describe_v4,
-            "re-derived",
-        )
+    if judge is not None:
+        reasons = judge(claimed, figures)
     else:
-        reasons = _mismatches(
-            claimed, figures, FIGURES_V2, slack, lambda _, v: f"{v}", _describe_v2
-        )
+        slack = params["tolerance"] + 1e-12
+        reasons = mismatches(claimed, figures, FIGURES_V2, slack, lambda _, v: f"{v}", _describe_v2)
     if not unrecorded:
         reasons += _mixed_config_groups(groups)
     excluded = [t.task for t in tasks if t.counted < k]
@@ -538,8 +523,6 @@ def _sample_verdict(
     }
     if v3:
         details["config_compared"] = not unrecorded
-    if v4:
-        details["decimals"] = decimals
     summary = (
         f"pass@{k} {_describe_v2('pass_at_k', figures)}, "
         f"pass^{k} {_describe_v2('pass_hat_k', figures)}, "
@@ -623,10 +606,10 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     set contradicts any claimed figure (a claimed ``tasks_excluded: 0`` with k = 1 and
     environment failures counted as failures: no task can be left out), or when k is
     outside 1..MAX_K_V3."""
-    return _sample_counterexample(params, trial_stats_v3.function)
+    return sample_counterexample(params, trial_stats_v3.function)
 
 
-def _sample_counterexample(params: Mapping[str, Any], function: Any) -> Mapping[str, Any] | None:
+def sample_counterexample(params: Mapping[str, Any], function: Any) -> Mapping[str, Any] | None:
     """``_trials_counterexample_v3``'s candidates, the first that ``function`` fails."""
     k = params.get("k")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K_V3:
@@ -714,56 +697,4 @@ def trial_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
 
     A pass re-counts the records; it does not re-run anything.
     """
-    return _sample_verdict(inputs, params, v3=True)
-
-
-def _describe_v4(name: str, figures: Mapping[str, int | float | None]) -> str:
-    """The re-derived figure in full beside what it is a fraction of."""
-    value = figures[name]
-    if value is None:
-        return "undefined (empty denominator)"
-    if name == "success_rate":
-        return f"{value!r} from {figures['successes']} of {figures['counted_trials']} samples"
-    if name in ("pass_at_k", "pass_hat_k", "mean_success_rate"):
-        return f"{value!r}, the mean of {figures['tasks']} tasks' estimates"
-    return str(value)
-
-
-def _trials_counterexample_v4(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """@3's candidates, judged by @4."""
-    return _sample_counterexample(params, trial_stats_v4.function)
-
-
-@checker(
-    "trial-stats",
-    4,
-    roles=list(trial_stats_v3.roles),
-    params=[
-        *(p for p in trial_stats_v3.params if p.name != "tolerance"),
-        decimals_param("every claimed fraction is"),
-    ],
-    reasons=dict(trial_stats_v3.reasons),
-    counterexample=_trials_counterexample_v4,
-    example_params=[
-        {"k": 3, "claimed": {"pass_at_k": 0.8}, "fields": {"config": ""}},
-        {"k": 1, "claimed": {"pass_at_k": 0.86, "tasks": 100}, "decimals": 2},
-    ],
-)
-def trial_stats_v4(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
-    """Claimed pass@k / pass^k / success-rate figures are the per-sample records' figures.
-
-    trial-stats@3's reading, figures, estimators, ranges and reasons, except how a claimed
-    fraction is compared: every figure is computed exactly from each task's counts (the
-    estimators in fractions), so none needs a tolerance. A claimed fraction must be the
-    re-derived one rounded to `decimals`, the decimals the claim states its fractions with
-    (`0.86`: 2, `86.0%` as 0.860: 3), that is within half a unit of the last decimal;
-    unset, it must equal the re-derived one at float precision. A claimed fraction with
-    more decimals than `decimals` is `params.invalid`. @1 to @3 took any `tolerance`
-    below 0.05, so "pass@1 0.90" held where the records give 0.86 (advisories
-    RB-2026-0048 to RB-2026-0050); @4 has no `tolerance` param. Each `stats.mismatch`
-    gives the claimed figure at its decimals beside the re-derived one and what it is a
-    fraction of. Counts are compared exactly.
-
-    A pass re-counts the records; it does not re-run anything.
-    """
-    return _sample_verdict(inputs, params, v3=True, v4=True)
+    return sample_verdict(inputs, params, v3=True)
