@@ -9,6 +9,7 @@ MODULE_OF = {
     "call-args-schema@3": "checkers.config_change.call_args",
     "classification-metrics@1": "checkers.metrics.checks",
     "classification-metrics@2": "checkers.metrics.checks",
+    "classification-metrics@3": "checkers.metrics.checks",
     "contamination@1": "checkers.intent.contamination",
     "contamination@2": "checkers.intent.contamination",
     "fault-report@1": "checkers.fault_injection.fault_report",
@@ -69,4 +70,5 @@ MODULE_OF = {
     "trial-stats@1": "checkers.fault_injection.trial_stats",
     "trial-stats@2": "checkers.fault_injection.trial_stats",
     "trial-stats@3": "checkers.fault_injection.trial_stats",
+    "trial-stats@4": "checkers.fault_injection.trial_stats_v4",
 }

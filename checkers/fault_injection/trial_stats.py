@@ -1,4 +1,7 @@
-"""trial-stats@1 and @2: claimed repeated-trial figures follow from the trials."""
+"""trial-stats@1 to @3: claimed repeated-trial figures follow from the trials.
+
+``sample_verdict`` also gives @4's verdict, with @4's judge of the claimed figures
+(``trial_stats_v4``: a claimed fraction at the decimals it is stated with)."""
 
 from __future__ import annotations
 
@@ -177,7 +180,7 @@ def trial_stats(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict
         stats = TrialStats(k=k, rule=rule, tasks=tuple(tallied[0]))
     figures = stats.figures()
     _check_denominator(figures, k, "trials")
-    reasons = _mismatches(claimed, figures, FIGURES, tolerance, fmt, _describe)
+    reasons = mismatches(claimed, figures, FIGURES, tolerance, fmt, _describe)
     configs = distinct_configs(trials) if tallied is None else tally.configs_v1(tallied[1])
     if len(configs) > 1:
         shown = "; ".join(f"{shown_value(c)} on lines {line_numbers(ls)}" for c, ls in configs)
@@ -237,15 +240,17 @@ def _check_denominator(figures: Mapping[str, Any], k: int, what: str) -> None:
         )
 
 
-def _mismatches(
+def mismatches(
     claimed: Mapping[str, Any],
     figures: Mapping[str, Any],
     kinds: Mapping[str, tuple[bool, str]],
     slack: float,
     claim_text: Callable[[str, Any], str],
     describe: Callable[[str, Mapping[str, Any]], str],
+    derived: str = "recomputed",
 ) -> list[Reason]:
-    """``stats.mismatch`` per claimed figure off: a count at all, a fraction beyond ``slack``."""
+    """``stats.mismatch`` per claimed figure off: a count at all, a fraction beyond ``slack``
+    (``derived``: the word before the recomputed figure in the message)."""
     reasons: list[Reason] = []
     for name, value in sorted(claimed.items()):
         actual = figures[name]
@@ -256,7 +261,7 @@ def _mismatches(
             or (not is_count and abs(float(value) - float(actual)) > slack)
         )
         if off:
-            shown = f"claimed {claim_text(name, value)}, recomputed {describe(name, figures)}"
+            shown = f"claimed {claim_text(name, value)}, {derived} {describe(name, figures)}"
             reasons.append(
                 Reason(
                     "stats.mismatch",
@@ -443,28 +448,34 @@ def trial_stats_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     samples ran with more than one configuration. A pass re-counts the records; it does
     not re-run anything.
     """
-    return _sample_verdict(inputs, params)
+    return sample_verdict(inputs, params)
 
 
-def _sample_verdict(
-    inputs: Mapping[str, Any], params: Mapping[str, Any], *, v3: bool = False
+def sample_verdict(
+    inputs: Mapping[str, Any],
+    params: Mapping[str, Any],
+    *,
+    v3: bool = False,
+    judge: Callable[[Mapping[str, Any], Mapping[str, Any]], list[Reason]] | None = None,
 ) -> Verdict:
     """trial-stats@2's verdict; ``v3``: @3's range for k and its reading of an empty
-    ``fields.config`` (no configuration recorded, so none compared, and the verdict says so)."""
+    ``fields.config`` (no configuration recorded, so none compared, and the verdict says so);
+    ``judge``: the claimed figures' reasons given the figures, in place of ``tolerance``."""
     k, claimed, rule = params["k"], params["claimed"], params["environment_failures"]
-    tolerance = params["tolerance"]
     if k < 1 or (v3 and k > MAX_K_V3):
         most = f" and <= {MAX_K_V3}" if v3 else ""
         raise CheckerInputError(
             "params.invalid", f"k: expected an integer >= 1{most}, observed {k}"
         )
     _check_rule(rule)
-    if not math.isfinite(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
-        raise CheckerInputError(
-            "params.invalid",
-            f"tolerance: expected 0 <= t < {MAX_TOLERANCE} (wider accepts claims the records do "
-            f"not support), observed {tolerance}",
-        )
+    if judge is None:
+        tolerance = params["tolerance"]
+        if not math.isfinite(tolerance) or not 0 <= tolerance < MAX_TOLERANCE:
+            raise CheckerInputError(
+                "params.invalid",
+                f"tolerance: expected 0 <= t < {MAX_TOLERANCE} (wider accepts claims the "
+                f"records do not support), observed {tolerance}",
+            )
     if params["first_sample"] not in (0, 1):
         raise CheckerInputError("params.invalid", "first_sample: expected 0 or 1")
     _check_claimed(claimed, FIGURES_V2)
@@ -490,9 +501,11 @@ def _sample_verdict(
     unrecorded = v3 and not fields["config"]
     figures = figures_of(tasks, k)
     _check_denominator(figures, k, "samples")
-    reasons = _mismatches(
-        claimed, figures, FIGURES_V2, tolerance + 1e-12, lambda _, v: f"{v}", _describe_v2
-    )
+    if judge is not None:
+        reasons = judge(claimed, figures)
+    else:
+        slack = params["tolerance"] + 1e-12
+        reasons = mismatches(claimed, figures, FIGURES_V2, slack, lambda _, v: f"{v}", _describe_v2)
     if not unrecorded:
         reasons += _mixed_config_groups(groups)
     excluded = [t.task for t in tasks if t.counted < k]
@@ -593,6 +606,11 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
     set contradicts any claimed figure (a claimed ``tasks_excluded: 0`` with k = 1 and
     environment failures counted as failures: no task can be left out), or when k is
     outside 1..MAX_K_V3."""
+    return sample_counterexample(params, trial_stats_v3.function)
+
+
+def sample_counterexample(params: Mapping[str, Any], function: Any) -> Mapping[str, Any] | None:
+    """``_trials_counterexample_v3``'s candidates, the first that ``function`` fails."""
     k = params.get("k")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K_V3:
         return None
@@ -625,7 +643,7 @@ def _trials_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | 
                         task = [True] * successes + [False] * (n - successes)
                         yield lines([task] * count + extra)
 
-    return first_failing(trial_stats_v3.function, params, candidates())
+    return first_failing(function, params, candidates())
 
 
 @checker(
@@ -679,4 +697,4 @@ def trial_stats_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
 
     A pass re-counts the records; it does not re-run anything.
     """
-    return _sample_verdict(inputs, params, v3=True)
+    return sample_verdict(inputs, params, v3=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..api import MAX_TOLERANCE, CheckerInputError, Param, Reason, Verdict, checker
 from ..arithmetic import left_sum
+from ..precision import FLOAT_NOISE, MAX_DECIMALS, half_unit, precision_text
 from .checks import (
     FIGURE_REASONS,
     FILTER,
@@ -49,9 +50,9 @@ from .checks import (
 from .run import is_count
 
 # lm-eval writes a figure at full precision (``json.dumps`` of the float): the stated and
-# the re-derived figure differ by the summation's rounding at most
-FLOAT_NOISE = 1e-9
-MAX_DECIMALS = 12
+# the re-derived figure differ by the summation's rounding at most (FLOAT_NOISE); a claim
+# is taken at its stated decimals by the rule classification-metrics@3 and trial-stats@4
+# share (checkers/precision.py)
 
 
 def _claim_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, int | None, float]:
@@ -68,11 +69,6 @@ def _claim_params(params: Mapping[str, Any]) -> tuple[str, str, str, float, int 
             "stated with",
         )
     return task, metric, filter_name, claimed, decimals, tolerance_param(params)
-
-
-def _half_unit(decimals: int | None) -> float:
-    """How far a figure stated with ``decimals`` decimals may be from what it rounds."""
-    return 0.0 if decimals is None else 0.5 * 10.0**-decimals
 
 
 def _metric_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -151,8 +147,8 @@ def lm_eval_metric_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
     items, omitted, missing = derived.tally
     records = len(items) + len(omitted) + len(missing)
     # an interval wider than the stderr is a reason, and is not used: at most the stderr
-    allowed = max(_half_unit(decimals), min(tolerance, stderr or 0.0))
-    precision = "at full precision" if decimals is None else f"at {decimals} decimals"
+    allowed = max(half_unit(decimals), min(tolerance, stderr or 0.0))
+    precision = precision_text(decimals)
     interval = f" ± {tolerance:g}" if tolerance else ""
     beside = (
         f"claimed {claimed!r}{interval} ({precision}), re-derived {recomputed!r} from "

@@ -1,11 +1,13 @@
-"""classification-metrics@1 and @2: claimed figures follow from the labelled table.
+"""classification-metrics@1, @2 and @3: claimed figures follow from the labelled table.
 
 A report says "our checker: accuracy 100%, F1 100%; the agent's self-assessment:
 accuracy 82.2%, F1 69.8%". Those figures are only as good as the table behind them: the
 checker recomputes them from the table (per item: the ground truth and each method's
 verdict) and compares them with the claimed ones. @2 differs only in F1: with no positive
 item but a false alarm, F1 = 2TP / (2TP + FP + FN) = 0 (@1: undefined because recall is);
-it is undefined only when that is 0/0.
+it is undefined only when that is 0/0. @3 takes a claimed fraction at the decimals it is
+stated with, never within a tolerance (issue 41, item 7; advisories RB-2026-0046 and
+RB-2026-0047 on @1 and @2).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ..api import (
     checker,
     first_failing,
 )
-from .model import ConfusionV2, confusions, judge_claimed
+from ..precision import decimals_param
+from .model import ConfusionV2, confusions, judge_claimed, judge_claimed_at
 
 
 def _metrics_counterexample(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -118,6 +121,11 @@ def classification_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any])
 def _metrics_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Three tables whose figures differ (every verdict right, every one wrong, every one
     right with one more item): no claim holds on all three. None when nothing is claimed."""
+    return _three_tables(params, classification_metrics_v2.function)
+
+
+def _three_tables(params: Mapping[str, Any], function: Any) -> Mapping[str, Any] | None:
+    """The first of ``_metrics_counterexample_v2``'s three tables that ``function`` fails."""
     claimed = params.get("claimed")
     positive, negative = params.get("positive", "fail"), params.get("negative", "pass")
     if not isinstance(claimed, Mapping) or not claimed:
@@ -134,7 +142,7 @@ def _metrics_counterexample_v2(params: Mapping[str, Any]) -> Mapping[str, Any] |
         ]
         inputs = {"predictions": {"items": items}}
         try:
-            verdict = classification_metrics_v2.function(inputs, params)
+            verdict = function(inputs, params)
         except CheckerInputError:
             return None
         if verdict.status == "fail":
@@ -177,3 +185,49 @@ def classification_metrics_v2(inputs: Mapping[str, Any], params: Mapping[str, An
     counts, total = confusions(inputs["predictions"], positive, negative)
     table = {m: ConfusionV2(c.tp, c.fp, c.fn, c.tn) for m, c in counts.items()}
     return judge_claimed(claimed, table, total, positive, tolerance)
+
+
+def _metrics_counterexample_v3(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """@2's three tables, judged by @3."""
+    return _three_tables(params, classification_metrics_v3.function)
+
+
+@checker(
+    "classification-metrics",
+    3,
+    roles=list(classification_metrics.roles),
+    params=[
+        *(p for p in classification_metrics.params if p.name != "tolerance"),
+        decimals_param("every claimed fraction is"),
+    ],
+    reasons=dict(classification_metrics.reasons),
+    counterexample=_metrics_counterexample_v3,
+    example_params=[
+        {"claimed": {"trajectory-skeleton": {"recall": 1.0}}, "positive": "fail"},
+        {"claimed": {"m": {"accuracy": 0.86, "n": 100}}, "decimals": 2},
+    ],
+)
+def classification_metrics_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """Claimed accuracy, precision, recall and F1 are the labelled predictions' figures.
+
+    As classification-metrics@2 (same table, F1 and reason), except how a claimed fraction
+    is compared: every figure is a ratio of counts, exact, so it needs no tolerance. A
+    claimed fraction must be the recomputed one rounded to `decimals`, the decimals the
+    claim states its fractions with (`0.86`: 2, `86.0%` as 0.860: 3), that is within half
+    a unit of the last decimal; unset, it must equal the recomputed one at float
+    precision. A claimed fraction with more decimals than `decimals` is `params.invalid`.
+    @1 and @2 took any `tolerance` below 0.05, so "accuracy 0.90" held where the table
+    gives 0.86 (advisories RB-2026-0046, RB-2026-0047); @3 has no `tolerance` param.
+    Each `metrics.mismatch` gives the claimed figure at its decimals beside the
+    recomputed one with its numerator and denominator. Counts are compared exactly; an
+    undefined figure matches only a claim of 'undefined'.
+    """
+    positive, negative = params["positive"], params["negative"]
+    if positive == negative:
+        raise CheckerInputError("params.invalid", "`positive` and `negative` must differ")
+    claimed = params["claimed"]
+    if not claimed:
+        raise CheckerInputError("params.invalid", "`claimed` is empty: nothing would be checked")
+    counts, total = confusions(inputs["predictions"], positive, negative)
+    table = {m: ConfusionV2(c.tp, c.fp, c.fn, c.tn) for m, c in counts.items()}
+    return judge_claimed_at(claimed, table, total, positive, params["decimals"])

@@ -7,7 +7,7 @@ or 100%.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from ..api import (
     Reason,
     Verdict,
 )
+from ..precision import agrees, precision_text, stated_decimals
 
 FIGURES = ("accuracy", "precision", "recall", "f1")
 COUNTS = ("tp", "fp", "fn", "tn", "n")
@@ -124,10 +125,57 @@ def judge_claimed(
     positive: str,
     tolerance: float,
 ) -> Verdict:
-    """Each claimed figure against the recomputed confusion table (shared by every version
-    of classification-metrics: they differ in how a figure is computed, not judged)."""
+    """Each claimed figure against the recomputed confusion table within ``tolerance``
+    (@1 and @2: they differ in how a figure is computed, not judged)."""
+    return _judge(
+        claimed,
+        table,
+        total,
+        positive,
+        lambda method, name, value, confusion: (
+            _compare(method, name, value, confusion, tolerance),
+            "",
+        ),
+    )
+
+
+def judge_claimed_at(
+    claimed: Mapping[str, Any],
+    table: Mapping[str, Confusion],
+    total: int,
+    positive: str,
+    decimals: int | None,
+) -> Verdict:
+    """Each claimed figure against the recomputed confusion table at the ``decimals`` the
+    claim states its fractions with (@3: a figure of counts needs no tolerance)."""
+    return _judge(
+        claimed,
+        table,
+        total,
+        positive,
+        lambda method, name, value, confusion: _compare_at(
+            method, name, value, confusion, decimals
+        ),
+    )
+
+
+# a claimed figure judged: a reason if it is off, and the text showing it beside the
+# recomputed one (@3; "" for @1 and @2, whose messages do not show it)
+Compare = Callable[[str, str, Any, Confusion], "tuple[Reason | None, str]"]
+SHOWN = 5
+
+
+def _judge(
+    claimed: Mapping[str, Any],
+    table: Mapping[str, Confusion],
+    total: int,
+    positive: str,
+    compare: Compare,
+) -> Verdict:
     recomputed = {m: {**c.to_dict(), "figures": c.figures()} for m, c in table.items()}
     reasons: list[Reason] = []
+    shown: list[str] = []
+    failing: list[str] = []
     checked = 0
     for method, figures in sorted(claimed.items()):
         if method not in table:
@@ -140,21 +188,35 @@ def judge_claimed(
                 "params.invalid", f"claimed[{method!r}] must map figure names to values"
             )
         for name, value in sorted(figures.items()):
-            problem = _compare(method, name, value, table[method], tolerance)
+            problem, text = compare(method, name, value, table[method])
             checked += 1
+            if text:
+                shown.append(text)
             if problem is not None:
                 reasons.append(problem)
+                if text:
+                    failing.append(text)
     details = {"items": total, "positive": positive, "methods": recomputed, "checked": checked}
     if reasons:
         return Verdict.failed(
-            f"{len(reasons)} of {checked} claimed figure(s) differ from the recomputed ones",
+            f"{len(reasons)} of {checked} claimed figure(s) differ from the recomputed ones"
+            + _listed(failing),
             reasons,
             **details,
         )
     return Verdict.passed(
-        f"all {checked} claimed figure(s) match the recomputation over {total} items",
+        f"all {checked} claimed figure(s) match the recomputation over {total} items"
+        + _listed(shown),
         **details,
     )
+
+
+def _listed(texts: list[str]) -> str:
+    """``: a; b; c`` for the first SHOWN texts (and how many more), or nothing."""
+    if not texts:
+        return ""
+    more = f" (+{len(texts) - SHOWN} more)" if len(texts) > SHOWN else ""
+    return ": " + "; ".join(texts[:SHOWN]) + more
 
 
 def _compare(
@@ -220,6 +282,69 @@ def _compare(
         f"(differs by {abs(float(claimed) - value):.4f}, tolerance {tolerance})",
         base,
     )
+
+
+# what a figure's numerator and denominator count, for a message
+_PARTS = {
+    "accuracy": ("right", "items"),
+    "precision": ("true positives", "predicted positive"),
+    "recall": ("true positives", "positive items"),
+    "f1": ("2·TP", "2·TP + FP + FN"),
+}
+
+
+def _compare_at(
+    method: str, name: str, claimed: Any, confusion: Confusion, decimals: int | None
+) -> tuple[Reason | None, str]:
+    """``_compare`` with the claimed fraction taken at the decimals it is stated with; and
+    the claimed figure beside the recomputed one."""
+    if name in COUNTS:
+        problem = _compare(method, name, claimed, confusion, 0.0)
+        return (
+            problem,
+            f"{method} {name}: claimed {claimed!r}, re-derived {confusion.to_dict()[name]}",
+        )
+    if claimed == UNDEFINED or name not in FIGURES:
+        problem = _compare(method, name, claimed, confusion, 0.0)
+        return (
+            problem,
+            problem.message if problem else f"{method} {name}: claimed and re-derived undefined",
+        )
+    if (
+        isinstance(claimed, bool)
+        or not isinstance(claimed, int | float)
+        or not 0 <= claimed <= 1  # also refuses NaN
+    ):
+        raise CheckerInputError(
+            "params.invalid",
+            f"claimed {method} {name} must be a fraction 0..1 or 'undefined', got {claimed!r}",
+        )
+    stated_decimals(decimals, float(claimed), f"claimed {method} {name}")
+    figure = confusion.figures()[name]
+    value = figure["value"]
+    num, den = figure["numerator"], figure["denominator"]
+    counted, over = _PARTS[name]
+    shown = (
+        f"{value!r} from {num} {counted} of {den} {over}"
+        if value is not None
+        else f"undefined ({num} {counted} of {den} {over}: {figure['undefined']})"
+    )
+    text = f"{method} {name}: claimed {claimed!r} ({precision_text(decimals)}), re-derived {shown}"
+    if value is not None and agrees(claimed, value, decimals):
+        return None, text
+    return Reason(
+        "metrics.mismatch",
+        text,
+        {
+            "method": method,
+            "figure": name,
+            "claimed": claimed,
+            "decimals": decimals,
+            "recomputed": value,
+            "numerator": num,
+            "denominator": den,
+        },
+    ), text
 
 
 class ConfusionV2(Confusion):
