@@ -41,6 +41,8 @@ MODULE_OF = {
     "lm-eval-metric@1": "checkers.lm_eval.checks",
     "lm-eval-metric@2": "checkers.lm_eval.evidence",
     "lm-eval-metric@3": "checkers.lm_eval.scores",
+    "lm-eval-metric@4": "checkers.lm_eval.evidence",
+    "lm-eval-metric@5": "checkers.lm_eval.scores",
     "lm-eval-scores@1": "checkers.lm_eval.scores",
     "merge-reconstruct@1": "checkers.config_change.merge",
     "merge-reconstruct@2": "checkers.config_change.merge",

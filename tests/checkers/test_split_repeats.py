@@ -3,7 +3,9 @@ more than once in the scores file, as the whole-log versions do (inspect-metric@
 promptfoo-stats@4). inspect-metric@3 and promptfoo-stats@3 averaged or counted a repeat,
 under a header or stats edited to match (advisories RB-2026-0050, RB-2026-0051); their
 fixes are inspect-metric@5 and promptfoo-stats@5, on a scores file that, for promptfoo,
-carries each row's testIdx (promptfoo-scores@2 binds it to the results file)."""
+carries each row's testIdx (promptfoo-scores@2 binds it to the results file). The lm-eval
+line had the same gap in both layouts: lm-eval-metric@2 and @3 averaged a document stored
+twice (RB-2026-0052, 0053), fixed by lm-eval-metric@4 and @5."""
 
 from __future__ import annotations
 
@@ -156,3 +158,60 @@ def test_promptfoo_scores_v1_does_not_take_the_second_shape() -> None:
         {"results": PROMPTFOO_RUN, "scores": scores_bytes_v2(json.loads(PROMPTFOO_RUN))},
     )
     assert verdict.codes == ("promptfoo.scores_not_the_results",)
+
+
+# -- lm-eval: lm-eval-metric@2 (whole) and @3 (split) averaged a document stored twice -------
+
+LM_FORGED = SOURCES / "RB-2026-0053" / "inputs"
+LM_FIGURE = {"task": "arith", "metric": "acc", "filter": "none", "claimed": 0.5}
+
+
+def _jsonl(path: Any) -> list[tuple[int, Any]]:
+    lines = path.read_text("utf-8").splitlines()
+    return [(i, json.loads(line)) for i, line in enumerate(lines, 1)]
+
+
+def _lm_inputs(folder: Any, split: bool) -> dict[str, Any]:
+    results = json.loads((folder / "results.json").read_text("utf-8"))
+    if split:
+        return {"results": results, "sample_scores": _jsonl(folder / "samples_arith.scores.jsonl")}
+    whole = SOURCES / "RB-2026-0052" / "inputs" / folder.relative_to(LM_FORGED)
+    return {"results": results, "samples": _jsonl(whole / "samples_arith.jsonl")}
+
+
+def test_lm_eval_metric_v2_and_v3_average_a_document_stored_twice() -> None:
+    """The gap the advisories name: acc 0.5 for a run whose documents give 0.3."""
+    assert run("lm-eval-metric@2", _lm_inputs(LM_FORGED, False), **LM_FIGURE).status == "pass"
+    assert run("lm-eval-metric@3", _lm_inputs(LM_FORGED, True), **LM_FIGURE).status == "pass"
+    claimed = {"original": 10, "effective": 10}
+    counts = run("lm-eval-counts@3", _lm_inputs(LM_FORGED, True), task="arith", claimed=claimed)
+    assert "lmeval.duplicate_doc" in counts.codes  # a separate claim; the figure's rests alone
+
+
+def test_a_document_stored_twice_is_not_two_documents() -> None:
+    for key, split in (("lm-eval-metric@4", False), ("lm-eval-metric@5", True)):
+        verdict = run(key, _lm_inputs(LM_FORGED, split), **LM_FIGURE)
+        assert verdict.codes == ("lmeval.duplicate_doc",), key
+        assert verdict.details["repeated_records"] == 2
+        assert "doc_id 0 (lines 1, 8)" in verdict.reasons[0].message
+
+
+def test_lm_eval_metric_v4_and_v5_decide_an_unrepeated_file_as_before() -> None:
+    control = LM_FORGED / "control"
+    for old, new, split in (
+        ("lm-eval-metric@2", "lm-eval-metric@4", False),
+        ("lm-eval-metric@3", "lm-eval-metric@5", True),
+    ):
+        was = run(old, _lm_inputs(control, split), **LM_FIGURE)
+        now = run(new, _lm_inputs(control, split), **LM_FIGURE)
+        assert (now.status, now.codes) == (was.status, was.codes) != ("pass", ())
+        honest = {**LM_FIGURE, "claimed": 0.3}
+        assert run(new, _lm_inputs(control, split), **honest).codes == ("lmeval.figure_mismatch",)
+
+
+def test_lm_eval_metric_v5_refuses_a_whole_samples_file() -> None:
+    inputs = _lm_inputs(LM_FORGED, False)
+    verdict = run(
+        "lm-eval-metric@5", {**inputs, "sample_scores": inputs.pop("samples")}, **LM_FIGURE
+    )
+    assert verdict.status == "error" and "sample scores file holds none" in verdict.message
