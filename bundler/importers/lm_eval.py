@@ -3,7 +3,7 @@ source.
 
 The results file and the samples files of the same run (``samples_<task>_<time>.jsonl``,
 written with ``--log_samples``) are copied unchanged into ``inputs/``. Per task, with the
-``lm-eval-counts@2``, ``lm-eval-hashes@1`` and ``lm-eval-metric@2`` checkers (the newest
+``lm-eval-counts@2``, ``lm-eval-hashes@1`` and ``lm-eval-metric@4`` checkers (the newest
 versions):
 
 - the sample counts (``n-samples`` against the stored records and the run's ``--limit``,
