@@ -12,7 +12,7 @@ transcript (no target, completion or scorer answer). The checkers here are:
   never read one, so withholding the transcripts never withholds a figure);
 - ``inspect-metric@5``: the decision of ``inspect-metric@4`` (each sample and epoch
   recorded once) on a scores file; ``@3`` averaged a record repeated in the scores file,
-  under a header edited to match, as several epochs (advisory RB-2026-0050);
+  under a header edited to match, as several epochs (advisory RB-2026-0054);
 - ``inspect-scores@1``: the scores file holds exactly the log's header and per-record
   scores and errors (what ties the checkable figures to the transcripts; it reads the
   transcripts, so a redacted bundle withholds it with the re-scoring).

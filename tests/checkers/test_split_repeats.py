@@ -1,7 +1,7 @@
 """Issue 45 item 5 / issue 41: the split layout's figures refuse a record or result written
 more than once in the scores file, as the whole-log versions do (inspect-metric@4,
 promptfoo-stats@4). inspect-metric@3 and promptfoo-stats@3 averaged or counted a repeat,
-under a header or stats edited to match (advisories RB-2026-0050, RB-2026-0051); their
+under a header or stats edited to match (advisories RB-2026-0054, RB-2026-0051); their
 fixes are inspect-metric@5 and promptfoo-stats@5, on a scores file that, for promptfoo,
 carries each row's testIdx (promptfoo-scores@2 binds it to the results file). The lm-eval
 line had the same gap in both layouts: lm-eval-metric@2 and @3 averaged a document stored
