@@ -18,7 +18,9 @@
 - An output replaces only a file of the kind the command writes (``check_output``: a
   bundle over a bundle, a JSON report over a JSON report; an empty file or a device is
   fine), unless the user says ``--force``, and its name's extension must say what is
-  written (``-o out.zip`` is refused for a zstd bundle).
+  written (``-o out.zip`` is refused for a zstd bundle). ``-`` names a file output
+  nowhere: a command that writes a file only (a bundle, a checkpoint) refuses ``-o -``
+  rather than writing a file named ``-``.
 - Outputs a command names itself inside a folder (``ci``'s reports in ``--out``) are
   written by ``write_in``, which follows no link at all: a link planted in that folder
   cannot send a report outside it.
@@ -372,9 +374,16 @@ def replace_problem(target: Path | str, kind: Kind, option: str) -> str | None:
 def check_output(target: Path | str | None, kind: Kind, option: str, force: bool = False) -> None:
     """The rule every command's file output follows, before any work: its name fits what
     is written (``suffix_problem``) and, unless ``force``, it replaces no file of another
-    kind (``replace_problem``). Raises ``OutputError`` naming the fix."""
-    if target is None or str(target) == "-":
+    kind (``replace_problem``). Raises ``OutputError`` naming the fix. ``-`` is refused:
+    these outputs are files (a command that writes to standard output takes ``-`` before
+    calling this), and a file named ``-`` is what the user almost never means."""
+    if target is None:
         return
+    if str(target) == "-":
+        raise OutputError(
+            f"{option} -: {kind.what} is written to a file, not to standard output; give "
+            f"the file's name ({option} NAME{kind.suffixes[0] if kind.suffixes else ''})"
+        )
     problem = suffix_problem(target, kind, option) or (
         None if force else replace_problem(target, kind, option)
     )

@@ -93,7 +93,7 @@ def inspect(log: Path, output: Path | None, name: str | None, version: str, spli
 
     By default (--split) the transcripts (prompts, completions, targets, answers) stay in
     the log under inputs/transcripts/, and the figures, counts and status are checked on a
-    scores file beside it (inspect-metric@3, inspect-counts@4, inspect-status@3); the
+    scores file beside it (inspect-metric@5, inspect-counts@4, inspect-status@3); the
     re-scoring and the check that the scores file is the log's read the transcripts, each
     its own claim. Redacting the transcripts then leaves only those claims unchecked.
     --whole-log keeps the log as the one input every case reads.

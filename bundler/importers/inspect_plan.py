@@ -21,7 +21,7 @@ TRANSCRIPTS = "inputs/transcripts"
 SCORES = "inputs/scores"
 # checker -> the version that reads a scores file (the split layout)
 SPLIT_VERSIONS = {
-    "inspect-metric@4": "inspect-metric@3",
+    "inspect-metric@4": "inspect-metric@5",
     "inspect-counts@3": "inspect-counts@4",
     "inspect-status@2": "inspect-status@3",
 }

@@ -3,7 +3,7 @@ source.
 
 The results file and the samples files of the same run (``samples_<task>_<time>.jsonl``,
 written with ``--log_samples``) are copied unchanged into ``inputs/``. Per task, with the
-``lm-eval-counts@2``, ``lm-eval-hashes@1`` and ``lm-eval-metric@2`` checkers (the newest
+``lm-eval-counts@2``, ``lm-eval-hashes@1`` and ``lm-eval-metric@4`` checkers (the newest
 versions):
 
 - the sample counts (``n-samples`` against the stored records and the run's ``--limit``,
@@ -499,7 +499,7 @@ def _hashes(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> No
 def _figures(plan: _Plan, task: Task, inputs: dict[str, str], changed: str) -> None:
     """A case per re-derivable figure (mean aggregation), one claim for the task."""
     role = "sample_scores" if "sample_scores" in inputs else "samples"
-    metric_key = "lm-eval-metric@3" if role == "sample_scores" else "lm-eval-metric@2"
+    metric_key = "lm-eval-metric@5" if role == "sample_scores" else "lm-eval-metric@4"
     records = read_records(plan.loaded[inputs[role]])
     filters = sorted({r.filter for r in records})
     cases: list[str] = []

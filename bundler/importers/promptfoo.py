@@ -31,7 +31,7 @@ from bundler.importers.untrusted import AT_VERIFY, bounded
 from checkers.api import CheckerInputError
 from checkers.promptfoo.assertions import RULES_VERSION, Rerun, rerun_all
 from checkers.promptfoo.results import STAT_COUNTS, ResultsV2, read_results, tokens_v2
-from checkers.promptfoo.scores import project, scores_bytes
+from checkers.promptfoo.scores import project_v2, scores_bytes_v2
 
 CONTROLS = "inputs/controls"
 STATS = "promptfoo-stats@4"
@@ -39,8 +39,8 @@ ASSERT = "promptfoo-assert@3"
 # the split layout (``import promptfoo --split``, issue 45)
 TRANSCRIPTS = "inputs/transcripts"
 SCORES = "inputs/scores"
-STATS_SPLIT = "promptfoo-stats@3"
-SCORES_CHECK = "promptfoo-scores@1"
+STATS_SPLIT = "promptfoo-stats@5"
+SCORES_CHECK = "promptfoo-scores@2"
 
 
 def import_promptfoo(
@@ -90,8 +90,8 @@ def _import(
     if split:
         plan = _Plan(f"{TRANSCRIPTS}/{file_name}", data, Checks(budget=limits.budget))
         scores_path = f"{SCORES}/{file_name.rsplit('.', 1)[0]}.scores.json"
-        plan.files[scores_path] = scores_bytes(document)
-        _totals(plan, results, project(document), scores_path)
+        plan.files[scores_path] = scores_bytes_v2(document)
+        _totals(plan, results, project_v2(document), scores_path)
     else:
         plan = _Plan(f"inputs/{file_name}", data, Checks(budget=limits.budget))
         _totals(plan, results, document)

@@ -10,6 +10,9 @@ transcript (no target, completion or scorer answer). The checkers here are:
   ``inspect-counts@4``: the decision of ``inspect-counts@3``, on a scores file, which
   they require (a file holding a transcript is ``input.invalid``: the figures' checks
   never read one, so withholding the transcripts never withholds a figure);
+- ``inspect-metric@5``: the decision of ``inspect-metric@4`` (each sample and epoch
+  recorded once) on a scores file; ``@3`` averaged a record repeated in the scores file,
+  under a header edited to match, as several epochs (advisory RB-2026-0054);
 - ``inspect-scores@1``: the scores file holds exactly the log's header and per-record
   scores and errors (what ties the checkable figures to the transcripts; it reads the
   transcripts, so a redacted bundle withholds it with the re-scoring).
@@ -25,7 +28,7 @@ from ..api import CheckerInputError, InputKind, Reason, Role, Verdict, checker
 from .counts import inspect_counts_v3 as counts_of_plan_and_records
 from .inputs import LOG_ROLE, synthetic_header
 from .log import InspectLog, LogError, Record, Score, read_log, to_json_log
-from .metric import inspect_metric_v2
+from .metric import inspect_metric_v2, inspect_metric_v4
 from .status import inspect_status_v2
 
 SCORES_ROLE = Role(
@@ -119,6 +122,29 @@ def inspect_metric_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 
 
 @checker(
+    "inspect-metric",
+    5,
+    roles=[SCORES_ROLE],
+    params=list(inspect_metric_v4.params),
+    reasons=dict(inspect_metric_v4.reasons),
+    counterexample=_projected(inspect_metric_v4.counterexample),
+    example_params=[{"scorer": "match", "reducer": "mean", "metric": "accuracy", "claimed": 0.5}],
+)
+def inspect_metric_v5(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A figure the header states equals the one recomputed from the scores file's scores,
+    each sample and epoch recorded once.
+
+    `inspect-metric@4`'s decision, on a scores file (the split layout of `import inspect`):
+    as `@3`, and a (sample, epoch) recorded more than once fails
+    (`inspect.record_repeated`, naming the pairs and records) whatever the header says:
+    `@3` averaged a record written several times in the scores file, under a header edited
+    to match, as several epochs. A file holding a transcript is `input.invalid`. That the
+    scores are the log's is `inspect-scores@1`.
+    """
+    return inspect_metric_v4.function(_as_log(inputs), params)
+
+
+@checker(
     "inspect-counts",
     4,
     roles=[SCORES_ROLE],
@@ -187,7 +213,7 @@ def inspect_scores(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     header fields the figures are judged from (`version`, `status`, `eval`, `plan`,
     `results`, `stats`, `error`) and, record by record in order, the sample id, epoch,
     score values and error. A pass ties the figures checked on the scores file
-    (`inspect-metric@3`, `inspect-counts@4`, `inspect-status@3`) to the log that holds the
+    (`inspect-metric@3` and `@5`, `inspect-counts@4`, `inspect-status@3`) to the log that holds the
     transcripts; in a redacted bundle that withholds the transcripts it is not run.
     """
     try:

@@ -44,10 +44,11 @@ from .checks import (
     lm_eval_counts,
     one_value_away,
     rederive,
+    samples_of,
     spans,
     tolerance_param,
 )
-from .run import is_count
+from .run import is_count, read_records
 
 # lm-eval writes a figure at full precision (``json.dumps`` of the float): the stated and
 # the re-derived figure differ by the summation's rounding at most (FLOAT_NOISE); a claim
@@ -260,3 +261,69 @@ def lm_eval_counts_v2(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
         f"{task.limit!r}), as stated{which}",
         **counted.details,
     )
+
+
+# -- lm-eval-metric@4: each document once ----------------------------------------------------
+
+
+def repeated_docs(inputs: Mapping[str, Any], filter_name: str) -> tuple[int, list[str]]:
+    """How many records of ``filter_name`` repeat a document already stored under it, and
+    the first documents that do, each with its lines. lm-eval evaluates each document of
+    a task once and writes one record per document and filter (``Task.doc_iterator``
+    yields each doc_id once): a record written twice is not a second document."""
+    lines: dict[Any, list[int]] = {}
+    for record in read_records(samples_of(inputs)):
+        if record.filter == filter_name:
+            lines.setdefault(record.doc_id, []).append(record.line)
+    twice = [(doc, at) for doc, at in lines.items() if len(at) > 1]
+    extra = left_sum(len(at) - 1 for _, at in twice)
+    named = [
+        f"doc_id {doc!r} (lines {', '.join(str(n) for n in at[:SHOWN])}"
+        + (", ...)" if len(at) > SHOWN else ")")
+        for doc, at in twice[:SHOWN]
+    ]
+    return extra, named
+
+
+def _metric_counterexample_v4(params: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """@2's counterexample (a header at least 0.5 away from its one record)."""
+    return _metric_counterexample(params)
+
+
+@checker(
+    "lm-eval-metric",
+    4,
+    roles=[RESULTS_ROLE, SAMPLES_ROLE],
+    params=list(lm_eval_metric_v2.params),
+    reasons={
+        **lm_eval_metric_v2.reasons,
+        "lmeval.duplicate_doc": "a document is stored twice under the figure's filter "
+        "(lm-eval writes one record per document and filter)",
+    },
+    counterexample=_metric_counterexample_v4,
+    example_params=[{"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}],
+)
+def lm_eval_metric_v4(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A headline figure and its claim follow from every stored record, each document once.
+
+    As lm-eval-metric@2 (the same params, figures and reasons), and each document of the
+    figure's filter is stored once: lm-eval evaluates each document of a task once and
+    writes one record per document and filter. A doc_id stored more than once under the
+    filter fails (`lmeval.duplicate_doc`, naming the documents and lines) whatever the
+    header says: @2 averaged a passing record written twice, in place of a failing one,
+    under a header edited to match (acc 0.5 for a run whose documents give 0.25).
+    """
+    verdict = lm_eval_metric_v2.function(inputs, params)
+    extra, named = repeated_docs(inputs, params["filter"])
+    if not extra:
+        return verdict
+    repeated = Reason(
+        "lmeval.duplicate_doc",
+        f"{extra} record(s) repeat a document already stored under filter "
+        f"{params['filter']!r}: {'; '.join(named)}",
+        {"filter": params["filter"], "repeated_records": extra},
+    )
+    details = {**verdict.details, "repeated_records": extra}
+    if verdict.status == "fail":
+        return Verdict.failed(verdict.message, [repeated, *verdict.reasons], **details)
+    return Verdict.failed("a document is stored more than once", [repeated], **details)

@@ -10,6 +10,9 @@ each record without ``doc``, ``arguments``, ``resps``, ``filtered_resps`` and ``
 - ``lm-eval-metric@3``, ``lm-eval-counts@3``: the decisions of ``@2`` (which decide from
   all the evidence: issue 41) on a sample scores file, which they require (a record
   holding a document, prompt, response or target is ``input.invalid``);
+- ``lm-eval-metric@5``: the decision of ``lm-eval-metric@4`` (each document once under
+  the figure's filter) on a sample scores file; ``@3`` averaged a record repeated in the
+  sample scores file, under a header edited to match (advisory RB-2026-0053);
 - ``lm-eval-scores@1``: the sample scores file is exactly that projection of the samples
   file (it reads the transcripts, so a redacted bundle withholds it with the hashes).
 """
@@ -24,6 +27,7 @@ from ..api import CheckerInputError, Reason, Verdict, checker
 from .checks import RESULTS_ROLE, SAMPLES_ROLE
 from .evidence import lm_eval_counts_v2 as lm_eval_counts
 from .evidence import lm_eval_metric_v2 as lm_eval_metric
+from .evidence import lm_eval_metric_v4
 
 SENSITIVE = ("doc", "arguments", "resps", "filtered_resps", "target")
 
@@ -102,6 +106,28 @@ def lm_eval_metric_v3(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> V
 
 
 @checker(
+    "lm-eval-metric",
+    5,
+    roles=[RESULTS_ROLE, SCORES_ROLE],
+    params=list(lm_eval_metric_v4.params),
+    reasons=dict(lm_eval_metric_v4.reasons),
+    counterexample=_projected(lm_eval_metric_v4.counterexample),
+    example_params=[{"task": "t", "metric": "acc", "filter": "none", "claimed": 0.25}],
+)
+def lm_eval_metric_v5(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verdict:
+    """A task's figure (and its stderr) is the mean of a sample scores file's values, each
+    document once.
+
+    `lm-eval-metric@4`'s decision, on a sample scores file (the split layout of `import
+    lm-eval`): as `@3`, and a doc_id stored more than once under the figure's filter fails
+    (`lmeval.duplicate_doc`) whatever the header says. A record holding a document,
+    prompt, response or target is `input.invalid`. That the values are the samples file's
+    is `lm-eval-scores@1`.
+    """
+    return lm_eval_metric_v4.function(_as_samples(inputs), params)
+
+
+@checker(
     "lm-eval-counts",
     3,
     roles=[RESULTS_ROLE, SCORES_ROLE._replace(optional=True)],
@@ -148,7 +174,7 @@ def lm_eval_scores(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> Verd
     Reads the whole samples file and the sample scores file and compares, record by record
     in order, each samples record without `doc`, `arguments`, `resps`, `filtered_resps` and
     `target` with the scores record. A pass ties the figures and counts checked on the
-    scores (`lm-eval-metric@3`, `lm-eval-counts@3`) to the samples; in a redacted bundle
+    scores (`lm-eval-metric@3` and `@5`, `lm-eval-counts@3`) to the samples; in a redacted bundle
     that withholds the samples it is not run.
     """
     want, got = project(inputs["samples"]), inputs["sample_scores"]

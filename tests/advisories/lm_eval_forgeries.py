@@ -1,4 +1,5 @@
-"""The forged lm-eval bundle sources of advisories RB-2026-0040 and 0041 (issue 41, item 7):
+"""The forged lm-eval bundle sources of advisories RB-2026-0040, 0041 (issue 41, item 7),
+0052 and 0053 (issue 41, issue 45 item 5):
 ``python -m tests.advisories.lm_eval_forgeries`` writes their ``inputs/`` under
 ``tests/advisories/sources/``; ``tests/advisories/test_lm_eval_forgeries.py`` checks the
 committed files are what this writes.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.arithmetic import left_sum
+from checkers.lm_eval.scores import project_record
 
 SOURCES = Path(__file__).parent / "sources"
 TASK = "arith"
@@ -130,6 +132,26 @@ def forgeries() -> dict[str, dict[str, Any]]:
         "inputs/samples_arith.jsonl": forged[1],
         "inputs/control/results.json": control[0],
         "inputs/control/samples_arith.jsonl": control[1],
+    }
+    # RB-2026-0052 (lm-eval-metric@2, the samples file) and RB-2026-0053 (lm-eval-metric@3,
+    # the sample scores file of the split layout): a run of 10 documents, 3 answered right
+    # (acc 0.3), whose records of documents 7 and 8 (wrong) are replaced by copies of the
+    # records of documents 0 and 1 (right), the header the mean of what is then stored (0.5).
+    # The control: the run's own records under that header.
+    honest = [1.0, 1.0, 1.0] + [0.0] * 7
+    forged = _run([*honest[:7], 1.0, 1.0, 0.0], [*range(7), 0, 1, 9], 10, None)
+    control = _run(honest, list(range(10)), 10, None, stated=0.5)
+    files["RB-2026-0052"] = {
+        "inputs/results.json": forged[0],
+        "inputs/samples_arith.jsonl": forged[1],
+        "inputs/control/results.json": control[0],
+        "inputs/control/samples_arith.jsonl": control[1],
+    }
+    files["RB-2026-0053"] = {
+        "inputs/results.json": forged[0],
+        "inputs/samples_arith.scores.jsonl": [project_record(r) for r in forged[1]],
+        "inputs/control/results.json": control[0],
+        "inputs/control/samples_arith.scores.jsonl": [project_record(r) for r in control[1]],
     }
     return files
 

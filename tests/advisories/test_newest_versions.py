@@ -61,7 +61,8 @@ def not_newest(source: Path) -> list[str]:
 def test_newest_is_the_highest_version() -> None:
     assert newest_of("fault-report@1") == "fault-report@3"
     assert newest_of("inspect-metric@1") == "inspect-metric@4"  # the whole log
-    assert newest_of("inspect-metric@3") == "inspect-metric@3"  # the scores file
+    assert newest_of("inspect-metric@3") == "inspect-metric@5"  # the scores file
+    assert newest_of("promptfoo-stats@3") == "promptfoo-stats@5"  # the scores file
 
 
 @pytest.mark.parametrize("template", names())

@@ -543,9 +543,9 @@ def test_import_controls_fail_with_the_new_reason_codes(tmp_path: Path, split: b
         **({"scores-match-results-control": ["promptfoo.scores_not_the_results"]} if split else {}),
     }
     assert {c["checker"] for c in cases} == {
-        "promptfoo-stats@3" if split else "promptfoo-stats@4",
+        "promptfoo-stats@5" if split else "promptfoo-stats@4",
         "promptfoo-assert@3",
-        *(["promptfoo-scores@1"] if split else []),
+        *(["promptfoo-scores@2"] if split else []),
     }
 
 

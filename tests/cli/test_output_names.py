@@ -174,6 +174,29 @@ def test_archive_export_over_an_unrelated_file_is_refused(
     assert cli(*export, notes, "--force").exit_code == 0
 
 
+def test_a_file_output_given_as_dash_is_refused_not_written_as_a_file_named_dash(
+    quickstart_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`archive export NAME@V -o -` wrote a file named `-` (and so would `build -o -`):
+    a command whose output is a file says so, exit 2, naming the fix."""
+    archive = tmp_path / "archive"
+    assert cli("archive", "--archive", archive, "init").exit_code == 0
+    assert cli("archive", "--archive", archive, "add", quickstart_bundle).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    commands = [
+        ("archive", "--archive", archive, "export", "quickstart@1.0.0", "-o", "-"),
+        ("build", copy_source(tmp_path), "-o", "-"),
+        ("archive", "--archive", archive, "checkpoint", "-o", "-"),
+    ]
+    for command in commands:
+        done = cli(*command)
+        assert done.exit_code == 2, (command, done.output)
+        assert "-o -: " in done.output and "not to standard output" in done.output
+        assert "give the file's name" in done.output
+        assert not (tmp_path / "-").exists(), command
+    assert "-o NAME.bundle.tar.zst" in cli(*commands[0]).output
+
+
 @pytest.mark.parametrize(
     ("command", "name"),
     [

@@ -40,7 +40,7 @@ def test_the_full_split_bundle_supports_every_claim(split: dict[str, Any]) -> No
         (c.claim.id, c.why) for c in verification.claims if c.status != "supported"
     ]
     keys = {c.checker for c in verification.extracted.manifest.cases}
-    assert {"inspect-metric@3", "inspect-scores@1", "inspect-rescore@3"} <= keys
+    assert {"inspect-metric@5", "inspect-scores@1", "inspect-rescore@3"} <= keys
     assert "inspect-metric@4" not in keys
 
 

@@ -62,7 +62,7 @@ def edit_lines(path: Path, change: Any) -> None:
 
 
 # the split layout's versions of the whole layout's, and the checker it adds
-SPLIT_VERSIONS = {"lm-eval-counts@2": "lm-eval-counts@3", "lm-eval-metric@2": "lm-eval-metric@3"}
+SPLIT_VERSIONS = {"lm-eval-counts@2": "lm-eval-counts@3", "lm-eval-metric@4": "lm-eval-metric@5"}
 
 
 def version(key: str, split: bool) -> str:
@@ -120,7 +120,7 @@ def test_every_figure_equals_lm_evals_own(full_bundle: tuple[Path, Any, Any]) ->
             "claimed"
         ]
         for c in source_of(source)["cases"]
-        if c["checker"] == version("lm-eval-metric@2", is_split(source)) and c["expect"] == "pass"
+        if c["checker"] == version("lm-eval-metric@4", is_split(source)) and c["expect"] == "pass"
     }
     assert figures == {
         ("tiny_mc", "acc,none"): stated["tiny_mc"]["acc,none"],
@@ -576,7 +576,7 @@ def test_import_writes_the_lm_eval_versions_without_advisories(
     assert used == {
         version("lm-eval-counts@2", split),
         "lm-eval-hashes@1",
-        version("lm-eval-metric@2", split),
+        version("lm-eval-metric@4", split),
         *(["lm-eval-scores@1"] if split else []),
     }
 

@@ -33,7 +33,7 @@ def test_the_full_split_bundle_supports_every_claim(split: dict[str, Any]) -> No
         (c.claim.id, c.why) for c in verification.claims if c.status != "supported"
     ]
     keys = {c.checker for c in verification.extracted.manifest.cases}
-    assert {"lm-eval-metric@3", "lm-eval-counts@3", "lm-eval-scores@1"} <= keys
+    assert {"lm-eval-metric@5", "lm-eval-counts@3", "lm-eval-scores@1"} <= keys
     assert "lm-eval-metric@1" not in keys
 
 

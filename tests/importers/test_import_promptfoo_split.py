@@ -35,7 +35,7 @@ def test_the_full_split_bundle_supports_every_claim(split: dict[str, Any]) -> No
         (c.claim.id, c.why) for c in verification.claims if c.status != "supported"
     ]
     keys = {c.checker for c in verification.extracted.manifest.cases}
-    assert {"promptfoo-stats@3", "promptfoo-scores@1", "promptfoo-assert@3"} <= keys
+    assert {"promptfoo-stats@5", "promptfoo-scores@2", "promptfoo-assert@3"} <= keys
 
 
 def test_the_scores_file_holds_no_output_prompt_or_variable(split: dict[str, Any]) -> None:
