@@ -269,7 +269,7 @@ def bundle_differences(
     checking = Verifications(conn, diff)
     for logged in state.verifications.values():
         if logged.digest == digest:
-            checking(logged)
+            checking.compare(logged)
     for vid in index.verification_ids_of(conn, digest):
         if vid not in state.verifications:
             diff.add(
@@ -478,7 +478,7 @@ class Verifications:
         self.logged = 0
 
     def __call__(self, facts: VerificationFacts) -> None:
-        vid, diff = facts.id, self.diff
+        vid = facts.id
         self.logged += 1
         if 0 <= vid < max(1 << 20, 4 * self.logged):  # a log's ids are dense: a bit each
             if vid >= len(self.seen):
@@ -486,6 +486,12 @@ class Verifications:
             self.seen[vid] = 1
         else:  # a forged id far off: kept apart, so the bits cannot be made to grow
             self.sparse.add(vid)
+        self.compare(facts)
+
+    def compare(self, facts: VerificationFacts) -> None:
+        """The index's row of one logged verification, and its claim results, against the
+        log's (without noting it seen: ``logged_bundle`` checks one bundle's alone)."""
+        vid, diff = facts.id, self.diff
         where = f"verification {vid}"
         row = index.verification_row(self.conn, vid)
         if row is None:
