@@ -85,7 +85,7 @@ def check_last_checkpoint(conn: sqlite3.Connection) -> None:
     issuing that checkpoint) still links to it, so the log was neither rewritten up to the
     checkpoint nor cut back to it. A record removed or edited before the checkpoint, the
     pinned one untouched, leaves a gap or a broken link that only a walk of the chain finds:
-    ``archive log verify`` (and ``archive verify``, which walks it before it runs)."""
+    ``archive log verify``."""
     last = last_checkpoint(conn)
     if last is None:
         return
@@ -221,6 +221,28 @@ def refuse_unless_consistent(context: Context) -> None:
         raise ArchiveTampered(
             "the archive's index or trust store does not match its audit log; nothing "
             "was run ('reprobundle archive log verify' lists every difference; "
+            "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
+            problems,
+        )
+
+
+def refuse_unless_logged(context: Context, digests: Sequence[str]) -> None:
+    """Refuse (``ArchiveTampered``) when the index rows of the bundles ``digests`` (each
+    bundle's row, claims, signing keys and manifest, its verifications and their claim
+    results) are not what their own records in the log say, or one of those records was
+    edited or no longer links into the chain: what ``archive verify`` checks before it runs
+    (issue 47), at the cost of those bundles' records, never the whole log. A record of
+    another bundle edited, or one removed before the last checkpoint, is found by ``archive
+    log verify``, which walks the whole chain (the open-time check finds a log rewritten up
+    to the checkpoint or cut back to it)."""
+    problems: list[Problem] = []
+    with index.snapshot(context.conn):  # the rows and the records as of one moment
+        for digest in digests:
+            problems.extend(reconcile.bundle_differences(context.conn, digest)[1])
+    if problems:
+        raise ArchiveTampered(
+            "the archive's index does not match its audit log for the bundles to verify; "
+            "nothing was run ('reprobundle archive log verify' lists every difference; "
             "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
             problems,
         )

@@ -640,6 +640,16 @@ def verification_ids(conn: sqlite3.Connection) -> Iterator[int]:
         yield int(vid)
 
 
+def verification_ids_of(conn: sqlite3.Connection, digest: str) -> list[int]:
+    """The ids of one bundle's verifications, oldest first (``verifications_by_bundle``)."""
+    return [
+        int(vid)
+        for (vid,) in conn.execute(
+            "SELECT id FROM verifications WHERE digest = ? ORDER BY id", (digest,)
+        )
+    ]
+
+
 def orphan_claim_results(conn: sqlite3.Connection) -> list[int]:
     """The verification ids of claim results whose verification the index does not hold."""
     return [

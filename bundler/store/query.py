@@ -150,7 +150,7 @@ def show(conn: sqlite3.Connection, selector: str) -> Shown:
 
     digest = resolve_one(conn, selector)
     history = index.history(conn, digest)
-    row = logged_bundle(conn, digest, history)
+    row = logged_bundle(conn, digest)
     claims = [{"id": i, "statement": s} for i, s in index.claims_of(conn, row.digest)]
     held = index.copies_of(conn, row.name, row.version)
     return Shown(

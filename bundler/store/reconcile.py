@@ -194,18 +194,35 @@ def _copies_found(state: Derived, data: Mapping[str, Any]) -> None:
         facts.copy_logged = True
 
 
-def logged_bundle(
-    conn: sqlite3.Connection, digest: str, history: Sequence[index.VerificationRow] = ()
-) -> index.BundleRow:
+def logged_bundle(conn: sqlite3.Connection, digest: str) -> index.BundleRow:
     """The index row of ``digest``, once the log's records of it (its ``add``, and each
-    ``verify``) say the same (identity, name, version, size, signer, last result; and
-    of each verification in ``history``, its result and claim statuses), and each of
-    those records is intact and still linked into the chain: an index edited apart from
-    the log (two version columns swapped) is refused before its row is used, at the cost
-    of this bundle's records, not the whole log. Raises ``ArchiveError`` (no such row)
-    or ``ArchiveTampered``."""
+    ``verify``) say the same as every row of the bundle the index holds (its bundle row,
+    claims, signing keys and manifest; each of its verifications with its claim results,
+    as ``log verify`` compares them), and each of those records is intact and still linked
+    into the chain: an index edited apart from the log (two version columns swapped) is
+    refused before its row is used, at the cost of this bundle's records, not the whole
+    log. Raises ``ArchiveError`` (no such row) or ``ArchiveTampered``."""
+    from bundler.store.errors import ArchiveTampered
+
+    row, problems = bundle_differences(conn, digest)
+    if problems:
+        raise ArchiveTampered(
+            f"the archive's index does not match its audit log for {digest}; nothing was "
+            "used ('reprobundle archive log verify' lists every difference; "
+            "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
+            problems,
+        )
+    return row
+
+
+def bundle_differences(
+    conn: sqlite3.Connection, digest: str
+) -> tuple[index.BundleRow, list[Problem]]:
+    """The index row of ``digest`` and how it differs from the log's records of the bundle
+    (``logged_bundle`` says what is checked): one lookup of the bundle's own records
+    (``log_keys``), whatever the log's length. Raises ``ArchiveError`` (no such row)."""
     from bundler.store import auditlog, logkeys
-    from bundler.store.errors import ArchiveError, ArchiveTampered
+    from bundler.store.errors import ArchiveError
 
     row = index.bundle(conn, digest)
     if row is None:
@@ -241,29 +258,24 @@ def logged_bundle(
             f"{row.name}@{row.version} is in the index but was never logged as added",
         )
     elif facts is not None:
-        for column in ("identity", "name", "version", "size", "signer", "last_result"):
-            if column != "size" or facts.size is not None:
-                diff.column(where, column, getattr(row, column), getattr(facts, column))
-        diff.column(where, "last_verification", row.last_verification, facts.last_verification)
-        if facts.copy_logged:
-            diff.column(where, "withheld", row.withheld, facts.withheld)
-    for verification in history:
-        logged = state.verifications.get(verification.id)
-        at = f"verification {verification.id}"
-        if logged is None or logged.digest != digest:
-            diff.add(at, "index.unlogged", "is in the history but was never logged")
-            continue
-        diff.column(at, "result", verification.result, logged.result)
-        statuses = {c["id"]: c["status"] for c in verification.claims}
-        diff.column(at, "claim statuses", statuses, logged.statuses)
-    if diff.problems:
-        raise ArchiveTampered(
-            f"the archive's index does not match its audit log for {digest}; nothing was "
-            "used ('reprobundle archive log verify' lists every difference; "
-            "'reprobundle archive rebuild' rebuilds the index from the log and the store)",
-            diff.problems,
+        _bundle_row(
+            diff,
+            row,
+            index.manifest_of(conn, digest) or b"",
+            facts,
+            index.signers_of(conn, digest),
+            index.claims_of(conn, digest),
         )
-    return row
+    checking = Verifications(conn, diff)
+    for logged in state.verifications.values():
+        if logged.digest == digest:
+            checking.compare(logged)
+    for vid in index.verification_ids_of(conn, digest):
+        if vid not in state.verifications:
+            diff.add(
+                f"verification {vid}", "index.unlogged", "is in the history but was never logged"
+            )
+    return row, diff.problems
 
 
 def manifest_facts(manifest: bytes) -> tuple[str, list[tuple[str, str]]]:
@@ -349,49 +361,7 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
                 f"{row.name}@{row.version} is in the index but was never logged as added",
             )
             continue
-        for column in (
-            "identity",
-            "name",
-            "version",
-            "added_by",
-            "tool",
-            "signer",
-            "last_result",
-            "last_verification",
-        ):
-            diff.column(where, column, getattr(row, column), getattr(facts, column))
-        if facts.size is not None:
-            diff.column(where, "size", row.size, facts.size)
-        if facts.copy_logged:
-            diff.column(where, "withheld", row.withheld, facts.withheld)
-        if facts.exact or not _same_second(str(row.added_at), facts.added_at):
-            diff.column(where, "added_at", row.added_at, facts.added_at)
-        observed = hashlib.sha256(manifest).hexdigest()
-        if observed != facts.identity:
-            diff.add(
-                where,
-                "index.altered",
-                f"manifest: the stored manifest hashes to {observed}, the log says the "
-                f"identity is {facts.identity} (the manifest was replaced)",
-            )
-            expected_title, expected_claims = facts.title, facts.claims
-        elif facts.title is None or facts.claims is None:
-            try:
-                expected_title, expected_claims = manifest_facts(bytes(manifest))
-            except BundlerError as exc:
-                diff.add(where, "index.altered", f"manifest: cannot be read ({exc.headline})")
-                expected_title, expected_claims = None, None
-        else:
-            expected_title, expected_claims = facts.title, facts.claims
-        if expected_title is not None:
-            diff.column(where, "title", row.title, expected_title)
-        if expected_claims is not None:
-            _rows(diff, f"claims of bundle {digest}", claims.get(digest, []), expected_claims)
-        rows = sorted(signers.get(digest, []))
-        if facts.keys is not None:
-            diff.column(where, "signing keys (bundle_signers)", rows, facts.keys)
-        elif rows and describe(rows) != row.signer:
-            diff.column(where, "signing keys (bundle_signers)", describe(rows), row.signer)
+        _bundle_row(diff, row, manifest, facts, signers.get(digest, []), claims.get(digest, []))
     for digest, facts in state.bundles.items():
         if digest not in seen:
             diff.add(
@@ -411,6 +381,63 @@ def _bundles(conn: sqlite3.Connection, state: Derived, diff: _Diff) -> None:
             "index.altered",
             f"version_order: not the order of its version {version!r} (the column was edited)",
         )
+
+
+def _bundle_row(
+    diff: _Diff,
+    row: index.BundleRow,
+    manifest: bytes,
+    facts: BundleFacts,
+    signer_rows: Sequence[tuple[str, str | None]],
+    claim_rows: Sequence[tuple[str, str]],
+) -> None:
+    """One bundle's rows (its row, manifest, signing keys and claims) against the log's
+    facts of it: what ``log verify`` checks of every bundle, and ``logged_bundle`` of one."""
+    digest = str(row.digest)
+    where = f"bundle {digest}"
+    for column in (
+        "identity",
+        "name",
+        "version",
+        "added_by",
+        "tool",
+        "signer",
+        "last_result",
+        "last_verification",
+    ):
+        diff.column(where, column, getattr(row, column), getattr(facts, column))
+    if facts.size is not None:
+        diff.column(where, "size", row.size, facts.size)
+    if facts.copy_logged:
+        diff.column(where, "withheld", row.withheld, facts.withheld)
+    if facts.exact or not _same_second(str(row.added_at), facts.added_at):
+        diff.column(where, "added_at", row.added_at, facts.added_at)
+    observed = hashlib.sha256(manifest).hexdigest()
+    if observed != facts.identity:
+        diff.add(
+            where,
+            "index.altered",
+            f"manifest: the stored manifest hashes to {observed}, the log says the "
+            f"identity is {facts.identity} (the manifest was replaced)",
+        )
+        expected_title, expected_claims = facts.title, facts.claims
+    elif facts.title is None or facts.claims is None:
+        try:
+            expected_title, expected_claims = manifest_facts(bytes(manifest))
+        except BundlerError as exc:
+            diff.add(where, "index.altered", f"manifest: cannot be read ({exc.headline})")
+            expected_title, expected_claims = None, None
+    else:
+        expected_title, expected_claims = facts.title, facts.claims
+    if expected_title is not None:
+        diff.column(where, "title", row.title, expected_title)
+    if expected_claims is not None:
+        _rows(diff, f"claims of bundle {digest}", claim_rows, expected_claims)
+    rows = sorted(signer_rows)
+    if facts.keys is not None:
+        diff.column(where, "signing keys (bundle_signers)", rows, facts.keys)
+    elif rows and describe(rows) != row.signer:
+        diff.column(where, "signing keys (bundle_signers)", describe(rows), row.signer)
 
 
 def _rows(diff: _Diff, where: str, index: Sequence[Any], log: Sequence[Any]) -> None:
@@ -451,7 +478,7 @@ class Verifications:
         self.logged = 0
 
     def __call__(self, facts: VerificationFacts) -> None:
-        vid, diff = facts.id, self.diff
+        vid = facts.id
         self.logged += 1
         if 0 <= vid < max(1 << 20, 4 * self.logged):  # a log's ids are dense: a bit each
             if vid >= len(self.seen):
@@ -459,6 +486,12 @@ class Verifications:
             self.seen[vid] = 1
         else:  # a forged id far off: kept apart, so the bits cannot be made to grow
             self.sparse.add(vid)
+        self.compare(facts)
+
+    def compare(self, facts: VerificationFacts) -> None:
+        """The index's row of one logged verification, and its claim results, against the
+        log's (without noting it seen: ``logged_bundle`` checks one bundle's alone)."""
+        vid, diff = facts.id, self.diff
         where = f"verification {vid}"
         row = index.verification_row(self.conn, vid)
         if row is None:

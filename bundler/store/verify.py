@@ -103,14 +103,15 @@ def verify(
     keys ``options.policy`` trusts; a verification that judged them records the signer
     (it replaces the bundle's). ``on_note`` hears of refused workers. A result that
     differs from the bundle's last one because of an advisory says so
-    (``advisory_change``). Refuses first when the index or the trust store does not
-    match the log."""
+    (``advisory_change``). Refuses first when a selected bundle's index rows are not what
+    its own records in the log say (``audit.refuse_unless_logged``: never a walk of the
+    whole log, which is ``log verify``'s), or the trust store is not what the log says."""
     count("jobs", jobs, 1)
     from bundler.run.verify import VerifyOptions
 
     options = options or VerifyOptions()
-    audit.refuse_unless_consistent(context)
     digests = query.select(context.conn, selectors, all_bundles)
+    audit.refuse_unless_logged(context, digests)
     archived = replace(options, policy=trust.policy(context, options.policy.trusted))
     work = [
         reverify.Job(str(context.root), d, archived, size=query.bundle(context.conn, d).size)

@@ -55,14 +55,18 @@ def digest_of(root: Path, selector: str) -> str:
     return str(json.loads(out)["bundle"]["digest"])
 
 
-def caught(root: Path, where: str, code: str, *words: str) -> None:
+def caught(root: Path, where: str, code: str, *words: str, by_verify: bool = True) -> None:
     """``log verify`` exits 3 naming the row (``where``) with ``code`` and ``words``, and
-    ``archive verify`` refuses to run on the index."""
+    ``archive verify`` refuses to run on the index (it checks each bundle it verifies
+    against that bundle's own records: ``by_verify`` False for an edit no bundle's own
+    records show, left to ``log verify``, issue 47)."""
     found = [p for p in problems(root) if where in p.where and p.code == code]
     assert found, problems(root)
     assert all(any(w in p.message for p in found) for w in words), found
     exit_code, _, err = cli(root, "log", "verify")
     assert exit_code == 3 and f"[{code}]" in err and where in err
+    if not by_verify:
+        return
     before = sql(root, "SELECT count(*) FROM verifications")
     exit_code, _, err = cli(root, "verify", "--all")
     assert exit_code == 3 and "does not match its audit log" in err and where in err
@@ -107,7 +111,9 @@ def test_deleted_bundle_row_is_caught(three: Path) -> None:
     digest = digest_of(three, "other@1.1.0")
     for table in ("claims", "bundle_signers", "bundles"):
         sql(three, f"DELETE FROM {table} WHERE digest = ?", [digest])
-    caught(three, f"bundle {digest}", "index.missing", "other@1.1.0 was added")
+    # a bundle the index no longer lists is not one archive verify is asked to verify: its
+    # rows are missing from the whole index, which log verify compares with the whole log
+    caught(three, f"bundle {digest}", "index.missing", "other@1.1.0 was added", by_verify=False)
 
 
 def test_rewritten_claim_statement_is_caught(three: Path) -> None:

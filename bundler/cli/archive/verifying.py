@@ -63,8 +63,9 @@ def verify(
     `reprobundle verify` would, signatures judged against the archive's trusted keys
     (trust.toml, plus --trust/--trust-store); every result, with the signer, goes into
     the bundle's history and the audit log. Exits with the worst result. First checks
-    the index and the trust store against the audit log, and refuses (exit 3, nothing
-    run) when they differ.
+    each bundle's index rows against its own records in the audit log, and the trust
+    store against the log, and refuses (exit 3, nothing run) when they differ; the
+    whole log is checked by `archive log verify`.
 
     A result that differs from the bundle's last recorded one because of an advisory
     (a claim resting on a checker version since found weak) says so, naming the
