@@ -68,6 +68,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--source", type=Path, default=REPO)
     args = parser.parse_args()
+    if args.work is not None:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="rb-install-", dir=args.work))
     kinds = {"reprobundle": [str(args.source)], "with networkx": [str(args.source), "networkx"]}
     found: dict[str, list[tuple[float, set[str], int]]] = {kind: [] for kind in kinds}
