@@ -261,15 +261,7 @@ def _compare(
             f"{method} {name}: claimed undefined, recomputed {shown}",
             base,
         )
-    if (
-        isinstance(claimed, bool)
-        or not isinstance(claimed, int | float)
-        or not 0 <= claimed <= 1  # also refuses NaN
-    ):
-        raise CheckerInputError(
-            "params.invalid",
-            f"claimed {method} {name} must be a fraction 0..1 or 'undefined', got {claimed!r}",
-        )
+    _require_fraction(method, name, claimed)
     if value is None:
         return Reason(
             "metrics.mismatch", f"{method} {name}: claimed {claimed}, recomputed {shown}", base
@@ -293,6 +285,15 @@ _PARTS = {
 }
 
 
+def _require_fraction(method: str, name: str, claimed: Any) -> None:
+    """A claimed figure is a fraction from 0 to 1 (NaN is not), else ``params.invalid``."""
+    if isinstance(claimed, bool) or not isinstance(claimed, int | float) or not 0 <= claimed <= 1:
+        raise CheckerInputError(
+            "params.invalid",
+            f"claimed {method} {name} must be a fraction 0..1 or 'undefined', got {claimed!r}",
+        )
+
+
 def _compare_at(
     method: str, name: str, claimed: Any, confusion: Confusion, decimals: int | None
 ) -> tuple[Reason | None, str]:
@@ -310,15 +311,7 @@ def _compare_at(
             problem,
             problem.message if problem else f"{method} {name}: claimed and re-derived undefined",
         )
-    if (
-        isinstance(claimed, bool)
-        or not isinstance(claimed, int | float)
-        or not 0 <= claimed <= 1  # also refuses NaN
-    ):
-        raise CheckerInputError(
-            "params.invalid",
-            f"claimed {method} {name} must be a fraction 0..1 or 'undefined', got {claimed!r}",
-        )
+    _require_fraction(method, name, claimed)
     stated_decimals(decimals, float(claimed), f"claimed {method} {name}")
     figure = confusion.figures()[name]
     value = figure["value"]
