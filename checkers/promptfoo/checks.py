@@ -426,24 +426,7 @@ _STATS_REASONS_V4 = {
     "promptfoo-stats",
     4,
     roles=[RESULTS_ROLE],
-    params=[
-        Param(
-            "claimed",
-            "optional totals claimed besides the file's: tests, successes, failures, errors "
-            "-> integer >= 0, pass_rate -> 0..1 (successes / tests: errors count in the "
-            "denominator); each must agree with the rows (and so with the stats)",
-            (dict,),
-            {},
-        ),
-        Param(
-            "tolerance",
-            f"largest accepted |claimed - recomputed| pass rate, from 0 to {MAX_TOLERANCE_V2}",
-            (float, int),
-            1e-9,
-            at_least=0,
-            at_most=MAX_TOLERANCE_V2,
-        ),
-    ],
+    params=list(promptfoo_stats_v2.params),  # @2's, as its scores-file twins take them
     reasons=_STATS_REASONS_V4,
     counterexample=_stats_counterexample_v4,
     example_params=[{}, {"claimed": {"tests": 4, "pass_rate": 0.5}, "tolerance": 0.005}],
